@@ -1,0 +1,96 @@
+"""Spark version handling.
+
+AQE's rules changed between releases; every rule branches on a :class:`SparkVersion`
+rather than on strings so the boundaries (3.1, 3.2, 3.3, 3.4, 3.5, 4.3) are explicit.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import total_ordering
+
+_VERSION_RE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
+
+#: Release profiles whose rule behaviour differs. Each maps to the first release it covers.
+PROFILES: dict[str, str] = {
+    "3.0": "3.0.0",
+    "3.1": "3.1.0",
+    "3.2-3.4": "3.2.0",
+    "3.5-4.2": "3.5.0",
+    "4.3": "4.3.0",
+}
+
+#: Oldest and newest release the engine models.
+OLDEST = "3.0.0"
+NEWEST = "4.3.0"
+
+
+class UnsupportedSparkVersion(ValueError):
+    """The version string is not one AQE Lens can model (before 3.0 AQE did not exist)."""
+
+
+@total_ordering
+@dataclass(frozen=True)
+class SparkVersion:
+    """A Spark release number, compared numerically ("3.10" > "3.9")."""
+
+    major: int
+    minor: int
+    patch: int = 0
+
+    @classmethod
+    def parse(cls, value: "str | SparkVersion") -> "SparkVersion":
+        """Parse "3.5.1", "4.3.0-SNAPSHOT", "3.2" (patch 0); SparkVersion passes through."""
+        if isinstance(value, SparkVersion):
+            return value
+        m = _VERSION_RE.match(str(value))
+        if not m:
+            raise UnsupportedSparkVersion(f"not a Spark version: {value!r}")
+        v = cls(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+        if v < SparkVersion(3, 0, 0):
+            raise UnsupportedSparkVersion(
+                f"Spark {value} has no Adaptive Query Execution rules to model (AQE starts in 3.0)"
+            )
+        return v
+
+    def _key(self) -> tuple[int, int, int]:
+        return (self.major, self.minor, self.patch)
+
+    def __lt__(self, other: object) -> bool:
+        other = SparkVersion.parse(other) if isinstance(other, str) else other
+        if not isinstance(other, SparkVersion):
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            try:
+                other = SparkVersion.parse(other)
+            except UnsupportedSparkVersion:
+                return False
+        if not isinstance(other, SparkVersion):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def at_least(self, version: str) -> bool:
+        return self >= SparkVersion.parse(version)
+
+    @property
+    def profile(self) -> str:
+        """The behaviour profile this release belongs to (see :data:`PROFILES`)."""
+        name = "3.0"
+        for prof, first in PROFILES.items():
+            if self >= SparkVersion.parse(first):
+                name = prof
+        return name
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+
+def as_version(value: "str | SparkVersion") -> SparkVersion:
+    """Shorthand for :meth:`SparkVersion.parse`."""
+    return SparkVersion.parse(value)
