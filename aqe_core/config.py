@@ -1,0 +1,349 @@
+"""AQE configuration model: every ``spark.sql.adaptive.*`` key, per Spark release.
+
+Mirrors ``org.apache.spark.sql.internal.SQLConf`` entries (keys, types, defaults, fallbacks)
+and Spark's string parsing (``ConfigHelpers`` / ``JavaUtils.byteStringAs``), because a
+what-if is only honest if "64m" and "5.0" mean to us exactly what they mean to Spark.
+Defaults per release are from /shared/spec/aqe_rules.md §9, recorded from each release's
+SQLConf at run time.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from aqe_core.versions import SparkVersion, as_version
+
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+# --------------------------------------------------------------------------------------
+# Spark's string parsing
+
+
+class ConfValueError(ValueError):
+    """A configuration string Spark itself would reject (same condition, clear message)."""
+
+
+_BYTE_SUFFIXES = {
+    "b": 0, "k": 1, "kb": 1, "m": 2, "mb": 2, "g": 3, "gb": 3, "t": 4, "tb": 4, "p": 5, "pb": 5,
+}
+_UNIT_POWER = {"BYTE": 0, "KiB": 1, "MiB": 2, "GiB": 3, "TiB": 4, "PiB": 5}
+_BYTE_RE = re.compile(r"^([0-9]+)([a-z]+)?$")
+_FRACTION_RE = re.compile(r"^([0-9]+\.[0-9]+)([a-z]+)?$")
+
+
+def parse_byte_string(text: str, unit: str = "BYTE") -> int:
+    """Parse a size the way Spark's ``bytesConf`` does: binary units, integers only.
+
+    Mirrors ``ConfigHelpers.byteFromString`` (a leading ``-`` negates, so ``-1`` disables the
+    broadcast threshold) over ``JavaUtils.byteStringAs``: lower-cased and trimmed, digits plus
+    an optional suffix b/k/kb/m/mb/g/gb/t/tb/p/pb (all powers of 1024); a bare number is in
+    ``unit``. Fractions and unknown suffixes are rejected, as Spark does.
+    """
+    s = str(text)
+    sign = 1
+    if s.startswith("-"):
+        sign, s = -1, s[1:]
+    lower = s.lower().strip()
+    m = _BYTE_RE.match(lower)
+    if m is None:
+        if _FRACTION_RE.match(lower):
+            raise ConfValueError(f"fractional values are not supported: {text!r} (Spark rejects it)")
+        raise ConfValueError(
+            f"not a size: {text!r}. Use bytes (b), kibibytes (k), mebibytes (m), gibibytes (g), "
+            "tebibytes (t) or pebibytes (p), e.g. 50b, 100k or 64m"
+        )
+    number, suffix = int(m.group(1)), m.group(2)
+    if suffix is not None and suffix not in _BYTE_SUFFIXES:
+        raise ConfValueError(f"invalid size suffix {suffix!r} in {text!r}")
+    from_power = _BYTE_SUFFIXES[suffix] if suffix is not None else _UNIT_POWER[unit]
+    to_power = _UNIT_POWER[unit]
+    if from_power >= to_power:
+        value = number * 1024 ** (from_power - to_power)
+        if value > LONG_MAX:
+            raise ConfValueError(f"size {text!r} exceeds Long.MAX_VALUE")
+    else:
+        value = number // 1024 ** (to_power - from_power)
+    return sign * value
+
+
+def format_bytes(n: int) -> str:
+    """Human size in binary units ("64.0 MiB"), for explanations."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def _parse_bool(key: str, text: str) -> bool:
+    t = str(text).strip().lower()
+    if t == "true":
+        return True
+    if t == "false":
+        return False
+    raise ConfValueError(f"{key} should be boolean, but was {text!r}")
+
+
+def _parse_int(key: str, text: str) -> int:
+    t = str(text).strip()
+    try:
+        value = int(t, 10)
+    except ValueError:
+        raise ConfValueError(f"{key} should be int, but was {text!r}") from None
+    if not -(2**31) <= value <= INT_MAX:
+        raise ConfValueError(f"{key} should be int, but was {text!r} (out of range)")
+    return value
+
+
+def _parse_double(key: str, text: str) -> float:
+    t = str(text).strip()
+    try:
+        return float(t)
+    except ValueError:
+        raise ConfValueError(f"{key} should be double, but was {text!r}") from None
+
+
+# --------------------------------------------------------------------------------------
+# Key table
+
+
+@dataclass(frozen=True)
+class ConfKey:
+    """One SQLConf entry as it exists in a range of releases.
+
+    ``default`` is a Spark conf *string* (parsed like user input), ``None`` for an optional
+    entry that is unset by default, or the name of another key when ``fallback`` is true.
+    """
+
+    key: str
+    type: str  # "bool" | "int" | "double" | "bytes" | "string"
+    default: str | None
+    doc: str
+    since: str = "3.0.0"
+    until: str | None = None  # first release without the key (exclusive)
+    internal: bool = False
+    fallback: bool = False
+    check: str | None = None  # validation rule name, see _CHECKS
+
+    def exists_in(self, version: SparkVersion) -> bool:
+        if version < as_version(self.since):
+            return False
+        return self.until is None or version < as_version(self.until)
+
+
+A = "spark.sql.adaptive."
+_KEYS: list[ConfKey] = [
+    ConfKey(A + "enabled", "bool", "false", "Turn Adaptive Query Execution on: re-optimise the plan with runtime statistics.", until="3.2.0"),
+    ConfKey(A + "enabled", "bool", "true", "Turn Adaptive Query Execution on: re-optimise the plan with runtime statistics.", since="3.2.0"),
+    ConfKey(A + "forceApply", "bool", "false", "Apply AQE even to plans with no exchange or subquery.", internal=True),
+    ConfKey(A + "logLevel", "string", "debug", "Log level for AQE's plan-change messages.", internal=True, until="4.3.0"),
+    ConfKey(A + "logLevel", "string", "DEBUG", "Log level for AQE's plan-change messages.", internal=True, since="4.3.0"),
+    ConfKey(A + "shuffle.targetPostShuffleInputSize", "bytes", "64MB", "Legacy name of the advisory partition size (fallback of advisoryPartitionSizeInBytes).", internal=True, check="positive"),
+    ConfKey(A + "advisoryPartitionSizeInBytes", "bytes", A + "shuffle.targetPostShuffleInputSize", "Advisory size of a shuffle partition after coalescing and of a skew split.", fallback=True, check="positive"),
+    ConfKey(A + "coalescePartitions.enabled", "bool", "true", "Coalesce contiguous small shuffle partitions towards the advisory size."),
+    ConfKey(A + "coalescePartitions.minPartitionNum", "int", None, "Minimum number of partitions after coalescing (deprecated by parallelismFirst).", check="positive"),
+    ConfKey(A + "coalescePartitions.minPartitionNum", "int", None, "Minimum number of partitions after coalescing (deprecated by parallelismFirst).", since="3.2.0", internal=True, check="positive"),
+    ConfKey(A + "coalescePartitions.initialPartitionNum", "int", None, "Number of shuffle partitions before coalescing (defaults to spark.sql.shuffle.partitions).", check="positive"),
+    ConfKey(A + "coalescePartitions.minPartitionSize", "bytes", "1MB", "Smallest coalesced partition size; guards against tiny partitions when parallelism comes first.", since="3.2.0", check="positive"),
+    ConfKey(A + "coalescePartitions.parallelismFirst", "bool", "true", "Ignore the advisory size's lower bound and aim for default parallelism (minPartitionSize still applies).", since="3.2.0"),
+    ConfKey(A + "coalescePartitions.maxReducerPartitionsPerTask", "int", str(INT_MAX), "Most reducer partitions a coalesced task may read.", since="4.3.0", check="positive"),
+    ConfKey(A + "fetchShuffleBlocksInBatch", "bool", "true", "Fetch contiguous shuffle blocks of one map in one request.", internal=True),
+    ConfKey(A + "localShuffleReader.enabled", "bool", "true", "Read shuffle data locally when a shuffle need not be redistributed (e.g. after a join became broadcast)."),
+    ConfKey(A + "skewJoin.enabled", "bool", "true", "Split skewed partitions of sort-merge and shuffled-hash joins."),
+    ConfKey(A + "skewJoin.skewedPartitionFactor", "int", "5", "A partition is skewed if larger than this factor times the median (and the byte threshold).", until="3.4.0", check="positive"),
+    ConfKey(A + "skewJoin.skewedPartitionFactor", "double", "5.0", "A partition is skewed if larger than this factor times the median (and the byte threshold).", since="3.4.0", check="non_negative"),
+    ConfKey(A + "skewJoin.skewedPartitionThresholdInBytes", "bytes", "256MB", "A partition is skewed only if larger than this size (and factor x median).", check="non_negative"),
+    ConfKey(A + "forceOptimizeSkewedJoin", "bool", "false", "Split skewed joins even when that adds a shuffle.", since="3.3.0"),
+    ConfKey(A + "nonEmptyPartitionRatioForBroadcastJoin", "double", "0.2", "Demote broadcast for a side whose share of non-empty partitions is below this ratio.", internal=True, check="ratio"),
+    ConfKey(A + "autoBroadcastJoinThreshold", "bytes", None, "Broadcast threshold used on runtime statistics (falls back to spark.sql.autoBroadcastJoinThreshold).", since="3.2.0"),
+    ConfKey(A + "maxShuffledHashJoinLocalMapThreshold", "bytes", "0b", "Prefer a shuffled hash join when every partition is at most this size.", since="3.2.0", check="non_negative"),
+    ConfKey(A + "optimizeSkewsInRebalancePartitions.enabled", "bool", "true", "Split skewed partitions of REBALANCE shuffles.", since="3.2.0"),
+    ConfKey(A + "rebalancePartitionsSmallPartitionFactor", "double", "0.2", "A rebalance split smaller than this factor of the advisory size is merged into its neighbour.", since="3.3.0", check="ratio"),
+    ConfKey(A + "customCostEvaluatorClass", "string", None, "Class of the cost evaluator AQE uses to choose between plans.", since="3.2.0"),
+    ConfKey(A + "optimizer.excludedRules", "string", None, "Comma-separated AQE logical optimizer rules to disable.", since="3.1.0"),
+    ConfKey(A + "applyFinalStageShuffleOptimizations", "bool", "true", "Apply AQE shuffle-read rules to the final stage.", since="3.4.2", internal=True),
+    ConfKey(A + "convertSortMergeJoinToShuffledHashJoin.enabled", "bool", "true", "Convert sort-merge joins to shuffled hash joins on runtime sizes.", since="4.3.0"),
+    ConfKey(A + "convertSortMergeJoinToShuffledHashJoin.lookThroughOperators.enabled", "bool", "false", "Look through Filter/Project/Aggregate/Window to find the join's shuffle stages.", since="4.3.0"),
+    ConfKey(A + "convertSortMergeJoinToShuffledHashJoin.minWideningFactor", "double", "1.0", "Lower bound of the row-widening factor applied to shuffle sizes for the hash-build check.", since="4.3.0"),
+    ConfKey(A + "costEvaluator.countLocalSort.enabled", "bool", A + "convertSortMergeJoinToShuffledHashJoin.lookThroughOperators.enabled", "Count local sorts as a cost tiebreak between plans.", since="4.3.0", fallback=True),
+    ConfKey(A + "streaming.stateless.enabled", "bool", "true", "Allow AQE in stateless streaming queries.", since="4.1.0", internal=True),
+    ConfKey("spark.sql.shuffle.partitions", "int", "200", "Number of shuffle partitions Spark plans before AQE coalesces them.", check="positive"),
+    ConfKey("spark.sql.autoBroadcastJoinThreshold", "bytes", "10MB", "Largest table size broadcast in a join (-1 disables).",),
+    ConfKey("spark.sql.join.preferSortMergeJoin", "bool", "true", "Prefer sort-merge over shuffled hash joins at planning time.", internal=True),
+]
+
+_CHECKS = {
+    "positive": (lambda v: v > 0, "must be positive"),
+    "non_negative": (lambda v: v >= 0, "must not be negative"),
+    "ratio": (lambda v: 0 <= v <= 1, "must be between 0 and 1"),
+}
+
+
+def keys_for(spark_version: "str | SparkVersion") -> dict[str, ConfKey]:
+    """The entries that exist in ``spark_version``, by key."""
+    v = as_version(spark_version)
+    return {k.key: k for k in _KEYS if k.exists_in(v)}
+
+
+def all_key_names() -> list[str]:
+    """Every key known for any release, in table order."""
+    seen: dict[str, None] = {}
+    for k in _KEYS:
+        seen.setdefault(k.key)
+    return list(seen)
+
+
+def parse_value(entry: ConfKey, text: str) -> Any:
+    """Parse a conf string for ``entry`` exactly as Spark would, then apply Spark's check."""
+    if entry.type == "bool":
+        value: Any = _parse_bool(entry.key, text)
+    elif entry.type == "int":
+        value = _parse_int(entry.key, text)
+    elif entry.type == "double":
+        value = _parse_double(entry.key, text)
+    elif entry.type == "bytes":
+        try:
+            value = parse_byte_string(text)
+        except ConfValueError as exc:
+            raise ConfValueError(f"{entry.key}: {exc}") from None
+    else:
+        value = str(text)
+    if entry.check and value is not None:
+        ok, why = _CHECKS[entry.check]
+        if not ok(value):
+            raise ConfValueError(f"{entry.key} {why}, but was {text!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------
+# Effective configuration
+
+
+@dataclass
+class AQEConf:
+    """The effective AQE settings of one query under one Spark release.
+
+    ``explicit`` holds the strings the user (or log) set for known keys; ``unknown`` keeps
+    ``spark.sql.adaptive.*`` keys the release does not define (reported, never dropped);
+    ``other`` keeps any other key given, untouched.
+    """
+
+    spark_version: SparkVersion
+    explicit: dict[str, str] = field(default_factory=dict)
+    unknown: dict[str, str] = field(default_factory=dict)
+    other: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def resolve(
+        cls,
+        spark_version: "str | SparkVersion",
+        layers: Iterable[Mapping[str, Any]] = (),
+        *,
+        validate: bool = True,
+    ) -> "AQEConf":
+        """Release defaults, then each layer in order (later wins), e.g. Spark properties,
+        job properties, an execution's modifiedConfigs. Values are conf strings."""
+        conf = cls(as_version(spark_version))
+        known = keys_for(conf.spark_version)
+        for layer in layers:
+            for key, value in (layer or {}).items():
+                text = _to_conf_string(value)
+                if key in known:
+                    if validate:
+                        parse_value(known[key], text)
+                    conf.explicit[key] = text
+                elif key.startswith(A) or key in {k.key for k in _KEYS}:
+                    conf.unknown[key] = text
+                else:
+                    conf.other[key] = text
+        return conf
+
+    @classmethod
+    def from_strings(cls, conf: Mapping[str, Any] | None, spark_version: "str | SparkVersion") -> "AQEConf":
+        return cls.resolve(spark_version, [conf or {}])
+
+    @property
+    def keys(self) -> dict[str, ConfKey]:
+        return keys_for(self.spark_version)
+
+    def raw(self, key: str) -> str | None:
+        """The conf string in force for ``key`` (following fallbacks), or None if unset."""
+        entry = self.keys.get(key)
+        if entry is None:
+            raise KeyError(f"{key} does not exist in Spark {self.spark_version}")
+        if key in self.explicit:
+            return self.explicit[key]
+        if entry.fallback:
+            return self.raw(entry.default)  # type: ignore[arg-type]
+        return entry.default
+
+    def get(self, key: str) -> Any:
+        """Typed value in force (None for an optional key left unset)."""
+        text = self.raw(key)
+        return None if text is None else parse_value(self.keys[key], text)
+
+    def get_or(self, key: str, default: Any) -> Any:
+        """Typed value, or ``default`` when the key does not exist in this release or is unset."""
+        if key not in self.keys:
+            return default
+        value = self.get(key)
+        return default if value is None else value
+
+    def is_set(self, key: str) -> bool:
+        return key in self.explicit
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "AQEConf":
+        """A copy with more settings applied (the what-if)."""
+        base = {**self.other, **self.unknown, **self.explicit}
+        return AQEConf.resolve(self.spark_version, [base, overrides])
+
+    def for_version(self, spark_version: "str | SparkVersion") -> "AQEConf":
+        """The same explicit settings interpreted by another release."""
+        base = {**self.other, **self.unknown, **self.explicit}
+        return AQEConf.resolve(spark_version, [base], validate=False)
+
+    def to_strings(self, include_defaults: bool = True) -> dict[str, str | None]:
+        """Every key of this release with the string in force (``None`` = unset)."""
+        if not include_defaults:
+            return dict(self.explicit)
+        return {k: self.raw(k) for k in self.keys}
+
+    @property
+    def unknown_keys(self) -> list[str]:
+        return sorted(self.unknown)
+
+    def describe(self, key: str) -> str:
+        return self.keys[key].doc
+
+    def warnings(self) -> list[str]:
+        return [
+            f"{k} is not a Spark {self.spark_version} setting; kept but ignored by the rules"
+            for k in self.unknown_keys
+        ]
+
+    # Convenience accessors used by the rules -------------------------------------------
+    @property
+    def advisory_partition_size(self) -> int:
+        return self.get(A + "advisoryPartitionSizeInBytes")
+
+    @property
+    def skew_factor(self) -> float | int:
+        return self.get(A + "skewJoin.skewedPartitionFactor")
+
+    @property
+    def skew_threshold_bytes(self) -> int:
+        return self.get(A + "skewJoin.skewedPartitionThresholdInBytes")
+
+
+def _to_conf_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def default_conf(spark_version: "str | SparkVersion") -> AQEConf:
+    """All defaults of a release."""
+    return AQEConf(as_version(spark_version))
