@@ -1,0 +1,358 @@
+"""Spark's ``OptimizeSkewedJoin``: find skewed join partitions and split them.
+
+Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin`` (3.0.0 - 4.3.0):
+
+* 3.0.x/3.1.x  runs *after* ``CoalesceShufflePartitions``: median and target are computed over
+  the post-coalesce partition sizes, a partition is skewed if ``size > factor x median`` *and*
+  ``size > thresholdBytes`` (two conditions, no single threshold), and only partitions that
+  were not coalesced (one reducer) are split;
+* 3.2+  runs *before* coalescing on the raw ``bytesByPartitionId``: one threshold
+  ``max(thresholdBytes, factor x median)``; 3.4 made the factor a double (product truncated);
+* 4.3   also splits the stream side of a broadcast hash join when local shuffle reads are off.
+
+Plan-shape conditions (which joins match, the "no extra shuffle" check, forceOptimizeSkewedJoin)
+are decided by the caller from the plan; this module does the numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from aqe_core.config import AQEConf
+from aqe_core.rules.explain import Reason, mib, num
+from aqe_core.rules.shuffle_partitions import (
+    MapSizesFor,
+    create_skew_partition_specs,
+    optimize_skewed_partitions,
+)
+from aqe_core.rules.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.versions import SparkVersion, as_version
+
+K_FACTOR = "spark.sql.adaptive.skewJoin.skewedPartitionFactor"
+K_THRESHOLD = "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
+K_ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+K_ENABLED = "spark.sql.adaptive.skewJoin.enabled"
+K_LOCAL_READ = "spark.sql.adaptive.localShuffleReader.enabled"
+
+#: Join types whose left / right side may be split (``canSplitLeftSide`` / ``canSplitRightSide``).
+LEFT_SPLITTABLE = frozenset({"Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter"})
+RIGHT_SPLITTABLE = frozenset({"Inner", "Cross", "RightOuter"})
+SUPPORTED_JOIN_TYPES = LEFT_SPLITTABLE | RIGHT_SPLITTABLE
+
+_JOIN_TYPE_ALIASES = {
+    "inner": "Inner", "cross": "Cross", "leftsemi": "LeftSemi", "semi": "LeftSemi",
+    "leftanti": "LeftAnti", "anti": "LeftAnti", "leftouter": "LeftOuter", "left": "LeftOuter",
+    "rightouter": "RightOuter", "right": "RightOuter", "fullouter": "FullOuter", "full": "FullOuter",
+    "outer": "FullOuter", "existencejoin": "ExistenceJoin",
+}
+
+
+def normalize_join_type(join_type: str) -> str:
+    """Spark's JoinType names ("LeftOuter") from plan strings or SQL words ("left_outer")."""
+    key = join_type.replace("_", "").replace(" ", "").lower()
+    if key.startswith("existencejoin"):
+        return "ExistenceJoin"
+    return _JOIN_TYPE_ALIASES.get(key, join_type)
+
+
+def can_split_left(join_type: str) -> bool:
+    """``OptimizeSkewedJoin.canSplitLeftSide`` (all releases)."""
+    return normalize_join_type(join_type) in LEFT_SPLITTABLE
+
+
+def can_split_right(join_type: str) -> bool:
+    """``OptimizeSkewedJoin.canSplitRightSide`` (all releases)."""
+    return normalize_join_type(join_type) in RIGHT_SPLITTABLE
+
+
+def _conf(conf: "Mapping[str, Any] | AQEConf | None", v: SparkVersion) -> AQEConf:
+    if isinstance(conf, AQEConf):
+        return conf if conf.spark_version == v else conf.for_version(v)
+    return AQEConf.from_strings(conf or {}, v)
+
+
+def median_size(sizes: Sequence[int]) -> int:
+    """``OptimizeSkewedJoin.medianSize`` (all releases): middle of the sorted sizes, the
+    truncated mean of the two middle ones for an even count, and never below 1."""
+    if not sizes:
+        raise ValueError("median of no partitions")
+    b = sorted(sizes)
+    n = len(b)
+    if n % 2 == 0:
+        return max((b[n // 2] + b[n // 2 - 1]) // 2, 1)
+    return max(b[n // 2], 1)
+
+
+def skew_threshold(median: int, conf: "Mapping[str, Any] | AQEConf | None", *, spark_version: "str | SparkVersion") -> Optional[int]:
+    """``OptimizeSkewedJoin.getSkewThreshold`` (3.2+): ``max(thresholdBytes, median x factor)``.
+
+    Returns None for 3.0/3.1, which test the two conditions separately (:func:`is_skewed`).
+    From 3.4 the factor is a double and the product is truncated to a long.
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    if v < SparkVersion(3, 2, 0):
+        return None
+    return max(c.skew_threshold_bytes, _times_factor(median, c.skew_factor))
+
+
+def _times_factor(median: int, factor: "int | float") -> int:
+    if isinstance(factor, float):
+        product = median * factor
+        return int(product) if product < 9.223372036854775807e18 else 2**63 - 1
+    return median * factor
+
+
+def is_skewed(size: int, median: int, conf: "Mapping[str, Any] | AQEConf | None", *, spark_version: "str | SparkVersion") -> bool:
+    """``OptimizeSkewedJoin.isSkewed``: 3.0/3.1 ``size > median x factor && size > thresholdBytes``;
+    3.2+ ``size > getSkewThreshold(median)``."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    if v < SparkVersion(3, 2, 0):
+        return size > median * c.skew_factor and size > c.skew_threshold_bytes
+    return size > skew_threshold(median, c, spark_version=v)  # type: ignore[operator]
+
+
+def target_size(sizes: Sequence[int], median: int, conf: "Mapping[str, Any] | AQEConf | None", *, spark_version: "str | SparkVersion") -> int:
+    """``OptimizeSkewedJoin.targetSize``: the split target, ``max(advisory, mean of the non-skewed
+    sizes)`` (truncated long mean). 3.2+ uses the advisory size when every partition is skewed;
+    3.0/3.1 assert there is a non-skewed one."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    advisory = c.advisory_partition_size
+    non_skewed = [s for s in sizes if not is_skewed(s, median, c, spark_version=v)]
+    if not non_skewed:
+        if v < SparkVersion(3, 2, 0):
+            raise AssertionError("There should be at least one non-skewed partition")
+        return advisory
+    return max(advisory, sum(non_skewed) // len(non_skewed))
+
+
+@dataclass(frozen=True)
+class SideAnalysis:
+    """Skew statistics of one join side (or one rebalance/stream shuffle).
+
+    ``skew_threshold`` is None for 3.0/3.1 (two conditions: ``factor_threshold`` and
+    ``threshold_bytes``); the UI draws whichever lines exist.
+    """
+
+    spark_version: SparkVersion
+    sizes: tuple[int, ...]
+    median: int
+    skew_threshold: Optional[int]
+    factor_threshold: int
+    threshold_bytes: int
+    factor: "int | float"
+    advisory_size: int
+    target_size: int
+    skewed_indices: tuple[int, ...]
+    reasons: tuple[Reason, ...] = ()
+
+    @property
+    def effective_threshold(self) -> int:
+        """The size a partition must exceed to be skewed (3.0/3.1: the larger of both conditions)."""
+        if self.skew_threshold is not None:
+            return self.skew_threshold
+        return max(self.factor_threshold, self.threshold_bytes)
+
+
+def analyze_side(
+    partition_sizes: Sequence[int],
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+    side: str = "",
+) -> SideAnalysis:
+    """Median, skew threshold, split target and skewed partitions of one side, as computed by
+    ``OptimizeSkewedJoin.tryOptimizeJoinChildren`` (3.2+) / ``optimizeSkewJoin`` (3.0/3.1).
+
+    ``conf`` holds Spark conf strings (or an :class:`AQEConf`); unspecified keys take the
+    release's defaults. For 3.0/3.1 pass the post-coalesce sizes, as Spark does.
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    sizes = tuple(int(s) for s in partition_sizes)
+    med = median_size(sizes)
+    thr = skew_threshold(med, c, spark_version=v)
+    factor = c.skew_factor
+    factor_thr = _times_factor(med, factor)
+    skewed = tuple(i for i, s in enumerate(sizes) if is_skewed(s, med, c, spark_version=v))
+    tgt = target_size(sizes, med, c, spark_version=v)
+    reasons = []
+    label = f"{side} side: " if side else ""
+    for i in skewed:
+        reasons.append(
+            Reason(
+                "skewed",
+                f"{label}partition {i} is skewed: {mib(sizes[i])} > {num(factor)} x median {mib(med)}"
+                f" and > {mib(c.skew_threshold_bytes)}",
+                {"size": sizes[i], "median": med, "factor": factor, "threshold": thr,
+                 "factor_threshold": factor_thr, "threshold_bytes": c.skew_threshold_bytes, "target": tgt},
+                (K_FACTOR, K_THRESHOLD),
+                {"partition": i, "side": side} if side else {"partition": i},
+            )
+        )
+    return SideAnalysis(v, sizes, med, thr, factor_thr, c.skew_threshold_bytes, factor,
+                        c.advisory_partition_size, tgt, skewed, tuple(reasons))
+
+
+@dataclass
+class SkewJoinSide:
+    """One join child as the rule sees it.
+
+    ``bytes_by_partition_id`` is the shuffle's map statistics; ``map_sizes_for(reducer)`` gives
+    ``MapStatus.getSizeForBlock`` per map (None when unknown). ``coalesced_specs`` is the 3.0/3.1
+    reader's specs from ``CoalesceShufflePartitions`` (None = a bare stage).
+    """
+
+    bytes_by_partition_id: Sequence[int]
+    map_sizes_for: Optional[MapSizesFor] = None
+    coalesced_specs: Optional[Sequence[CoalescedPartitionSpec]] = None
+
+
+@dataclass
+class SkewJoinResult:
+    """Outcome of ``OptimizeSkewedJoin`` for one join: new specs per side, or unchanged."""
+
+    applied: bool
+    join_type: str
+    left: SideAnalysis
+    right: SideAnalysis
+    left_specs: list[ShufflePartitionSpec] = field(default_factory=list)
+    right_specs: list[ShufflePartitionSpec] = field(default_factory=list)
+    num_skewed_left: int = 0
+    num_skewed_right: int = 0
+    left_splits: dict[int, int] = field(default_factory=dict)  # reducer -> number of splits
+    right_splits: dict[int, int] = field(default_factory=dict)
+    reasons: list[Reason] = field(default_factory=list)
+
+
+def _side_specs(side: SkewJoinSide, v: SparkVersion) -> list[CoalescedPartitionSpec]:
+    if side.coalesced_specs is not None and v < SparkVersion(3, 2, 0):
+        return list(side.coalesced_specs)
+    b = side.bytes_by_partition_id
+    return [CoalescedPartitionSpec(i, i + 1, b[i] if v >= SparkVersion(3, 2, 0) else None) for i in range(len(b))]
+
+
+def _spec_size(spec: CoalescedPartitionSpec, b: Sequence[int]) -> int:
+    return sum(b[spec.start_reducer_index : spec.end_reducer_index])
+
+
+def optimize_skewed_join(
+    left: SkewJoinSide,
+    right: SkewJoinSide,
+    join_type: str,
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+) -> SkewJoinResult:
+    """``OptimizeSkewedJoin.tryOptimizeJoinChildren`` (3.2+) / ``optimizeSkewJoin`` (3.0/3.1).
+
+    For each partition index, each splittable skewed side is split by its per-map sizes, and
+    the pairs are the cartesian product of both sides' parts (left outer loop). The join is
+    changed only if at least one side's partition was actually split.
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    jt = normalize_join_type(join_type)
+    lspecs, rspecs = _side_specs(left, v), _side_specs(right, v)
+    if len(lspecs) != len(rspecs):
+        raise AssertionError("join sides must have the same number of partitions")
+    lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
+    rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
+    la = analyze_side(lsizes, c, spark_version=v, side="left")
+    ra = analyze_side(rsizes, c, spark_version=v, side="right")
+    result = SkewJoinResult(False, jt, la, ra)
+    reasons = result.reasons
+    if not c.get(K_ENABLED):
+        reasons.append(Reason("skew_join_disabled", f"{K_ENABLED} is false", {}, (K_ENABLED,)))
+        return result
+    if jt not in SUPPORTED_JOIN_TYPES:
+        reasons.append(Reason("join_type_not_supported", f"{jt} joins are never split: neither side may be split", {"join_type": jt}))
+    split_left, split_right = can_split_left(jt), can_split_right(jt)
+    lskewed, rskewed = set(la.skewed_indices), set(ra.skewed_indices)
+    out_l: list[ShufflePartitionSpec] = []
+    out_r: list[ShufflePartitionSpec] = []
+
+    def parts(name: str, side: SkewJoinSide, spec: CoalescedPartitionSpec, i: int, analysis: SideAnalysis,
+              skewed: set[int], splittable: bool, splits: dict[int, int]) -> tuple[list[ShufflePartitionSpec], bool]:
+        if i not in skewed:
+            return [spec], False
+        size = analysis.sizes[i]
+        subject = {"partition": spec.start_reducer_index, "side": name}
+        if not splittable:
+            reasons.append(Reason("side_not_splittable", f"{name} partition {spec.start_reducer_index} is skewed"
+                                  f" ({mib(size)}) but the {name} side of a {jt} join cannot be split", {"size": size}, (), subject))
+            return [spec], False
+        if spec.end_reducer_index - spec.start_reducer_index != 1:
+            reasons.append(Reason("coalesced", f"{name} partition {i} is skewed ({mib(size)}) but was coalesced from"
+                                  f" reducers {spec.start_reducer_index}-{spec.end_reducer_index - 1}; only single"
+                                  " reducers are split", {"size": size}, (), subject))
+            return [spec], False
+        reducer = spec.start_reducer_index
+        map_sizes = side.map_sizes_for(reducer) if side.map_sizes_for else None
+        if map_sizes is None:
+            reasons.append(Reason("map_sizes_unknown", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
+                                  " per-map sizes are unknown, so the split cannot be computed", {"size": size}, (), subject))
+            return [spec], False
+        split = create_skew_partition_specs(reducer, map_sizes, analysis.target_size, spark_version=v)
+        if not split:
+            reasons.append(Reason("not_splittable_by_maps", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
+                                  f" {len(map_sizes)} map outputs cannot be cut into two or more parts of about"
+                                  f" {mib(analysis.target_size)}", {"size": size, "target": analysis.target_size,
+                                  "num_maps": len(map_sizes)}, (K_ADVISORY,), subject))
+            return [spec], False
+        splits[reducer] = len(split)
+        thr = analysis.skew_threshold
+        cond = (f"> {num(analysis.factor)} x median {mib(analysis.median)} and > {mib(analysis.threshold_bytes)}")
+        reasons.append(Reason("split", f"{name} partition {reducer} is skewed: {mib(size)} {cond}; split into"
+                              f" {len(split)} parts of about {mib(analysis.target_size)}",
+                              {"size": size, "median": analysis.median, "threshold": thr,
+                               "factor": analysis.factor, "threshold_bytes": analysis.threshold_bytes,
+                               "target": analysis.target_size, "splits": len(split)},
+                              (K_FACTOR, K_THRESHOLD, K_ADVISORY), subject))
+        return list(split), True
+
+    for i in range(len(lspecs)):
+        lparts, lsplit = parts("left", left, lspecs[i], i, la, lskewed, split_left, result.left_splits)
+        rparts, rsplit = parts("right", right, rspecs[i], i, ra, rskewed, split_right, result.right_splits)
+        result.num_skewed_left += int(lsplit)
+        result.num_skewed_right += int(rsplit)
+        for lp in lparts:
+            for rp in rparts:
+                out_l.append(lp)
+                out_r.append(rp)
+    if result.num_skewed_left > 0 or result.num_skewed_right > 0:
+        result.applied = True
+        result.left_specs, result.right_specs = out_l, out_r
+    else:
+        reasons.append(Reason("no_split", "no partition was split: the join is unchanged",
+                              {"left_median": la.median, "right_median": ra.median}))
+    return result
+
+
+def optimize_broadcast_stream_side(
+    stream: SkewJoinSide,
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+) -> tuple[Optional[list[ShufflePartitionSpec]], SideAnalysis, list[Reason]]:
+    """4.3's ``OptimizeSkewedJoin`` case for ``BroadcastHashJoinExec``: split the skewed
+    partitions of the shuffled stream side (only when local shuffle reads are disabled).
+    Returns the new specs (None = unchanged), the analysis and the reasons."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    a = analyze_side(stream.bytes_by_partition_id, c, spark_version=v, side="stream")
+    if v < SparkVersion(4, 3, 0):
+        return None, a, [Reason("not_in_version", f"Spark {v} never splits the stream side of a broadcast join")]
+    if c.get(K_LOCAL_READ):
+        return None, a, [Reason("local_read_enabled", f"broadcast stream-side split needs {K_LOCAL_READ}=false",
+                                {}, (K_LOCAL_READ,))]
+    sizes_for = stream.map_sizes_for or (lambda _i: None)
+    specs = optimize_skewed_partitions(stream.bytes_by_partition_id, sizes_for, a.effective_threshold,
+                                       a.target_size, spark_version=v)
+    if len(specs) == len(stream.bytes_by_partition_id):
+        return None, a, [Reason("no_split", "no stream-side partition was split")]
+    n_split = len({s.reducer_index for s in specs if isinstance(s, PartialReducerPartitionSpec)})
+    return specs, a, [Reason("split", f"{n_split} stream-side partitions split into parts of about {mib(a.target_size)}",
+                             {"target": a.target_size, "median": a.median, "threshold": a.skew_threshold})]
