@@ -1,0 +1,44 @@
+"""Errors and limits of the event-log reader."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class EventLogError(Exception):
+    """The input cannot be read as a Spark event log. The message is one clear line."""
+
+
+class DecodeError(EventLogError):
+    """The bytes do not follow the codec's stream format (corrupt, truncated, wrong codec)."""
+
+
+class LimitExceeded(EventLogError):
+    """An explicit safety limit was hit (decompressed size, expansion ratio)."""
+
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Safety limits; see docs/eventlog-limits.md.
+
+    ``max_line_bytes``: a longer line is skipped (with a warning) without being buffered whole.
+    ``max_decompressed_bytes``: total decoded bytes of one log; reading stops past it.
+    ``max_expansion_ratio``: for compressed input, decoded bytes may not exceed this many times
+    the compressed bytes consumed (checked once ``ratio_grace_bytes`` have been decoded), which
+    stops decompression bombs early. Spark logs compress 5-40x.
+    ``max_block_bytes``: the largest single codec block/chunk accepted (lz4, snappy, lzf).
+    ``max_files``: parts of a rolling directory or members of a zip/tar.
+    """
+
+    max_line_bytes: int = 64 * MiB
+    max_decompressed_bytes: int = 256 * GiB
+    max_expansion_ratio: int = 1000
+    ratio_grace_bytes: int = 64 * MiB
+    max_block_bytes: int = 64 * MiB
+    max_files: int = 100_000
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,291 @@
+"""Spark's ``CoalesceShufflePartitions`` rule: which shuffles are coalesced together, and how.
+
+Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions`` (3.0.0 - 4.3.0):
+
+* applicability: all leaves of the stage plan are query stages; every shuffle's origin can
+  change its partition count (3.0: no user-specified partition count at all; 3.2+: origin in
+  ENSURE_REQUIREMENTS / REPARTITION_BY_COL / REBALANCE_*, never a SinglePartition);
+* coalesce groups (3.3+): shuffles under different children of a Union, Cartesian product,
+  broadcast hash / nested-loop join are coalesced independently, and ``minNumPartitions`` is
+  shared between groups by their size;
+* ``minNumPartitions``: ``minPartitionNum`` if set, else ``defaultParallelism`` (3.0/3.1
+  always, 3.2+ only with ``parallelismFirst``), else 1;
+* ``numShufflePartitions`` with ``initialPartitionNum``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from aqe_core.config import AQEConf
+from aqe_core.rules.explain import Reason, mib
+from aqe_core.rules.shuffle_partitions import INT_MAX, coalesce_partitions, coalesce_target
+from aqe_core.rules.specs import ShufflePartitionSpec
+from aqe_core.versions import SparkVersion, as_version
+
+K_ENABLED = "spark.sql.adaptive.coalescePartitions.enabled"
+K_MIN_NUM = "spark.sql.adaptive.coalescePartitions.minPartitionNum"
+K_MIN_SIZE = "spark.sql.adaptive.coalescePartitions.minPartitionSize"
+K_PAR_FIRST = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
+K_INITIAL = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
+K_MAX_RED = "spark.sql.adaptive.coalescePartitions.maxReducerPartitionsPerTask"
+K_ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+K_AQE = "spark.sql.adaptive.enabled"
+K_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+#: ShuffleOrigin values (``ShuffleExchangeLike.shuffleOrigin``) coalescing accepts, 3.2+.
+SUPPORTED_ORIGINS = frozenset(
+    {"ENSURE_REQUIREMENTS", "REPARTITION_BY_COL", "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL"}
+)
+
+
+def _conf(conf: "Mapping[str, Any] | AQEConf | None", v: SparkVersion) -> AQEConf:
+    if isinstance(conf, AQEConf):
+        return conf if conf.spark_version == v else conf.for_version(v)
+    return AQEConf.from_strings(conf or {}, v)
+
+
+def num_shuffle_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion") -> int:
+    """``SQLConf.numShufflePartitions``: ``initialPartitionNum`` when AQE and coalescing are on
+    and it is set, else ``spark.sql.shuffle.partitions`` (all releases)."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    initial = c.get(K_INITIAL)
+    if c.get(K_AQE) and c.get(K_ENABLED) and initial is not None:
+        return initial
+    return c.get(K_SHUFFLE_PARTITIONS)
+
+
+def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
+                       default_parallelism: int) -> tuple[int, Reason]:
+    """The ``minNumPartitions`` CoalesceShufflePartitions passes on, with where it came from."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    explicit = c.get(K_MIN_NUM)
+    if explicit is not None:
+        return explicit, Reason("min_num_from_conf", f"at least {explicit} partitions ({K_MIN_NUM})",
+                                {"min_num_partitions": explicit}, (K_MIN_NUM,))
+    if v < SparkVersion(3, 2, 0) or c.get(K_PAR_FIRST):
+        keys = (K_PAR_FIRST,) if v >= SparkVersion(3, 2, 0) else ()
+        return default_parallelism, Reason(
+            "min_num_from_parallelism",
+            f"at least {default_parallelism} partitions (the default parallelism"
+            + (f", because {K_PAR_FIRST}=true)" if keys else ")"),
+            {"min_num_partitions": default_parallelism, "default_parallelism": default_parallelism}, keys)
+    return 1, Reason("min_num_one", f"{K_PAR_FIRST}=false: coalescing aims at the advisory size only (minimum 1 partition)",
+                     {"min_num_partitions": 1}, (K_PAR_FIRST,))
+
+
+def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
+                       advisory: Optional[int] = None, testing: bool = False) -> int:
+    """``minPartitionSize`` passed to coalescing (3.2+; 0 before). When Spark runs in testing
+    mode (``spark.testing`` / ``SPARK_TESTING``) it is ``min(conf, advisory / 5)``."""
+    v = as_version(spark_version)
+    if v < SparkVersion(3, 2, 0):
+        return 0
+    c = _conf(conf, v)
+    size = c.get(K_MIN_SIZE)
+    if testing:
+        adv = advisory if advisory is not None else c.advisory_partition_size
+        size = min(size, adv // 5)
+    return size
+
+
+def is_supported_shuffle(origin: str, output_single_partition: bool = False, *, spark_version: "str | SparkVersion",
+                         user_specified_num_partitions: bool = False) -> bool:
+    """``CoalesceShufflePartitions.isSupported``: 3.0/3.1 ``canChangeNumPartitions`` (no user
+    repartition of any kind, not a single partition); 3.2+ by shuffle origin."""
+    v = as_version(spark_version)
+    if output_single_partition:
+        return False
+    if v < SparkVersion(3, 2, 0):
+        return not user_specified_num_partitions and origin == "ENSURE_REQUIREMENTS"
+    return origin in SUPPORTED_ORIGINS
+
+
+def split_min_num_across_groups(min_num: int, group_sizes: Sequence[int]) -> list[int]:
+    """3.3+: each coalesce group gets ``max(round(minNum x size_g / total), 1)``; a single group
+    ``max(minNum, 1)``; all groups ``minNum`` when the total is 0."""
+    if len(group_sizes) == 1:
+        return [max(min_num, 1)]
+    total = sum(group_sizes)
+    if total == 0:
+        return [min_num for _ in group_sizes]
+    # Scala's math.round on a double: floor(x + 0.5)
+    import math
+
+    return [max(int(math.floor(min_num * float(s) / float(total) + 0.5)), 1) for s in group_sizes]
+
+
+@dataclass
+class StageInput:
+    """One shuffle query stage of a coalesce group."""
+
+    stage_id: int
+    bytes_by_partition_id: Optional[Sequence[int]]
+    origin: str = "ENSURE_REQUIREMENTS"
+    existing_specs: Optional[Sequence[ShufflePartitionSpec]] = None  # from skew handling
+    single_partition: bool = False
+    user_specified_num_partitions: bool = False  # 3.0/3.1 canChangeNumPartitions
+    advisory_partition_size: Optional[int] = None  # 3.5+ rebalance hint
+
+
+@dataclass
+class CoalesceDecision:
+    """What ``CoalesceShufflePartitions`` did to one group of shuffles."""
+
+    applied: bool
+    specs_by_stage: dict[int, list[ShufflePartitionSpec]] = field(default_factory=dict)
+    target_size: Optional[int] = None
+    advisory_size: Optional[int] = None
+    min_num_partitions: Optional[int] = None
+    min_partition_size: int = 0
+    partitions_before: Optional[int] = None
+    partitions_after: Optional[int] = None
+    reasons: list[Reason] = field(default_factory=list)
+
+    def to_numbers(self) -> dict[str, Any]:
+        return {"target": self.target_size, "advisory": self.advisory_size, "min_num_partitions": self.min_num_partitions,
+                "min_partition_size": self.min_partition_size, "before": self.partitions_before, "after": self.partitions_after}
+
+
+def coalesce_group(
+    stages: Sequence[StageInput],
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+    default_parallelism: int,
+    group_min_num: Optional[int] = None,
+    testing: bool = False,
+    advisory_override: Optional[int] = None,
+) -> CoalesceDecision:
+    """``CoalesceShufflePartitions.apply`` for one coalesce group (the whole stage plan before 3.3).
+
+    ``group_min_num`` is this group's share of ``minNumPartitions`` (3.3+ with several groups;
+    see :func:`split_min_num_across_groups`). ``advisory_override``: 3.5+ rebalance-hint advisory
+    (single-stage group) or 4.3's ``minPartitionSize`` under an exploding join.
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    d = CoalesceDecision(False)
+    if not c.get(K_ENABLED):
+        d.reasons.append(Reason("coalesce_disabled", f"{K_ENABLED} is false", {}, (K_ENABLED,)))
+        return d
+    unsupported = [s for s in stages if not is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
+                                                                  user_specified_num_partitions=s.user_specified_num_partitions)]
+    if unsupported:
+        s = unsupported[0]
+        why = ("a user-specified partition count" if v < SparkVersion(3, 2, 0) and s.user_specified_num_partitions
+               else "a single output partition" if s.single_partition else f"shuffle origin {s.origin}")
+        d.reasons.append(Reason("unsupported_shuffle", f"stage {s.stage_id} has {why}, so its partition count must"
+                                " not change: no stage of this group is coalesced", {"stage": s.stage_id, "origin": s.origin}))
+        return d
+    min_num, why_min = min_num_partitions(c, spark_version=v, default_parallelism=default_parallelism)
+    if group_min_num is not None:
+        min_num = group_min_num
+    advisory = advisory_override if advisory_override is not None else c.advisory_partition_size
+    min_size = min_partition_size(c, spark_version=v, advisory=advisory, testing=testing)
+    max_red = c.get_or(K_MAX_RED, INT_MAX)
+    d.min_num_partitions, d.min_partition_size, d.advisory_size = min_num, min_size, advisory
+    d.reasons.append(why_min)
+    stats = [s.bytes_by_partition_id for s in stages]
+    if v < SparkVersion(3, 2, 0):
+        stats_valid = [(s, b) for s, b in zip(stages, stats) if b is not None]
+        if not stats_valid or len({len(b) for _, b in stats_valid}) != 1:
+            d.reasons.append(Reason("partition_counts_differ", "the shuffles have different partition counts (or no"
+                                    " statistics): not coalesced", {}))
+            return d
+    tgt = coalesce_target(stats, advisory_target_size=advisory, min_num_partitions=min_num,
+                          min_partition_size=min_size, spark_version=v)
+    d.target_size = tgt.target_size
+    result = coalesce_partitions(stats, [s.existing_specs for s in stages], advisory_target_size=advisory,
+                                 min_num_partitions=min_num, min_partition_size=min_size, spark_version=v,
+                                 max_reducer_partitions_per_task=max_red)
+    before = max((len(s.existing_specs) if s.existing_specs is not None else len(b) if b is not None else 0)
+                 for s, b in zip(stages, stats)) if stages else 0
+    d.partitions_before = before
+    if not result:
+        d.reasons.append(Reason("no_change", f"coalescing towards {mib(tgt.target_size)} would not reduce the"
+                                f" {before} partitions", tgt.__dict__, (K_ADVISORY,)))
+        return d
+    d.applied = True
+    d.specs_by_stage = {s.stage_id: list(r) for s, r in zip(stages, result)}
+    d.partitions_after = len(result[0])
+    target_why = ("the advisory size" if tgt.target_size == advisory else
+                  f"total {mib(tgt.total_size)} / {min_num} partitions" if tgt.target_size == tgt.max_target_size else
+                  "the minimum partition size")
+    d.reasons.append(Reason(
+        "coalesced",
+        f"{before} partitions coalesced into {d.partitions_after}: target {mib(tgt.target_size)} ({target_why};"
+        f" advisory {mib(advisory)}, at least {min_num} partitions, minimum size {mib(min_size)})",
+        {"before": before, "after": d.partitions_after, **tgt.__dict__},
+        (K_ADVISORY, K_MIN_SIZE, K_MIN_NUM, K_PAR_FIRST)))
+    return d
+
+
+# ------------------------------------------------------------------------------------------
+# Coalesce groups over a physical plan (3.3+)
+
+
+@dataclass
+class PlanShape:
+    """A minimal physical-plan node for group finding: Spark node name, children, and the
+    stage it is (for ``ShuffleQueryStage``) or reads (``AQEShuffleRead``)."""
+
+    name: str
+    children: list["PlanShape"] = field(default_factory=list)
+    stage: Optional[StageInput] = None
+    plain_union: bool = True  # 4.3 only coalesces across children of "plain" unions separately
+
+
+_SEPARATING = {"Union", "CartesianProduct", "BroadcastHashJoin", "BroadcastNestedLoopJoin"}
+_STAGE_NAMES = {"ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage", "ResultQueryStage", "QueryStage"}
+
+
+def _shuffle_stages(node: PlanShape) -> list[StageInput]:
+    if node.name == "ShuffleQueryStage" and node.stage is not None:
+        return [node.stage]
+    if node.name in _STAGE_NAMES:
+        return []
+    out: list[StageInput] = []
+    for ch in node.children:
+        out.extend(_shuffle_stages(ch))
+    return out
+
+
+def _all_leaves_are_stages(node: PlanShape) -> bool:
+    if node.name in _STAGE_NAMES:
+        return True
+    if not node.children:
+        return False
+    return all(_all_leaves_are_stages(ch) for ch in node.children)
+
+
+def coalesce_groups(plan: PlanShape, *, spark_version: "str | SparkVersion") -> list[list[StageInput]]:
+    """``CoalesceShufflePartitions.collectCoalesceGroups`` (3.3+); before 3.3 one group of every
+    shuffle stage. Groups whose leaves are not all query stages are dropped, as in Spark."""
+    v = as_version(spark_version)
+    if v < SparkVersion(3, 3, 0):
+        return [_shuffle_stages(plan)] if _all_leaves_are_stages(plan) else []
+    groups: list[list[StageInput]] = []
+
+    def visit(node: PlanShape) -> None:
+        if node.name == "AQEShuffleRead" and node.children and node.children[0].name == "ShuffleQueryStage":
+            groups.append(_shuffle_stages(node))
+            return
+        if len(node.children) == 1 and node.name not in _STAGE_NAMES:
+            visit(node.children[0])
+            return
+        separating = node.name in _SEPARATING and (node.name != "Union" or v < SparkVersion(4, 3, 0) or node.plain_union)
+        if separating:
+            for ch in node.children:
+                visit(ch)
+            return
+        if node.name == "ShuffleQueryStage" or node.children:
+            if _all_leaves_are_stages(node):
+                stages = _shuffle_stages(node)
+                if stages:
+                    groups.append(stages)
+
+    visit(plan)
+    return groups

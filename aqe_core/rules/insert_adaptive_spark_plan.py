@@ -1,0 +1,69 @@
+"""Spark's ``InsertAdaptiveSparkPlan``: whether AQE applies to a query at all, and why not.
+
+Mirrors ``InsertAdaptiveSparkPlan.applyInternal`` / ``shouldApplyAQE`` / ``supportAdaptive``
+(3.0.0 - 4.3.0). The plan facts are supplied by the caller (from a captured or logged plan).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from aqe_core.config import AQEConf
+from aqe_core.rules.explain import Reason
+from aqe_core.versions import SparkVersion, as_version
+
+K_AQE = "spark.sql.adaptive.enabled"
+K_FORCE = "spark.sql.adaptive.forceApply"
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What ``InsertAdaptiveSparkPlan`` looks at in a physical plan."""
+
+    is_command: bool = False  # ExecutedCommandExec (and, 3.5+, CommandResultExec / V2CommandExec)
+    is_subquery: bool = False
+    has_exchange: bool = False
+    requires_child_distribution: bool = False  # a node requires a distribution other than Unspecified
+    has_subquery_expression: bool = False
+    has_aqe_cached_plan: bool = False  # InMemoryTableScan over an AQE cached plan (3.5+)
+    is_streaming: bool = False
+    is_stateless_streaming: bool = False
+    has_dynamic_pruning_subquery: bool = False
+    all_nodes_have_logical_link: bool = True
+
+
+def adaptive_applies(
+    facts: PlanFacts,
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+    can_change_cached_plan_output_partitioning: bool = False,
+) -> tuple[bool, list[Reason]]:
+    """Whether the plan is wrapped in ``AdaptiveSparkPlanExec``, with the reasons."""
+    v = as_version(spark_version)
+    c = conf if isinstance(conf, AQEConf) else AQEConf.from_strings(conf or {}, v)
+    reasons: list[Reason] = []
+    if not c.get(K_AQE):
+        default = "false" if v < SparkVersion(3, 2, 0) else "true"
+        return False, [Reason("aqe_disabled", f"{K_AQE} is false (default in Spark {v}: {default})", {}, (K_AQE,))]
+    if facts.is_command:
+        return False, [Reason("command", "the plan is a command; AQE only wraps the query inside a write command")]
+    should = (c.get(K_FORCE) or facts.is_subquery or facts.has_exchange or facts.requires_child_distribution
+              or facts.has_subquery_expression)
+    if facts.has_aqe_cached_plan and v >= SparkVersion(3, 5, 0):
+        if v >= SparkVersion(4, 3, 0) or can_change_cached_plan_output_partitioning:
+            should = True
+    if not should:
+        reasons.append(Reason("nothing_to_adapt", "the plan has no exchange, no required distribution and no subquery:"
+                              " nothing for AQE to re-optimise", {}, (K_FORCE,)))
+        return False, reasons
+    if not facts.all_nodes_have_logical_link:
+        return False, [Reason("no_logical_link", "a plan node has no logical link, so AQE cannot re-plan it")]
+    if facts.is_streaming:
+        if v < SparkVersion(4, 1, 0):
+            return False, [Reason("streaming", "AQE does not apply to streaming queries in this Spark release")]
+        if not facts.is_stateless_streaming or not c.get_or("spark.sql.adaptive.streaming.stateless.enabled", True):
+            return False, [Reason("streaming", "AQE applies only to stateless streaming queries")]
+    if v < SparkVersion(3, 1, 0) and facts.has_dynamic_pruning_subquery:
+        return False, [Reason("dynamic_pruning", "Spark 3.0 does not run AQE on plans with dynamic partition pruning")]
+    return True, [Reason("adaptive", "AQE applies: the plan is wrapped in AdaptiveSparkPlan")]

@@ -1,0 +1,74 @@
+"""Spark's ``OptimizeSkewInRebalancePartitions`` (3.2+): split skewed REBALANCE partitions.
+
+Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewInRebalancePartitions``: for a
+shuffle whose origin is ``REBALANCE_PARTITIONS_BY_NONE`` / ``_BY_COL``, every partition larger
+than the advisory size is split by its per-map sizes (threshold = target = advisory), with the
+``rebalancePartitionsSmallPartitionFactor`` (3.3+; 0.2 in 3.2). The rule applies when the
+number of specs changed; coalescing then merges the small rest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from aqe_core.config import AQEConf
+from aqe_core.rules.explain import Reason, mib
+from aqe_core.rules.shuffle_partitions import MapSizesFor, optimize_skewed_partitions
+from aqe_core.rules.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.versions import SparkVersion, as_version
+
+K_ENABLED = "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"
+K_FACTOR = "spark.sql.adaptive.rebalancePartitionsSmallPartitionFactor"
+K_ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+REBALANCE_ORIGINS = frozenset({"REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL"})
+
+
+@dataclass
+class RebalanceSkewResult:
+    applied: bool
+    specs: Optional[list[ShufflePartitionSpec]] = None
+    advisory_size: int = 0
+    splits: dict[int, int] = field(default_factory=dict)
+    reasons: list[Reason] = field(default_factory=list)
+
+
+def optimize_skew_in_rebalance(
+    bytes_by_partition_id: Sequence[int],
+    map_sizes_for: Optional[MapSizesFor],
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+    origin: str = "REBALANCE_PARTITIONS_BY_NONE",
+    advisory_override: Optional[int] = None,
+) -> RebalanceSkewResult:
+    """``OptimizeSkewInRebalancePartitions.tryOptimizeSkewedPartitions`` for one stage.
+
+    ``advisory_override`` is the rebalance hint's advisory size (3.5+)."""
+    v = as_version(spark_version)
+    c = conf if isinstance(conf, AQEConf) else AQEConf.from_strings(conf or {}, v)
+    if v < SparkVersion(3, 2, 0):
+        return RebalanceSkewResult(False, reasons=[Reason("not_in_version", f"Spark {v} has no OptimizeSkewInRebalancePartitions")])
+    if origin not in REBALANCE_ORIGINS:
+        return RebalanceSkewResult(False, reasons=[Reason("not_rebalance", f"shuffle origin {origin} is not a rebalance")])
+    if not c.get(K_ENABLED):
+        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{K_ENABLED} is false", {}, (K_ENABLED,))])
+    advisory = advisory_override if (advisory_override is not None and v >= SparkVersion(3, 5, 0)) else c.advisory_partition_size
+    small = c.get_or(K_FACTOR, 0.2)
+    res = RebalanceSkewResult(False, advisory_size=advisory)
+    if not any(b > advisory for b in bytes_by_partition_id):
+        res.reasons.append(Reason("no_large_partition", f"no partition exceeds the advisory size {mib(advisory)}",
+                                  {"advisory": advisory}, (K_ADVISORY,)))
+        return res
+    specs = optimize_skewed_partitions(bytes_by_partition_id, map_sizes_for or (lambda _i: None), advisory, advisory,
+                                       spark_version=v, small_partition_factor=small)
+    for s in specs:
+        if isinstance(s, PartialReducerPartitionSpec):
+            res.splits[s.reducer_index] = res.splits.get(s.reducer_index, 0) + 1
+    for r, n in sorted(res.splits.items()):
+        res.reasons.append(Reason("split", f"rebalance partition {r} ({mib(bytes_by_partition_id[r])}) is larger than"
+                                  f" the advisory size {mib(advisory)}: split into {n} parts",
+                                  {"size": bytes_by_partition_id[r], "advisory": advisory, "splits": n},
+                                  (K_ADVISORY, K_FACTOR), {"partition": r}))
+    if len(specs) != len(bytes_by_partition_id):
+        res.applied, res.specs = True, specs
+    return res
