@@ -165,9 +165,14 @@ def _coalesce(blocks: Iterator[bytes], size: int = CHUNK) -> Iterator[bytes]:
                 yield b"".join(buf)
                 buf.clear()
                 n = 0
-    finally:
-        if buf:
+    except GeneratorExit:
+        raise
+    except Exception:
+        if buf:  # hand over what decoded fine before the problem, then re-raise it
             yield b"".join(buf)
+        raise
+    if buf:
+        yield b"".join(buf)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""Turn a ``sparkPlanInfo`` JSON tree into a :class:`~aqe_core.plan.PlanNode` tree.
+
+Node ids follow Spark's ``SparkPlanGraph`` numbering (pre-order counter, WholeStageCodegen
+clusters numbered before their members, ``InputAdapter`` and query-stage wrappers folded away,
+reused exchanges/subqueries pointing at the first occurrence), so they equal the ``nodeId``
+values of the History Server's ``/sql`` REST API for the same plan.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from aqe_core.plan import PlanNode
+
+#: query-stage wrappers that point at a (possibly reused) exchange
+_STAGE_WRAPPERS = ("BroadcastQueryStage", "ShuffleQueryStage")
+#: wrappers folded away without reuse handling
+_PASS_THROUGH = ("TableCacheQueryStage", "ResultQueryStage")
+
+SHUFFLE_READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader")
+
+
+def _metrics(info: dict) -> list[dict[str, Any]]:
+    out = []
+    for m in info.get("metrics") or ():
+        if not isinstance(m, dict):
+            continue
+        acc = m.get("accumulatorId")
+        out.append({"name": str(m.get("name", "")), "type": str(m.get("metricType", "sum")),
+                    "accumulator_id": acc if isinstance(acc, int) else None})
+    return out
+
+
+def _ref(node: PlanNode) -> PlanNode:
+    """A childless copy standing for a reused exchange / subquery (same id as the original)."""
+    return PlanNode(node.id, node.name, node.description, [dict(m) for m in node.metrics], [])
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.next_id = 0
+        self.exchanges: dict[str, PlanNode] = {}
+        self._keys: dict[int, str] = {}
+
+    def key(self, info: dict) -> str:
+        k = self._keys.get(id(info))
+        if k is None:
+            k = json.dumps(info, sort_keys=True, default=str)
+            self._keys[id(info)] = k
+        return k
+
+    def take_id(self) -> int:
+        i = self.next_id
+        self.next_id += 1
+        return i
+
+    def build(self, info: Any, in_cluster: bool) -> PlanNode:
+        if not isinstance(info, dict):
+            return PlanNode(None, "?", "malformed plan node", [], [])
+        name = str(info.get("nodeName", ""))
+        desc = str(info.get("simpleString", ""))
+        children = [c for c in (info.get("children") or []) if isinstance(c, dict)]
+        first = children[0] if children else None
+        if name.startswith("WholeStageCodegen"):
+            node = PlanNode(self.take_id(), name, desc, _metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, True))
+            return node
+        if name == "InputAdapter":
+            node = PlanNode(None, name, desc, _metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, False))
+            return node
+        if name in _STAGE_WRAPPERS:
+            node = PlanNode(None, name, desc, _metrics(info), [])
+            if first is not None:
+                orig = self.exchanges.get(self.key(first))
+                node.children.append(_ref(orig) if orig is not None else self.build(first, False))
+            return node
+        if name in _PASS_THROUGH:
+            node = PlanNode(None, name, desc, _metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, False))
+            return node
+        if name == "Subquery" and in_cluster:
+            return self.build(info, False)
+        if name == "Subquery" and self.key(info) in self.exchanges:
+            return _ref(self.exchanges[self.key(info)])
+        if name == "ReusedSubquery":
+            node = PlanNode(None, name, desc, _metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, in_cluster))
+            return node
+        if name == "ReusedExchange" and first is not None and self.key(first) in self.exchanges:
+            return PlanNode(None, name, desc, _metrics(info), [_ref(self.exchanges[self.key(first)])])
+        node = PlanNode(self.take_id(), name, desc, _metrics(info), [])
+        if "Exchange" in name or name == "Subquery":
+            self.exchanges[self.key(info)] = node
+        for c in children:
+            node.children.append(self.build(c, in_cluster))
+        return node
+
+
+def build_plan(info: Any) -> PlanNode:
+    """PlanNode tree for one ``sparkPlanInfo``. Very deep plans raise the recursion limit."""
+    b = _Builder()
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(limit, 20000))
+        return b.build(info, False)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def graph_nodes(plan: PlanNode) -> list[PlanNode]:
+    """The nodes of the UI graph (those with an id), each once, in id order."""
+    seen: dict[int, PlanNode] = {}
+    for n in plan.walk():
+        if n.id is not None and n.id not in seen:
+            seen[n.id] = n
+    return [seen[i] for i in sorted(seen)]
+
+
+def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
+    """accumulator id -> (name, type) for every metric of the UI graph's nodes."""
+    out: dict[int, tuple[str, str]] = {}
+    for n in graph_nodes(plan):
+        for m in n.metrics:
+            acc = m.get("accumulator_id")
+            if acc is not None:
+                out[acc] = (m["name"], m["type"])
+    return out

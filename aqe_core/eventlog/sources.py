@@ -1,0 +1,310 @@
+"""Find the files of one event log and open them as decoded byte streams.
+
+A user may point at: a single log file (``<appId>[_<attempt>][.<codec>][.inprogress]``); a
+rolling directory ``eventlog_v2_<appId>[_<attempt>]/`` with ``events_<N>_<appId>[.codec]``
+parts, ``.compact`` parts and an ``appstatus_*`` marker; a directory holding exactly one of
+those; or a ``.zip`` / ``.gz`` / ``.tar[.gz]`` around any of them (the History Server's
+``/logs`` download is a zip). The format is always sniffed from the bytes; the name is only a
+hint that is checked.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import tarfile
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable, Iterator
+
+from aqe_core.eventlog import codecs
+from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, Limits
+
+ROLLING_DIR_PREFIX = "eventlog_v2_"
+_EVENTS_RE = re.compile(r"^events_(\d+)_([^/]+?)(\.compact)?$")
+_APPSTATUS_RE = re.compile(r"^appstatus_([^/]+?)(\.inprogress)?$")
+_HEAD = 512
+
+
+@dataclass
+class Part:
+    """One file of an event log."""
+
+    name: str
+    size: int | None
+    opener: Callable[[], BinaryIO]
+    index: int | None = None
+    compact: bool = False
+    wrapper: str | None = None  # "gzip" when the whole part is gzipped around its codec
+
+
+@dataclass
+class LogSource:
+    path: str
+    layout: str  # "single" | "rolling"
+    parts: list[Part]
+    #: True/False from the name or the rolling appstatus marker; None if the name says nothing
+    complete_by_name: bool | None = None
+    container: str | None = None  # "zip" | "gzip" | "tar"
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    _closers: list = field(default_factory=list, repr=False)
+
+    @property
+    def total_size(self) -> int | None:
+        sizes = [p.size for p in self.parts]
+        return None if any(s is None for s in sizes) else sum(sizes)  # type: ignore[misc]
+
+    def close(self) -> None:
+        for c in self._closers:
+            try:
+                c.close()
+            except Exception:
+                pass
+        self._closers.clear()
+
+    def __enter__(self) -> "LogSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# --------------------------------------------------------------------------------------------
+
+
+class IterStream(io.RawIOBase):
+    """A read-only file object over an iterator of byte chunks."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self._it = chunks
+        self._buf = b""
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        while self._pos >= len(self._buf):
+            try:
+                self._buf = next(self._it)
+            except StopIteration:
+                return 0
+            self._pos = 0
+        n = min(len(b), len(self._buf) - self._pos)
+        b[:n] = self._buf[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+
+def _is_rolling_name(name: str) -> bool:
+    return name.startswith(ROLLING_DIR_PREFIX)
+
+
+def _rolling_parts(entries: list[tuple[str, int | None, Callable[[], BinaryIO]]], where: str,
+                   limits: Limits) -> tuple[list[Part], bool | None, list[str], list[str]]:
+    """Order a rolling directory's files the way the History Server does."""
+    parts: list[Part] = []
+    status: bool | None = None
+    notes: list[str] = []
+    warnings: list[str] = []
+    for name, size, opener in entries:
+        base = name.rsplit("/", 1)[-1]
+        if base.startswith(".") or base.endswith(".crc"):
+            continue
+        m = _APPSTATUS_RE.match(base)
+        if m:
+            status = m.group(2) is None
+            continue
+        stem = base[: -len(".inprogress")] if base.endswith(".inprogress") else base
+        compact = stem.endswith(".compact")
+        core = stem[: -len(".compact")] if compact else stem
+        em = re.match(r"^events_(\d+)_", core)
+        if not em:
+            warnings.append(f"{where}: ignored {base!r} (not an events_<N>_<appId> file)")
+            continue
+        parts.append(Part(name=name, size=size, opener=opener, index=int(em.group(1)), compact=compact))
+    if len(parts) > limits.max_files:
+        raise EventLogError(f"{where} holds {len(parts)} event files, over the limit of {limits.max_files}")
+    if not parts:
+        raise EventLogError(f"{where} is a rolling event log directory without any events_<N>_* file")
+    parts.sort(key=lambda p: (p.index, 1 if p.compact else 0))
+    last_compact = max((i for i, p in enumerate(parts) if p.compact), default=None)
+    if last_compact is not None:
+        dropped = parts[:last_compact]
+        parts = parts[last_compact:]
+        notes.append(
+            f"compacted rolling log: {parts[0].name.rsplit('/', 1)[-1]} replaces files 1..{parts[0].index}"
+            + (f" ({len(dropped)} older files present and skipped)" if dropped else "")
+            + "; the History Server's compaction drops the SQL events of executions that had"
+            " finished at compaction time, so their plans and metrics are missing"
+        )
+    # The History Server requires contiguous indices.
+    idx = [p.index for p in parts if not p.compact]
+    first = parts[0].index
+    expected = list(range(first + (1 if parts[0].compact else 0), first + (1 if parts[0].compact else 0) + len(idx)))
+    if idx != expected:
+        warnings.append(
+            f"{where}: event file indices are not contiguous ({', '.join(map(str, [p.index for p in parts]))});"
+            " events in the missing files are lost"
+        )
+    if last_compact is None and parts[0].index != 1:
+        warnings.append(f"{where}: the first event file is events_{parts[0].index}, not events_1; the start of the log is missing")
+    return parts, status, notes, warnings
+
+
+def _file_opener(path: str) -> Callable[[], BinaryIO]:
+    return lambda: open(path, "rb")
+
+
+def _read_head(opener: Callable[[], BinaryIO], n: int = _HEAD) -> bytes:
+    with opener() as f:
+        return f.read(n)
+
+
+def open_source(path: str, limits: Limits = DEFAULT_LIMITS) -> LogSource:
+    """Resolve ``path`` into a :class:`LogSource`. Raises :class:`EventLogError`."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise EventLogError(f"no such file or directory: {path}")
+    if os.path.isdir(path):
+        return _open_dir(path, limits)
+    try:
+        head = _read_head(_file_opener(path))
+    except OSError as e:
+        raise EventLogError(f"cannot read {path}: {e.strerror or e}") from None
+    fmt = codecs.sniff(head)
+    if fmt == "zip":
+        return _open_zip(path, limits)
+    if fmt == "tar":
+        return _open_tar(path, limits, None)
+    if fmt == "gzip":
+        inner_head = _gzip_head(path, limits)
+        if codecs.sniff(inner_head) == "tar":
+            return _open_tar(path, limits, "gzip")
+        name = os.path.basename(path)
+        inner_name = name[:-3] if name.endswith(".gz") else name
+        part = Part(name=path, size=os.path.getsize(path), opener=_file_opener(path), wrapper="gzip")
+        src = LogSource(path=path, layout="single", parts=[part], container="gzip",
+                        complete_by_name=_complete_from_name(inner_name))
+        return src
+    size = os.path.getsize(path)
+    return LogSource(path=path, layout="single", parts=[Part(name=path, size=size, opener=_file_opener(path))],
+                     complete_by_name=_complete_from_name(os.path.basename(path)))
+
+
+def _complete_from_name(name: str) -> bool | None:
+    return False if name.endswith(".inprogress") else None
+
+
+def _gzip_head(path: str, limits: Limits) -> bytes:
+    with open(path, "rb") as f:
+        r = codecs.CountingReader(f)
+        try:
+            for chunk in codecs.decode("gzip", r, limits):
+                return chunk[:_HEAD]
+        except DecodeError:
+            return b""
+    return b""
+
+
+def _open_dir(path: str, limits: Limits) -> LogSource:
+    names = sorted(os.listdir(path))
+    base = os.path.basename(os.path.normpath(path))
+    if _is_rolling_name(base) or any(_EVENTS_RE.match(n) for n in names):
+        entries = []
+        for n in names:
+            full = os.path.join(path, n)
+            if os.path.isfile(full):
+                entries.append((full, os.path.getsize(full), _file_opener(full)))
+        parts, status, notes, warnings = _rolling_parts(entries, path, limits)
+        return LogSource(path=path, layout="rolling", parts=parts, complete_by_name=status,
+                         notes=notes, warnings=warnings)
+    candidates = [
+        n for n in names
+        if not n.startswith(".") and not n.endswith(".crc") and n not in ("MANIFEST.json", "README.md")
+        and (os.path.isfile(os.path.join(path, n)) or _is_rolling_name(n))
+    ]
+    if not candidates:
+        raise EventLogError(f"{path} holds no event log file or eventlog_v2_* directory")
+    if len(candidates) > 1:
+        shown = ", ".join(candidates[:5]) + (", ..." if len(candidates) > 5 else "")
+        raise EventLogError(f"{path} holds {len(candidates)} event logs ({shown}); pass one of them")
+    return open_source(os.path.join(path, candidates[0]), limits)
+
+
+def _open_zip(path: str, limits: Limits) -> LogSource:
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise EventLogError(f"{path}: not a readable zip file ({e})") from None
+    infos = [i for i in zf.infolist() if not i.is_dir()]
+    if len(infos) > limits.max_files:
+        zf.close()
+        raise EventLogError(f"{path}: zip holds {len(infos)} files, over the limit of {limits.max_files}")
+
+    def opener(info: zipfile.ZipInfo) -> Callable[[], BinaryIO]:
+        return lambda: zf.open(info)  # type: ignore[return-value]
+
+    try:
+        src = _select_members(path, [(i.filename, i.file_size, opener(i)) for i in infos], limits, "zip")
+    except BaseException:
+        zf.close()
+        raise
+    src._closers.append(zf)
+    return src
+
+
+def _open_tar(path: str, limits: Limits, wrapper: str | None) -> LogSource:
+    try:
+        tf = tarfile.open(path, "r:gz" if wrapper == "gzip" else "r:")
+        members = [m for m in tf.getmembers() if m.isfile()]
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise EventLogError(f"{path}: not a readable tar archive ({e})") from None
+    if len(members) > limits.max_files:
+        tf.close()
+        raise EventLogError(f"{path}: tar holds {len(members)} files, over the limit of {limits.max_files}")
+
+    def opener(m: tarfile.TarInfo) -> Callable[[], BinaryIO]:
+        return lambda: tf.extractfile(m)  # type: ignore[return-value]
+
+    try:
+        src = _select_members(path, [(m.name, m.size, opener(m)) for m in members], limits, "tar")
+    except BaseException:
+        tf.close()
+        raise
+    src._closers.append(tf)
+    return src
+
+
+def _select_members(path: str, entries: list, limits: Limits, container: str) -> LogSource:
+    """Pick the event log inside an archive: a rolling directory or a single file."""
+    entries = [e for e in entries if not e[0].rsplit("/", 1)[-1].startswith(".") and not e[0].endswith(".crc")]
+    rolling: dict[str, list] = {}
+    singles = []
+    for e in entries:
+        name = e[0]
+        parent, _, base = name.rpartition("/")
+        pbase = parent.rsplit("/", 1)[-1]
+        if _is_rolling_name(pbase) or _EVENTS_RE.match(base) or _APPSTATUS_RE.match(base):
+            rolling.setdefault(parent, []).append(e)
+        else:
+            singles.append(e)
+    logs = [("rolling", k) for k in sorted(rolling)] + [("single", e[0]) for e in singles]
+    if not logs:
+        raise EventLogError(f"{path}: the {container} holds no event log")
+    warnings = []
+    if len(logs) > 1:
+        warnings.append(
+            f"{path}: the {container} holds {len(logs)} event logs; reading {logs[0][1] or '(top level)'}"
+            f" and ignoring {', '.join(str(x[1]) for x in logs[1:4])}{', ...' if len(logs) > 4 else ''}"
+        )
+    kind, key = logs[0]
+    if kind == "rolling":
+        parts, status, notes, w = _rolling_parts(rolling[key], f"{path}:{key}", limits)
+        return LogSource(path=path, layout="rolling", parts=parts, complete_by_name=status,
+                         container=container, notes=notes, warnings=warnings + w)
+    name, size, opener = next(e for e in singles if e[0] == key)
+    return LogSource(path=path, layout="single", parts=[Part(name=f"{path}:{name}", size=size, opener=opener)],
+                     complete_by_name=_complete_from_name(name), container=container, warnings=warnings)
