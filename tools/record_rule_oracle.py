@@ -45,6 +45,11 @@ SKEW_THRESHOLD = "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
 ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
 
 
+JDK_OPENS = ["java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net",
+             "java.nio", "java.util", "java.util.concurrent", "java.util.concurrent.atomic",
+             "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar"]
+
+
 def vtuple(version: str) -> tuple[int, int, int]:
     parts = (version.split("-")[0].split(".") + ["0", "0"])[:3]
     return tuple(int(p) for p in parts)  # type: ignore[return-value]
@@ -793,8 +798,9 @@ class Oracle:
         except Exception as e:  # noqa: BLE001
             self.not_recorded.append(f"analyze_side: cannot instantiate OptimizeSkewedJoin: {e}")
             return False
+        owner = OSJ + "$" if self.osj_kind == "object" else OSJ
         for name in ("medianSize", "getSkewThreshold", "targetSize", "isSkewed"):
-            ms = self.declared(OSJ, name)
+            ms = self.declared(owner, name)
             if ms:
                 self.skew[name] = ms[0]
         if "medianSize" not in self.skew:
@@ -836,8 +842,12 @@ class Oracle:
         return ctor.newInstance(arr)
 
     def _sizes_arg(self, method, sizes: list[int]):
-        return self.long_array(sizes) if self.param_types(method)[0] == "[J" \
-            else self.long_seq(sizes)
+        kind = self.param_types(method)[0]
+        if kind == "[J":
+            return self.long_array(sizes)
+        if kind == "org.apache.spark.MapOutputStatistics":  # 3.1.x medianSize(stats)
+            return self.jvm.org.apache.spark.MapOutputStatistics(0, self.long_array(sizes))
+        return self.long_seq(sizes)
 
     def _active_conf(self):
         return self.jvm.org.apache.spark.sql.internal.SQLConf.get()
@@ -949,7 +959,15 @@ def main() -> int:
     from pyspark.sql import SparkSession
 
     started = time.time()
-    spark = (SparkSession.builder.master("local[1]").appName("aqe-lens-oracle")
+    import pyspark
+
+    builder = SparkSession.builder
+    if vtuple(pyspark.__version__) < (3, 3, 0):
+        # Spark < 3.3 does not open the JDK internals it needs on Java 17 by itself.
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(
+            ["-XX:+IgnoreUnrecognizedVMOptions"]
+            + [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in JDK_OPENS]))
+    spark = (builder.master("local[1]").appName("aqe-lens-oracle")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "1")
