@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from aqe_core.versions import SparkVersion, as_version
@@ -183,8 +184,12 @@ _CHECKS = {
 
 
 def keys_for(spark_version: "str | SparkVersion") -> dict[str, ConfKey]:
-    """The entries that exist in ``spark_version``, by key."""
-    v = as_version(spark_version)
+    """The entries that exist in ``spark_version``, by key (a fresh dict the caller may keep)."""
+    return dict(_keys_for(as_version(spark_version)))
+
+
+@lru_cache(maxsize=64)
+def _keys_for(v: SparkVersion) -> dict[str, ConfKey]:
     return {k.key: k for k in _KEYS if k.exists_in(v)}
 
 
@@ -235,6 +240,7 @@ class AQEConf:
     explicit: dict[str, str] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)
     other: dict[str, str] = field(default_factory=dict)
+    _typed: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def resolve(
@@ -267,7 +273,7 @@ class AQEConf:
 
     @property
     def keys(self) -> dict[str, ConfKey]:
-        return keys_for(self.spark_version)
+        return _keys_for(self.spark_version)
 
     def raw(self, key: str) -> str | None:
         """The conf string in force for ``key`` (following fallbacks), or None if unset."""
@@ -281,9 +287,13 @@ class AQEConf:
         return entry.default
 
     def get(self, key: str) -> Any:
-        """Typed value in force (None for an optional key left unset)."""
+        """Typed value in force (None for an optional key left unset). Cached: rules ask often."""
+        if key in self._typed:
+            return self._typed[key]
         text = self.raw(key)
-        return None if text is None else parse_value(self.keys[key], text)
+        value = None if text is None else parse_value(self.keys[key], text)
+        self._typed[key] = value
+        return value
 
     def get_or(self, key: str, default: Any) -> Any:
         """Typed value, or ``default`` when the key does not exist in this release or is unset."""

@@ -57,10 +57,16 @@ class SparkVersion:
         return (self.major, self.minor, self.patch)
 
     def __lt__(self, other: object) -> bool:
+        if type(other) is SparkVersion:  # fast path: rules compare versions in loops
+            return (self.major, self.minor, self.patch) < (other.major, other.minor, other.patch)
         other = SparkVersion.parse(other) if isinstance(other, str) else other
         if not isinstance(other, SparkVersion):
             return NotImplemented
         return self._key() < other._key()
+
+    def __ge__(self, other: object) -> bool:
+        result = self.__lt__(other)
+        return result if result is NotImplemented else not result
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):

@@ -22,14 +22,22 @@ SHUFFLE_READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader")
 
 
 def _metrics(info: dict) -> list[dict[str, Any]]:
-    out = []
-    for m in info.get("metrics") or ():
-        if not isinstance(m, dict):
-            continue
-        acc = m.get("accumulatorId")
-        out.append({"name": str(m.get("name", "")), "type": str(m.get("metricType", "sum")),
-                    "accumulator_id": acc if isinstance(acc, int) else None})
-    return out
+    ms = info.get("metrics")
+    if not ms:
+        return []
+    try:
+        return [{"name": m["name"], "type": m["metricType"], "accumulator_id": m["accumulatorId"]}
+                for m in ms if type(m["accumulatorId"]) is int and type(m["name"]) is str
+                and type(m["metricType"]) is str]
+    except (KeyError, TypeError):
+        out = []
+        for m in ms:
+            if not isinstance(m, dict):
+                continue
+            acc = m.get("accumulatorId")
+            out.append({"name": str(m.get("name", "")), "type": str(m.get("metricType", "sum")),
+                        "accumulator_id": acc if isinstance(acc, int) and not isinstance(acc, bool) else None})
+        return out
 
 
 def _ref(node: PlanNode) -> PlanNode:
@@ -40,15 +48,42 @@ def _ref(node: PlanNode) -> PlanNode:
 class _Builder:
     def __init__(self) -> None:
         self.next_id = 0
-        self.exchanges: dict[str, PlanNode] = {}
-        self._keys: dict[int, str] = {}
+        self.exchanges: dict[int, PlanNode] = {}
+        self._keys: dict[int, int] = {}
+        self._intern: dict[tuple, int] = {}
 
-    def key(self, info: dict) -> str:
+    def key(self, info: dict) -> int:
+        """Structural identity of a plan subtree (Spark compares SparkPlanInfo by value): equal
+        subtrees get the same small int. Computed bottom-up once per node."""
         k = self._keys.get(id(info))
-        if k is None:
-            k = json.dumps(info, sort_keys=True, default=str)
-            self._keys[id(info)] = k
-        return k
+        if k is not None:
+            return k
+        accs = tuple(m.get("accumulatorId") for m in (info.get("metrics") or ()) if isinstance(m, dict))
+        if accs:
+            # accumulator ids belong to one SparkPlan instance: equal ids mean the same subtree
+            sig = ("#acc", info.get("nodeName"), info.get("simpleString"), accs)
+            k = self._keys[id(info)] = self._intern.setdefault(sig, len(self._intern))
+            return k
+        stack = [(info, False)]
+        while stack:
+            node, ready = stack.pop()
+            if id(node) in self._keys:
+                continue
+            kids = [c for c in (node.get("children") or []) if isinstance(c, dict)]
+            if not ready:
+                stack.append((node, True))
+                stack.extend((c, False) for c in kids if id(c) not in self._keys)
+                continue
+            meta = node.get("metadata")
+            sig = (
+                node.get("nodeName"), node.get("simpleString"),
+                tuple((m.get("name"), m.get("accumulatorId"), m.get("metricType"))
+                      for m in (node.get("metrics") or ()) if isinstance(m, dict)),
+                json.dumps(meta, sort_keys=True, default=str) if meta else None,
+                tuple(self._keys[id(c)] for c in kids),
+            )
+            self._keys[id(node)] = self._intern.setdefault(sig, len(self._intern))
+        return self._keys[id(info)]
 
     def take_id(self) -> int:
         i = self.next_id

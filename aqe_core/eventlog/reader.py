@@ -280,6 +280,8 @@ class _Builder:
         self.stage_metrics: dict[int, _StageMetrics] = {}
         self.read_store: dict[int, _ReadStore] = {}
         self.stage_to_exec: dict[int, int] = {}
+        self.job_to_exec: dict[int, int] = {}
+        self.conf_cache: dict = {}
         self.line_no = 0
         self.bad_lines = 0
         self.bad_samples: list[str] = []
@@ -333,7 +335,7 @@ class _Builder:
                     continue
                 try:
                     d = loads(line)
-                except ValueError as e:
+                except (ValueError, RecursionError) as e:
                     self._bad_line(line, e)
                     continue
                 if not isinstance(d, dict):
@@ -349,7 +351,7 @@ class _Builder:
                 continue
             try:
                 d = loads(stripped)
-            except ValueError as e:
+            except (ValueError, RecursionError) as e:
                 self._bad_line(line, e)
                 continue
             if not isinstance(d, dict) or not isinstance(d.get("Event"), str):
@@ -603,6 +605,7 @@ class _Builder:
                 nt = si.get("Number of Tasks")
                 self.read_store[sid] = _ReadStore(nt if isinstance(nt, int) else 0, ex.read_ids)
         ex.jobs[job_id] = "RUNNING"
+        self.job_to_exec[job_id] = eid
         if job_id not in m.job_status:
             m.job_ids.append(job_id)
         m.job_status[job_id] = "RUNNING"
@@ -627,9 +630,10 @@ class _Builder:
                 ex.model.job_status[job_id] = status
                 ex.end_events += 1
                 self._update(ex)
-        for ex in self.execs.values():  # executions no longer tracked live still get the status
-            if not ex.live and job_id in ex.model.job_status:
-                ex.model.job_status[job_id] = status
+        eid = self.job_to_exec.get(job_id)
+        ex = self.execs.get(eid) if eid is not None else None
+        if ex is not None and not ex.live and job_id in ex.model.job_status:
+            ex.model.job_status[job_id] = status  # executions no longer tracked live still get it
 
     def on_stage_submitted(self, line, d) -> None:
         sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
@@ -684,7 +688,7 @@ class _Builder:
             if d is None:
                 try:
                     d = json.loads(line)
-                except ValueError as e:
+                except (ValueError, RecursionError) as e:
                     self._bad_line(line, e)
                     return
             rec = parse_task_end_json(d)
@@ -717,7 +721,7 @@ class _Builder:
             m = ex.model
             _set_status(m, ex)
             m.shuffle_reads = _shuffle_reads(ex, self.log, version)
-            _effective_conf(m, self.log, version)
+            _effective_conf(m, self.log, version, self.conf_cache)
             ex.reads_snapshot = {}
 
 
@@ -817,19 +821,27 @@ def _exchange_below(node: PlanNode) -> PlanNode | None:
     return None
 
 
-def _effective_conf(m: SQLExecution, log: EventLog, version: str | None) -> None:
+def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: dict) -> None:
     def sql_only(d: dict[str, str]) -> dict[str, str]:
         return {k: v for k, v in d.items() if k.startswith("spark.sql.")}
 
     m.conf_layers = [sql_only(log.spark_properties), dict(m.job_properties), sql_only(m.modified_configs)]
     if version is None:
         return
-    try:
-        from aqe_core.config import AQEConf
+    key = (version, tuple(tuple(sorted(layer.items())) for layer in m.conf_layers))
+    if key in cache:
+        m.aqe_conf, err = cache[key]
+    else:
+        err = None
+        try:
+            from aqe_core.config import AQEConf
 
-        m.aqe_conf = AQEConf.resolve(version, m.conf_layers, validate=False)
-    except Exception as e:  # unsupported version string, missing module: keep the raw layers
-        m.warnings.append(f"effective AQE configuration not built: {e}")
+            m.aqe_conf = AQEConf.resolve(version, m.conf_layers, validate=False)
+        except Exception as e:  # unsupported version string, missing module: keep the raw layers
+            err = f"effective AQE configuration not built: {e}"
+        cache[key] = (m.aqe_conf, err)
+    if err:
+        m.warnings.append(err)
 
 
 # --------------------------------------------------------------------------------------------

@@ -140,11 +140,12 @@ def _pack(
         if acc > 0 or force or not skip_empty:
             out.append([latest, i])
 
+    if len(stats) == 1:
+        totals = stats[0][start:end]
+    else:  # the i-th partitions of all shuffles are read by one task
+        totals = list(map(sum, zip(*(b[start:end] for b in stats))))
     i = start
-    while i < end:
-        cur = 0
-        for b in stats:
-            cur += b[i]
+    for cur in totals:
         if i > latest and i - latest >= max_reducers:
             emit(i)
             latest = i
@@ -274,6 +275,9 @@ def _coalesce_without_skew(
     return _attach_data_size(stats, ranges) if len(ranges) < n else []
 
 
+SkewSections = dict  # reducer index -> per-shuffle lists of the specs that replace it
+
+
 def _coalesce_with_skew(
     stats: list[BytesByPartitionId],
     specs: list[Optional[Sequence[ShufflePartitionSpec]]],
@@ -282,10 +286,11 @@ def _coalesce_with_skew(
     max_red: int,
     v: SparkVersion,
 ) -> list[list[ShufflePartitionSpec]]:
+    """``coalescePartitionsWithSkew``: validate the layout, then coalesce around the skew sections."""
     if any(b is None for b in stats) or any(sp is None for sp in specs):
         return []  # Spark logs a warning: missing map stats or partition specs
-    valid = [b for b in stats if b is not None]
-    index_seqs = [[_spec_reducer_index(s) for s in sp] for sp in specs if sp is not None]
+    spec_lists = [list(sp) for sp in specs if sp is not None]
+    index_seqs = [[_spec_reducer_index(s) for s in sp] for sp in spec_lists]
     first = index_seqs[0]
     if any(seq != first for seq in index_seqs) or any(x < 0 for x in first):
         if v < SparkVersion(3, 5, 0):
@@ -294,33 +299,80 @@ def _coalesce_with_skew(
     if not first or first[0] != 0:
         raise AssertionError("the first partition index must be 0")
     n = len(first)
-    new: list[list[ShufflePartitionSpec]] = [[] for _ in stats]
-
-    def add_coalesced(lo: int, hi: int) -> None:
-        ranges = _pack(lo, hi, valid, target, min_size=min_size, max_reducers=max_red, allow_empty=True)
-        for k, part in enumerate(_attach_data_size(stats, ranges)):
-            new[k].extend(part)
-
-    i, start = 1, 0
+    sections: SkewSections = {}
+    i = 1
     while i < n:
         if first[i - 1] == first[i]:
-            repeat = first[i]
-            if i - 1 > start:
-                add_coalesced(first[start], repeat)
             r = i + 1
-            while r < n and first[r] == repeat:
+            while r < n and first[r] == first[i]:
                 r += 1
-            for k, sp in enumerate(specs):
-                new[k].extend(list(sp)[i - 1 : r])  # type: ignore[arg-type]
-            start = r
-            i = r
+            sections[first[i]] = [sp[i - 1 : r] for sp in spec_lists]
+            i = r  # the element after a section starts a new plain stretch
         else:
             if first[i - 1] + 1 != first[i]:
                 raise AssertionError("partition indices outside skew sections must increase by 1")
             i += 1
-    if n > start:
-        add_coalesced(first[start], first[-1] + 1)
-    return new if len(new[0]) < n else []
+    return coalesce_around_skew_sections(stats, sections, first[-1] + 1, n, target, min_size, max_red)  # type: ignore[arg-type]
+
+
+def coalesce_partitions_with_skew_sections(
+    bytes_by_partition_id: Sequence[Sequence[int]],
+    sections: SkewSections,
+    num_input_specs: int,
+    *,
+    advisory_target_size: int,
+    min_num_partitions: int,
+    min_partition_size: int = 0,
+    spark_version: "str | SparkVersion",
+    max_reducer_partitions_per_task: int = INT_MAX,
+) -> list[list[ShufflePartitionSpec]]:
+    """:func:`coalesce_partitions` (3.2+) for skew-handled shuffles given as skew sections (see
+    :func:`coalesce_around_skew_sections`) instead of full spec lists: same result, same rule."""
+    v = as_version(spark_version)
+    if v < SparkVersion(3, 2, 0):
+        raise ValueError(f"Spark {v} coalesces before skew handling; there are no skew sections to keep")
+    target = coalesce_target(bytes_by_partition_id, advisory_target_size=advisory_target_size,
+                             min_num_partitions=min_num_partitions, min_partition_size=min_partition_size,
+                             spark_version=v).target_size
+    max_red = max_reducer_partitions_per_task if v >= SparkVersion(4, 3, 0) else INT_MAX
+    return coalesce_around_skew_sections(bytes_by_partition_id, sections, len(bytes_by_partition_id[0]),
+                                         num_input_specs, target, min_partition_size, max_red)
+
+
+def coalesce_around_skew_sections(
+    stats: Sequence[Sequence[int]],
+    sections: SkewSections,
+    num_reducers: int,
+    num_input_specs: int,
+    target: int,
+    min_size: int = 0,
+    max_red: int = INT_MAX,
+) -> list[list[ShufflePartitionSpec]]:
+    """The coalescing half of ``coalescePartitionsWithSkew`` (3.2+) on a compact layout.
+
+    ``sections[r]`` holds, per shuffle, the specs that replace reducer ``r`` (a skew section:
+    two or more specs, copied verbatim); every other reducer of ``[0, num_reducers)`` is plain
+    and coalesced with its plain neighbours, never across a section. ``num_input_specs`` is the
+    length of the uncompressed spec list (for Spark's "did it shrink?" check). Lets a what-if
+    skip materialising one spec per unchanged partition.
+    """
+    new: list[list[ShufflePartitionSpec]] = [[] for _ in stats]
+
+    def add_coalesced(lo: int, hi: int) -> None:
+        ranges = _pack(lo, hi, stats, target, min_size=min_size, max_reducers=max_red, allow_empty=True)
+        for k, part in enumerate(_attach_data_size(stats, ranges)):
+            new[k].extend(part)
+
+    start = 0
+    for r in sorted(sections):
+        if r > start:
+            add_coalesced(start, r)
+        for k, sec in enumerate(sections[r]):
+            new[k].extend(sec)
+        start = r + 1
+    if start < num_reducers:
+        add_coalesced(start, num_reducers)
+    return new if len(new[0]) < num_input_specs else []
 
 
 def split_size_list_by_target_size(

@@ -16,7 +16,10 @@ are decided by the caller from the plan; this module does the numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence as SequenceABC
 from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
 
 from aqe_core.config import AQEConf
 from aqe_core.rules.explain import Reason, mib, num
@@ -171,29 +174,46 @@ def analyze_side(
     """
     v = as_version(spark_version)
     c = _conf(conf, v)
-    sizes = tuple(int(s) for s in partition_sizes)
-    med = median_size(sizes)
-    thr = skew_threshold(med, c, spark_version=v)
+    sizes = tuple(partition_sizes)
+    arr = np.asarray(sizes, dtype=np.int64)  # vectorised: a what-if re-runs this per side
+    n = len(arr)
+    if n == 0:
+        raise ValueError("median of no partitions")
+    mid = np.partition(arr, [n // 2 - 1, n // 2] if n > 1 else [0])
+    med = max((int(mid[n // 2]) + int(mid[n // 2 - 1])) // 2 if n % 2 == 0 else int(mid[n // 2]), 1)
     factor = c.skew_factor
+    thr_bytes = c.skew_threshold_bytes
     factor_thr = _times_factor(med, factor)
-    skewed = tuple(i for i, s in enumerate(sizes) if is_skewed(s, med, c, spark_version=v))
-    tgt = target_size(sizes, med, c, spark_version=v)
-    reasons = []
+    if v < SparkVersion(3, 2, 0):
+        thr = None
+        mask = (arr > med * factor) & (arr > thr_bytes)
+    else:
+        thr = max(thr_bytes, factor_thr)
+        mask = arr > thr
+    skewed = tuple(int(i) for i in np.flatnonzero(mask))
+    n_plain = n - len(skewed)
+    advisory = c.advisory_partition_size
+    if n_plain:
+        plain_sum = sum(sizes) - sum(sizes[i] for i in skewed)  # exact Python ints
+        tgt = max(advisory, plain_sum // n_plain)
+    elif v < SparkVersion(3, 2, 0):
+        raise AssertionError("There should be at least one non-skewed partition")
+    else:
+        tgt = advisory
     label = f"{side} side: " if side else ""
-    for i in skewed:
-        reasons.append(
-            Reason(
-                "skewed",
-                f"{label}partition {i} is skewed: {mib(sizes[i])} > {num(factor)} x median {mib(med)}"
-                f" and > {mib(c.skew_threshold_bytes)}",
-                {"size": sizes[i], "median": med, "factor": factor, "threshold": thr,
-                 "factor_threshold": factor_thr, "threshold_bytes": c.skew_threshold_bytes, "target": tgt},
-                (K_FACTOR, K_THRESHOLD),
-                {"partition": i, "side": side} if side else {"partition": i},
-            )
+    reasons = tuple(
+        Reason(
+            "skewed",
+            f"{label}partition {i} is skewed: {mib(sizes[i])} > {num(factor)} x median {mib(med)}"
+            f" and > {mib(thr_bytes)}",
+            {"size": sizes[i], "median": med, "factor": factor, "threshold": thr,
+             "factor_threshold": factor_thr, "threshold_bytes": thr_bytes, "target": tgt},
+            (K_FACTOR, K_THRESHOLD),
+            {"partition": i, "side": side} if side else {"partition": i},
         )
-    return SideAnalysis(v, sizes, med, thr, factor_thr, c.skew_threshold_bytes, factor,
-                        c.advisory_partition_size, tgt, skewed, tuple(reasons))
+        for i in skewed
+    )
+    return SideAnalysis(v, sizes, med, thr, factor_thr, thr_bytes, factor, advisory, tgt, skewed, reasons)
 
 
 @dataclass
@@ -212,26 +232,82 @@ class SkewJoinSide:
 
 @dataclass
 class SkewJoinResult:
-    """Outcome of ``OptimizeSkewedJoin`` for one join: new specs per side, or unchanged."""
+    """Outcome of ``OptimizeSkewedJoin`` for one join: new specs per side, or unchanged.
+
+    ``sections`` maps each split reducer to the (left parts, right parts) pairs after the
+    cartesian expansion; ``left_specs`` / ``right_specs`` expand to Spark's full spec lists
+    (one per task) on first use.
+    """
 
     applied: bool
     join_type: str
     left: SideAnalysis
     right: SideAnalysis
-    left_specs: list[ShufflePartitionSpec] = field(default_factory=list)
-    right_specs: list[ShufflePartitionSpec] = field(default_factory=list)
     num_skewed_left: int = 0
     num_skewed_right: int = 0
     left_splits: dict[int, int] = field(default_factory=dict)  # reducer -> number of splits
     right_splits: dict[int, int] = field(default_factory=dict)
     reasons: list[Reason] = field(default_factory=list)
+    sections: dict[int, tuple[list[ShufflePartitionSpec], list[ShufflePartitionSpec]]] = field(default_factory=dict)
+    base_left: Sequence[CoalescedPartitionSpec] = field(default_factory=list, repr=False)
+    base_right: Sequence[CoalescedPartitionSpec] = field(default_factory=list, repr=False)
+    _expanded: Optional[tuple[list[ShufflePartitionSpec], list[ShufflePartitionSpec]]] = field(default=None, repr=False)
+
+    def _expand(self) -> tuple[list[ShufflePartitionSpec], list[ShufflePartitionSpec]]:
+        if self._expanded is None:
+            out_l: list[ShufflePartitionSpec] = []
+            out_r: list[ShufflePartitionSpec] = []
+            if self.applied:
+                for i, (ls, rs) in enumerate(zip(self.base_left, self.base_right)):
+                    sec = self.sections.get(i)
+                    if sec is None:
+                        out_l.append(ls)
+                        out_r.append(rs)
+                    else:
+                        out_l.extend(sec[0])
+                        out_r.extend(sec[1])
+            self._expanded = (out_l, out_r)
+        return self._expanded
+
+    @property
+    def left_specs(self) -> list[ShufflePartitionSpec]:
+        return self._expand()[0]
+
+    @property
+    def right_specs(self) -> list[ShufflePartitionSpec]:
+        return self._expand()[1]
+
+    @property
+    def num_specs(self) -> int:
+        """Tasks of the join after the rule (== len(left_specs))."""
+        extra = sum(len(sec[0]) - 1 for sec in self.sections.values())
+        return len(self.base_left) + extra
 
 
-def _side_specs(side: SkewJoinSide, v: SparkVersion) -> list[CoalescedPartitionSpec]:
+class _UnitSpecs(SequenceABC):
+    """``C(i, i+1, bytes[i])`` for every reducer, created only when looked at."""
+
+    def __init__(self, sizes: Sequence[int]) -> None:
+        self._sizes = sizes
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return CoalescedPartitionSpec(i, i + 1, self._sizes[i])
+
+
+def _side_specs(side: SkewJoinSide, v: SparkVersion) -> Sequence[CoalescedPartitionSpec]:
     if side.coalesced_specs is not None and v < SparkVersion(3, 2, 0):
         return list(side.coalesced_specs)
     b = side.bytes_by_partition_id
-    return [CoalescedPartitionSpec(i, i + 1, b[i] if v >= SparkVersion(3, 2, 0) else None) for i in range(len(b))]
+    if v >= SparkVersion(3, 2, 0):
+        return _UnitSpecs(b)
+    return [CoalescedPartitionSpec(i, i + 1) for i in range(len(b))]
 
 
 def _spec_size(spec: CoalescedPartitionSpec, b: Sequence[int]) -> int:
@@ -258,11 +334,14 @@ def optimize_skewed_join(
     lspecs, rspecs = _side_specs(left, v), _side_specs(right, v)
     if len(lspecs) != len(rspecs):
         raise AssertionError("join sides must have the same number of partitions")
-    lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
-    rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
+    if v >= SparkVersion(3, 2, 0):  # raw map statistics, one entry per reducer
+        lsizes, rsizes = list(left.bytes_by_partition_id), list(right.bytes_by_partition_id)
+    else:  # post-coalesce sizes, one entry per reader spec
+        lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
+        rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
     la = analyze_side(lsizes, c, spark_version=v, side="left")
     ra = analyze_side(rsizes, c, spark_version=v, side="right")
-    result = SkewJoinResult(False, jt, la, ra)
+    result = SkewJoinResult(False, jt, la, ra, base_left=lspecs, base_right=rspecs)
     reasons = result.reasons
     if not c.get(K_ENABLED):
         reasons.append(Reason("skew_join_disabled", f"{K_ENABLED} is false", {}, (K_ENABLED,)))
@@ -271,8 +350,6 @@ def optimize_skewed_join(
         reasons.append(Reason("join_type_not_supported", f"{jt} joins are never split: neither side may be split", {"join_type": jt}))
     split_left, split_right = can_split_left(jt), can_split_right(jt)
     lskewed, rskewed = set(la.skewed_indices), set(ra.skewed_indices)
-    out_l: list[ShufflePartitionSpec] = []
-    out_r: list[ShufflePartitionSpec] = []
 
     def parts(name: str, side: SkewJoinSide, spec: CoalescedPartitionSpec, i: int, analysis: SideAnalysis,
               skewed: set[int], splittable: bool, splits: dict[int, int]) -> tuple[list[ShufflePartitionSpec], bool]:
@@ -313,18 +390,15 @@ def optimize_skewed_join(
                               (K_FACTOR, K_THRESHOLD, K_ADVISORY), subject))
         return list(split), True
 
-    for i in range(len(lspecs)):
+    for i in sorted(lskewed | rskewed):  # every other partition index keeps its one spec
         lparts, lsplit = parts("left", left, lspecs[i], i, la, lskewed, split_left, result.left_splits)
         rparts, rsplit = parts("right", right, rspecs[i], i, ra, rskewed, split_right, result.right_splits)
         result.num_skewed_left += int(lsplit)
         result.num_skewed_right += int(rsplit)
-        for lp in lparts:
-            for rp in rparts:
-                out_l.append(lp)
-                out_r.append(rp)
+        if lsplit or rsplit:
+            result.sections[i] = ([lp for lp in lparts for _ in rparts], [rp for _ in lparts for rp in rparts])
     if result.num_skewed_left > 0 or result.num_skewed_right > 0:
         result.applied = True
-        result.left_specs, result.right_specs = out_l, out_r
     else:
         reasons.append(Reason("no_split", "no partition was split: the join is unchanged",
                               {"left_median": la.median, "right_median": ra.median}))
