@@ -11,6 +11,10 @@ events, except the ``scale`` command, which multiplies a real log (see below).
       parquet write and (3.1+) a failing query. Also keeps a copy of an in-progress log taken
       while the app was still running (tests/fixtures/eventlogs/).
       Older Spark runs in the venv printed by ``tools/spark_env.sh <version>``.
+  python3 tools/generate_eventlogs.py fixtures
+      Re-packages the sample logs' real events into tests/fixtures/eventlogs/: a 3-part rolling
+      zstd directory with an attempt suffix, a compacted rolling directory, .gz / .tar.gz
+      wrappers, a wrong extension, and the History Server's own /logs zip downloads.
   python3 tools/generate_eventlogs.py large --out DIR [--queries 40] [--partitions 300]
       A single uncompressed 4.3.0 log with dozens of AQE queries of hundreds of tasks each.
   python3 tools/generate_eventlogs.py scale SRC DST --factor N
@@ -170,7 +174,9 @@ def _samples_workload(spark, desc, version: str, work: str, snapshot, spec: dict
     # Runtime broadcast: the filtered side is estimated large statically (no CBO), tiny at runtime.
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "100k")
     spark.range(0, 300000).selectExpr("id % 1000 AS key", "id AS a").createOrReplaceTempView("big")
-    spark.range(0, 300000).where("id % 1000 = 3").selectExpr(
+    # keys spread over many partitions: a side with mostly empty partitions is never broadcast
+    # (spark.sql.adaptive.nonEmptyPartitionRatioForBroadcastJoin)
+    spark.range(0, 300000).where("id % 97 = 3").selectExpr(
         "id % 1000 AS key", "id AS b"
     ).createOrReplaceTempView("small")
     desc("runtime broadcast join")
@@ -387,6 +393,138 @@ def cmd_scale(args) -> None:
     print(f"[generate] {args.dst}: {Path(args.dst).stat().st_size / 1e6:.1f} MB", file=sys.stderr)
 
 
+# ---------------------------------------------------------------------------------------------
+# derived fixtures: real events re-packaged into the layouts the reader must handle
+
+
+def _events_of(path: Path) -> list[bytes]:
+    sys.path.insert(0, str(REPO))
+    from aqe_core.eventlog import codecs
+    from aqe_core.eventlog.sources import open_source
+
+    out = []
+    with open_source(str(path)) as src:
+        for part in src.parts:
+            with part.opener() as f:
+                r = codecs.CountingReader(f)
+                head = r.read_exact(16)
+                fmt = codecs.sniff(head)
+                from aqe_core.eventlog.reader import _Prepend
+
+                data = b"".join(codecs.decode(fmt, _Prepend(head, r)))
+            out.extend(ln + b"\n" for ln in data.split(b"\n") if ln.strip())
+    return out
+
+
+def _zstd_frames(lines: list[bytes], every: int = 40) -> bytes:
+    """zstd the way Spark's event writer does: one closed frame per flush."""
+    import zstandard
+
+    c = zstandard.ZstdCompressor(level=3)
+    return b"".join(c.compress(b"".join(lines[i : i + every])) for i in range(0, len(lines), every))
+
+
+def cmd_fixtures(args) -> None:
+    """Derived fixtures in tests/fixtures/eventlogs (see MANIFEST.json there)."""
+    import gzip
+    import io
+    import tarfile
+    import urllib.request
+    import zipfile
+
+    samples = REPO / "sample_logs" / "eventlogs"
+    manifest = json.loads((samples / "MANIFEST.json").read_text())
+    fx = REPO / "tests" / "fixtures" / "eventlogs"
+    fx.mkdir(parents=True, exist_ok=True)
+    for old in fx.iterdir():
+        if old.name.endswith(".inprogress"):
+            continue  # real snapshots written by `samples`
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    fmanifest: dict[str, dict] = {}
+
+    # 1. multi-part rolling zstd directory with a YARN-style app id and attempt suffix
+    src_name = manifest["spark430_lz4"]["files"][0]
+    lines = _events_of(samples / src_name)
+    old_id = src_name.split(".")[0]
+    new_id = "application_1795000000000_0001"
+    lines = [ln.replace(old_id.encode(), new_id.encode()) for ln in lines]
+    lines = [
+        ln.replace(b'"App ID":"' + new_id.encode() + b'"', b'"App ID":"' + new_id.encode() + b'","App Attempt ID":"1"')
+        if ln.startswith(b'{"Event":"SparkListenerApplicationStart"') else ln
+        for ln in lines
+    ]
+    d = fx / f"eventlog_v2_{new_id}_1"
+    d.mkdir()
+    third = len(lines) // 3
+    chunks = [lines[:third], lines[third : 2 * third], lines[2 * third :]]
+    for i, part in enumerate(chunks, 1):
+        (d / f"events_{i}_{new_id}_1.zstd").write_bytes(_zstd_frames(part))
+    (d / f"appstatus_{new_id}_1").write_bytes(b"")
+    fmanifest[d.name] = {"from": src_name, "how": "events split into 3 rolling parts (zstd, one frame per 40 events), app id renamed, App Attempt ID 1 added"}
+
+    # 2. compacted rolling directory: events_2 ... .compact keeps only the SQL events of executions
+    #    that were running at the cut (as the History Server's SQL event filter does), then events_3
+    src3 = manifest["spark359_zstd"]["files"][0]
+    lines3 = _events_of(samples / src3)
+    cut = len(lines3) // 2
+    head, tail = lines3[:cut], lines3[cut:]
+    ended = set()
+    for ln in head:
+        if b"SparkListenerSQLExecutionEnd" in ln[:90]:
+            ended.add(json.loads(ln)["executionId"])
+    keep = []
+    for ln in head:
+        if b"org.apache.spark.sql.execution.ui." in ln[:60]:
+            ev = json.loads(ln)
+            if ev.get("executionId") in ended:
+                continue
+        if b'"Event":"SparkListenerTask' in ln[:40]:
+            continue
+        keep.append(ln)
+    app3 = src3.split(".")[0]
+    cd = fx / f"eventlog_v2_{app3}"
+    cd.mkdir()
+    (cd / f"events_1_{app3}.zstd").write_bytes(_zstd_frames(head[:10]))  # stale, must be skipped
+    (cd / f"events_2_{app3}.zstd.compact").write_bytes(_zstd_frames(keep))
+    (cd / f"events_3_{app3}.zstd").write_bytes(_zstd_frames(tail))
+    (cd / f"appstatus_{app3}").write_bytes(b"")
+    fmanifest[cd.name] = {"from": src3, "how": "synthetic compaction: events_2 .compact (SQL events of finished executions and task events dropped), a stale events_1 left behind, events_3 normal"}
+
+    # 3. gzip and tar.gz wrappers
+    plain = manifest["spark301_plain"]["files"][0]
+    (fx / f"{plain}.gz").write_bytes(gzip.compress((samples / plain).read_bytes()))
+    fmanifest[f"{plain}.gz"] = {"from": plain, "how": "gzip of the plain 3.0.1 log"}
+    roll = manifest["spark430_rolling_zstd"]["files"][0]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        tf.add(samples / roll, arcname=roll)
+    (fx / f"{roll}.tar.gz").write_bytes(buf.getvalue())
+    fmanifest[f"{roll}.tar.gz"] = {"from": roll, "how": "tar.gz of the rolling directory"}
+    # wrong extension: zstd bytes under a .lz4 name
+    z = manifest["spark359_zstd"]["files"][0]
+    shutil.copyfile(samples / z, fx / (z.split(".")[0] + ".lz4"))
+    fmanifest[z.split(".")[0] + ".lz4"] = {"from": z, "how": "zstd log renamed to .lz4"}
+
+    # 4. the History Server's own /logs download (a zip) of the rolling and lz4 apps
+    sys.path.insert(0, str(REPO))
+    from aqe_core.eventlog.history_server import HistoryServer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for key in ("spark430_rolling_zstd", "spark430_lz4"):
+            f = manifest[key]["files"][0]
+            (shutil.copytree if (samples / f).is_dir() else shutil.copyfile)(samples / f, Path(tmp) / f)
+        with HistoryServer(tmp) as hs:
+            hs.wait_for_apps(2)
+            for key, out in (("spark430_rolling_zstd", "shs_download_rolling_zstd.zip"), ("spark430_lz4", "shs_download_lz4.zip")):
+                app = manifest[key]["files"][0].replace("eventlog_v2_", "").split(".")[0]
+                data = urllib.request.urlopen(hs.base + f"/applications/{app}/logs").read()
+                (fx / out).write_bytes(data)
+                fmanifest[out] = {"from": manifest[key]["files"][0], "how": "History Server 4.3.0 /api/v1/applications/{id}/logs"}
+    (fx / "MANIFEST.json").write_text(json.dumps(fmanifest, indent=2, sort_keys=True) + "\n")
+    total = sum(f.stat().st_size for f in fx.rglob("*") if f.is_file())
+    print(f"[generate] {fx}: {total / 1e6:.2f} MB", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_child":
@@ -406,8 +544,9 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("src")
     c.add_argument("dst")
     c.add_argument("--factor", type=int, default=10)
+    sub.add_parser("fixtures", help="derived fixtures (rolling parts, compact, gz, tar, HS zip) from the samples")
     args = ap.parse_args(argv)
-    {"samples": cmd_samples, "large": cmd_large, "scale": cmd_scale}[args.cmd](args)
+    {"samples": cmd_samples, "large": cmd_large, "scale": cmd_scale, "fixtures": cmd_fixtures}[args.cmd](args)
 
 
 if __name__ == "__main__":

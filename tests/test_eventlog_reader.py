@@ -1,0 +1,255 @@
+"""Loading real Spark event logs (3.0.1, 3.5.9, 4.3.0; every codec and layout)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from aqe_core.eventlog import EventLogError, load
+from aqe_core.eventlog.planinfo import graph_nodes
+from aqe_core.eventlog.summary import log_json
+from aqe_core.plan import PlanNode
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "sample_logs" / "eventlogs"
+FIXTURES = REPO / "tests" / "fixtures" / "eventlogs"
+MANIFEST = json.loads((SAMPLES / "MANIFEST.json").read_text())
+FIX_MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
+
+
+def sample(key: str) -> Path:
+    return SAMPLES / MANIFEST[key]["files"][0]
+
+
+def by_desc(log, text):
+    return [e for e in log.executions.values() if e.description == text]
+
+
+@pytest.mark.parametrize("key", sorted(MANIFEST))
+def test_every_sample_loads_completely(key):
+    log = load(str(sample(key)))
+    assert log.warnings == []
+    assert log.complete
+    assert log.application.spark_version == MANIFEST[key]["spark_version"]
+    assert log.application.name == f"aqe-lens {key}"
+    assert len(log.executions) >= 10
+    expected_codec = {"spark430_rolling_zstd": "zstd", "spark430_lz4": "lz4", "spark430_snappy": "snappy",
+                      "spark359_zstd": "zstd", "spark359_lzf": "lzf", "spark301_plain": "none"}[key]
+    assert log.codec == expected_codec
+    skew = by_desc(log, "skewed join")[0]
+    assert skew.status == "COMPLETED" and skew.adaptive
+    assert skew.initial_plan is not None and len(skew.plan_versions) >= 2
+    assert "isFinalPlan=false" in skew.initial_plan.description
+    assert "isFinalPlan=true" in skew.final_plan.description
+    assert any(n.name == "SortMergeJoin(skew=true)" for n in skew.final_plan.walk())
+    reads = skew.shuffle_reads
+    assert len(reads) == 2
+    skewed = [r for r in reads if r.skewed_partitions]
+    assert len(skewed) == 1 and skewed[0].skewed_partitions >= 1
+    for r in reads:
+        assert r.partition_sizes and len(r.partition_sizes) == r.num_partitions
+        assert all(s >= 0 for s in r.partition_sizes)
+
+
+@pytest.mark.parametrize("key", [k for k in MANIFEST if MANIFEST[k]["spark_version"] != "3.0.1"])
+def test_partition_sizes_come_from_driver_metrics(key):
+    log = load(str(sample(key)))
+    skew = by_desc(log, "skewed join")[0]
+    r = next(r for r in skew.shuffle_reads if r.skewed_partitions)
+    assert r.name == "AQEShuffleRead"
+    assert r.partition_sizes_source == "driver_metrics"
+    assert r.skew_splits and r.skew_splits > r.skewed_partitions - 1
+    assert r.coalesced_partitions is not None
+    # what the reduce tasks actually read is close to (a bit below) the MapStatus sizes
+    assert r.bytes_read and len(r.bytes_read) == r.num_partitions
+    assert 0.8 * sum(r.partition_sizes) <= sum(r.bytes_read) <= 1.05 * sum(r.partition_sizes)
+    coal = by_desc(log, "coalescing aggregation")
+    assert any(r.coalesced_partitions for e in coal for r in e.shuffle_reads)
+
+
+def test_spark301_sizes_are_derived_from_task_reads():
+    log = load(str(sample("spark301_plain")))
+    skew = by_desc(log, "skewed join")[0]
+    assert all(r.name == "CustomShuffleReader" for r in skew.shuffle_reads)
+    for r in skew.shuffle_reads:
+        assert r.partition_sizes_source == "task_shuffle_read"
+        assert any("task metrics" in n for n in r.notes)
+    assert any("3.0.x" in n for n in log.notes)
+    # 3.0.1 writes the skew description instead of metrics
+    assert any(r.skewed_partitions == 1 for r in skew.shuffle_reads)
+
+
+def test_runtime_broadcast_join_change_is_seen():
+    from aqe_core.eventlog.summary import join_changes
+
+    for key in ("spark430_lz4", "spark359_zstd"):
+        log = load(str(sample(key)))
+        ex = by_desc(log, "runtime broadcast join")[0]
+        assert any("BroadcastHashJoin" in c for c in join_changes(ex)), (key, join_changes(ex))
+
+
+def test_effective_conf_layers():
+    log = load(str(sample("spark430_lz4")))
+    ex = by_desc(log, "runtime broadcast join")[0]
+    # set with spark.conf.set before the query: a session conf, not a Spark property
+    assert log.spark_properties["spark.sql.autoBroadcastJoinThreshold"] == "-1"
+    assert ex.modified_configs.get("spark.sql.autoBroadcastJoinThreshold") == "100k"
+    assert ex.aqe_conf is not None
+    assert ex.aqe_conf.get("spark.sql.autoBroadcastJoinThreshold") == 100 * 1024
+    assert ex.aqe_conf.get("spark.sql.adaptive.advisoryPartitionSizeInBytes") == 4096
+    other = by_desc(log, "skewed join")[0]
+    assert other.aqe_conf.get("spark.sql.autoBroadcastJoinThreshold") == -1
+    # 3.0.1 has no modifiedConfigs: the session conf travels in the job properties
+    log30 = load(str(sample("spark301_plain")))
+    ex30 = by_desc(log30, "runtime broadcast join")[0]
+    assert ex30.job_properties.get("spark.sql.autoBroadcastJoinThreshold") == "100k"
+    assert ex30.aqe_conf.get("spark.sql.adaptive.enabled") is True
+
+
+def test_nested_and_failed_executions():
+    log = load(str(sample("spark430_lz4")))
+    failed = by_desc(log, "failing query")[0]
+    assert failed.status == "FAILED" and failed.error_message
+    write = by_desc(log, "parquet write")
+    assert write and all(e.root_execution_id is not None for e in write)
+
+
+def test_inprogress_snapshots_load_partially():
+    for f in sorted(FIXTURES.glob("*.inprogress")):
+        log = load(str(f))
+        assert not log.complete
+        assert log.warnings == [], log.warnings
+        assert any("ApplicationEnd" in n for n in log.notes)
+        assert log.executions
+        assert any(e.status == "RUNNING" for e in log.executions.values()) or len(log.executions) >= 3
+
+
+def test_rolling_multi_part_with_attempt_suffix():
+    d = next(FIXTURES.glob("eventlog_v2_application_*_1"))
+    log = load(str(d))
+    assert log.layout == "rolling" and len(log.parts) == 3
+    assert [Path(p).name.split("_")[1] for p in log.parts] == ["1", "2", "3"]
+    assert log.application.attempt_id == "1"
+    assert log.application.id.startswith("application_")
+    assert log.complete and log.warnings == []
+    ref = load(str(sample("spark430_lz4")))
+    assert len(log.executions) == len(ref.executions)
+    for eid, ex in ref.executions.items():
+        assert [r.partition_sizes for r in log.executions[eid].shuffle_reads] == [r.partition_sizes for r in ex.shuffle_reads]
+
+
+def test_compacted_rolling_directory():
+    d = next(p for p in FIXTURES.glob("eventlog_v2_*") if any(x.name.endswith(".compact") for x in p.iterdir()))
+    log = load(str(d))
+    names = [Path(p).name for p in log.parts]
+    assert names[0].endswith(".compact") and names[0].startswith("events_2_") and names[1].startswith("events_3_")
+    assert any("compact" in n for n in log.notes)
+
+
+@pytest.mark.parametrize("name", ["shs_download_rolling_zstd.zip", "shs_download_lz4.zip"])
+def test_history_server_zip_download(name):
+    log = load(str(FIXTURES / name))
+    assert log.complete and log.warnings == []
+    assert len(log.executions) >= 10
+
+
+def test_gzip_and_tar_wrappers_and_wrong_extension():
+    gz = next(FIXTURES.glob("*.gz"), None)
+    tgz = next(FIXTURES.glob("*.tar.gz"))
+    plain = next(f for f in FIXTURES.glob("*.gz") if not f.name.endswith(".tar.gz"))
+    assert gz is not None
+    a, b = load(str(plain)), load(str(sample("spark301_plain")))
+    assert [e.description for e in a.executions.values()] == [e.description for e in b.executions.values()]
+    t = load(str(tgz))
+    assert t.layout == "rolling" and t.complete
+    wrong = next(f for f in FIXTURES.glob("*.lz4"))
+    w = load(str(wrong))
+    assert w.codec == "zstd" and any("name says lz4" in x for x in w.warnings)
+
+
+def test_directory_with_one_log_and_with_many(tmp_path):
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copyfile(sample("spark359_zstd"), one / sample("spark359_zstd").name)
+    assert load(str(one)).complete
+    with pytest.raises(EventLogError, match="pass one of them"):
+        load(str(SAMPLES))
+
+
+def test_zip_with_rolling_directory(tmp_path):
+    z = tmp_path / "logs.zip"
+    d = sample("spark430_rolling_zstd")
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in d.iterdir():
+            zf.write(f, f"{d.name}/{f.name}")
+    log = load(str(z))
+    assert log.layout == "rolling" and log.complete
+
+
+def test_progress_callback_reports_bytes():
+    seen = []
+    log = load(str(sample("spark430_snappy")), progress=lambda done, total: seen.append((done, total)))
+    size = sample("spark430_snappy").stat().st_size
+    assert seen and seen[-1][0] == size and seen[-1][1] == size
+    assert log.bytes_read == size and log.bytes_decoded > size
+
+
+def test_plan_node_ids_match_ui_numbering_and_roundtrip():
+    log = load(str(sample("spark430_lz4")))
+    ex = by_desc(log, "skewed join")[0]
+    ids = [n.id for n in graph_nodes(ex.final_plan)]
+    assert ids == list(range(len(ids)))
+    d = ex.plan_with_values(ex.final_plan).to_dict()
+    assert PlanNode.from_dict(d).to_dict() == d
+    read = next(n for n in ex.final_plan.walk() if n.name == "AQEShuffleRead")
+    assert {m["name"] for m in read.metrics} >= {"number of partitions", "partition data size"}
+
+
+def test_json_document_schema():
+    log = load(str(sample("spark359_zstd")))
+    doc = json.loads(json.dumps(log_json(log)))
+    assert set(doc["application"]) >= {"id", "name", "spark_version", "attempt_id"}
+    assert isinstance(doc["warnings"], list)
+    for e in doc["executions"]:
+        assert set(e) >= {"id", "description", "status", "adaptive", "plan_versions", "initial_plan",
+                          "final_plan", "shuffle_reads"}
+        for p in [e["initial_plan"], e["final_plan"], *e["plan_versions"]]:
+            stack = [p]
+            while stack:
+                n = stack.pop()
+                assert set(n) == {"id", "name", "description", "metrics", "children"}
+                stack.extend(n["children"])
+        for r in e["shuffle_reads"]:
+            assert set(r) >= {"node_id", "num_partitions", "partition_sizes", "coalesced_partitions",
+                              "skewed_partitions", "skew_splits"}
+    assert doc["limitations"]["simulation"].startswith("approximate")
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "aqe_core", "inspect", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_human_and_json():
+    r = run_cli(str(sample("spark430_lz4")))
+    assert r.returncode == 0, r.stderr
+    assert "skewed join" in r.stdout and "skewed -> " in r.stdout and "splits" in r.stdout
+    assert "SortMergeJoin -> BroadcastHashJoin" in r.stdout
+    r = run_cli(str(sample("spark301_plain")), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["application"]["spark_version"] == "3.0.1"
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    r = run_cli(str(tmp_path / "missing"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    bad = tmp_path / "bad.zstd"
+    bad.write_bytes(b"\x00\x01\x02 not a log at all")
+    r = run_cli(str(bad))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("aqe_core inspect: error:")
