@@ -253,3 +253,31 @@ def test_cli_errors_are_one_line(tmp_path):
     bad.write_bytes(b"\x00\x01\x02 not a log at all")
     r = run_cli(str(bad))
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("aqe_core inspect: error:")
+
+
+@pytest.mark.parametrize("key", sorted(MANIFEST))
+def test_task_end_fast_path_equals_json_parse(key):
+    from aqe_core.eventlog import codecs
+    from aqe_core.eventlog.reader import _Prepend, parse_task_end_fast, parse_task_end_json
+    from aqe_core.eventlog.sources import open_source
+
+    n = 0
+    with open_source(str(sample(key))) as src:
+        for part in src.parts:
+            with part.opener() as f:
+                r = codecs.CountingReader(f)
+                head = r.read_exact(16)
+                data = b"".join(codecs.decode(codecs.sniff(head), _Prepend(head, r)))
+            for line in data.split(b"\n"):
+                if not line.startswith(b'{"Event":"SparkListenerTaskEnd"'):
+                    continue
+                fast = parse_task_end_fast(line)
+                d = json.loads(line)
+                slow = parse_task_end_json(d)
+                assert fast is not None
+                assert fast[:5] == slow[:5] and fast[6] == slow[6]
+                sql = [(a["ID"], int(a["Update"])) for a in d["Task Info"]["Accumulables"]
+                       if isinstance(a.get("Update"), str)]
+                assert fast[5] == sql
+                n += 1
+    assert n > 20

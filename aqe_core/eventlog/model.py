@@ -131,8 +131,6 @@ class SQLExecution:
     plan_versions: list[PlanNode] = field(default_factory=list)
     #: accumulator id -> summary dict (metrics.summarize), as the UI shows them
     metric_values: dict[int, dict[str, Any]] = field(default_factory=dict)
-    #: accumulator id -> (name, type)
-    metric_defs: dict[int, tuple[str, str]] = field(default_factory=dict)
     shuffle_reads: list[ShuffleRead] = field(default_factory=list)
     modified_configs: dict[str, str] = field(default_factory=dict)
     job_properties: dict[str, str] = field(default_factory=dict)

@@ -21,12 +21,16 @@ _PASS_THROUGH = ("TableCacheQueryStage", "ResultQueryStage")
 SHUFFLE_READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader")
 
 
+_intern = sys.intern
+
+
 def _metrics(info: dict) -> list[dict[str, Any]]:
     ms = info.get("metrics")
     if not ms:
         return []
     try:
-        return [{"name": m["name"], "type": m["metricType"], "accumulator_id": m["accumulatorId"]}
+        # names and types repeat across every node of every plan: intern them
+        return [{"name": _intern(m["name"]), "type": _intern(m["metricType"]), "accumulator_id": m["accumulatorId"]}
                 for m in ms if type(m["accumulatorId"]) is int and type(m["name"]) is str
                 and type(m["metricType"]) is str]
     except (KeyError, TypeError):
@@ -46,7 +50,8 @@ def _ref(node: PlanNode) -> PlanNode:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, shared_metrics: dict | None = None) -> None:
+        self.shared = shared_metrics
         self.next_id = 0
         self.exchanges: dict[int, PlanNode] = {}
         self._keys: dict[int, int] = {}
@@ -85,6 +90,22 @@ class _Builder:
             self._keys[id(node)] = self._intern.setdefault(sig, len(self._intern))
         return self._keys[id(info)]
 
+    def metrics(self, info: dict) -> list[dict[str, Any]]:
+        ms = _metrics(info)
+        shared = self.shared
+        if shared is None or not ms:
+            return ms
+        out = []
+        for m in ms:
+            acc = m["accumulator_id"]
+            prev = shared.get(acc)
+            if prev is not None and prev == m:
+                out.append(prev)
+            else:
+                shared[acc] = m
+                out.append(m)
+        return out
+
     def take_id(self) -> int:
         i = self.next_id
         self.next_id += 1
@@ -93,28 +114,28 @@ class _Builder:
     def build(self, info: Any, in_cluster: bool) -> PlanNode:
         if not isinstance(info, dict):
             return PlanNode(None, "?", "malformed plan node", [], [])
-        name = str(info.get("nodeName", ""))
+        name = _intern(str(info.get("nodeName", "")))
         desc = str(info.get("simpleString", ""))
         children = [c for c in (info.get("children") or []) if isinstance(c, dict)]
         first = children[0] if children else None
         if name.startswith("WholeStageCodegen"):
-            node = PlanNode(self.take_id(), name, desc, _metrics(info), [])
+            node = PlanNode(self.take_id(), name, desc, self.metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, True))
             return node
         if name == "InputAdapter":
-            node = PlanNode(None, name, desc, _metrics(info), [])
+            node = PlanNode(None, name, desc, self.metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, False))
             return node
         if name in _STAGE_WRAPPERS:
-            node = PlanNode(None, name, desc, _metrics(info), [])
+            node = PlanNode(None, name, desc, self.metrics(info), [])
             if first is not None:
                 orig = self.exchanges.get(self.key(first))
                 node.children.append(_ref(orig) if orig is not None else self.build(first, False))
             return node
         if name in _PASS_THROUGH:
-            node = PlanNode(None, name, desc, _metrics(info), [])
+            node = PlanNode(None, name, desc, self.metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, False))
             return node
@@ -123,13 +144,13 @@ class _Builder:
         if name == "Subquery" and self.key(info) in self.exchanges:
             return _ref(self.exchanges[self.key(info)])
         if name == "ReusedSubquery":
-            node = PlanNode(None, name, desc, _metrics(info), [])
+            node = PlanNode(None, name, desc, self.metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, in_cluster))
             return node
         if name == "ReusedExchange" and first is not None and self.key(first) in self.exchanges:
-            return PlanNode(None, name, desc, _metrics(info), [_ref(self.exchanges[self.key(first)])])
-        node = PlanNode(self.take_id(), name, desc, _metrics(info), [])
+            return PlanNode(None, name, desc, self.metrics(info), [_ref(self.exchanges[self.key(first)])])
+        node = PlanNode(self.take_id(), name, desc, self.metrics(info), [])
         if "Exchange" in name or name == "Subquery":
             self.exchanges[self.key(info)] = node
         for c in children:
@@ -137,9 +158,12 @@ class _Builder:
         return node
 
 
-def build_plan(info: Any) -> PlanNode:
-    """PlanNode tree for one ``sparkPlanInfo``. Very deep plans raise the recursion limit."""
-    b = _Builder()
+def build_plan(info: Any, shared_metrics: dict | None = None) -> PlanNode:
+    """PlanNode tree for one ``sparkPlanInfo``. Very deep plans raise the recursion limit.
+
+    ``shared_metrics`` (accumulator id -> metric dict), when given, lets the plan versions of
+    one execution share their identical metric dicts (treat them as read-only)."""
+    b = _Builder(shared_metrics)
     limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(limit, 20000))

@@ -110,7 +110,9 @@ _TE_INFO = re.compile(rb'"Task Info":\{"Task ID":(-?\d+),"Index":(-?\d+),"Attemp
 _TE_FINISH = re.compile(
     rb'"Finish Time":(-?\d+),"Failed":(true|false),"Killed":(true|false),"Accumulables":\['
 )
-_ACC = re.compile(rb'\{"ID":(\d+),(?:"Name":"(?:[^"\\]|\\.)*",)?"Update":"?(-?\d+)[",]')
+_ACC = re.compile(rb'\{"ID":(\d+),(?:"Name":"[^"\\]*(?:\\.[^"\\]*)*",)?"Update":"?(-?\d+)[",]')
+# SQL metric updates are strings ("Update":"123"); names without escapes (the common case)
+_ACC_SQL = re.compile(rb'"ID":(\d+),"Name":"[^"\\]*","Update":"(-?\d+)"')
 _SRM = re.compile(
     rb'"Shuffle Read Metrics":\{"Remote Blocks Fetched":-?\d+,"Local Blocks Fetched":-?\d+,'
     rb'"Fetch Wait Time":-?\d+,"Remote Bytes Read":(-?\d+),(?:"Remote Bytes Read To Disk":-?\d+,)?'
@@ -146,8 +148,17 @@ def parse_task_end_fast(line: bytes):
     fin = _TE_FINISH.search(line, ti.end())
     if fin is None:
         return None
-    accs = [(int(a), int(b)) for a, b in _ACC.findall(line, fin.end())]
-    srm = _SRM.search(line, fin.end())
+    i = fin.end()
+    j = line.find(b'"Task Executor Metrics"', i)
+    if j < 0:
+        j = line.find(b'"Task Metrics"', i)
+        if j < 0:
+            j = len(line)
+    # Only string-valued updates matter (SQL metrics); internal.metrics.* carry numbers and are
+    # never plan metrics. Fall back to the escape-aware pattern when a name has a backslash.
+    pat = _ACC_SQL if line.find(b"\\", i, j) < 0 else _ACC
+    accs = [(int(a), int(b)) for a, b in pat.findall(line, i, j)]
+    srm = _SRM.search(line, j)
     if srm is None:
         if b'"Shuffle Read Metrics"' in line:
             return None
@@ -252,7 +263,7 @@ _READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "re
 
 class _LiveExec:
     __slots__ = ("model", "types", "jobs", "stages", "driver_updates", "driver_all", "end_events",
-                 "aggregated", "read_ids", "reads_snapshot", "live")
+                 "aggregated", "read_ids", "reads_snapshot", "live", "shared_metrics")
 
     def __init__(self, model: SQLExecution):
         self.model = model
@@ -266,6 +277,7 @@ class _LiveExec:
         self.read_ids: dict[int, str] = {}
         self.reads_snapshot: dict[int, dict[int, array]] = {}
         self.live = True
+        self.shared_metrics: dict = {}
 
 
 # --------------------------------------------------------------------------------------------
@@ -428,7 +440,6 @@ class _Builder:
     def _add_metrics(self, ex: _LiveExec, defs: dict[int, tuple[str, str]], plan: PlanNode | None) -> None:
         for acc, (name, typ) in defs.items():
             ex.types[acc] = typ
-            ex.model.metric_defs[acc] = (name, typ)
         if plan is not None:
             for n in graph_nodes(plan):
                 if "Exchange" in n.name:
@@ -454,14 +465,14 @@ class _Builder:
         if isinstance(mc, dict):
             m.modified_configs = {str(k): str(v) for k, v in mc.items()}
         m.physical_plan_description = _opt_str(d.get("physicalPlanDescription"))
-        plan = build_plan(d.get("sparkPlanInfo"))
+        plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
         m.initial_plan = plan
         self._add_metrics(ex, plan_metrics(plan), plan)
         self._update(ex)
 
     def on_sql_update(self, line, d) -> None:
         ex = self._exec(_as_int(d["executionId"]))
-        plan = build_plan(d.get("sparkPlanInfo"))
+        plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
         ex.model.plan_versions.append(plan)
         ex.model.physical_plan_description = _opt_str(d.get("physicalPlanDescription"))
         self._add_metrics(ex, plan_metrics(plan), plan)
@@ -723,6 +734,9 @@ class _Builder:
             m.shuffle_reads = _shuffle_reads(ex, self.log, version)
             _effective_conf(m, self.log, version, self.conf_cache)
             ex.reads_snapshot = {}
+            ex.types = {}
+            ex.shared_metrics = {}
+            ex.driver_updates = []
 
 
 def _opt_str(v: Any) -> str | None:
