@@ -1,26 +1,23 @@
 """AQE Lens: Streamlit entry point (``streamlit run app.py``).
 
-Pages live in ``pages/``; every piece of logic lives in ``aqe_core``.
+Sets up navigation over the page scripts in ``pages/``; the sidebar source picker (lens_ui) is
+drawn by every page. All logic lives in ``aqe_core``.
 """
+from pathlib import Path
+
 import streamlit as st
 
-from aqe_core.config import default_conf
-from aqe_core.versions import NEWEST
+HERE = Path(__file__).resolve().parent
 
-st.set_page_config(page_title="AQE Lens", layout="wide")
-st.title("AQE Lens")
-st.write(
-    "See what Spark's Adaptive Query Execution did to a query, and why: coalesced shuffle "
-    "partitions, split skewed join partitions, demoted or promoted joins."
-)
-st.info(
-    "Coming next: load an event log or a capture, run a query on Spark, plans as graphs, "
-    "partition histograms with AQE's own lines, and presets side by side."
-)
-st.subheader(f"AQE settings and their defaults in Spark {NEWEST}")
-conf = default_conf(NEWEST)
-st.dataframe(
-    [{"key": k, "default": conf.raw(k), "meaning": e.doc} for k, e in conf.keys.items()],
-    width="stretch",
-    hide_index=True,
-)
+st.set_page_config(page_title="AQE Lens", layout="wide", page_icon=":material/insights:")
+
+PAGES = [
+    st.Page(str(HERE / "pages" / "overview.py"), title="Overview", icon=":material/home:", url_path="overview", default=True),
+    st.Page(str(HERE / "pages" / "plans.py"), title="Plans", icon=":material/account_tree:", url_path="plans"),
+    st.Page(str(HERE / "pages" / "partitions.py"), title="Partitions", icon=":material/bar_chart:", url_path="partitions"),
+    st.Page(str(HERE / "pages" / "whatif.py"), title="What-if", icon=":material/tune:", url_path="whatif"),
+    st.Page(str(HERE / "pages" / "compare.py"), title="Compare presets", icon=":material/compare:", url_path="compare"),
+    st.Page(str(HERE / "pages" / "run.py"), title="Run", icon=":material/play_arrow:", url_path="run"),
+    st.Page(str(HERE / "pages" / "share.py"), title="Share", icon=":material/share:", url_path="share"),
+]
+st.navigation(PAGES).run()

@@ -1,0 +1,100 @@
+"""Self-contained HTML report: one file, works offline, no external requests.
+
+plotly.js is inlined once; each figure is a div. A strict Content-Security-Policy forbids every
+network request, and every string that came from a log, a plan or a user is HTML-escaped.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import html
+from typing import Any, Optional, Sequence
+
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+import aqe_core
+from aqe_core.analysis import QueryView
+from aqe_core.compare import PresetOutcome
+
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+       "img-src data: blob:; font-src data:; connect-src 'none'")
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212529}
+h1{margin-bottom:0} .meta{color:#495057;font-size:.9em} table{border-collapse:collapse;margin:8px 0 16px}
+td,th{border:1px solid #dee2e6;padding:4px 8px;font-size:.9em;text-align:left;vertical-align:top}
+th{background:#f1f3f5} .approx{background:#fff3bf;padding:6px 10px;border-radius:4px}
+.plans{display:grid;grid-template-columns:1fr 1fr;gap:12px} section{margin-bottom:28px}
+code,pre{background:#f8f9fa;padding:2px 4px;font-size:.85em;white-space:pre-wrap}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def _table(rows: Sequence[dict[str, Any]]) -> str:
+    if not rows:
+        return "<p>(none)</p>"
+    cols = list(rows[0].keys())
+    head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{_e(r.get(c))}</td>" for c in cols) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _fig_div(fig: Any, div_id: str) -> str:
+    return pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id,
+                       config={"displaylogo": False, "scrollZoom": True})
+
+
+def build_report(
+    view: QueryView,
+    *,
+    source_label: str,
+    plan_figures: Sequence[tuple[str, Any]] = (),
+    histogram_figures: Sequence[tuple[str, Any]] = (),
+    comparison: Sequence[PresetOutcome] = (),
+    plan_changes: Sequence[dict[str, Any]] = (),
+    link: Optional[str] = None,
+) -> str:
+    """The whole report as one HTML string."""
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts: list[str] = []
+    parts.append(f"<h1>AQE Lens report</h1><p class='meta'>Source: {_e(source_label)} &middot; query {_e(view.query_id)}:"
+                 f" {_e(view.description)} &middot; Spark {_e(view.spark_version)} &middot; status {_e(view.status)}"
+                 f" &middot; generated {now} by AQE Lens {_e(aqe_core.__version__)}"
+                 + (f" &middot; link: <code>{_e(link)}</code>" if link else "") + "</p>")
+    parts.append(f"<section><h2>What AQE did</h2><p>{_e(view.outcome)}</p>"
+                 + ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in view.join_changes) + "</ul>" if view.join_changes else "")
+                 + "</section>")
+    if plan_figures:
+        divs = "".join(f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))
+        parts.append(f"<section><h2>Plans</h2><div class='plans'>{divs}</div>{_table(list(plan_changes))}</section>")
+    sh = []
+    for i, s in enumerate(view.shuffles):
+        block = [f"<h3>{_e(s.label)}</h3>"]
+        if s.approx_reason and not s.exact:
+            block.append(f"<p class='approx'>Approximate: {_e(s.approx_reason)}</p>")
+        block.append(_table([{"line": ln.kind, "value (bytes)": ln.value, "meaning": ln.label,
+                              "settings": ", ".join(ln.config_keys)} for ln in s.lines]))
+        if s.skew_rows:
+            block.append(_table([r.to_dict() for r in s.skew_rows]))
+        if s.reasons:
+            block.append("<ul>" + "".join(f"<li>{_e(r.message)}</li>" for r in s.reasons) + "</ul>")
+        sh.append("".join(block))
+    hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
+    parts.append(f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>")
+    if comparison:
+        notes = "".join(f"<li><b>{_e(o.preset)}</b>: {_e(o.note)}</li>" for o in comparison)
+        parts.append(f"<section><h2>Presets compared</h2>{_table([o.summary_row() for o in comparison])}<ul>{notes}</ul></section>")
+    conf_rows = [{"setting": k, "value": v} for k, v in view.conf.to_strings().items() if v is not None]
+    parts.append(f"<section><h2>Effective AQE configuration</h2>{_table(conf_rows)}</section>")
+    if view.warnings:
+        parts.append("<section><h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in view.warnings) + "</ul></section>")
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        f"<title>AQE Lens: {_e(view.description[:80])}</title><style>{_STYLE}</style>"
+        f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
+        + "".join(parts) + "</body></html>"
+    )

@@ -1,0 +1,169 @@
+"""Streamlit glue shared by the pages: source picker, cached loading, the selected query.
+
+Only UI wiring lives here; anything worth testing lives in ``aqe_core``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import streamlit as st
+
+from aqe_core.analysis import QueryView
+from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
+from aqe_core.sources import LoadedSource, SourceError, default_sample, load_source, sample_sources
+
+MAX_UPLOAD_MB = 200
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _load_cached(path: str, mtime: float) -> LoadedSource:
+    return load_source(path)
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def load_with_progress(path: str) -> Optional[LoadedSource]:
+    """Load a source (cached by path and mtime), with a progress bar for big files."""
+    try:
+        size = os.path.getsize(path) if os.path.isfile(path) else None
+        if size and size > 20 * 1024 * 1024:
+            bar = st.progress(0.0, text=f"reading {os.path.basename(path)}")
+            src = load_source(path, progress=lambda done, total: bar.progress(min(1.0, done / (total or size)),
+                                                                              text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
+            bar.empty()
+            return src
+        return _load_cached(path, _mtime(path))
+    except SourceError as exc:
+        st.error(f"Could not open this source: {exc}")
+    except Exception as exc:  # the app must never crash on a bad input
+        st.error(f"Could not open this source ({type(exc).__name__}): {exc}")
+    return None
+
+
+def _apply_report_link() -> None:
+    """``?report=<id>``: restore a shared view once per session."""
+    rid = st.query_params.get("report")
+    if not rid or st.session_state.get("_report_applied") == rid:
+        return
+    st.session_state["_report_applied"] = rid
+    try:
+        state = load_view_state(rid)
+    except ShareError as exc:
+        st.session_state["_report_error"] = str(exc)
+        return
+    src = state.get("source", {})
+    if src.get("kind") == "upload":
+        p = upload_path(src.get("digest", ""))
+        if p is not None:
+            st.session_state["source_path"] = str(p)
+            st.session_state["source_label"] = f"shared upload {p.name}"
+    elif src.get("kind") == "sample":
+        for s in sample_sources():
+            if s.key == src.get("key"):
+                st.session_state["source_path"], st.session_state["source_label"] = s.path, s.label
+                st.session_state["source_ref"] = {"kind": "sample", "key": s.key}
+    elif src.get("kind") == "path":
+        st.session_state["source_path"] = src.get("path")
+        st.session_state["source_label"] = src.get("path")
+    if state.get("query_id") is not None:
+        st.session_state["query_id"] = str(state["query_id"])
+    if state.get("presets"):
+        st.session_state["compare_presets"] = list(state["presets"])
+    if state.get("overrides"):
+        st.session_state["whatif_overrides"] = dict(state["overrides"])
+    st.session_state["source_ref"] = src
+
+
+def sidebar_source() -> Optional[LoadedSource]:
+    """The source picker shown on every page; returns the loaded source."""
+    _apply_report_link()
+    if "source_path" not in st.session_state:
+        d = default_sample()
+        if d is not None:
+            st.session_state["source_path"], st.session_state["source_label"] = d.path, d.label
+            st.session_state["source_ref"] = {"kind": "sample", "key": d.key}
+    with st.sidebar:
+        st.markdown("### Source")
+        if st.session_state.get("_report_error"):
+            st.error(st.session_state["_report_error"])
+        mode = st.radio("Open", ["Sample", "Upload", "Path on server"], key="source_mode", horizontal=True)
+        if mode == "Sample":
+            samples = sample_sources()
+            keys = [s.key for s in samples]
+            current = (st.session_state.get("source_ref") or {}).get("key")
+            idx = keys.index(current) if current in keys else 0
+            if samples:
+                choice = st.selectbox("Bundled sample", samples, index=idx, format_func=lambda s: s.label, key="sample_pick")
+                if choice.path != st.session_state.get("source_path"):
+                    st.session_state["source_path"], st.session_state["source_label"] = choice.path, choice.label
+                    st.session_state["source_ref"] = {"kind": "sample", "key": choice.key}
+                    st.session_state.pop("query_id", None)
+        elif mode == "Upload":
+            up = st.file_uploader("Event log, zipped log directory, or capture", key="upload",
+                                  help=f"up to {MAX_UPLOAD_MB} MB; any Spark codec (zstd, lz4, snappy, lzf), .zip/.gz")
+            if up is not None:
+                digest = store_upload(up.name, up.getvalue())
+                path = str(upload_path(digest))
+                if path != st.session_state.get("source_path"):
+                    st.session_state["source_path"], st.session_state["source_label"] = path, up.name
+                    st.session_state["source_ref"] = {"kind": "upload", "digest": digest}
+                    st.session_state.pop("query_id", None)
+        else:
+            typed = st.text_input("Path to an event log, log directory or capture", key="server_path")
+            if typed and st.button("Open", key="open_path"):
+                st.session_state["source_path"], st.session_state["source_label"] = typed, typed
+                st.session_state["source_ref"] = {"kind": "path", "path": typed}
+                st.session_state.pop("query_id", None)
+        path = st.session_state.get("source_path")
+        if not path:
+            st.info("No source yet: pick a sample, upload a log, or run a query.")
+            return None
+        src = load_with_progress(path)
+        if src is None:
+            return None
+        st.caption(src.label)
+        return src
+
+
+def pick_query(src: LoadedSource) -> Optional[QueryView]:
+    """Sidebar selector of the SQL execution that drives every page."""
+    views = [v for v in src.views if v.shuffles or v.adaptive] or src.views
+    if not views:
+        st.sidebar.warning("This source holds no SQL executions.")
+        return None
+    ids = [v.query_id for v in views]
+    qp = st.query_params.get("q")
+    wanted = st.session_state.get("query_id") or qp
+    if wanted not in ids:
+        wanted = next((v.query_id for v in views if v.shuffles), ids[0])
+    choice = st.sidebar.selectbox(
+        "Query", ids, index=ids.index(wanted), key="query_pick",
+        format_func=lambda i: _query_label(next(v for v in views if v.query_id == i)))
+    st.session_state["query_id"] = choice
+    if st.query_params.get("q") != choice:
+        st.query_params["q"] = choice
+    return next(v for v in views if v.query_id == choice)
+
+
+def _query_label(v: QueryView) -> str:
+    desc = v.description.replace("\n", " ")
+    return f"#{v.query_id} {desc[:40]}" + (" (no AQE)" if not v.adaptive else "")
+
+
+def current() -> tuple[Optional[LoadedSource], Optional[QueryView]]:
+    src = sidebar_source()
+    if src is None:
+        return None, None
+    return src, pick_query(src)
+
+
+def approx_note(view: QueryView) -> None:
+    if view.source_kind == "eventlog":
+        st.caption("From an event log: partition sizes are those after AQE; lines that need pre-AQE or per-map sizes are "
+                   "approximate (the log does not hold them). Run the query or load a capture for exact numbers.")

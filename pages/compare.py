@@ -1,0 +1,51 @@
+"""Compare presets: what AQE would do under two to four configurations, side by side."""
+import pandas as pd
+import streamlit as st
+
+import lens_ui
+from aqe_core.analysis import ShuffleView
+from aqe_core.compare import compare_presets
+from aqe_core.histograms import histogram_figure
+from aqe_core.presets import all_presets, save_user_preset
+
+src, view = lens_ui.current()
+st.title("Compare presets")
+if view is None:
+    st.stop()
+presets = all_presets()
+names = [p.name for p in presets]
+default = [n for n in st.session_state.get("compare_presets", ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]) if n in names]
+chosen = st.multiselect("Presets (2 to 4)", names, default=default[:4], max_selections=4, key="compare_pick",
+                        help="; ".join(f"{p.name}: {p.description}" for p in presets))
+st.session_state["compare_presets"] = chosen
+if len(chosen) < 2:
+    st.info("Pick at least two presets.")
+    st.stop()
+outcomes = compare_presets(view, [p for p in presets if p.name in chosen])
+with st.container(key="comparison-table"):
+    st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
+for o in outcomes:
+    st.caption(f"{o.preset}: {o.note}")
+all_sizes = [x for o in outcomes for s in o.shuffles for x in s.sizes_after]
+x_range = (max(min(all_sizes), 1), max(all_sizes)) if all_sizes else None
+cols = st.columns(len(outcomes), border=True)
+for col, o in zip(cols, outcomes):
+    with col:
+        st.markdown(f"**{o.preset}** (Spark {o.spark_version})")
+        st.metric("Partitions after AQE", o.partitions_after)
+        for s in o.shuffles[:4]:
+            sv = ShuffleView(key=s.key, label=s.label, sizes_after=s.sizes_after)
+            st.plotly_chart(histogram_figure(sv, which="after", x_range=x_range, height=260, title=s.label[:50]),
+                            key=f"cmp-{o.preset}-{s.key}", theme=None)
+with st.expander("Save a preset of your own"):
+    with st.form("save_preset"):
+        name = st.text_input("Name")
+        text = st.text_area("Settings, one key=value per line", placeholder="spark.sql.adaptive.advisoryPartitionSizeInBytes=128m")
+        if st.form_submit_button("Save"):
+            try:
+                settings = dict(line.split("=", 1) for line in text.splitlines() if line.strip())
+                save_user_preset(name.strip(), {k.strip(): v.strip() for k, v in settings.items()},
+                                 spark_version=str(view.spark_version))
+                st.success(f"Saved preset {name}")
+            except ValueError as exc:
+                st.error(str(exc))

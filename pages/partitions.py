@@ -1,0 +1,38 @@
+"""Partitions: histograms of partition sizes with AQE's own lines, per shuffle."""
+import pandas as pd
+import streamlit as st
+
+import lens_ui
+from aqe_core.histograms import histogram_figure, partition_bars_figure
+
+src, view = lens_ui.current()
+st.title("Partitions")
+if view is None:
+    st.stop()
+lens_ui.approx_note(view)
+shuffles = [s for s in view.shuffles if s.sizes_before or s.sizes_after]
+if not shuffles:
+    st.info("This query has no adaptive shuffle read with partition sizes.")
+    st.stop()
+c1, c2 = st.columns(2)
+log_scale = c1.toggle("Log scale", value=True, key="hist_log")
+which = c2.segmented_control("Sizes", ["auto", "before", "after"], default="auto", key="hist_which",
+                             help="before AQE (reducer sizes, captures only) or after AQE (as read)")
+for s in shuffles:
+    with st.container(border=True, key=f"shuffle-{s.key}"):
+        st.markdown(f"**{s.label}**")
+        if s.approx_reason and not s.exact:
+            st.caption(f"Approximate: {s.approx_reason}")
+        tab_h, tab_b, tab_t = st.tabs(["Histogram", "Partitions in order", "Lines and skew"])
+        with tab_h:
+            st.plotly_chart(histogram_figure(s, which=which or "auto", log=log_scale), key=f"h-{s.key}", theme=None)
+        with tab_b:
+            st.plotly_chart(partition_bars_figure(s, which=which or "auto", log=log_scale), key=f"b-{s.key}", theme=None)
+        with tab_t:
+            st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
+                                        "settings": ", ".join(ln.config_keys)} for ln in s.lines]),
+                         hide_index=True, width="stretch")
+            if s.skew_rows:
+                st.dataframe(pd.DataFrame([r.to_dict() for r in s.skew_rows]), hide_index=True, width="stretch")
+            for r in s.reasons:
+                st.write(r.message)

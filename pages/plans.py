@@ -1,0 +1,18 @@
+"""Plans: the initial and final adaptive plans as graphs, side by side, AQE's changes marked."""
+import pandas as pd
+import streamlit as st
+
+import lens_ui
+
+src, view = lens_ui.current()
+st.title("Plans")
+if view is None:
+    st.stop()
+if not view.plan_versions and view.initial_plan is None:
+    st.info("This query has no plan in the source.")
+    st.stop()
+versions = view.plan_versions or [view.initial_plan]
+n = len(versions)
+step = st.slider("Plan version", 1, n, n, key="plan_version", help="every adaptive plan Spark produced, in order") if n > 1 else 1
+search = st.text_input("Search nodes", key="plan_search", placeholder="e.g. AQEShuffleRead, SortMergeJoin")
+lens_ui.plan_page(view, step - 1, search)

@@ -1,0 +1,50 @@
+"""What-if: change any AQE setting and see the lines and decisions move, instantly."""
+import pandas as pd
+import streamlit as st
+
+import lens_ui
+from aqe_core.compare import whatif_view
+from aqe_core.histograms import histogram_figure
+
+src, view = lens_ui.current()
+st.title("What-if")
+if view is None:
+    st.stop()
+lens_ui.approx_note(view)
+conf = view.conf
+overrides: dict = dict(st.session_state.get("whatif_overrides", {}))
+st.caption(f"Settings of Spark {view.spark_version}, starting from the query's own values. Changes re-run our rules only.")
+with st.form("whatif"):
+    cols = st.columns(2)
+    new: dict = {}
+    for i, (key, entry) in enumerate(sorted(conf.keys.items())):
+        if not key.startswith("spark.sql.adaptive.") and key not in ("spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold"):
+            continue
+        current = overrides.get(key, conf.raw(key))
+        val = cols[i % 2].text_input(key.replace("spark.sql.adaptive.", "…"), value="" if current is None else str(current),
+                                     help=f"{key}: {entry.doc}", key=f"wi-{key}")
+        if val.strip() != ("" if conf.raw(key) is None else str(conf.raw(key))):
+            if val.strip():
+                new[key] = val.strip()
+    submitted = st.form_submit_button("Simulate")
+if submitted:
+    st.session_state["whatif_overrides"] = new
+    overrides = new
+new_view, errors = whatif_view(view, overrides)
+for e in errors:
+    st.error(e)
+if overrides and not errors:
+    st.write("Changed: " + ", ".join(f"`{k}={v}`" for k, v in overrides.items()))
+for before, after in zip(view.shuffles, new_view.shuffles):
+    if not (after.sizes_before or after.sizes_after):
+        continue
+    with st.container(border=True):
+        st.markdown(f"**{after.label}**")
+        diff = []
+        old_lines = {ln.kind: ln.value for ln in before.lines}
+        for ln in after.lines:
+            diff.append({"line": ln.kind, "as run": old_lines.get(ln.kind), "what-if": ln.value,
+                         "changed": "yes" if old_lines.get(ln.kind) != ln.value else ""})
+        st.dataframe(pd.DataFrame(diff), hide_index=True, width="stretch")
+        st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
+        st.plotly_chart(histogram_figure(after), key=f"wi-h-{after.key}", theme=None)
