@@ -167,3 +167,39 @@ def approx_note(view: QueryView) -> None:
     if view.source_kind == "eventlog":
         st.caption("From an event log: partition sizes are those after AQE; lines that need pre-AQE or per-map sizes are "
                    "approximate (the log does not hold them). Run the query or load a capture for exact numbers.")
+
+
+def plan_figures_for(view: QueryView):
+    """(title, figure) for the initial and final plans, and the table of AQE changes."""
+    try:
+        from aqe_core.plan_graph import diff_plans, plan_figure
+    except ImportError:
+        return [], []
+    figs, rows = [], []
+    if view.initial_plan is not None:
+        figs.append(("Initial plan", plan_figure(view.initial_plan, title="Initial plan")))
+    if view.final_plan is not None:
+        changes = diff_plans(view.initial_plan, view.final_plan) if view.initial_plan is not None else []
+        figs.append(("Final plan", plan_figure(view.final_plan, changes=changes, title="Final plan")))
+        rows = [c.to_dict() if hasattr(c, "to_dict") else dict(c) for c in changes]
+    return figs, rows
+
+
+def plan_page(view: QueryView, version_index: int, search: str) -> None:
+    try:
+        import aqe_core.plan_graph  # noqa: F401
+    except ImportError:
+        st.info("Plan graphs are not available in this build; showing the plan text.")
+        for title, plan in (("Initial plan", view.initial_plan), ("Final plan", view.final_plan)):
+            if plan is not None:
+                st.subheader(title)
+                st.code("\n".join(f"{'  ' * 0}{n.name}: {n.description}" for n in plan.walk()), language=None)
+        return
+
+
+def run_page() -> None:
+    try:
+        import aqe_core.capture.runner  # noqa: F401
+    except ImportError:
+        st.info("Running queries needs the capture package, which is not available in this build.")
+        return
