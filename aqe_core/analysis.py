@@ -197,6 +197,13 @@ def views_from_eventlog(log: Any) -> list[QueryView]:
     return [view_from_execution(log, ex) for ex in sorted(log.executions.values(), key=lambda e: e.id)]
 
 
+def _outcome(ex: Any, outcome_line: Any) -> str:
+    """The AQE part of the CLI's one-line summary (it starts with id, status and a 40-char description)."""
+    line = outcome_line(ex)
+    head = len(f"#{ex.id:<4} {ex.status:<9} ") + 40 + 2
+    return line[head:].strip() if len(line) > head else "no AQE"
+
+
 def view_from_execution(log: Any, ex: Any) -> QueryView:
     from aqe_core.eventlog.summary import join_changes, outcome_line, read_before_partitions
 
@@ -221,7 +228,7 @@ def view_from_execution(log: Any, ex: Any) -> QueryView:
         final_plan=ex.plan_with_values(ex.final_plan),
         join_changes=join_changes(ex),
         adaptive=ex.adaptive,
-        outcome=outcome_line(ex).split("  ", 1)[-1].strip(),
+        outcome=_outcome(ex, outcome_line),
         warnings=list(ex.warnings),
     )
     ctx = read_join_context(ex.final_plan)
