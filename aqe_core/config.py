@@ -354,6 +354,15 @@ def _to_conf_string(value: Any) -> str:
     return str(value)
 
 
+def as_conf(conf: "Mapping[str, Any] | AQEConf | None", spark_version: "str | SparkVersion") -> AQEConf:
+    """What the rules accept as ``conf``: an :class:`AQEConf` (re-read for another release if
+    needed) or a mapping of Spark conf strings (None = all defaults)."""
+    v = as_version(spark_version)
+    if isinstance(conf, AQEConf):
+        return conf if conf.spark_version == v else conf.for_version(v)
+    return AQEConf.from_strings(conf or {}, v)
+
+
 def default_conf(spark_version: "str | SparkVersion") -> AQEConf:
     """All defaults of a release."""
     return AQEConf(as_version(spark_version))

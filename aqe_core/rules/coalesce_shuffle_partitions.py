@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from aqe_core.config import AQEConf
+from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.rules.explain import Reason, mib
 from aqe_core.rules.shuffle_partitions import INT_MAX, coalesce_partitions, coalesce_target
 from aqe_core.rules.specs import ShufflePartitionSpec
@@ -39,10 +39,6 @@ SUPPORTED_ORIGINS = frozenset(
 )
 
 
-def _conf(conf: "Mapping[str, Any] | AQEConf | None", v: SparkVersion) -> AQEConf:
-    if isinstance(conf, AQEConf):
-        return conf if conf.spark_version == v else conf.for_version(v)
-    return AQEConf.from_strings(conf or {}, v)
 
 
 def num_shuffle_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion") -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from aqe_core.config import AQEConf
+from aqe_core.config import AQEConf, as_conf
 from aqe_core.rules.explain import Reason
 from aqe_core.versions import SparkVersion, as_version
 
@@ -41,7 +41,7 @@ def adaptive_applies(
 ) -> tuple[bool, list[Reason]]:
     """Whether the plan is wrapped in ``AdaptiveSparkPlanExec``, with the reasons."""
     v = as_version(spark_version)
-    c = conf if isinstance(conf, AQEConf) else AQEConf.from_strings(conf or {}, v)
+    c = as_conf(conf, v)
     reasons: list[Reason] = []
     if not c.get(K_AQE):
         default = "false" if v < SparkVersion(3, 2, 0) else "true"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from aqe_core.config import AQEConf
+from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.rules.explain import Reason, mib
 from aqe_core.rules.skew_join import normalize_join_type
 from aqe_core.versions import SparkVersion, as_version
@@ -40,10 +40,6 @@ _CAN_BUILD_RIGHT_SHJ_43 = {"Inner", "Cross", "LeftOuter", "LeftSemi", "LeftAnti"
 _DEMOTE_OTHER_SIDE_TYPES = {"LeftOuter", "RightOuter", "LeftAnti"}
 
 
-def _conf(conf: "Mapping[str, Any] | AQEConf | None", v: SparkVersion) -> AQEConf:
-    if isinstance(conf, AQEConf):
-        return conf if conf.spark_version == v else conf.for_version(v)
-    return AQEConf.from_strings(conf or {}, v)
 
 
 def has_many_empty_partitions(bytes_by_partition_id: Sequence[int], ratio: float) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from aqe_core.config import AQEConf
+from aqe_core.config import AQEConf, as_conf
 from aqe_core.rules.explain import Reason, mib
 from aqe_core.rules.shuffle_partitions import MapSizesFor, optimize_skewed_partitions
 from aqe_core.rules.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
@@ -45,7 +45,7 @@ def optimize_skew_in_rebalance(
 
     ``advisory_override`` is the rebalance hint's advisory size (3.5+)."""
     v = as_version(spark_version)
-    c = conf if isinstance(conf, AQEConf) else AQEConf.from_strings(conf or {}, v)
+    c = as_conf(conf, v)
     if v < SparkVersion(3, 2, 0):
         return RebalanceSkewResult(False, reasons=[Reason("not_in_version", f"Spark {v} has no OptimizeSkewInRebalancePartitions")])
     if origin not in REBALANCE_ORIGINS:

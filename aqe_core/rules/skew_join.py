@@ -21,7 +21,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from aqe_core.config import AQEConf
+from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.rules.explain import Reason, mib, num
 from aqe_core.rules.shuffle_partitions import (
     MapSizesFor,
@@ -68,10 +68,6 @@ def can_split_right(join_type: str) -> bool:
     return normalize_join_type(join_type) in RIGHT_SPLITTABLE
 
 
-def _conf(conf: "Mapping[str, Any] | AQEConf | None", v: SparkVersion) -> AQEConf:
-    if isinstance(conf, AQEConf):
-        return conf if conf.spark_version == v else conf.for_version(v)
-    return AQEConf.from_strings(conf or {}, v)
 
 
 def median_size(sizes: Sequence[int]) -> int:
