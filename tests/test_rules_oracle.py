@@ -2,8 +2,9 @@
 
 Every ``tests/fixtures/oracle/<spark version>.json`` was written by
 ``tools/record_rule_oracle.py``, which called the release's own JVM code
-(``ShufflePartitionsUtil.coalescePartitions``, ``splitSizeListByTargetSize`` and
-``OptimizeSkewedJoin``'s skew math) through py4j. Nothing here needs Spark: the fixtures
+(``ShufflePartitionsUtil.coalescePartitions``, ``splitSizeListByTargetSize``,
+``createSkewPartitionSpecs`` over a real ``MapOutputTracker``, and ``OptimizeSkewedJoin``'s
+skew math) through py4j. Nothing here needs Spark: the fixtures
 are plain JSON, and every expected value in them is what a Spark release returned (or the
 exception it threw). See docs/recording-fixtures.md for how to re-record.
 """
@@ -80,7 +81,7 @@ def test_fixture_well_formed(fx):
     assert len(names) == len(set(names)), "case names must be unique within a fixture"
     for case in fx["cases"]:
         assert case["fn"] in {"coalesce_partitions", "split_size_list_by_target_size",
-                              "analyze_side"}, case["name"]
+                              "analyze_side", "create_skew_partition_specs"}, case["name"]
         assert "result" in case, case["name"]
 
 
@@ -169,3 +170,31 @@ def test_skew_side_analysis_matches_spark(version, case):
         "target_size": side.target_size,
     }
     assert actual == {k: expected[k] for k in actual}, _describe(version, case)
+
+
+# ------------------------------------------------------------------------------------------
+# createSkewPartitionSpecs (per-map sizes as the release's MapStatus reported them)
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version,case", _params("create_skew_partition_specs"))
+def test_create_skew_partition_specs_matches_spark(version, case):
+    from aqe_core.rules.shuffle_partitions import create_skew_partition_specs
+    from aqe_core.rules.specs import spec_to_dict
+
+    a = case["args"]
+    kwargs = {}
+    if "small_partition_factor" in a:
+        kwargs["small_partition_factor"] = a["small_partition_factor"]
+
+    def run():
+        return create_skew_partition_specs(a["reducer_index"], a["map_sizes"], a["target_size"],
+                                           spark_version=version, **kwargs)
+
+    expected = case["result"]
+    if _is_error(expected):
+        with pytest.raises(_expected_exception(expected)):
+            run()
+        return
+    actual = run()
+    actual_json = None if actual is None else [spec_to_dict(s) for s in actual]
+    assert actual_json == expected, _describe(version, case)

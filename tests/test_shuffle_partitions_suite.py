@@ -19,9 +19,9 @@ Conventions:
 * ``RAISES``: Spark throws ``java.lang.AssertionError``; our code raises ``AssertionError``.
 * Keys such as ``"3.2+"`` cover every profile from that release on.
 
-Not ported: "SPARK-36228: Skip splitting a skewed partition when some map outputs are removed"
-needs a live ``MapOutputTracker`` (``createSkewPartitionSpecs``); it has no counterpart in our
-pure-function API.
+"SPARK-36228: Skip splitting a skewed partition when some map outputs are removed" registers
+map statuses in a live ``MapOutputTracker``; here its per-map sizes are given directly, as the
+release's ``MapStatus`` reported them (``None`` for a removed map output).
 """
 from __future__ import annotations
 
@@ -502,6 +502,39 @@ def test_split_size_list_by_target_size(version):
     # Do not merge.
     check_split(version, f"{name}#6", [50, 50, 10, 40, 5], t, [0, 2], factor=0.5)
     check_split(version, f"{name}#7", [10, 40, 5, 50, 50], t, [0, 3], factor=0.5)
+
+
+# ------------------------------------------------------------------------------------------
+# test("SPARK-36228: Skip splitting a skewed partition when some map outputs are removed")
+# ------------------------------------------------------------------------------------------
+
+SPARK_36228 = "SPARK-36228: Skip splitting a skewed partition when some map outputs are removed"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_spark_36228_skip_splitting_when_map_outputs_are_removed(version):
+    from aqe_core.rules.shuffle_partitions import create_skew_partition_specs
+
+    # Two map tasks wrote 10 and 20 bytes for reducer 0. MapStatus stores sizes compressed
+    # (1.1^k steps), so Spark reads them back as 10 and 21.
+    map_sizes = [10, 21]
+    with_size = SparkVersion.parse(version) >= SparkVersion.parse("3.1.0")  # 3.0: no dataSize
+    # Returns 2 partition specs because there are 2 mappers.
+    expected = [P(0, 0, 1, 10 if with_size else None), P(0, 1, 2, 21 if with_size else None)]
+    cases = [(f"{SPARK_36228}#0", map_sizes, expected)]
+    if SparkVersion.parse(version) >= SparkVersion.parse("3.2.0"):
+        # As if map output 0 is removed: no split at all (before 3.2 Spark did not check).
+        cases.append((f"{SPARK_36228}#1", [None, 21], None))
+    for name, sizes, want in cases:
+        case_id = f"suite:{name}"
+        rec = recorded(version, case_id)
+        if rec is not None:
+            assert rec["args"]["map_sizes"] == sizes, f"{case_id}: inputs differ"
+            want_json = None if want is None else [spec_to_dict(s) for s in want]
+            assert rec["result"] == want_json, (
+                f"{case_id}: expectation disagrees with Spark {version} ({rec['result']})")
+        got = create_skew_partition_specs(0, sizes, 2, spark_version=version)
+        assert got == want, f"{case_id} on Spark {version}"
 
 
 def test_spec_round_trip():

