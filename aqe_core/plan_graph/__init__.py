@@ -1,0 +1,33 @@
+"""Plan graphs: tidy tree layout, AQE plan diff, plotly figure. Pure Python (no Streamlit).
+
+    from aqe_core.plan_graph import layout_plan, diff_plans, plan_figure
+    d = diff_plans(ex.initial_plan, ex.final_plan)          # iterable of Change
+    fig = plan_figure(ex.plan_with_values(ex.final_plan), changes=d, title="Final plan")
+    st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="plan", theme=None,
+                    config={"scrollZoom": True})           # points[*]["customdata"] = path id
+    fig.to_html(include_plotlyjs=True, full_html=False)      # the report
+
+Path ids (``"0"``, ``"0.1.0"``) address nodes of the unfolded plan tree; they are the
+``customdata`` of every node marker, the keys of :class:`PlanLayout` and ``Change.path``.
+"""
+from aqe_core.plan_graph.diff import (
+    CHANGE_KINDS, COALESCED_AND_SKEWED, COALESCED_READ, EMPTY_PRUNED, JOIN_CHANGED, LOCAL_READ, NEW_NODE, REMOVED,
+    SHUFFLE_READ, SKEW_JOIN, SKEWED_READ, SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, Change, PlanDiff, classify_node,
+    diff_execution, diff_plans, diff_versions,
+)
+from aqe_core.plan_graph.figure import (
+    CHANGE_STYLES, KIND_COLORS, NODE_KINDS, format_bytes, format_metric, format_ms, node_details, node_kind,
+    node_position, plan_figure, plan_search, zoom_ranges, zoom_to_node,
+)
+from aqe_core.plan_graph.layout import (
+    CodegenGroup, CrossLink, PlanLayout, iter_paths, layout_plan, node_at, short_label, tidy_x,
+)
+
+__all__ = [
+    "layout_plan", "PlanLayout", "CodegenGroup", "CrossLink", "tidy_x", "iter_paths", "node_at", "short_label",
+    "diff_plans", "diff_versions", "diff_execution", "classify_node", "Change", "PlanDiff", "CHANGE_KINDS",
+    "SMJ_TO_BROADCAST", "SMJ_TO_SHUFFLED_HASH", "JOIN_CHANGED", "SKEW_JOIN", "COALESCED_AND_SKEWED", "SKEWED_READ",
+    "COALESCED_READ", "LOCAL_READ", "SHUFFLE_READ", "EMPTY_PRUNED", "NEW_NODE", "REMOVED",
+    "plan_figure", "plan_search", "node_details", "node_kind", "node_position", "zoom_ranges", "zoom_to_node",
+    "format_metric", "format_bytes", "format_ms", "NODE_KINDS", "KIND_COLORS", "CHANGE_STYLES",
+]

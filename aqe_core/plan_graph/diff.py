@@ -1,0 +1,622 @@
+"""What AQE changed between two plans of one query (initial vs final adaptive plan, or two
+consecutive plan versions), as structured change records.
+
+Matching. Both plans are first reduced to their operators: the wrappers that only exist in
+executed adaptive plans (``WholeStageCodegen (n)``, ``InputAdapter``, ``ShuffleQueryStage``,
+``BroadcastQueryStage``, ``TableCacheQueryStage``, ``ResultQueryStage``) are dropped, so the
+initial plan's ``Exchange`` lines up with the final plan's ``ShuffleQueryStage → Exchange``.
+Operator signatures ignore the numbers Spark renumbers on re-planning (``[plan_id=..]``,
+``[id=#..]``, ``isFinalPlan``, stage statistics, ``(skew=true)``). Then, GumTree-style:
+
+1. top-down: identical subtrees (same signatures all the way down) are matched;
+2. bottom-up: an unmatched operator is matched to the unmatched earlier-plan ancestor of
+   its matched descendants' partners that shares most descendants with it (Dice ≥ 0.2) and
+   is compatible (same operator, or both joins: a sort-merge join that became a broadcast
+   hash join keeps its inputs);
+3. top-down leftovers: an unmatched child of a matched pair takes a compatible unmatched
+   child of the partner (same position first).
+
+Classification of every later-plan node (path ids as in :mod:`aqe_core.plan_graph.layout`):
+shuffle reads by their description (``coalesced``, ``skewed``, ``coalesced and skewed``,
+``local``; 3.0's ``CustomShuffleReader`` SkewDesc text), ``...(skew=true)`` joins, join
+strategy changes (SMJ → broadcast / shuffled hash), empty relations that replaced a subtree,
+other new operators; earlier-plan operators without a partner are ``removed``. A read or skew
+flag that was already there in the earlier plan is not reported again.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+from aqe_core.plan import PlanNode
+from aqe_core.plan_graph.layout import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
+
+# --- change kinds (stable strings, in legend / priority order) ------------------------------
+SMJ_TO_BROADCAST = "SMJ -> broadcast"
+SMJ_TO_SHUFFLED_HASH = "SMJ -> shuffled hash"
+JOIN_CHANGED = "join strategy changed"
+SKEW_JOIN = "skew join"
+COALESCED_AND_SKEWED = "coalesced and skewed"
+SKEWED_READ = "skewed read"
+COALESCED_READ = "coalesced read"
+LOCAL_READ = "local read"
+SHUFFLE_READ = "shuffle read"
+EMPTY_PRUNED = "empty relation pruned"
+NEW_NODE = "new node"
+REMOVED = "removed"
+
+CHANGE_KINDS: tuple[str, ...] = (
+    SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, JOIN_CHANGED, SKEW_JOIN, COALESCED_AND_SKEWED, SKEWED_READ,
+    COALESCED_READ, LOCAL_READ, SHUFFLE_READ, EMPTY_PRUNED, NEW_NODE, REMOVED,
+)
+
+_WRAPPERS = STAGE_WRAPPERS + ("InputAdapter",)
+_JOINS = ("SortMergeJoin", "BroadcastHashJoin", "ShuffledHashJoin", "BroadcastNestedLoopJoin", "CartesianProduct")
+_SKEW_SUFFIX = "(skew=true)"
+
+_RE_PLAN_ID = re.compile(r",?\s*\[(?:plan_id=\d+|id=#\d+)\]")
+_RE_STATS = re.compile(r",?\s*Statistics\(.*$")
+_RE_FINAL = re.compile(r"isFinalPlan=\w+")
+_RE_SKEWDESC = re.compile(r"^(\d+) skewed partitions? with size\((.*)\)\s*$")
+_RE_STAGE_NO = re.compile(r"^((?:Shuffle|Broadcast|TableCache|Result)QueryStage) \d+")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One AQE change. ``path`` is a path id in the later plan (``side == "after"``) or, for
+    ``removed``, in the earlier plan (``side == "before"``)."""
+
+    path: str
+    kind: str
+    label: str
+    explanation: str
+    node_name: str
+    side: str = "after"
+    before_path: str | None = None
+    #: other earlier-plan paths summarised by this record (operators removed below it)
+    related: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "kind": self.kind, "label": self.label, "node": self.node_name,
+            "explanation": self.explanation, "side": self.side, "before_path": self.before_path,
+            "related": list(self.related),
+        }
+
+
+@dataclass
+class PlanDiff:
+    """Change records (iterable like a list of :class:`Change`) plus the node matching."""
+
+    changes: list[Change]
+    #: later-plan path -> earlier-plan path, for matched operators (wrappers not included)
+    matches: dict[str, str] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Change]:
+        return iter(self.changes)
+
+    def __len__(self) -> int:
+        return len(self.changes)
+
+    def __getitem__(self, i: int) -> Change:
+        return self.changes[i]
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def for_path(self, path: str, side: str = "after") -> list[Change]:
+        return [c for c in self.changes if c.path == path and c.side == side]
+
+    def by_kind(self) -> dict[str, list[Change]]:
+        out: dict[str, list[Change]] = {}
+        for c in self.changes:
+            out.setdefault(c.kind, []).append(c)
+        return out
+
+    def kinds(self) -> list[str]:
+        return [c.kind for c in self.changes]
+
+    def table(self) -> list[dict[str, Any]]:
+        return [c.to_dict() for c in self.changes]
+
+
+# --------------------------------------------------------------------------------------------
+# signatures
+# --------------------------------------------------------------------------------------------
+def base_name(name: str) -> str:
+    return name[: -len(_SKEW_SUFFIX)] if name.endswith(_SKEW_SUFFIX) else name
+
+
+def is_join(name: str) -> bool:
+    b = base_name(name)
+    return b in _JOINS or b.endswith("Join")
+
+
+def is_wrapper(node: PlanNode) -> bool:
+    n = node.name or ""
+    return n in _WRAPPERS or n.startswith("WholeStageCodegen")
+
+
+def is_empty_relation(node: PlanNode) -> bool:
+    n = node.name or ""
+    d = node.description or ""
+    return n == "EmptyRelation" or (n in ("LocalTableScan", "LocalRelation") and "<empty>" in d)
+
+
+def _norm_desc(node: PlanNode) -> str:
+    d = node.description or ""
+    if d.startswith(node.name):
+        d = d[len(node.name):]
+    d = d.replace(_SKEW_SUFFIX, "")
+    d = _RE_PLAN_ID.sub("", d)
+    d = _RE_STATS.sub("", d)
+    d = _RE_FINAL.sub("", d)
+    return " ".join(d.split())
+
+
+def _sig(node: PlanNode) -> tuple[str, str]:
+    return (base_name(node.name or ""), _norm_desc(node))
+
+
+def _compatible(a: PlanNode, b: PlanNode) -> bool:
+    na, nb = base_name(a.name or ""), base_name(b.name or "")
+    if na == nb:
+        return True
+    if is_join(na) and is_join(nb):
+        return True
+    return na in SHUFFLE_READ_NAMES and nb in SHUFFLE_READ_NAMES
+
+
+# --------------------------------------------------------------------------------------------
+# reduced trees
+# --------------------------------------------------------------------------------------------
+class _Tree:
+    """Operators of a plan (wrappers dropped), pre-order arrays."""
+
+    def __init__(self, plan: PlanNode, intern: dict) -> None:
+        self.paths: list[str] = []
+        self.nodes: list[PlanNode] = []
+        self.parent: list[int] = []
+        self.children: list[list[int]] = []
+        self.index: dict[str, int] = {}
+        stack: list[tuple[PlanNode, str, int]] = [(plan, "0", -1)]
+        while stack:
+            node, path, p = stack.pop()
+            kids = node.children
+            if is_wrapper(node) and len(kids) <= 1:
+                for i in range(len(kids) - 1, -1, -1):
+                    stack.append((kids[i], f"{path}.{i}", p))
+                continue
+            i = len(self.paths)
+            self.paths.append(path)
+            self.nodes.append(node)
+            self.parent.append(p)
+            self.children.append([])
+            self.index[path] = i
+            if p >= 0:
+                self.children[p].append(i)
+            for k in range(len(kids) - 1, -1, -1):
+                stack.append((kids[k], f"{path}.{k}", i))
+        n = len(self.paths)
+        self.sig = [_sig(nd) for nd in self.nodes]
+        self.key = [0] * n
+        self.size = [1] * n
+        for i in range(n - 1, -1, -1):  # reverse pre-order: children before parents
+            ch = self.children[i]
+            k = (self.sig[i], tuple(self.key[c] for c in ch))
+            self.key[i] = intern.setdefault(k, len(intern))
+            for c in ch:
+                self.size[i] += self.size[c]
+
+    def subtree(self, i: int) -> range:
+        return range(i, i + self.size[i])  # pre-order: a subtree is a contiguous range
+
+
+def _match(A: _Tree, B: _Tree) -> tuple[list[int], list[int]]:
+    na, nb = len(A.paths), len(B.paths)
+    ma = [-1] * na
+    mb = [-1] * nb
+
+    # 1. identical subtrees, top-down
+    pool: dict[int, list[int]] = {}
+    for i in range(na):
+        pool.setdefault(A.key[i], []).append(i)
+    for b in range(nb):
+        if mb[b] >= 0:
+            continue
+        cands = [a for a in pool.get(B.key[b], ()) if ma[a] < 0]
+        if not cands:
+            continue
+        a = cands[0]
+        if len(cands) > 1:
+            pb = B.parent[b]
+            for c in cands:
+                pc = A.parent[c]
+                if (pb < 0) == (pc < 0) and (pb < 0 or A.sig[pc] == B.sig[pb]):
+                    a = c
+                    break
+        for x, y in zip(A.subtree(a), B.subtree(b)):
+            ma[x] = y
+            mb[y] = x
+
+    # 2. bottom-up by shared matched descendants
+    mcount = [0] * nb  # matched nodes in the subtree
+    front: dict[int, list[int]] = {}
+    for b in range(nb - 1, -1, -1):
+        ch = B.children[b]
+        if mb[b] < 0:
+            fr: list[int] = []
+            for c in ch:
+                if mb[c] >= 0:
+                    fr.append(c)
+                else:
+                    fr.extend(front.get(c, ()))
+            score: dict[int, int] = {}
+            for f in fr:
+                a = A.parent[mb[f]]
+                w = mcount[f]
+                while a >= 0 and ma[a] < 0:
+                    score[a] = score.get(a, 0) + w
+                    a = A.parent[a]
+            best, best_dice = -1, 0.2
+            node_b = B.nodes[b]
+            for a in sorted(score):
+                if not _compatible(A.nodes[a], node_b):
+                    continue
+                dice = 2.0 * score[a] / max(1, (A.size[a] - 1) + (B.size[b] - 1))
+                if dice > best_dice + 1e-12:
+                    best, best_dice = a, dice
+            if best >= 0:
+                ma[best] = b
+                mb[b] = best
+            else:
+                front[b] = fr
+        mcount[b] = (1 if mb[b] >= 0 else 0) + sum(mcount[c] for c in ch)
+        for c in ch:
+            front.pop(c, None)
+
+    # 3. leftovers under matched parents
+    for b in range(nb):
+        if mb[b] >= 0:
+            continue
+        pb = B.parent[b]
+        if pb < 0:
+            if A.paths and ma[0] < 0 and _compatible(A.nodes[0], B.nodes[b]):
+                ma[0], mb[b] = b, 0
+            continue
+        pa = mb[pb]
+        if pa < 0:
+            continue
+        free = [a for a in A.children[pa] if ma[a] < 0 and _compatible(A.nodes[a], B.nodes[b])]
+        if not free:
+            continue
+        pos = B.children[pb].index(b)
+        same = [a for a in free if A.children[pa].index(a) == pos]
+        a = same[0] if same else free[0]
+        ma[a], mb[b] = b, a
+    return ma, mb
+
+
+# --------------------------------------------------------------------------------------------
+# helpers for explanations
+# --------------------------------------------------------------------------------------------
+def _metric_total(node: PlanNode, name: str) -> int | None:
+    for m in node.metrics:
+        if m.get("name") == name:
+            v = m.get("total", m.get("value"))
+            if isinstance(v, bool):
+                return None
+            if isinstance(v, (int, float)):
+                return int(v)
+            if isinstance(v, str):
+                s = v.replace(",", "").strip()
+                if s.isdigit():
+                    return int(s)
+            return None
+    return None
+
+
+def _partitioning_count(desc: str) -> int | None:
+    """Number of partitions of an Exchange description (``hashpartitioning(k#1, 40)``)."""
+    if "SinglePartition" in desc:
+        return 1
+    lower = desc.lower()
+    i = lower.find("partitioning(")
+    if i < 0:
+        return None
+    j = i + len("partitioning(")
+    depth, start = 1, j
+    while j < len(desc) and depth:
+        if desc[j] == "(":
+            depth += 1
+        elif desc[j] == ")":
+            depth -= 1
+        j += 1
+    inner = desc[start: j - 1]
+    m = re.search(r"(\d+)\s*$", inner)
+    return int(m.group(1)) if m else None
+
+
+def _exchange_below(node: PlanNode) -> PlanNode | None:
+    stack = list(reversed(node.children))
+    while stack:
+        n = stack.pop()
+        if (n.name or "").endswith("Exchange") and "Broadcast" not in n.name:
+            return n
+        if is_wrapper(n) or n.name == "ReusedExchange":
+            stack.extend(reversed(n.children))
+    return None
+
+
+def read_kind(node: PlanNode) -> tuple[str, str] | None:
+    """(kind, short label) of an adaptive shuffle read from its description."""
+    name = node.name or ""
+    if name not in SHUFFLE_READ_NAMES:
+        return None
+    desc = (node.description or "")
+    rest = desc[len(name):].strip() if desc.startswith(name) else desc.strip()
+    if rest == "local":
+        return LOCAL_READ, "local read"
+    if rest == "coalesced and skewed":
+        return COALESCED_AND_SKEWED, "coalesced and skewed"
+    if rest == "coalesced":
+        return COALESCED_READ, "coalesced"
+    if rest == "skewed":
+        return SKEWED_READ, "skewed"
+    m = _RE_SKEWDESC.match(rest)
+    if m:
+        n = int(m.group(1))
+        return SKEWED_READ, f"{n} skewed partition{'s' if n != 1 else ''}"
+    if rest == "no skewed partition":
+        return SHUFFLE_READ, "skew-join side, no skewed partition"
+    return SHUFFLE_READ, "shuffle read"
+
+
+def _read_explanation(node: PlanNode, kind: str) -> str:
+    ex = _exchange_below(node)
+    before = _partitioning_count(ex.description or "") if ex is not None else None
+    parts_n = _metric_total(node, "number of partitions")
+    coalesced = _metric_total(node, "number of coalesced partitions")
+    skewed = _metric_total(node, "number of skewed partitions")
+    splits = _metric_total(node, "number of skewed partition splits")
+    empty = _metric_total(node, "number of empty partitions")
+    counts = []
+    if before is not None and parts_n is not None:
+        counts.append(f"the exchange has {before} partitions, this read has {parts_n}")
+    elif before is not None:
+        counts.append(f"the exchange has {before} partitions")
+    elif parts_n is not None:
+        counts.append(f"this read has {parts_n} partitions")
+    if coalesced is not None:
+        counts.append(f"{coalesced} coalesced partition{'s' if coalesced != 1 else ''}")
+    if skewed is not None:
+        counts.append(f"{skewed} skewed partition{'s' if skewed != 1 else ''}"
+                      + (f" split into {splits}" if splits is not None else ""))
+    if empty:
+        counts.append(f"{empty} empty partition{'s' if empty != 1 else ''} in the shuffle")
+    tail = f" ({'; '.join(counts)})." if counts else "."
+    desc = node.description or ""
+    if kind == COALESCED_READ:
+        return ("CoalesceShufflePartitions merged adjacent small shuffle partitions up to the advisory partition "
+                "size, so fewer and bigger tasks read this shuffle" + tail)
+    if kind == SKEWED_READ:
+        m = _RE_SKEWDESC.match(desc[len(node.name):].strip() if desc.startswith(node.name) else desc)
+        extra = f" Spark reports size({m.group(2)})." if m else ""
+        return ("OptimizeSkewedJoin split the skewed partitions of this join side into several smaller reads; the "
+                "matching partitions of the other side are read once per split" + tail + extra)
+    if kind == COALESCED_AND_SKEWED:
+        return ("OptimizeSkewedJoin split the skewed partitions of this join side and CoalesceShufflePartitions "
+                "merged the small ones" + tail)
+    if kind == LOCAL_READ:
+        return ("OptimizeShuffleWithLocalRead (OptimizeLocalShuffleReader in 3.0/3.1): this shuffle is read per map "
+                "output, locally on the executor that wrote it, without a network shuffle; this happens when a "
+                "sort-merge join became a broadcast hash join (probe side) or when the stage is the query's root"
+                + tail)
+    if "no skewed partition" in desc:
+        return ("Spark 3.0 OptimizeSkewedJoin wrapped both sides of the skew join: this side had no skewed "
+                "partition; its partitions are repeated to line up with the other side's splits and the non-skewed "
+                "ones are coalesced" + tail)
+    return "An adaptive shuffle read without coalesced or split partitions" + tail
+
+
+def _join_explanation(kind: str, a: PlanNode | None, b: PlanNode) -> str:
+    build = ""
+    m = re.search(r"\bBuild(Left|Right)\b", b.description or "")
+    if m:
+        build = f" (build side: {m.group(1).lower()})"
+    if kind == SMJ_TO_BROADCAST:
+        return ("At runtime one join input turned out small enough to broadcast (at most "
+                "spark.sql.adaptive.autoBroadcastJoinThreshold, or spark.sql.autoBroadcastJoinThreshold before 3.2), "
+                f"so AQE re-planned the sort-merge join as a broadcast hash join{build}: the sorts are gone and "
+                "the other side usually gets a local shuffle read.")
+    if kind == SMJ_TO_SHUFFLED_HASH:
+        return ("AQE replaced the sort-merge join by a shuffled hash join"
+                f"{build}: every partition of the build side fits the local hash map limit "
+                "(spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold; DynamicJoinSelection in 3.2–4.2, "
+                "ConvertSortMergeJoinToShuffledHashJoin in 4.3), so the sorts are no longer needed.")
+    if kind == SKEW_JOIN:
+        return ("OptimizeSkewedJoin handles skew in this join: partitions larger than the skew threshold "
+                "(max(skewedPartitionThresholdInBytes, median x skewedPartitionFactor)) are split into several "
+                "tasks and the matching partitions of the other side are repeated.")
+    was = base_name(a.name) if a is not None else "?"
+    return f"AQE re-planned this join at runtime: it was a {was} and is now a {base_name(b.name)}{build}."
+
+
+def _count_ops(node: PlanNode) -> int:
+    return sum(1 for n in node.walk() if not is_wrapper(n))
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+# --------------------------------------------------------------------------------------------
+def classify_node(node: PlanNode) -> list[tuple[str, str, str]]:
+    """Changes evident from one node alone (no earlier plan): ``[(kind, label, explanation)]``."""
+    out = []
+    rk = read_kind(node)
+    if rk is not None:
+        out.append((rk[0], rk[1], _read_explanation(node, rk[0])))
+    elif is_join(node.name or "") and (node.name or "").endswith(_SKEW_SUFFIX):
+        out.append((SKEW_JOIN, "skew join", _join_explanation(SKEW_JOIN, None, node)))
+    return out
+
+
+def diff_plans(before: PlanNode | None, after: PlanNode) -> PlanDiff:
+    """Changes from ``before`` (initial plan, or the previous version) to ``after``.
+
+    With ``before=None`` only self-evident changes are reported (shuffle reads, skew joins).
+    """
+    if after is None:
+        return PlanDiff([], {})
+    intern: dict = {}
+    B = _Tree(after, intern)
+    if before is None:
+        changes = []
+        for i, node in enumerate(B.nodes):
+            for kind, label, expl in classify_node(node):
+                changes.append(Change(B.paths[i], kind, label, expl, node.name))
+        return PlanDiff(_sorted(changes), {})
+    A = _Tree(before, intern)
+    ma, mb = _match(A, B)
+    changes: list[Change] = []
+    join_changed_at: dict[int, str] = {}  # B index -> kind
+    # joins first (the new/removed explanations refer to them)
+    for b, node in enumerate(B.nodes):
+        a = mb[b]
+        name = node.name or ""
+        if not is_join(name) or a < 0:
+            continue
+        an = A.nodes[a]
+        ba, bb = base_name(an.name), base_name(name)
+        if ba != bb:
+            if ba == "SortMergeJoin" and bb == "BroadcastHashJoin":
+                kind, label = SMJ_TO_BROADCAST, "SMJ → broadcast hash join"
+            elif ba == "SortMergeJoin" and bb == "ShuffledHashJoin":
+                kind, label = SMJ_TO_SHUFFLED_HASH, "SMJ → shuffled hash join"
+            else:
+                kind, label = JOIN_CHANGED, f"{ba} → {bb}"
+            join_changed_at[b] = kind
+    empty_replaced: dict[int, int] = {}  # A index of replaced subtree root -> B index of empty relation
+    for b, node in enumerate(B.nodes):
+        a = mb[b]
+        an = A.nodes[a] if a >= 0 else None
+        name = node.name or ""
+        path = B.paths[b]
+        bpath = A.paths[a] if a >= 0 else None
+        if b in join_changed_at:
+            kind = join_changed_at[b]
+            label = {SMJ_TO_BROADCAST: "SMJ → broadcast hash join",
+                     SMJ_TO_SHUFFLED_HASH: "SMJ → shuffled hash join"}.get(kind, f"{base_name(an.name)} → {base_name(name)}")
+            changes.append(Change(path, kind, label, _join_explanation(kind, an, node), name, before_path=bpath))
+        rk = read_kind(node)
+        if rk is not None:
+            if an is None or (an.name, _norm_desc(an)) != (name, _norm_desc(node)):
+                changes.append(Change(path, rk[0], rk[1], _read_explanation(node, rk[0]), name, before_path=bpath))
+            continue
+        if is_join(name) and name.endswith(_SKEW_SUFFIX) and not (an is not None and an.name.endswith(_SKEW_SUFFIX)):
+            changes.append(Change(path, SKEW_JOIN, "skew join", _join_explanation(SKEW_JOIN, an, node), name,
+                                  before_path=bpath))
+            continue
+        if is_empty_relation(node):
+            if an is not None and is_empty_relation(an):
+                continue
+            replaced = a if a >= 0 else _replaced_subtree(A, B, ma, mb, b)
+            if replaced is not None and replaced >= 0:
+                empty_replaced[replaced] = b
+                rn = A.nodes[replaced]
+                k = _count_ops(rn)
+                expl = (f"AQEPropagateEmptyRelation: a query stage produced no rows at runtime, so the {rn.name} "
+                        f"subtree ({k} operator{'s' if k != 1 else ''} in the earlier plan) was replaced by an "
+                        "empty relation and never runs.")
+                changes.append(Change(path, EMPTY_PRUNED, "empty relation", expl, name, before_path=A.paths[replaced]))
+            else:
+                changes.append(Change(path, EMPTY_PRUNED, "empty relation",
+                                      "AQE replaced part of the plan by an empty relation: a query stage produced "
+                                      "no rows at runtime (AQEPropagateEmptyRelation).", name))
+            continue
+        if a < 0:
+            changes.append(Change(path, NEW_NODE, "new", _new_explanation(B, b, mb, join_changed_at), name))
+    # removed: unmatched earlier-plan operators, one record per maximal removed subtree
+    for a, node in enumerate(A.nodes):
+        if ma[a] >= 0:
+            continue
+        pa = A.parent[a]
+        if pa >= 0 and ma[pa] < 0:
+            continue  # summarised by an ancestor's record
+        related = tuple(A.paths[x] for x in A.subtree(a) if x != a and ma[x] < 0)
+        if a in empty_replaced:
+            expl = f"Replaced by an empty relation at runtime (AQEPropagateEmptyRelation)."
+        elif pa >= 0 and ma[pa] in join_changed_at and base_name(node.name) == "Sort":
+            expl = "No longer needed: the sort-merge join above it was re-planned as a hash join."
+        else:
+            expl = "Operator of the earlier plan that is not in the later plan."
+        if related:
+            expl += f" {len(related)} more operator{'s' if len(related) != 1 else ''} below it went too."
+        changes.append(Change(A.paths[a], REMOVED, "removed", expl, node.name, side="before", related=related))
+    matches = {B.paths[b]: A.paths[mb[b]] for b in range(len(B.paths)) if mb[b] >= 0}
+    return PlanDiff(_sorted(changes), matches)
+
+
+def _replaced_subtree(A: _Tree, B: _Tree, ma: list[int], mb: list[int], b: int) -> int | None:
+    """The earlier-plan subtree an (unmatched) empty relation took the place of."""
+    pb = B.parent[b]
+    if pb < 0:
+        return 0 if A.paths and ma[0] < 0 else None
+    pa = mb[pb]
+    if pa < 0:
+        return None
+    free = [a for a in A.children[pa] if ma[a] < 0]
+    if not free:
+        return None
+    pos = B.children[pb].index(b)
+    same = [a for a in free if A.children[pa].index(a) == pos]
+    return same[0] if same else free[0]
+
+
+def _new_explanation(B: _Tree, b: int, mb: list[int], join_changed_at: dict[int, str]) -> str:
+    node = B.nodes[b]
+    name = node.name or ""
+    # nearest operator ancestor that changed join strategy
+    p = B.parent[b]
+    hops = 0
+    while p >= 0 and hops < 3:
+        if p in join_changed_at:
+            if name == "BroadcastExchange":
+                return "Inserted with the broadcast hash join: the small side is collected and broadcast to every task."
+            return f"Added when AQE re-planned the join above it ({join_changed_at[p]})."
+        p = B.parent[p]
+        hops += 1
+    if name.endswith("Exchange"):
+        return "A new exchange: added by EnsureRequirements after a runtime re-plan."
+    return "Operator that is not in the earlier plan (added by a runtime re-plan)."
+
+
+def _sorted(changes: list[Change]) -> list[Change]:
+    """Stable, deterministic order: later-plan changes in plan order, then removals."""
+    def key(c: Change):
+        return (0 if c.side == "after" else 1, [int(x) for x in c.path.split(".")], CHANGE_KINDS.index(c.kind))
+    return sorted(changes, key=key)
+
+
+def diff_versions(initial: PlanNode | None, versions: Sequence[PlanNode]) -> list[PlanDiff]:
+    """One diff per step: initial → versions[0], versions[0] → versions[1], ...
+
+    (With no initial plan the first step reports only self-evident changes.)"""
+    out = []
+    prev = initial
+    for v in versions:
+        out.append(diff_plans(prev, v))
+        prev = v
+    return out
+
+
+def diff_execution(execution: Any) -> PlanDiff:
+    """Initial → final plan of an ``SQLExecution`` (or anything with ``initial_plan`` and
+    ``final_plan``)."""
+    initial = getattr(execution, "initial_plan", None)
+    final = getattr(execution, "final_plan", None)
+    if final is None:
+        return PlanDiff([], {})
+    if initial is final:
+        return diff_plans(None, final)
+    return diff_plans(initial, final)

@@ -1,0 +1,613 @@
+"""The plan figure: one pure function from a plan (+ AQE changes, + selection) to a plotly
+``go.Figure`` that the Streamlit app (``st.plotly_chart(..., on_select="rerun")``) and the
+self-contained HTML report (``fig.to_html``) both use.
+
+* nodes: square markers coloured by operator kind (legend), ``customdata`` = path id;
+* AQE changes: a thick coloured outline with its own symbol per change kind (legend);
+* codegen stages: light shaded outlines behind their operators (``layout.shapes``);
+* edges: one line trace with ``None`` breaks; reuse / subquery links dashed;
+* labels as text only up to ``label_threshold`` nodes; ``Scattergl`` above ``gl_threshold``;
+* every untrusted string (names, descriptions, metric names, explanations, title) is
+  ``html.escape``d before our own ``<br>``/``<b>`` tags are added (plotly renders a subset of
+  HTML in hover text and titles).
+
+Deterministic: the same input gives the same figure JSON.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import math
+from typing import Any, Iterable, Mapping
+
+import plotly.graph_objects as go
+
+from aqe_core.plan import PlanNode
+from aqe_core.plan_graph import diff as _diff
+from aqe_core.plan_graph.layout import (
+    CODEGEN_PREFIX, INPUT_ADAPTER, SHUFFLE_READ_NAMES, STAGE_WRAPPERS, PlanLayout, codegen_stage_id, iter_paths,
+    layout_plan, node_at, short_label,
+)
+
+# --------------------------------------------------------------------------------------------
+# operator kinds
+# --------------------------------------------------------------------------------------------
+NODE_KINDS: tuple[str, ...] = (
+    "scan", "exchange / stage", "shuffle read", "join", "aggregate", "sort", "project / filter", "other",
+)
+#: Okabe–Ito based, colour-blind safe
+KIND_COLORS: dict[str, str] = {
+    "scan": "#009E73",
+    "exchange / stage": "#0072B2",
+    "shuffle read": "#56B4E9",
+    "join": "#D55E00",
+    "aggregate": "#CC79A7",
+    "sort": "#E69F00",
+    "project / filter": "#999999",
+    "other": "#555555",
+}
+#: change kind -> (outline colour, open marker symbol)
+CHANGE_STYLES: dict[str, tuple[str, str]] = {
+    _diff.SMJ_TO_BROADCAST: ("#d62728", "diamond-open"),
+    _diff.SMJ_TO_SHUFFLED_HASH: ("#d62728", "hexagon-open"),
+    _diff.JOIN_CHANGED: ("#d62728", "circle-open"),
+    _diff.SKEW_JOIN: ("#9467bd", "star-open"),
+    _diff.COALESCED_AND_SKEWED: ("#9467bd", "hexagram-open"),
+    _diff.SKEWED_READ: ("#9467bd", "diamond-open"),
+    _diff.COALESCED_READ: ("#2ca02c", "square-open"),
+    _diff.LOCAL_READ: ("#17becf", "circle-open"),
+    _diff.SHUFFLE_READ: ("#7f7f7f", "square-open"),
+    _diff.EMPTY_PRUNED: ("#000000", "x-open"),
+    _diff.NEW_NODE: ("#ff7f0e", "triangle-up-open"),
+    _diff.REMOVED: ("#8c564b", "x-open"),
+}
+CODEGEN_FILL = "rgba(0, 114, 178, 0.07)"
+CODEGEN_LINE = "rgba(0, 114, 178, 0.35)"
+
+_SCAN_NAMES = ("Range", "LocalTableScan", "InMemoryTableScan", "OneRowRelation", "EmptyRelation", "LocalRelation")
+_AGG_MARKERS = ("Aggregate", "MergingSessions", "UpdatingSessions")
+_SORT_NAMES = ("Sort", "TakeOrderedAndProject")
+_PROJECT_FILTER = ("Project", "Filter", "ColumnarToRow", "RowToColumnar", "Expand", "Generate")
+
+
+def node_kind(node: PlanNode) -> str:
+    """One of :data:`NODE_KINDS`."""
+    name = node.name or ""
+    base = _diff.base_name(name)
+    if name in SHUFFLE_READ_NAMES:
+        return "shuffle read"
+    if _diff.is_join(base):
+        return "join"
+    if (name.endswith("Exchange") or name in STAGE_WRAPPERS or name.endswith("QueryStage")
+            or name in ("ReusedExchange", "Subquery", "SubqueryBroadcast", "ReusedSubquery")):
+        return "exchange / stage"
+    if name.startswith("Scan ") or "Scan" in name.split(" ")[0] or name in _SCAN_NAMES or name.startswith("FileScan"):
+        return "scan"
+    if any(m in base for m in _AGG_MARKERS):
+        return "aggregate"
+    if base in _SORT_NAMES:
+        return "sort"
+    if base in _PROJECT_FILTER:
+        return "project / filter"
+    return "other"
+
+
+# --------------------------------------------------------------------------------------------
+# metric formatting
+# --------------------------------------------------------------------------------------------
+_SIZE_UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+
+
+def format_bytes(n: float) -> str:
+    n = float(n)
+    for unit, name in _SIZE_UNITS:
+        if abs(n) >= unit:
+            return f"{n / unit:.1f} {name}"
+    return f"{int(n)} B"
+
+
+def format_ms(ms: float) -> str:
+    ms = float(ms)
+    if abs(ms) < 1000:
+        return f"{ms:.0f} ms"
+    if abs(ms) < 60_000:
+        return f"{ms / 1000:.1f} s"
+    if abs(ms) < 3_600_000:
+        return f"{ms / 60_000:.1f} min"
+    return f"{ms / 3_600_000:.2f} h"
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return v
+    return None
+
+
+def _fmt_value(mtype: str, v: float) -> str:
+    if mtype == "size":
+        return format_bytes(v)
+    if mtype == "timing":
+        return format_ms(v)
+    if mtype == "nsTiming":
+        return format_ms(v / 1e6)
+    if mtype == "average":
+        return f"{v / 10:,.1f}"
+    if float(v).is_integer():
+        return f"{int(v):,}"
+    return f"{v:,.3f}"
+
+
+def format_metric(m: Mapping[str, Any]) -> str | None:
+    """A metric's value as text (``1.5 MiB (min 1.0 KiB, med 2.0 KiB, max 1.0 MiB)``), or None
+    when it carries no value. Accepts numeric ``total``/``min``/``med``/``max``/``value`` or a
+    preformatted string ``value``."""
+    mtype = str(m.get("type") or "sum")
+    total = _num(m.get("total"))
+    mn, med, mx = _num(m.get("min")), _num(m.get("med")), _num(m.get("max"))
+    value = m.get("value")
+    if total is None and _num(value) is not None:
+        total = _num(value)
+    if total is None and mtype == "average" and med is not None:
+        total = med
+    if total is not None:
+        text = _fmt_value(mtype, total)
+        count = m.get("count")
+        multi = mn is not None and med is not None and mx is not None and (count is None or count > 1) and mtype != "sum"
+        if multi and not (mn == mx == total):
+            text += f" (min {_fmt_value(mtype, mn)}, med {_fmt_value(mtype, med)}, max {_fmt_value(mtype, mx)})"
+        return text
+    if isinstance(value, str) and value.strip():
+        return " ".join(value.split())
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# text helpers
+# --------------------------------------------------------------------------------------------
+def _esc(s: Any) -> str:
+    return html.escape(str(s), quote=True)
+
+
+def _wrap(s: str, width: int = 90, max_lines: int = 6) -> list[str]:
+    """Split raw text into lines (before escaping, so no entity is cut)."""
+    s = " ".join(str(s).split())
+    lines: list[str] = []
+    while s and len(lines) < max_lines:
+        if len(s) <= width:
+            lines.append(s)
+            s = ""
+            break
+        cut = s.rfind(" ", 0, width)
+        if cut < width // 2:
+            cut = width
+        lines.append(s[:cut])
+        s = s[cut:].lstrip()
+    if s:
+        lines[-1] = lines[-1][: max(0, width - 1)] + "…"
+    return lines
+
+
+def _esc_lines(s: str, width: int = 90, max_lines: int = 6) -> str:
+    return "<br>".join(_esc(x) for x in _wrap(s, width, max_lines))
+
+
+# --------------------------------------------------------------------------------------------
+# changes input
+# --------------------------------------------------------------------------------------------
+def _norm_changes(changes: Any, side: str) -> dict[str, list[tuple[str, str, str]]]:
+    """path -> [(kind, label, explanation)] for the given side, from a PlanDiff, a list of
+    Change / dicts, or a mapping path -> kind (or list of kinds)."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    if not changes:
+        return out
+    if isinstance(changes, Mapping) and not {"path", "kind"} <= set(changes):
+        for path, v in changes.items():
+            kinds = [v] if isinstance(v, str) else list(v)
+            for k in kinds:
+                if isinstance(k, str):
+                    out.setdefault(str(path), []).append((k, k, ""))
+                else:
+                    c = _as_change(k)
+                    if c:
+                        out.setdefault(str(path), []).append(c[1:4])
+        return out
+    items = [changes] if isinstance(changes, Mapping) else list(changes)
+    for item in items:
+        c = _as_change(item)
+        if c is None:
+            continue
+        path, kind, label, expl, s = c
+        if s == side:
+            out.setdefault(path, []).append((kind, label, expl))
+    return out
+
+
+def _as_change(item: Any) -> tuple[str, str, str, str, str] | None:
+    if isinstance(item, _diff.Change):
+        return item.path, item.kind, item.label, item.explanation, item.side
+    if isinstance(item, Mapping) and "path" in item and "kind" in item:
+        kind = str(item["kind"])
+        return (str(item["path"]), kind, str(item.get("label") or kind), str(item.get("explanation") or ""),
+                str(item.get("side") or "after"))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# hover
+# --------------------------------------------------------------------------------------------
+_MAX_HOVER_METRICS = 12
+
+
+def _hover(path: str, node: PlanNode, stage: int | None, changes: list[tuple[str, str, str]],
+           link_note: str | None) -> str:
+    parts = [f"<b>{_esc(node.name or '?')}</b>" + (f"  #{node.id}" if node.id is not None else "")]
+    desc = node.description or ""
+    if desc and desc != node.name:
+        parts.append(_esc_lines(desc, 90, 4))
+    if stage is not None:
+        parts.append(f"<i>codegen stage {stage}</i>")
+    lines = []
+    for m in node.metrics:
+        v = format_metric(m)
+        if v is None:
+            continue
+        lines.append(f"{_esc(m.get('name', '?'))}: {_esc(v if len(v) <= 120 else v[:119] + '…')}")
+    if lines:
+        extra = len(lines) - _MAX_HOVER_METRICS
+        lines = lines[:_MAX_HOVER_METRICS]
+        if extra > 0:
+            lines.append(f"… {extra} more metrics")
+        parts.append("<br>".join(lines))
+    for kind, label, expl in changes:
+        s = f"<b>AQE: {_esc(label)}</b>"
+        if expl:
+            s += "<br>" + _esc_lines(expl, 90, 6)
+        parts.append(s)
+    if link_note:
+        parts.append(_esc(link_note))
+    return "<br>".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# the figure
+# --------------------------------------------------------------------------------------------
+def _codegen_shapes(lay: PlanLayout, with_labels: bool) -> list[dict]:
+    level_sep = lay.level_sep
+    pad = min(1.0, lay.node_sep * 0.4)
+    # left-to-right index of every displayed node on its level
+    level_index: dict[str, int] = {}
+    counts: dict[int, int] = {}
+    for p in lay.order:
+        d = lay.depth[p]
+        level_index[p] = counts.get(d, 0)
+        counts[d] = level_index[p] + 1
+    shapes = []
+    for key in sorted(lay.codegen, key=lambda k: [int(x) for x in k.split(".")]):
+        grp = lay.codegen[key]
+        rows: dict[int, list[str]] = {}
+        for p in grp.members:
+            rows.setdefault(lay.depth[p], []).append(p)
+        if not rows:
+            continue
+        top, bottom = min(rows), max(rows)
+        segs = []
+        for d in sorted(rows):
+            members = sorted(rows[d], key=lambda p: level_index[p])
+            runs: list[list[str]] = [[members[0]]]
+            for p in members[1:]:
+                if level_index[p] == level_index[runs[-1][-1]] + 1:
+                    runs[-1].append(p)
+                else:
+                    runs.append([p])
+            y = -d * level_sep
+            y_hi = y + (0.32 if d == top else 0.5) * level_sep
+            y_lo = y - (0.45 if d == bottom else 0.5) * level_sep
+            for run in runs:
+                x0 = min(lay.pos[p][0] - lay.width[p] / 2 for p in run) - pad
+                x1 = max(lay.pos[p][0] + lay.width[p] / 2 for p in run) + pad
+                segs.append(f"M{x0:.3f},{y_lo:.3f} H{x1:.3f} V{y_hi:.3f} H{x0:.3f} Z")
+        shape: dict[str, Any] = {
+            "type": "path", "path": " ".join(segs), "xref": "x", "yref": "y", "layer": "below",
+            "fillcolor": CODEGEN_FILL, "line": {"color": CODEGEN_LINE, "width": 1},
+        }
+        if with_labels and grp.stage is not None:
+            shape["label"] = {"text": f"codegen {grp.stage}", "textposition": "top left",
+                              "font": {"size": 9, "color": CODEGEN_LINE}}
+        shapes.append(shape)
+    return shapes
+
+
+def _codegen_stage_of(plan: PlanNode, path: str) -> int | None:
+    """The codegen stage a node belongs to (nearest WholeStageCodegen ancestor not behind an
+    InputAdapter or a subquery)."""
+    parts = path.split(".")
+    chain: list[PlanNode] = []
+    node = plan
+    chain.append(node)
+    for p in parts[1:]:
+        node = node.children[int(p)]
+        chain.append(node)
+    target = chain[-1]
+    if (target.name or "").startswith(CODEGEN_PREFIX):
+        return codegen_stage_id(target.name)
+    for anc in reversed(chain[:-1]):
+        n = anc.name or ""
+        if n.startswith(CODEGEN_PREFIX):
+            return codegen_stage_id(n)
+        if n == INPUT_ADAPTER:
+            return None
+    return None
+
+
+def plan_figure(
+    plan: PlanNode,
+    *,
+    changes: Any = None,
+    highlight: str | Iterable[str] | None = None,
+    title: str = "",
+    height: int | None = None,
+    layout: PlanLayout | None = None,
+    fold_codegen: bool = True,
+    change_side: str = "after",
+    label_threshold: int = 300,
+    gl_threshold: int = 1000,
+    validate: bool | None = None,
+) -> go.Figure:
+    """Figure of one plan tree.
+
+    ``changes``: a :class:`~aqe_core.plan_graph.diff.PlanDiff`, a list of ``Change`` (or of dicts
+    with ``path``/``kind``/``label``/``explanation``/``side``), or ``{path: kind}``; only those
+    on ``change_side`` (``"after"`` for the later plan, ``"before"`` to mark removals on the
+    earlier plan) are drawn. ``highlight``: path id(s) to ring (selection, search hits).
+    ``layout``: a precomputed :func:`layout_plan` result (cache it per plan).
+    ``validate``: run plotly's property validation (default: only up to ``gl_threshold``
+    nodes; big figures skip it, which is several times faster and gives the same JSON).
+    """
+    lay = layout if layout is not None else layout_plan(plan, fold_codegen=fold_codegen)
+    n = len(lay.order)
+    show_text = n <= label_threshold
+    big = n > gl_threshold
+    ttype = "scattergl" if big else "scatter"
+
+    def trace(**kw: Any) -> dict[str, Any]:
+        d = {"type": ttype}
+        d.update((k, v) for k, v in kw.items() if v is not None)
+        return d
+    msize = 13 if n <= label_threshold else (9 if n <= gl_threshold else 6)
+
+    ch_by_path: dict[str, list[tuple[str, str, str]]] = {}
+    for path, items in _norm_changes(changes, change_side).items():
+        dp = lay.display_path(path)
+        if dp is not None:
+            ch_by_path.setdefault(dp, []).extend(items)
+    link_notes: dict[str, str] = {}
+    for lk in lay.links:
+        what = "reuses" if lk.kind == "reuse" else "refers to"
+        target = lay.node(lk.target)
+        ref = f" #{target.id}" if target.id is not None else ""
+        link_notes[lk.source] = f"{what} {lay.label.get(lk.target, lk.target)}{ref} (dashed link)"
+
+    traces: list[Any] = []
+    # edges
+    ex: list[float | None] = []
+    ey: list[float | None] = []
+    for u, v in lay.graph.edges():
+        (x0, y0), (x1, y1) = lay.pos[u], lay.pos[v]
+        ex += [x0, x1, None]
+        ey += [y0, y1, None]
+    traces.append(trace(x=ex, y=ey, mode="lines", line={"color": "#9a9a9a", "width": 1.2},
+                          hoverinfo="skip", showlegend=False, name="edges"))
+    if lay.links:
+        lx: list[float | None] = []
+        ly: list[float | None] = []
+        for lk in lay.links:
+            (x0, y0), (x1, y1) = lay.pos[lk.source], lay.pos[lk.target]
+            lx += [x0, x1, None]
+            ly += [y0, y1, None]
+        traces.append(trace(x=lx, y=ly, mode="lines", line={"color": "#7f7f7f", "width": 1.2, "dash": "dash"},
+                              hoverinfo="skip", name="reuse / subquery link", legendgroup="links"))
+    if lay.codegen:
+        traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name="codegen stage (shaded)",
+                                 marker={"symbol": "square", "size": 14, "color": CODEGEN_FILL,
+                                         "line": {"color": CODEGEN_LINE, "width": 1}},
+                                 hoverinfo="skip", legendgroup="codegen"))
+
+    # nodes per kind
+    per_kind: dict[str, list[str]] = {k: [] for k in NODE_KINDS}
+    for p in lay.order:
+        per_kind[node_kind(lay.node(p))].append(p)
+    for kind in NODE_KINDS:
+        paths = per_kind[kind]
+        if not paths:
+            continue
+        hover = []
+        for p in paths:
+            node = lay.node(p)
+            grp = lay.codegen_of.get(p)
+            stage = lay.codegen[grp].stage if grp is not None and grp in lay.codegen else None
+            hover.append(_hover(p, node, stage, ch_by_path.get(p, []), link_notes.get(p)))
+        kw: dict[str, Any] = {}
+        if show_text:
+            kw = {"text": [_esc(lay.label[p]) for p in paths], "textposition": "bottom center",
+                  "textfont": {"size": 10, "color": "#333333"}}
+        traces.append(trace(
+            x=[lay.pos[p][0] for p in paths], y=[lay.pos[p][1] for p in paths],
+            mode="markers+text" if show_text else "markers",
+            marker={"symbol": "square", "size": msize, "color": KIND_COLORS[kind],
+                    "line": {"color": "#ffffff", "width": 1}},
+            customdata=list(paths), hovertext=hover, hoverinfo="text",
+            name=kind, legendgroup="kind", legendgrouptitle={"text": "operator"} if kind == _first(per_kind) else None,
+            **kw,
+        ))
+
+    # change marks per change kind
+    per_change: dict[str, list[str]] = {}
+    for p in lay.order:
+        for kind, _label, _expl in ch_by_path.get(p, []):
+            lst = per_change.setdefault(kind, [])
+            if not lst or lst[-1] != p:
+                lst.append(p)
+    kinds_order = [k for k in _diff.CHANGE_KINDS if k in per_change] + sorted(k for k in per_change
+                                                                          if k not in _diff.CHANGE_KINDS)
+    for i, kind in enumerate(kinds_order):
+        paths = per_change[kind]
+        color, symbol = CHANGE_STYLES.get(kind, ("#d62728", "circle-open"))
+        hover = []
+        for p in paths:
+            items = [c for c in ch_by_path[p] if c[0] == kind]
+            hover.append("<br>".join(f"<b>AQE: {_esc(lbl)}</b>" + ("<br>" + _esc_lines(ex_, 90, 6) if ex_ else "")
+                                     for _, lbl, ex_ in items) + f"<br><i>{_esc(lay.label[p])}</i>")
+        traces.append(trace(
+            x=[lay.pos[p][0] for p in paths], y=[lay.pos[p][1] for p in paths], mode="markers",
+            marker={"symbol": symbol, "size": msize + 11, "color": color, "line": {"color": color, "width": 3}},
+            customdata=list(paths), hovertext=hover, hoverinfo="text",
+            name=f"AQE: {kind}", legendgroup="aqe", legendgrouptitle={"text": "AQE change"} if i == 0 else None,
+        ))
+
+    # highlight ring
+    hl: list[str] = []
+    if highlight:
+        raw = [highlight] if isinstance(highlight, str) else list(highlight)
+        seen = set()
+        for h in raw:
+            dp = lay.display_path(str(h))
+            if dp is not None and dp not in seen:
+                seen.add(dp)
+                hl.append(dp)
+    if hl:
+        traces.append(trace(
+            x=[lay.pos[p][0] for p in hl], y=[lay.pos[p][1] for p in hl], mode="markers",
+            marker={"symbol": "circle-open", "size": msize + 22, "color": "#f0b400", "line": {"color": "#f0b400", "width": 4}},
+            customdata=hl, hovertext=[_esc(lay.label[p]) for p in hl], hoverinfo="text",
+            name="selected",
+        ))
+
+    xmin, xmax, ymin, ymax = lay.bbox()
+    if height is None:
+        levels = lay.max_depth + 1
+        height = int(min(1400, max(320, 110 + levels * 46)))
+    digest = hashlib.sha1("\n".join(f"{p}\t{lay.label[p]}" for p in lay.order).encode()).hexdigest()[:16]
+    fig_layout = {
+        "title": {"text": _esc(title), "x": 0.01, "font": {"size": 15}} if title else None,
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "xaxis": {"visible": False, "range": [xmin - 2, xmax + 2], "showgrid": False, "zeroline": False},
+        "yaxis": {"visible": False, "range": [ymin - 0.9 * lay.level_sep, ymax + 0.5 * lay.level_sep],
+                  "showgrid": False, "zeroline": False},
+        "dragmode": "pan",
+        "hovermode": "closest",
+        "hoverlabel": {"align": "left", "font": {"size": 11}},
+        "plot_bgcolor": "#ffffff",
+        "paper_bgcolor": "#ffffff",
+        "showlegend": True,
+        "legend": {"groupclick": "toggleitem", "font": {"size": 11}},
+        "shapes": _codegen_shapes(lay, show_text),
+        "uirevision": digest,
+        "meta": {"aqe_lens_plan": digest, "nodes": n},
+    }
+    if not title:
+        fig_layout.pop("title")
+    if validate is None:
+        validate = not big
+    return go.Figure(data=traces, layout=fig_layout, _validate=validate)
+
+
+def _first(per_kind: dict[str, list[str]]) -> str | None:
+    for k in NODE_KINDS:
+        if per_kind[k]:
+            return k
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# search, details, zoom
+# --------------------------------------------------------------------------------------------
+def plan_search(plan: PlanNode, text: str, *, fold_codegen: bool = True) -> list[str]:
+    """Path ids of the nodes whose name or description contains ``text`` (case-insensitive),
+    in plan order. With ``fold_codegen`` a hit on a folded wrapper (``WholeStageCodegen``,
+    ``InputAdapter``) is reported as the displayed node that stands for it."""
+    needle = (text or "").strip().casefold()
+    if not needle or plan is None:
+        return []
+    hits: list[str] = []
+    seen: set[str] = set()
+    for path, node in iter_paths(plan):
+        if needle in (node.name or "").casefold() or needle in (node.description or "").casefold():
+            p = path
+            if fold_codegen:
+                p = _display_of(node, path)
+            if p not in seen:
+                seen.add(p)
+                hits.append(p)
+    return hits
+
+
+def _display_of(node: PlanNode, path: str) -> str:
+    while ((node.name or "").startswith(CODEGEN_PREFIX) or node.name == INPUT_ADAPTER) and len(node.children) == 1:
+        node = node.children[0]
+        path += ".0"
+    return path
+
+
+def node_details(plan: PlanNode, path: str) -> dict[str, Any] | None:
+    """Everything a details panel shows for one node, or None for an unknown path:
+    ``path, id, name, description, kind, label, codegen_stage, parent, children,
+    metrics`` (rows ``{name, type, value, total, min, med, max, accumulator_id}``; ``value`` is
+    the formatted text or ``""``)."""
+    node = node_at(plan, path) if plan is not None and isinstance(path, str) else None
+    if node is None:
+        return None
+    rows = []
+    for m in node.metrics:
+        rows.append({
+            "name": str(m.get("name", "")), "type": str(m.get("type", "")), "value": format_metric(m) or "",
+            "total": m.get("total"), "min": m.get("min"), "med": m.get("med"), "max": m.get("max"),
+            "accumulator_id": m.get("accumulator_id"),
+        })
+    return {
+        "path": path,
+        "id": node.id,
+        "name": node.name,
+        "description": node.description,
+        "kind": node_kind(node),
+        "label": short_label(node),
+        "codegen_stage": _codegen_stage_of(plan, path),
+        "parent": path.rsplit(".", 1)[0] if "." in path else None,
+        "children": [f"{path}.{i}" for i in range(len(node.children))],
+        "metrics": rows,
+    }
+
+
+def node_position(fig: go.Figure, path: str) -> tuple[float, float] | None:
+    """(x, y) of a node in a figure made by :func:`plan_figure`."""
+    for tr in fig.data:
+        cd = getattr(tr, "customdata", None)
+        if cd is None or getattr(tr, "mode", None) == "lines":
+            continue
+        cd = list(cd)
+        if path in cd:
+            i = cd.index(path)
+            return float(tr.x[i]), float(tr.y[i])
+    return None
+
+
+def zoom_ranges(fig: go.Figure, path: str, *, half_width: float = 40.0, levels_above: float = 3.0,
+                levels_below: float = 5.0) -> tuple[list[float], list[float]] | None:
+    """Axis ranges (x, y) that centre the view on a node, or None if it is not in the figure."""
+    pos = node_position(fig, path)
+    if pos is None:
+        return None
+    x, y = pos
+    return [x - half_width, x + half_width], [y - levels_below - 0.5, y + levels_above + 0.5]
+
+
+def zoom_to_node(fig: go.Figure, path: str, **kw: float) -> bool:
+    """Set the figure's axis ranges around a node (in place). False if the node is not drawn."""
+    r = zoom_ranges(fig, path, **kw)
+    if r is None:
+        return False
+    fig.update_xaxes(range=r[0])
+    fig.update_yaxes(range=r[1])
+    return True
