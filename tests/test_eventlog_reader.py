@@ -276,8 +276,8 @@ def test_task_end_fast_path_equals_json_parse(key):
                 slow = parse_task_end_json(d)
                 assert fast is not None
                 assert fast[:5] == slow[:5] and fast[6] == slow[6]
-                sql = [(a["ID"], int(a["Update"])) for a in d["Task Info"]["Accumulables"]
-                       if isinstance(a.get("Update"), str)]
+                sql = [x for a in d["Task Info"]["Accumulables"] if isinstance(a.get("Update"), str)
+                       for x in (a["ID"], int(a["Update"]))]
                 assert fast[5] == sql
                 n += 1
     assert n > 20

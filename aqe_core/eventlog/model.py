@@ -132,6 +132,8 @@ class SQLExecution:
     #: accumulator id -> summary dict (metrics.summarize), as the UI shows them
     metric_values: dict[int, dict[str, Any]] = field(default_factory=dict)
     shuffle_reads: list[ShuffleRead] = field(default_factory=list)
+    #: reads that posted sizes but are not in the final plan (earlier plan versions, AQE subqueries)
+    other_shuffle_reads: list[ShuffleRead] = field(default_factory=list)
     modified_configs: dict[str, str] = field(default_factory=dict)
     job_properties: dict[str, str] = field(default_factory=dict)
     #: effective AQE configuration (AQEConf) or None when it could not be built

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
+from itertools import chain as _chain
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Iterator
 
@@ -105,12 +106,19 @@ class _Lines:
 # --------------------------------------------------------------------------------------------
 # fast extraction of the fields we need from task/stage events
 
+_TE_SUCCESS = re.compile(
+    rb'\{"Event":"SparkListenerTaskEnd","Stage ID":(\d+),"Stage Attempt ID":(\d+),"Task Type":"[^"\\]*",'
+    rb'"Task End Reason":\{"Reason":"Success"\},"Task Info":\{"Task ID":(\d+),"Index":(\d+),"Attempt":\d+,'
+    rb'(?:"Partition ID":-?\d+,)?"Launch Time":-?\d+,"Executor ID":"[^"\\]*","Host":"[^"\\]*",'
+    rb'"Locality":"[^"\\]*","Speculative":(?:true|false),"Getting Result Time":-?\d+,"Finish Time":(\d+),'
+    rb'"Failed":false,"Killed":false,"Accumulables":\['
+)
 _TE_HEAD = re.compile(rb'"Stage ID":(-?\d+),"Stage Attempt ID":(-?\d+)')
 _TE_INFO = re.compile(rb'"Task Info":\{"Task ID":(-?\d+),"Index":(-?\d+),"Attempt":(-?\d+)')
 _TE_FINISH = re.compile(
     rb'"Finish Time":(-?\d+),"Failed":(true|false),"Killed":(true|false),"Accumulables":\['
 )
-_ACC = re.compile(rb'\{"ID":(\d+),(?:"Name":"[^"\\]*(?:\\.[^"\\]*)*",)?"Update":"?(-?\d+)[",]')
+_ACC = re.compile(rb'\{"ID":(\d+),(?:"Name":"[^"\\]*(?:\\.[^"\\]*)*",)?"Update":("?)(-?\d+)[",]')
 # SQL metric updates are strings ("Update":"123"); names without escapes (the common case)
 _ACC_SQL = re.compile(rb'"ID":(\d+),"Name":"[^"\\]*","Update":"(-?\d+)"')
 _SRM = re.compile(
@@ -137,18 +145,26 @@ def _as_int(v: Any) -> int:
 
 
 def parse_task_end_fast(line: bytes):
-    """(stage, attempt, task_id, index, successful, [(acc, value)...], (remote, local, records)|None)
-    or None when the line does not have the expected layout."""
-    h = _TE_HEAD.search(line, 0, 200)
-    if h is None:
-        return None
-    ti = _TE_INFO.search(line, h.end())
-    if ti is None:
-        return None
-    fin = _TE_FINISH.search(line, ti.end())
-    if fin is None:
-        return None
-    i = fin.end()
+    """(stage, attempt, task_id, index, successful, [acc0, value0, acc1, value1, ...],
+    (remote, local, records) | None), or None when the line does not have the layout
+    Spark's JsonProtocol writes. Only string-valued (SQL metric) updates are returned."""
+    ok = _TE_SUCCESS.match(line)
+    if ok is not None:  # the common case: one anchored match
+        i = ok.end()
+        head = (int(ok.group(1)), int(ok.group(2)), int(ok.group(3)), int(ok.group(4)), ok.group(5) != b"0")
+    else:
+        h = _TE_HEAD.search(line, 0, 200)
+        if h is None:
+            return None
+        ti = _TE_INFO.search(line, h.end())
+        if ti is None:
+            return None
+        fin = _TE_FINISH.search(line, ti.end())
+        if fin is None:
+            return None
+        i = fin.end()
+        successful = fin.group(2) == b"false" and fin.group(3) == b"false" and int(fin.group(1)) != 0
+        head = (int(h.group(1)), int(h.group(2)), int(ti.group(1)), int(ti.group(2)), successful)
     j = line.find(b'"Task Executor Metrics"', i)
     if j < 0:
         j = line.find(b'"Task Metrics"', i)
@@ -156,8 +172,10 @@ def parse_task_end_fast(line: bytes):
             j = len(line)
     # Only string-valued updates matter (SQL metrics); internal.metrics.* carry numbers and are
     # never plan metrics. Fall back to the escape-aware pattern when a name has a backslash.
-    pat = _ACC_SQL if line.find(b"\\", i, j) < 0 else _ACC
-    accs = [(int(a), int(b)) for a, b in pat.findall(line, i, j)]
+    if line.find(b"\\", i, j) < 0:
+        accs = list(map(int, _chain(*_ACC_SQL.findall(line, i, j))))
+    else:
+        accs = [int(x) for a, b, q in _ACC.findall(line, i, j) if q for x in (a, b)]
     srm = _SRM.search(line, j)
     if srm is None:
         if b'"Shuffle Read Metrics"' in line:
@@ -165,21 +183,22 @@ def parse_task_end_fast(line: bytes):
         read = None
     else:
         read = (int(srm.group(1)), int(srm.group(2)), int(srm.group(3)))
-    successful = fin.group(2) == b"false" and fin.group(3) == b"false" and int(fin.group(1)) != 0
-    return (int(h.group(1)), int(h.group(2)), int(ti.group(1)), int(ti.group(2)), successful, accs, read)
+    return (*head, accs, read)
 
 
 def parse_task_end_json(d: dict):
     """Same tuple as :func:`parse_task_end_fast`, from a parsed event."""
     info = d["Task Info"]
-    accs = []
+    accs: list[int] = []
     for a in info.get("Accumulables") or ():
-        if not isinstance(a, dict) or "Update" not in a or "ID" not in a:
+        if not isinstance(a, dict) or not isinstance(a.get("Update"), str) or "ID" not in a:
             continue
         try:
-            accs.append((_as_int(a["ID"]), _as_int(a["Update"])))
+            acc, value = _as_int(a["ID"]), int(a["Update"])
         except (ValueError, TypeError):
             continue
+        accs.append(acc)
+        accs.append(value)
     read = None
     tm = d.get("Task Metrics")
     if isinstance(tm, dict) and isinstance(tm.get("Shuffle Read Metrics"), dict):
@@ -215,7 +234,8 @@ class _StageMetrics:
             return
         types = self.types
         n = self.num_tasks
-        for acc, value in accs:
+        it = iter(accs)
+        for acc, value in zip(it, it):
             t = types.get(acc)
             if t is None:
                 continue
@@ -250,7 +270,8 @@ class _ReadStore:
         if not 0 <= index < n:
             return
         tracked = self.tracked
-        for acc, value in accs:
+        it = iter(accs)
+        for acc, value in zip(it, it):
             if acc in tracked:
                 arr = self.by_acc.get(acc)
                 if arr is None:
@@ -263,7 +284,7 @@ _READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "re
 
 class _LiveExec:
     __slots__ = ("model", "types", "jobs", "stages", "driver_updates", "driver_all", "end_events",
-                 "aggregated", "read_ids", "reads_snapshot", "live", "shared_metrics")
+                 "aggregated", "read_ids", "reads_snapshot", "live", "shared_metrics", "subquery_size_ids")
 
     def __init__(self, model: SQLExecution):
         self.model = model
@@ -278,6 +299,7 @@ class _LiveExec:
         self.reads_snapshot: dict[int, dict[int, array]] = {}
         self.live = True
         self.shared_metrics: dict = {}
+        self.subquery_size_ids: list[int] = []
 
 
 # --------------------------------------------------------------------------------------------
@@ -484,6 +506,8 @@ class _Builder:
         for m in d.get("sqlPlanMetrics") or ():
             if isinstance(m, dict) and isinstance(m.get("accumulatorId"), int):
                 defs[m["accumulatorId"]] = (str(m.get("name", "")), str(m.get("metricType", "sum")))
+                if m.get("name") == "partition data size":  # a read inside an AQE subquery
+                    ex.subquery_size_ids.append(m["accumulatorId"])
         self._add_metrics(ex, defs, None)
         self._update(ex)
 
@@ -731,7 +755,7 @@ class _Builder:
         for ex in self.execs.values():
             m = ex.model
             _set_status(m, ex)
-            m.shuffle_reads = _shuffle_reads(ex, self.log, version)
+            m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version)
             _effective_conf(m, self.log, version, self.conf_cache)
             ex.reads_snapshot = {}
             ex.types = {}
@@ -755,77 +779,104 @@ def _set_status(m: SQLExecution, ex: _LiveExec) -> None:
 _SKEW_DESC = re.compile(r"(\d+) skewed partitions")
 
 
-def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None) -> list[ShuffleRead]:
+def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None) -> tuple[list[ShuffleRead], list[ShuffleRead]]:
+    """Adaptive shuffle reads of the final plan, and the others that posted sizes (reads of
+    earlier plan versions that were replaced, reads inside AQE subqueries)."""
     m = ex.model
     plan = m.final_plan
     if plan is None:
-        return []
+        return [], []
     driver: dict[int, list[int]] = defaultdict(list)
     for acc, value in ex.driver_all:
         driver[acc].append(value)
-    out = []
-    for node in graph_nodes(plan):
-        if node.name not in SHUFFLE_READ_NAMES:
+    out = [_read_of(node, ex, log, driver) for node in graph_nodes(plan) if node.name in SHUFFLE_READ_NAMES]
+    seen = {n.metric("partition data size")["accumulator_id"] for n in graph_nodes(plan)  # type: ignore[index]
+            if n.name in SHUFFLE_READ_NAMES and n.metric("partition data size")}
+    others: list[ShuffleRead] = []
+    for version_no, p in enumerate([m.initial_plan, *m.plan_versions[:-1]]):
+        if p is None:
             continue
-        ids = {mm["name"]: mm["accumulator_id"] for mm in node.metrics}
+        for node in graph_nodes(p):
+            size = node.metric("partition data size") if node.name in SHUFFLE_READ_NAMES else None
+            if size is None or size["accumulator_id"] in seen or not driver.get(size["accumulator_id"]):
+                continue
+            seen.add(size["accumulator_id"])
+            r = _read_of(node, ex, log, driver)
+            r.node_id = None
+            r.notes.append(f"read of plan version {version_no} (0 = initial plan), not in the final plan")
+            others.append(r)
+    for acc in ex.subquery_size_ids:
+        if acc in seen or not driver.get(acc):
+            continue
+        seen.add(acc)
+        sizes = list(driver[acc])
+        others.append(ShuffleRead(
+            node_id=None, name="AQEShuffleRead", description="", num_partitions=len(sizes),
+            partition_sizes=sizes, partition_sizes_source="driver_metrics",
+            notes=["read inside an adaptive subquery: Spark logs its metrics but no plan tree, so only the "
+                   "sizes are known (counts of coalesced/skewed partitions are not attributed)"]))
+    return out, others
 
-        def last(name: str) -> int | None:
-            vals = driver.get(ids.get(name), [])  # type: ignore[arg-type]
-            return vals[-1] if vals else None
 
-        desc = node.description
-        r = ShuffleRead(node_id=node.id, name=node.name, description=desc)
-        r.local = desc.rstrip().endswith(" local")
-        r.num_partitions = last("number of partitions")
-        r.coalesced_partitions = last("number of coalesced partitions")
-        r.skewed_partitions = last("number of skewed partitions")
-        r.skew_splits = last("number of skewed partition splits")
-        r.empty_partitions = last("number of empty partitions")
-        if "skewed partitions" in desc and r.skewed_partitions is None:
-            sm = _SKEW_DESC.search(desc)
-            if sm:
-                r.skewed_partitions = int(sm.group(1))
-        sizes_id = ids.get("partition data size")
-        if sizes_id is not None and driver.get(sizes_id):
-            sizes = list(driver[sizes_id])
-            n = r.num_partitions
-            if n and len(sizes) > n and len(sizes) % n == 0:
-                r.notes.append(
-                    f"'partition data size' was posted {len(sizes) // n} times (the read was built more "
-                    "than once); the last set is used"
-                )
-                sizes = sizes[-n:]
-            r.partition_sizes = sizes
-            r.partition_sizes_source = "driver_metrics"
-        # bytes actually read, per output partition, from the reduce tasks' SQL accumulators
-        exch = _exchange_below(node)
-        if exch is not None:
-            eids = {mm["name"]: mm["accumulator_id"] for mm in exch.metrics}
-            loc, rem, rec = eids.get("local bytes read"), eids.get("remote bytes read"), eids.get("records read")
-            for sid, by_acc in ex.reads_snapshot.items():
-                if loc in by_acc or rem in by_acc:
-                    n = len(by_acc.get(loc) or by_acc.get(rem))  # type: ignore[arg-type]
-                    la = by_acc.get(loc)
-                    ra = by_acc.get(rem)
-                    r.bytes_read = [(la[i] if la else 0) + (ra[i] if ra else 0) for i in range(n)]
-                    ca = by_acc.get(rec)
-                    r.records_read = list(ca) if ca is not None else None
-                    r.stage_id = sid
-                    break
-        if r.partition_sizes is None and not r.local and r.bytes_read is not None:
-            r.partition_sizes = list(r.bytes_read)
-            r.partition_sizes_source = "task_shuffle_read"
+def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, list[int]]) -> ShuffleRead:
+    ids = {mm["name"]: mm["accumulator_id"] for mm in node.metrics}
+
+    def last(name: str) -> int | None:
+        vals = driver.get(ids.get(name), [])  # type: ignore[arg-type]
+        return vals[-1] if vals else None
+
+    desc = node.description
+    r = ShuffleRead(node_id=node.id, name=node.name, description=desc)
+    r.local = desc.rstrip().endswith(" local")
+    r.num_partitions = last("number of partitions")
+    r.coalesced_partitions = last("number of coalesced partitions")
+    r.skewed_partitions = last("number of skewed partitions")
+    r.skew_splits = last("number of skewed partition splits")
+    r.empty_partitions = last("number of empty partitions")
+    if "skewed partitions" in desc and r.skewed_partitions is None:
+        sm = _SKEW_DESC.search(desc)
+        if sm:
+            r.skewed_partitions = int(sm.group(1))
+    sizes_id = ids.get("partition data size")
+    if sizes_id is not None and driver.get(sizes_id):
+        sizes = list(driver[sizes_id])
+        n = r.num_partitions
+        if n and len(sizes) > n and len(sizes) % n == 0:
             r.notes.append(
-                f"{node.name} has no partition size metrics in this Spark version: sizes are the shuffle "
-                "bytes each reduce task read (task metrics), not the MapStatus sizes AQE used"
+                f"'partition data size' was posted {len(sizes) // n} times (the read was built more "
+                "than once); the last set is used"
             )
-        if r.num_partitions is None:
-            if r.partition_sizes is not None:
-                r.num_partitions = len(r.partition_sizes)
-            elif r.stage_id is not None and r.stage_id in log.stages:
-                r.num_partitions = log.stages[r.stage_id].num_tasks or None
-        out.append(r)
-    return out
+            sizes = sizes[-n:]
+        r.partition_sizes = sizes
+        r.partition_sizes_source = "driver_metrics"
+    # bytes actually read, per output partition, from the reduce tasks' SQL accumulators
+    exch = _exchange_below(node)
+    if exch is not None:
+        eids = {mm["name"]: mm["accumulator_id"] for mm in exch.metrics}
+        loc, rem, rec = eids.get("local bytes read"), eids.get("remote bytes read"), eids.get("records read")
+        for sid, by_acc in ex.reads_snapshot.items():
+            if loc in by_acc or rem in by_acc:
+                n = len(by_acc.get(loc) or by_acc.get(rem))  # type: ignore[arg-type]
+                la = by_acc.get(loc)
+                ra = by_acc.get(rem)
+                r.bytes_read = [(la[i] if la else 0) + (ra[i] if ra else 0) for i in range(n)]
+                ca = by_acc.get(rec)
+                r.records_read = list(ca) if ca is not None else None
+                r.stage_id = sid
+                break
+    if r.partition_sizes is None and not r.local and r.bytes_read is not None:
+        r.partition_sizes = list(r.bytes_read)
+        r.partition_sizes_source = "task_shuffle_read"
+        r.notes.append(
+            f"{node.name} has no partition size metrics in this Spark version: sizes are the shuffle "
+            "bytes each reduce task read (task metrics), not the MapStatus sizes AQE used"
+        )
+    if r.num_partitions is None:
+        if r.partition_sizes is not None:
+            r.num_partitions = len(r.partition_sizes)
+        elif r.stage_id is not None and r.stage_id in log.stages:
+            r.num_partitions = log.stages[r.stage_id].num_tasks or None
+    return r
 
 
 def _exchange_below(node: PlanNode) -> PlanNode | None:

@@ -132,6 +132,7 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
         rd["partitions_before"] = read_before_partitions(ex, r)
         reads.append(rd)
     d["shuffle_reads"] = reads
+    d["other_shuffle_reads"] = [r.to_dict() for r in ex.other_shuffle_reads]
     d["modified_configs"] = dict(ex.modified_configs)
     d["aqe_conf"] = ex.aqe_conf.to_strings() if ex.aqe_conf is not None else None
     d["aqe_conf_layers"] = {
