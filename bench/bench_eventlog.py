@@ -112,8 +112,8 @@ def ensure_logs(cache: Path, scale: int, skip_scaled: bool, queries: int, partit
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/aqe-lens/bench-eventlogs"))
-    ap.add_argument("--queries", type=int, default=36)
-    ap.add_argument("--partitions", type=int, default=150)
+    ap.add_argument("--queries", type=int, default=24)
+    ap.add_argument("--partitions", type=int, default=120)
     ap.add_argument("--scale", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-hs", action="store_true")
