@@ -137,6 +137,8 @@ def test_rolling_multi_part_with_attempt_suffix():
     assert log.application.attempt_id == "1"
     assert log.application.id.startswith("application_")
     assert log.complete and log.warnings == []
+    one_part = load(str(next(d.glob("events_2_*"))))  # a part given alone: the whole directory is read
+    assert len(one_part.parts) == 3 and any("one part of a rolling log" in n for n in one_part.notes)
     ref = load(str(sample("spark430_lz4")))
     assert len(log.executions) == len(ref.executions)
     for eid, ex in ref.executions.items():

@@ -170,6 +170,11 @@ def open_source(path: str, limits: Limits = DEFAULT_LIMITS) -> LogSource:
         raise EventLogError(f"no such file or directory: {path}")
     if os.path.isdir(path):
         return _open_dir(path, limits)
+    parent = os.path.dirname(os.path.abspath(path))
+    if _EVENTS_RE.match(os.path.basename(path)) and _is_rolling_name(os.path.basename(parent)):
+        src = _open_dir(parent, limits)
+        src.notes.append(f"{os.path.basename(path)} is one part of a rolling log: read the whole directory {parent}")
+        return src
     try:
         head = _read_head(_file_opener(path))
     except OSError as e:
