@@ -61,8 +61,8 @@ CHANGE_STYLES: dict[str, tuple[str, str]] = {
     _diff.NEW_NODE: ("#ff7f0e", "triangle-up-open"),
     _diff.REMOVED: ("#8c564b", "x-open"),
 }
-CODEGEN_FILL = "rgba(0, 114, 178, 0.07)"
-CODEGEN_LINE = "rgba(0, 114, 178, 0.35)"
+CODEGEN_FILL = "rgba(0, 114, 178, 0.09)"
+CODEGEN_LINE = "rgba(0, 114, 178, 0.55)"
 
 _SCAN_NAMES = ("Range", "LocalTableScan", "InMemoryTableScan", "OneRowRelation", "EmptyRelation", "LocalRelation")
 _AGG_MARKERS = ("Aggregate", "MergingSessions", "UpdatingSessions")
@@ -221,6 +221,12 @@ def _norm_changes(changes: Any, side: str) -> dict[str, list[tuple[str, str, str
         path, kind, label, expl, s = c
         if s == side:
             out.setdefault(path, []).append((kind, label, expl))
+        elif side == "before" and s == "after" and kind != _diff.NEW_NODE:
+            # a change of a matched node (join strategy, empty relation...) marks its
+            # earlier-plan partner too
+            bp = _before_path(item)
+            if bp is not None:
+                out.setdefault(bp, []).append((kind, label, expl))
     return out
 
 
@@ -232,6 +238,12 @@ def _as_change(item: Any) -> tuple[str, str, str, str, str] | None:
         return (str(item["path"]), kind, str(item.get("label") or kind), str(item.get("explanation") or ""),
                 str(item.get("side") or "after"))
     return None
+
+
+def _before_path(item: Any) -> str | None:
+    bp = item.before_path if isinstance(item, _diff.Change) else (
+        item.get("before_path") if isinstance(item, Mapping) else None)
+    return str(bp) if bp else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,17 +285,23 @@ def _hover(path: str, node: PlanNode, stage: int | None, changes: list[tuple[str
 # --------------------------------------------------------------------------------------------
 # the figure
 # --------------------------------------------------------------------------------------------
-def _codegen_shapes(lay: PlanLayout, with_labels: bool) -> list[dict]:
+def _codegen_shapes(lay: PlanLayout, with_labels: bool) -> tuple[list[dict], list[dict]]:
+    """(shapes, annotations) shading each codegen stage.
+
+    A stage whose bounding box holds none of the other drawn nodes is one rectangle;
+    otherwise it is the union of one rectangle per level and run of adjacent members (rows
+    touch, no outline, so they read as one region)."""
     level_sep = lay.level_sep
     pad = min(1.0, lay.node_sep * 0.4)
-    # left-to-right index of every displayed node on its level
+    # left-to-right order of the drawn nodes on every level
+    levels: dict[int, list[str]] = {}
     level_index: dict[str, int] = {}
-    counts: dict[int, int] = {}
     for p in lay.order:
-        d = lay.depth[p]
-        level_index[p] = counts.get(d, 0)
-        counts[d] = level_index[p] + 1
-    shapes = []
+        row = levels.setdefault(lay.depth[p], [])
+        level_index[p] = len(row)
+        row.append(p)
+    shapes: list[dict] = []
+    notes: list[dict] = []
     for key in sorted(lay.codegen, key=lambda k: [int(x) for x in k.split(".")]):
         grp = lay.codegen[key]
         rows: dict[int, list[str]] = {}
@@ -292,31 +310,56 @@ def _codegen_shapes(lay: PlanLayout, with_labels: bool) -> list[dict]:
         if not rows:
             continue
         top, bottom = min(rows), max(rows)
-        segs = []
+        members = set(grp.members)
+        runs_by_row: dict[int, list[list[str]]] = {}
+        contiguous = True
         for d in sorted(rows):
-            members = sorted(rows[d], key=lambda p: level_index[p])
-            runs: list[list[str]] = [[members[0]]]
-            for p in members[1:]:
+            ms = sorted(rows[d], key=lambda p: level_index[p])
+            runs: list[list[str]] = [[ms[0]]]
+            for p in ms[1:]:
                 if level_index[p] == level_index[runs[-1][-1]] + 1:
                     runs[-1].append(p)
                 else:
                     runs.append([p])
-            y = -d * level_sep
-            y_hi = y + (0.32 if d == top else 0.5) * level_sep
-            y_lo = y - (0.45 if d == bottom else 0.5) * level_sep
-            for run in runs:
-                x0 = min(lay.pos[p][0] - lay.width[p] / 2 for p in run) - pad
-                x1 = max(lay.pos[p][0] + lay.width[p] / 2 for p in run) + pad
-                segs.append(f"M{x0:.3f},{y_lo:.3f} H{x1:.3f} V{y_hi:.3f} H{x0:.3f} Z")
-        shape: dict[str, Any] = {
-            "type": "path", "path": " ".join(segs), "xref": "x", "yref": "y", "layer": "below",
-            "fillcolor": CODEGEN_FILL, "line": {"color": CODEGEN_LINE, "width": 1},
-        }
+            runs_by_row[d] = runs
+        x0 = min(lay.pos[p][0] - lay.width[p] / 2 for p in grp.members) - pad
+        x1 = max(lay.pos[p][0] + lay.width[p] / 2 for p in grp.members) + pad
+        for d in range(top, bottom + 1):
+            for p in levels.get(d, ()):
+                if p in members:
+                    continue
+                px, w = lay.pos[p][0], lay.width[p]
+                if px + w / 2 > x0 and px - w / 2 < x1:
+                    contiguous = False
+                    break
+            if not contiguous:
+                break
+        y_top = -top * level_sep + 0.32 * level_sep
+        y_bot = -bottom * level_sep - 0.45 * level_sep
+        if contiguous:
+            path = f"M{x0:.3f},{y_bot:.3f} H{x1:.3f} V{y_top:.3f} H{x0:.3f} Z"
+            label_x = x0
+        else:
+            segs = []
+            for d, runs in sorted(runs_by_row.items()):
+                y = -d * level_sep
+                y_hi = y + (0.32 if d == top else 0.5) * level_sep
+                y_lo = y - (0.45 if d == bottom else 0.5) * level_sep
+                for run in runs:
+                    a = min(lay.pos[p][0] - lay.width[p] / 2 for p in run) - pad
+                    b = max(lay.pos[p][0] + lay.width[p] / 2 for p in run) + pad
+                    segs.append(f"M{a:.3f},{y_lo:.3f} H{b:.3f} V{y_hi:.3f} H{a:.3f} Z")
+            path = " ".join(segs)
+            label_x = min(lay.pos[p][0] - lay.width[p] / 2 for p in runs_by_row[top][0]) - pad
+        shapes.append({
+            "type": "path", "path": path, "xref": "x", "yref": "y", "layer": "below",
+            "fillcolor": CODEGEN_FILL, "line": {"width": 0},
+        })
         if with_labels and grp.stage is not None:
-            shape["label"] = {"text": f"codegen {grp.stage}", "textposition": "top left",
-                              "font": {"size": 9, "color": CODEGEN_LINE}}
-        shapes.append(shape)
-    return shapes
+            notes.append({"x": label_x, "y": y_top, "xref": "x", "yref": "y", "xanchor": "left", "yanchor": "top",
+                          "text": f"codegen {grp.stage}", "showarrow": False,
+                          "font": {"size": 9, "color": CODEGEN_LINE}})
+    return shapes, notes
 
 
 def _codegen_stage_of(plan: PlanNode, path: str) -> int | None:
@@ -359,23 +402,37 @@ def plan_figure(
 
     ``changes``: a :class:`~aqe_core.plan_graph.diff.PlanDiff`, a list of ``Change`` (or of dicts
     with ``path``/``kind``/``label``/``explanation``/``side``), or ``{path: kind}``; only those
-    on ``change_side`` (``"after"`` for the later plan, ``"before"`` to mark removals on the
-    earlier plan) are drawn. ``highlight``: path id(s) to ring (selection, search hits).
+    on ``change_side`` are drawn: ``"after"`` for the later plan; ``"before"`` for the earlier
+    plan (removed operators, and the earlier partner of every changed matched operator). ``highlight``: path id(s) to ring (selection, search hits).
     ``layout``: a precomputed :func:`layout_plan` result (cache it per plan).
     ``validate``: run plotly's property validation (default: only up to ``gl_threshold``
-    nodes; big figures skip it, which is several times faster and gives the same JSON).
+    nodes; big figures skip it, which is several times faster).
+
+    Trace order: edges, [reuse/subquery links], [codegen legend entry], AQE change outlines
+    (one per change kind), operator markers (one per operator kind), [labels, up to
+    ``label_threshold`` nodes], [selection ring]. Every marker and label trace has
+    ``customdata`` = path ids.
     """
     lay = layout if layout is not None else layout_plan(plan, fold_codegen=fold_codegen)
     n = len(lay.order)
     show_text = n <= label_threshold
     big = n > gl_threshold
     ttype = "scattergl" if big else "scatter"
+    msize = 13 if n <= label_threshold else (9 if n <= gl_threshold else 6)
 
     def trace(**kw: Any) -> dict[str, Any]:
         d = {"type": ttype}
         d.update((k, v) for k, v in kw.items() if v is not None)
         return d
-    msize = 13 if n <= label_threshold else (9 if n <= gl_threshold else 6)
+
+    xmin, xmax, ymin, ymax = lay.bbox()
+    L = lay.level_sep
+    yrange = [ymin - 0.9 * L, ymax + 0.5 * L]
+    if height is None:
+        height = int(min(1400, max(320, 110 + (lay.max_depth + 1) * 46)))
+    top_margin = 40 if title else 10
+    px_per_unit = max(1.0, (height - top_margin - 10)) / max(1e-9, yrange[1] - yrange[0])
+    ring = msize + 10  # size of the AQE change outline markers
 
     ch_by_path: dict[str, list[tuple[str, str, str]]] = {}
     for path, items in _norm_changes(changes, change_side).items():
@@ -389,16 +446,25 @@ def plan_figure(
         ref = f" #{target.id}" if target.id is not None else ""
         link_notes[lk.source] = f"{what} {lay.label.get(lk.target, lk.target)}{ref} (dashed link)"
 
-    traces: list[Any] = []
-    # edges
+    # labels sit below the marker (lower under an AQE outline); edges leave a parent below its
+    # label so lines do not run through the text
+    label_dy: dict[str, float] = {}
+    gap: dict[str, float] = {}
+    if show_text:
+        for p in lay.order:
+            half = ring * 0.65 if p in ch_by_path else msize / 2  # open symbols draw larger
+            label_dy[p] = min(0.4 * L, (half + (10 if p in ch_by_path else 8)) / px_per_unit)
+            gap[p] = min(0.62 * L, (half + (21 if p in ch_by_path else 19)) / px_per_unit)
+
+    traces: list[dict[str, Any]] = []
     ex: list[float | None] = []
     ey: list[float | None] = []
     for u, v in lay.graph.edges():
         (x0, y0), (x1, y1) = lay.pos[u], lay.pos[v]
         ex += [x0, x1, None]
-        ey += [y0, y1, None]
+        ey += [y0 - gap.get(u, 0.0), y1, None]
     traces.append(trace(x=ex, y=ey, mode="lines", line={"color": "#9a9a9a", "width": 1.2},
-                          hoverinfo="skip", showlegend=False, name="edges"))
+                        hoverinfo="skip", showlegend=False, name="edges"))
     if lay.links:
         lx: list[float | None] = []
         ly: list[float | None] = []
@@ -407,50 +473,22 @@ def plan_figure(
             lx += [x0, x1, None]
             ly += [y0, y1, None]
         traces.append(trace(x=lx, y=ly, mode="lines", line={"color": "#7f7f7f", "width": 1.2, "dash": "dash"},
-                              hoverinfo="skip", name="reuse / subquery link", legendgroup="links"))
+                            hoverinfo="skip", name="reuse / subquery link", legendgroup="links"))
     if lay.codegen:
-        traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", name="codegen stage (shaded)",
-                                 marker={"symbol": "square", "size": 14, "color": CODEGEN_FILL,
-                                         "line": {"color": CODEGEN_LINE, "width": 1}},
-                                 hoverinfo="skip", legendgroup="codegen"))
+        traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
+                       "name": "codegen stage (shaded)", "hoverinfo": "skip", "legendgroup": "codegen",
+                       "marker": {"symbol": "square", "size": 14, "color": CODEGEN_FILL,
+                                  "line": {"color": CODEGEN_LINE, "width": 1}}})
 
-    # nodes per kind
-    per_kind: dict[str, list[str]] = {k: [] for k in NODE_KINDS}
-    for p in lay.order:
-        per_kind[node_kind(lay.node(p))].append(p)
-    for kind in NODE_KINDS:
-        paths = per_kind[kind]
-        if not paths:
-            continue
-        hover = []
-        for p in paths:
-            node = lay.node(p)
-            grp = lay.codegen_of.get(p)
-            stage = lay.codegen[grp].stage if grp is not None and grp in lay.codegen else None
-            hover.append(_hover(p, node, stage, ch_by_path.get(p, []), link_notes.get(p)))
-        kw: dict[str, Any] = {}
-        if show_text:
-            kw = {"text": [_esc(lay.label[p]) for p in paths], "textposition": "bottom center",
-                  "textfont": {"size": 10, "color": "#333333"}}
-        traces.append(trace(
-            x=[lay.pos[p][0] for p in paths], y=[lay.pos[p][1] for p in paths],
-            mode="markers+text" if show_text else "markers",
-            marker={"symbol": "square", "size": msize, "color": KIND_COLORS[kind],
-                    "line": {"color": "#ffffff", "width": 1}},
-            customdata=list(paths), hovertext=hover, hoverinfo="text",
-            name=kind, legendgroup="kind", legendgrouptitle={"text": "operator"} if kind == _first(per_kind) else None,
-            **kw,
-        ))
-
-    # change marks per change kind
+    # AQE change outlines, one trace per change kind (below the operator markers)
     per_change: dict[str, list[str]] = {}
     for p in lay.order:
         for kind, _label, _expl in ch_by_path.get(p, []):
             lst = per_change.setdefault(kind, [])
             if not lst or lst[-1] != p:
                 lst.append(p)
-    kinds_order = [k for k in _diff.CHANGE_KINDS if k in per_change] + sorted(k for k in per_change
-                                                                          if k not in _diff.CHANGE_KINDS)
+    kinds_order = [k for k in _diff.CHANGE_KINDS if k in per_change]
+    kinds_order += sorted(k for k in per_change if k not in _diff.CHANGE_KINDS)
     for i, kind in enumerate(kinds_order):
         paths = per_change[kind]
         color, symbol = CHANGE_STYLES.get(kind, ("#d62728", "circle-open"))
@@ -461,16 +499,46 @@ def plan_figure(
                                      for _, lbl, ex_ in items) + f"<br><i>{_esc(lay.label[p])}</i>")
         traces.append(trace(
             x=[lay.pos[p][0] for p in paths], y=[lay.pos[p][1] for p in paths], mode="markers",
-            marker={"symbol": symbol, "size": msize + 11, "color": color, "line": {"color": color, "width": 3}},
+            marker={"symbol": symbol, "size": ring, "color": color, "line": {"color": color, "width": 3}},
             customdata=list(paths), hovertext=hover, hoverinfo="text",
             name=f"AQE: {kind}", legendgroup="aqe", legendgrouptitle={"text": "AQE change"} if i == 0 else None,
         ))
 
-    # highlight ring
+    # operators, one trace per kind
+    per_kind: dict[str, list[str]] = {k: [] for k in NODE_KINDS}
+    for p in lay.order:
+        per_kind[node_kind(lay.node(p))].append(p)
+    first_kind = _first(per_kind)
+    for kind in NODE_KINDS:
+        paths = per_kind[kind]
+        if not paths:
+            continue
+        hover = []
+        for p in paths:
+            grp = lay.codegen_of.get(p)
+            stage = lay.codegen[grp].stage if grp is not None and grp in lay.codegen else None
+            hover.append(_hover(p, lay.node(p), stage, ch_by_path.get(p, []), link_notes.get(p)))
+        traces.append(trace(
+            x=[lay.pos[p][0] for p in paths], y=[lay.pos[p][1] for p in paths], mode="markers",
+            marker={"symbol": "square", "size": msize, "color": KIND_COLORS[kind],
+                    "line": {"color": "#ffffff", "width": 1}},
+            customdata=list(paths), hovertext=hover, hoverinfo="text",
+            name=kind, legendgroup="kind", legendgrouptitle={"text": "operator"} if kind == first_kind else None,
+        ))
+    if show_text and lay.order:
+        # one text trace; clicks on a label select its node (customdata), no hover box
+        traces.append(trace(
+            x=[lay.pos[p][0] for p in lay.order], y=[lay.pos[p][1] - label_dy[p] for p in lay.order],
+            mode="text", text=[_esc(lay.label[p]) for p in lay.order], textposition="middle center",
+            textfont={"size": 10, "color": "#333333"}, customdata=list(lay.order), hoverinfo="none",
+            showlegend=False, name="labels",
+        ))
+
+    # selection ring
     hl: list[str] = []
     if highlight:
         raw = [highlight] if isinstance(highlight, str) else list(highlight)
-        seen = set()
+        seen: set[str] = set()
         for h in raw:
             dp = lay.display_path(str(h))
             if dp is not None and dp not in seen:
@@ -479,23 +547,18 @@ def plan_figure(
     if hl:
         traces.append(trace(
             x=[lay.pos[p][0] for p in hl], y=[lay.pos[p][1] for p in hl], mode="markers",
-            marker={"symbol": "circle-open", "size": msize + 22, "color": "#f0b400", "line": {"color": "#f0b400", "width": 4}},
-            customdata=hl, hovertext=[_esc(lay.label[p]) for p in hl], hoverinfo="text",
-            name="selected",
+            marker={"symbol": "circle-open", "size": msize + 20, "color": "#f0b400",
+                    "line": {"color": "#f0b400", "width": 4}},
+            customdata=hl, hovertext=[_esc(lay.label[p]) for p in hl], hoverinfo="text", name="selected",
         ))
 
-    xmin, xmax, ymin, ymax = lay.bbox()
-    if height is None:
-        levels = lay.max_depth + 1
-        height = int(min(1400, max(320, 110 + levels * 46)))
+    shapes, notes = _codegen_shapes(lay, show_text)
     digest = hashlib.sha1("\n".join(f"{p}\t{lay.label[p]}" for p in lay.order).encode()).hexdigest()[:16]
-    fig_layout = {
-        "title": {"text": _esc(title), "x": 0.01, "font": {"size": 15}} if title else None,
+    fig_layout: dict[str, Any] = {
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": top_margin, "b": 10},
         "xaxis": {"visible": False, "range": [xmin - 2, xmax + 2], "showgrid": False, "zeroline": False},
-        "yaxis": {"visible": False, "range": [ymin - 0.9 * lay.level_sep, ymax + 0.5 * lay.level_sep],
-                  "showgrid": False, "zeroline": False},
+        "yaxis": {"visible": False, "range": yrange, "showgrid": False, "zeroline": False},
         "dragmode": "pan",
         "hovermode": "closest",
         "hoverlabel": {"align": "left", "font": {"size": 11}},
@@ -503,12 +566,13 @@ def plan_figure(
         "paper_bgcolor": "#ffffff",
         "showlegend": True,
         "legend": {"groupclick": "toggleitem", "font": {"size": 11}},
-        "shapes": _codegen_shapes(lay, show_text),
+        "shapes": shapes,
+        "annotations": notes,
         "uirevision": digest,
         "meta": {"aqe_lens_plan": digest, "nodes": n},
     }
-    if not title:
-        fig_layout.pop("title")
+    if title:
+        fig_layout["title"] = {"text": _esc(title), "x": 0.01, "font": {"size": 15}}
     if validate is None:
         validate = not big
     return go.Figure(data=traces, layout=fig_layout, _validate=validate)

@@ -41,7 +41,7 @@ STAGE_WRAPPERS = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQuerySt
 DEFAULT_NODE_SEP = 3.0
 DEFAULT_LEVEL_SEP = 1.0
 MIN_LABEL_WIDTH = 6
-MAX_LABEL_CHARS = 32
+MAX_LABEL_CHARS = 36
 
 _CODEGEN_ID = re.compile(r"WholeStageCodegen\s*\((\d+)\)")
 _STATS = re.compile(r",?\s*Statistics\(.*$")
