@@ -1,0 +1,291 @@
+"""The plotly plan figure: traces, customdata, escaping of untrusted plan text, determinism,
+search / details / zoom helpers."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import plotly.graph_objects as go
+import pytest
+
+from aqe_core.eventlog import load
+from aqe_core.plan import PlanNode
+from aqe_core.plan_graph import (
+    CHANGE_KINDS, NODE_KINDS, SMJ_TO_BROADCAST, diff_plans, format_metric, layout_plan, node_at, node_details,
+    node_kind, node_position, plan_figure, plan_search, zoom_ranges, zoom_to_node,
+)
+from aqe_core.plan_graph.synthetic import chain_plan, synthetic_plan
+
+REPO = Path(__file__).resolve().parent.parent
+ROLLING_43 = REPO / "sample_logs" / "eventlogs" / "eventlog_v2_local-1795308995034"
+
+MALICIOUS = "<a href=x>x</a><script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def bhj():
+    log = load(str(ROLLING_43))
+    ex = next(e for e in log.executions.values() if e.description == "runtime broadcast join")
+    final = ex.plan_with_values(ex.final_plan)
+    return ex.initial_plan, final, diff_plans(ex.initial_plan, final)
+
+
+def _marker_traces(fig):
+    return [t for t in fig.data if t.mode == "markers" and t.customdata is not None]
+
+
+def _node_traces(fig):
+    return [t for t in fig.data if t.name in NODE_KINDS]
+
+
+def _all_strings(fig) -> list[str]:
+    out = []
+    for t in fig.data:
+        for attr in ("hovertext", "text"):
+            v = getattr(t, attr, None)
+            if v is None:
+                continue
+            out.extend([v] if isinstance(v, str) else list(v))
+        out.append(t.name or "")
+    for a in fig.layout.annotations:
+        out.append(a.text or "")
+    if fig.layout.title and fig.layout.title.text:
+        out.append(fig.layout.title.text)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# structure
+# --------------------------------------------------------------------------------------------
+def test_trace_counts_and_customdata(bhj):
+    initial, final, d = bhj
+    lay = layout_plan(final)
+    fig = plan_figure(final, changes=d, title="Final plan", layout=lay)
+    kinds_present = {node_kind(lay.node(p)) for p in lay.order}
+    after_kinds = {c.kind for c in d if c.side == "after"}
+    names = [t.name for t in fig.data]
+    assert names[0] == "edges" and fig.data[0].hoverinfo == "skip" and fig.data[0].mode == "lines"
+    assert "codegen stage (shaded)" in names
+    assert [t.name for t in _node_traces(fig)] == [k for k in NODE_KINDS if k in kinds_present]
+    change_traces = [t for t in fig.data if (t.name or "").startswith("AQE: ")]
+    assert [t.name for t in change_traces] == [f"AQE: {k}" for k in CHANGE_KINDS if k in after_kinds]
+    labels = [t for t in fig.data if t.name == "labels"]
+    assert len(labels) == 1 and list(labels[0].customdata) == lay.order and len(labels[0].text) == len(lay)
+    expected = 1 + 1 + len(change_traces) + len(_node_traces(fig)) + 1
+    assert len(fig.data) == expected
+    # every drawn node exactly once across the operator traces, customdata = path ids
+    cds = [p for t in _node_traces(fig) for p in t.customdata]
+    assert sorted(cds) == sorted(lay.order) and len(cds) == len(set(cds))
+    for t in _marker_traces(fig):
+        assert len(t.customdata) == len(t.x) == len(t.y) == len(t.hovertext)
+    # change outlines sit on the changed nodes
+    conv = next(t for t in change_traces if t.name == f"AQE: {SMJ_TO_BROADCAST}")
+    assert [node_at(final, p).name for p in conv.customdata] == ["BroadcastHashJoin"]
+    # edges: one segment (3 entries with the None break) per tree edge
+    assert len(fig.data[0].x) == 3 * lay.graph.number_of_edges()
+    # codegen stages as shapes below the data
+    assert len(fig.layout.shapes) == len(lay.codegen) > 0
+    assert all(s.layer == "below" for s in fig.layout.shapes)
+    assert fig.layout.dragmode == "pan"
+    assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
+
+
+def test_positions_match_layout(bhj):
+    _, final, _ = bhj
+    lay = layout_plan(final)
+    fig = plan_figure(final, layout=lay)
+    for p in lay.order:
+        assert node_position(fig, p) == pytest.approx(lay.pos[p])
+
+
+def test_before_side_marks_removed_and_partner(bhj):
+    initial, final, d = bhj
+    fig = plan_figure(initial, changes=d, change_side="before")
+    names = {t.name: t for t in fig.data}
+    removed = names["AQE: removed"]
+    assert {node_at(initial, p).name for p in removed.customdata} == {"Sort"}
+    conv = names[f"AQE: {SMJ_TO_BROADCAST}"]
+    assert [node_at(initial, p).name for p in conv.customdata] == ["SortMergeJoin"]
+
+
+def test_highlight_and_changes_as_mapping(bhj):
+    _, final, _ = bhj
+    read = plan_search(final, "aqeshuffleread local")
+    assert read
+    fig = plan_figure(final, highlight=read[0], changes={read[0]: "local read"})
+    sel = fig.data[-1]
+    assert sel.name == "selected" and list(sel.customdata) == [read[0]]
+    assert any(t.name == "AQE: local read" for t in fig.data)
+    # unknown paths are ignored
+    fig2 = plan_figure(final, highlight=["9.9.9"], changes=[{"path": "9.9", "kind": "coalesced read"}])
+    assert all(t.name != "selected" for t in fig2.data)
+
+
+def test_big_plans_use_webgl_and_hide_labels():
+    plan = synthetic_plan(1400, seed=4)
+    lay = layout_plan(plan)
+    assert len(lay) > 1000
+    fig = plan_figure(plan, layout=lay)
+    assert {t.type for t in fig.data if t.name in NODE_KINDS or t.name == "edges"} == {"scattergl"}
+    assert all(t.name != "labels" for t in fig.data)
+    assert not fig.layout.annotations
+    cds = [p for t in _node_traces(fig) for p in t.customdata]
+    assert sorted(cds) == sorted(lay.order)
+    # unvalidated big figure is still valid plotly
+    go.Figure(fig.to_dict())
+    mid = synthetic_plan(400, seed=4)
+    fig_mid = plan_figure(mid)
+    assert {t.type for t in fig_mid.data} == {"scatter"} and all(t.name != "labels" for t in fig_mid.data)
+
+
+def test_deterministic(bhj):
+    initial, final, _ = bhj
+    a = plan_figure(final, changes=diff_plans(initial, final), title="t", highlight="0.0").to_json()
+    copy = PlanNode.from_dict(final.to_dict())
+    b = plan_figure(copy, changes=diff_plans(PlanNode.from_dict(initial.to_dict()), copy), title="t",
+                    highlight="0.0").to_json()
+    assert a == b
+    big = synthetic_plan(1200, seed=1)
+    assert plan_figure(big).to_json() == plan_figure(PlanNode.from_dict(big.to_dict())).to_json()
+
+
+def test_deep_chain_figure():
+    plan = chain_plan(2500)
+    fig = plan_figure(plan)
+    assert sum(len(t.customdata) for t in _node_traces(fig)) == 2500
+
+
+# --------------------------------------------------------------------------------------------
+# escaping
+# --------------------------------------------------------------------------------------------
+def test_hover_text_escapes_plan_strings():
+    evil = PlanNode(1, "<b>Evil</b>Scan", MALICIOUS, [
+        {"name": "<img src=x onerror=alert(1)>", "type": "size", "accumulator_id": 1, "total": 3 * 2**20},
+        {"name": "note", "type": "sum", "accumulator_id": 2, "value": "<i>5</i>"},
+    ], [])
+    plan = PlanNode(0, "AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=true", [], [
+        PlanNode(2, "AQEShuffleRead", "AQEShuffleRead coalesced", [], [evil])])
+    changes = [{"path": "0.0.0", "kind": "new node", "label": "<u>x</u>", "explanation": MALICIOUS}]
+    fig = plan_figure(plan, changes=changes, title=f"query {MALICIOUS}", highlight="0.0.0")
+    strings = _all_strings(fig)
+    joined = "\n".join(strings)
+    for bad in ("<a ", "<a>", "<script", "<img", "<u>", "<b>Evil", "<i>5"):
+        assert bad not in joined, bad
+    hover = next(t for t in _node_traces(fig) if "0.0.0" in t.customdata)
+    text = hover.hovertext[list(hover.customdata).index("0.0.0")]
+    assert "&lt;a href=x&gt;x&lt;/a&gt;&lt;script&gt;" in text
+    assert "&lt;b&gt;Evil&lt;/b&gt;Scan" in text
+    assert "&lt;img src=x onerror=alert(1)&gt;: 3.0 MiB" in text
+    assert "&lt;u&gt;x&lt;/u&gt;" in text
+    # our own markup is still there
+    assert text.startswith("<b>") and "<br>" in text
+    assert "&lt;script&gt;" in fig.layout.title.text
+    # and nothing breaks out of the HTML export
+    html_doc = fig.to_html(include_plotlyjs=False, full_html=False)
+    assert "<script>alert(1)" not in html_doc
+
+
+def test_long_description_truncated_and_entities_not_cut():
+    desc = "Project [" + ", ".join(f"c{i}#&<{i}>" for i in range(400)) + "]"
+    plan = PlanNode(0, "Project", desc, [], [])
+    fig = plan_figure(plan)
+    text = _node_traces(fig)[0].hovertext[0]
+    assert len(text) < 1200
+    for chunk in text.split("<br>"):
+        # every '&' starts a complete entity
+        i = chunk.find("&")
+        while i >= 0:
+            assert any(chunk.startswith(e, i) for e in ("&amp;", "&lt;", "&gt;", "&quot;", "&#x27;")), chunk[i:i + 8]
+            i = chunk.find("&", i + 1)
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("metric,expected", [
+    ({"type": "size", "total": 3 * 2**20}, "3.0 MiB"),
+    ({"type": "size", "total": 512}, "512 B"),
+    ({"type": "size", "total": 4 * 2**30, "min": 2**20, "med": 2**21, "max": 2**31, "count": 4},
+     "4.0 GiB (min 1.0 MiB, med 2.0 MiB, max 2.0 GiB)"),
+    ({"type": "timing", "total": 1500}, "1.5 s"),
+    ({"type": "timing", "total": 42}, "42 ms"),
+    ({"type": "nsTiming", "total": 2_500_000_000}, "2.5 s"),
+    ({"type": "sum", "total": 1234567}, "1,234,567"),
+    ({"type": "sum", "value": "80,000"}, "80,000"),
+    ({"type": "average", "med": 25, "min": 10, "max": 40}, "2.5 (min 1.0, med 2.5, max 4.0)"),
+    ({"type": "size"}, None),
+])
+def test_format_metric(metric, expected):
+    assert format_metric(metric) == expected
+
+
+def test_search_details_zoom(bhj):
+    _, final, _ = bhj
+    hits = plan_search(final, "AQESHUFFLEREAD")
+    assert hits and all(node_at(final, p).name == "AQEShuffleRead" for p in hits)
+    assert plan_search(final, "") == [] and plan_search(final, "no such operator") == []
+    # hits on folded codegen wrappers map to the drawn node
+    lay = layout_plan(final)
+    wscg = plan_search(final, "wholestagecodegen")
+    assert wscg and all(p in lay.pos for p in wscg)
+    assert set(plan_search(final, "wholestagecodegen", fold_codegen=False)) == {
+        p for p, n in ((p, node_at(final, p)) for p in _all_paths(final)) if n.name.startswith("WholeStageCodegen")}
+    # description matches too
+    assert plan_search(final, "buildright") == [p for p in _all_paths(final) if node_at(final, p).name == "BroadcastHashJoin"]
+
+    read = hits[0]
+    det = node_details(final, read)
+    assert det["name"] == "AQEShuffleRead" and det["kind"] == "shuffle read"
+    assert det["parent"] == read.rsplit(".", 1)[0] and det["children"] == [read + ".0"]
+    names = [r["name"] for r in det["metrics"]]
+    assert "number of partitions" in names
+    assert all(isinstance(r["value"], str) for r in det["metrics"])
+    join = plan_search(final, "BroadcastHashJoin [")[0]
+    stage_node = node_details(final, join)["codegen_stage"]
+    assert stage_node is not None
+    assert node_details(final, "7.7") is None and node_details(final, "0.99") is None
+
+    fig = plan_figure(final, layout=lay)
+    xr, yr = zoom_ranges(fig, read)
+    x, y = lay.pos[read]
+    assert xr[0] < x < xr[1] and yr[0] < y < yr[1]
+    assert zoom_to_node(fig, read) is True
+    assert list(fig.layout.xaxis.range) == xr
+    assert zoom_to_node(fig, "9.9") is False
+
+
+def _all_paths(plan):
+    from aqe_core.plan_graph import iter_paths
+    return [p for p, _ in iter_paths(plan)]
+
+
+def test_node_kinds():
+    def k(name):
+        return node_kind(PlanNode(None, name))
+    assert k("Scan parquet spark_catalog.default.t") == "scan"
+    assert k("FileScan parquet") == "scan" and k("Range") == "scan" and k("BatchScan t") == "scan"
+    assert k("Exchange") == "exchange / stage" and k("ShuffleQueryStage") == "exchange / stage"
+    assert k("BroadcastExchange") == "exchange / stage" and k("ReusedExchange") == "exchange / stage"
+    assert k("AQEShuffleRead") == "shuffle read" and k("CustomShuffleReader") == "shuffle read"
+    assert k("SortMergeJoin(skew=true)") == "join" and k("BroadcastNestedLoopJoin") == "join"
+    assert k("HashAggregate") == "aggregate" and k("ObjectHashAggregate") == "aggregate"
+    assert k("Sort") == "sort" and k("Project") == "project / filter" and k("Filter") == "project / filter"
+    assert k("Execute InsertIntoHadoopFsRelationCommand") == "other"
+
+
+def test_reuse_link_trace():
+    ex = PlanNode(3, "Exchange", "Exchange hashpartitioning(k#1L, 40), ENSURE_REQUIREMENTS, [plan_id=7]",
+                  children=[PlanNode(4, "Range", "Range (0, 10, step=1, splits=2)")])
+    plan = PlanNode(0, "Union", "Union", children=[
+        ex, PlanNode(None, "ReusedExchange", "ReusedExchange [k#9L], Exchange hashpartitioning(k#1L, 40), "
+                                             "ENSURE_REQUIREMENTS, [plan_id=7]")])
+    fig = plan_figure(plan)
+    link = [t for t in fig.data if t.name == "reuse / subquery link"]
+    assert len(link) == 1 and link[0].line.dash == "dash" and len(link[0].x) == 3
+    reused = next(t for t in _node_traces(fig) if "0.1" in t.customdata)
+    assert "reuses Exchange #3" in reused.hovertext[list(reused.customdata).index("0.1")]
+
+
+def test_figure_json_size_reasonable():
+    fig = plan_figure(synthetic_plan(2000, seed=3))
+    assert len(json.dumps(fig.to_plotly_json(), default=str)) < 6_000_000
