@@ -254,6 +254,8 @@ def edge_cases() -> list[dict]:
                       min_version="3.2.0"),
         coalesce_case("edge:one stats None", [[10, 20, 30], None], None, advisory=25,
                       min_version="3.2.0"),
+        coalesce_case("edge:stats and specs differ in length", [[1, 2], [3, 4]],
+                      [[C(0, 1, 1), C(1, 2, 2)]], advisory=100, min_version="3.2.0"),
         coalesce_case("edge:single partition", [[5]], None, advisory=100),
         coalesce_case("edge:single zero partition", [[0]], None, advisory=100),
         coalesce_case("edge:empty input tiny target floor", [[0, 0, 0, 0]], None, advisory=1,
@@ -514,12 +516,21 @@ def skew_math_edge_cases() -> list[dict]:
         ([100, 1, 1, 1, 1, 1, 1], "5", "10", "2"),
         ([1000, 1000, 1000], "1", "0", "1"),  # everything above threshold
         ([5, 5, 6, 6], "2", "12", "3"),  # boundary: size == threshold is not skewed
+        ([], "5", "0", "64"),  # no partitions at all
     ]
     for i, (sizes, factor, thr, adv) in enumerate(specs):
         out.append({"name": f"edge:skew math#{i}", "fn": "analyze_side",
                     "args": {"partition_sizes": sizes, "conf": {
                         SKEW_FACTOR: factor, SKEW_THRESHOLD: thr, ADVISORY: adv}},
                     "_min_version": "3.0.0"})
+    # Fractional factors exist from 3.4 (the conf was an Int before); below 1 every partition
+    # can be skewed. (Factor 0 is rejected by every release: "must be positive".)
+    for i, (sizes, factor, thr, adv) in enumerate([
+            ([10, 10, 10], "0.5", "0", "7"), ([3, 4, 5], "0.9", "1", "100")], start=len(specs)):
+        out.append({"name": f"edge:skew math#{i}", "fn": "analyze_side",
+                    "args": {"partition_sizes": sizes, "conf": {
+                        SKEW_FACTOR: factor, SKEW_THRESHOLD: thr, ADVISORY: adv}},
+                    "_min_version": "3.4.0"})
     return out
 
 
@@ -578,6 +589,10 @@ def all_inputs() -> list[dict]:
 # --------------------------------------------------------------------------------------------
 # The JVM side.
 # --------------------------------------------------------------------------------------------
+
+class SkipCase(Exception):
+    """The release cannot take this input (e.g. it rejects a conf value): not recorded."""
+
 
 class JavaError(Exception):
     def __init__(self, cls: str, message: str | None):
@@ -995,7 +1010,10 @@ class Oracle:
         sizes = args["partition_sizes"]
         conf = args["conf"]
         for k, v in conf.items():
-            self.spark.conf.set(k, v)
+            try:
+                self.spark.conf.set(k, v)
+            except Exception as e:  # noqa: BLE001  (pyspark converts the Java exception)
+                raise SkipCase(f"{k}={v} rejected: {str(e).splitlines()[0][:200]}") from None
         self._set_active_session()
         active = self._active_conf()
         for k, v in conf.items():
@@ -1154,6 +1172,9 @@ def main() -> int:
                     c.pop(k, None)
         except JavaError as e:
             c["result"] = e.as_result()
+        except SkipCase as e:
+            o.not_recorded.append(f"{c['name']}: {e}")
+            continue
         recorded.append(c)
         counts[fn] = counts.get(fn, 0) + 1
 
