@@ -311,3 +311,9 @@ def test_path_ids_are_plan_paths():
     for p, node in paths.items():
         assert node_at(plan, p) is node
     assert node_at(plan, "1") is None and node_at(plan, "0.99") is None and node_at(plan, "0.x") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 400), st.integers(0, 10_000), st.booleans())
+def test_synthetic_plan_size(n, seed, codegen):
+    assert sum(1 for _ in synthetic_plan(n, seed=seed, codegen=codegen).walk()) == n

@@ -490,12 +490,11 @@ def diff_plans(before: PlanNode | None, after: PlanNode) -> PlanDiff:
         ba, bb = base_name(an.name), base_name(name)
         if ba != bb:
             if ba == "SortMergeJoin" and bb == "BroadcastHashJoin":
-                kind, label = SMJ_TO_BROADCAST, "SMJ → broadcast hash join"
+                join_changed_at[b] = SMJ_TO_BROADCAST
             elif ba == "SortMergeJoin" and bb == "ShuffledHashJoin":
-                kind, label = SMJ_TO_SHUFFLED_HASH, "SMJ → shuffled hash join"
+                join_changed_at[b] = SMJ_TO_SHUFFLED_HASH
             else:
-                kind, label = JOIN_CHANGED, f"{ba} → {bb}"
-            join_changed_at[b] = kind
+                join_changed_at[b] = JOIN_CHANGED
     empty_replaced: dict[int, int] = {}  # A index of replaced subtree root -> B index of empty relation
     for b, node in enumerate(B.nodes):
         a = mb[b]
@@ -545,7 +544,7 @@ def diff_plans(before: PlanNode | None, after: PlanNode) -> PlanDiff:
             continue  # summarised by an ancestor's record
         related = tuple(A.paths[x] for x in A.subtree(a) if x != a and ma[x] < 0)
         if a in empty_replaced:
-            expl = f"Replaced by an empty relation at runtime (AQEPropagateEmptyRelation)."
+            expl = "Replaced by an empty relation at runtime (AQEPropagateEmptyRelation)."
         elif pa >= 0 and ma[pa] in join_changed_at and base_name(node.name) == "Sort":
             expl = "No longer needed: the sort-merge join above it was re-planned as a hash join."
         else:

@@ -100,13 +100,8 @@ def synthetic_plan(n: int, seed: int = 0, *, codegen: bool = True) -> PlanNode:
             node = make("Union", "Union")
             parent.children.append(node)
             count += 1
-            for _ in range(rng.randint(3, 5)):
+            for _ in range(min(rng.randint(3, 5), budget - 1)):  # stays within n
                 open_.append((node, in_cg))
-            # correct the budget overshoot: close extras right away if needed
-            while count + len(open_) > n:
-                p, _ = open_.pop()
-                p.children.append(make("Range", _fmt(rng, "Range (0, {k}, step=1, splits=8)")))
-                count += 1
             continue
         if r < 0.30 and open_:  # never close the last open slot early
             name, desc = rng.choice(_SCANS)
