@@ -310,8 +310,8 @@ def _wrap_like_executed(plan: PlanNode, rnd) -> PlanNode:
         sys.setrecursionlimit(lim)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(1, 150), st.integers(0, 10_000), st.randoms(use_true_random=False))
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 120), st.integers(0, 10_000), st.randoms(use_true_random=False))
 def test_wrappers_are_not_changes(n, seed, rnd):
     plan = synthetic_plan(n, seed=seed, codegen=False)
     wrapped = _wrap_like_executed(plan, rnd)

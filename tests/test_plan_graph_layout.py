@@ -117,7 +117,7 @@ def test_random_trees_tidy(plan, fold, sep):
         assert len(lay) == total
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(0, 1000), min_size=1, max_size=120), st.randoms(use_true_random=False))
 def test_tidy_x_generic(parents_seed, rnd):
     n = len(parents_seed)
@@ -313,7 +313,7 @@ def test_path_ids_are_plan_paths():
     assert node_at(plan, "1") is None and node_at(plan, "0.99") is None and node_at(plan, "0.x") is None
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 400), st.integers(0, 10_000), st.booleans())
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 200), st.integers(0, 10_000), st.booleans())
 def test_synthetic_plan_size(n, seed, codegen):
     assert sum(1 for _ in synthetic_plan(n, seed=seed, codegen=codegen).walk()) == n
