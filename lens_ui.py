@@ -170,31 +170,85 @@ def approx_note(view: QueryView) -> None:
 
 
 def plan_figures_for(view: QueryView):
-    """(title, figure) for the initial and final plans, and the table of AQE changes."""
-    try:
-        from aqe_core.plan_graph import diff_plans, plan_figure
-    except ImportError:
-        return [], []
+    """(title, figure) for the initial and final plans, and the rows of the AQE-change table."""
+    from aqe_core.plan_graph import diff_plans, plan_figure
+
     figs, rows = [], []
     if view.initial_plan is not None:
         figs.append(("Initial plan", plan_figure(view.initial_plan, title="Initial plan")))
     if view.final_plan is not None:
-        changes = diff_plans(view.initial_plan, view.final_plan) if view.initial_plan is not None else []
-        figs.append(("Final plan", plan_figure(view.final_plan, changes=changes, title="Final plan")))
-        rows = [c.to_dict() if hasattr(c, "to_dict") else dict(c) for c in changes]
+        diff = diff_plans(view.initial_plan, view.final_plan)
+        figs.append(("Final plan", plan_figure(view.final_plan, changes=diff, title="Final plan")))
+        rows = diff.table()
     return figs, rows
 
 
-def plan_page(view: QueryView, version_index: int, search: str) -> None:
+def _selected_path(event) -> Optional[str]:
     try:
-        import aqe_core.plan_graph  # noqa: F401
-    except ImportError:
-        st.info("Plan graphs are not available in this build; showing the plan text.")
-        for title, plan in (("Initial plan", view.initial_plan), ("Final plan", view.final_plan)):
-            if plan is not None:
-                st.subheader(title)
-                st.code("\n".join(f"{'  ' * 0}{n.name}: {n.description}" for n in plan.walk()), language=None)
-        return
+        points = event.selection.points  # type: ignore[union-attr]
+    except AttributeError:
+        return None
+    for p in points or []:
+        cd = p.get("customdata")
+        if isinstance(cd, list):
+            cd = cd[0] if cd else None
+        if isinstance(cd, str):
+            return cd
+    return None
+
+
+def plan_page(view: QueryView, version_index: int, search: str) -> None:
+    """Initial plan and plan version ``version_index`` side by side, AQE changes marked."""
+    import pandas as pd
+
+    from aqe_core.plan_graph import diff_plans, node_details, plan_figure, plan_search, zoom_to_node
+
+    versions = view.plan_versions or [view.final_plan]
+    later = versions[max(0, min(version_index, len(versions) - 1))]
+    earlier = view.initial_plan
+    diff = diff_plans(earlier, later) if later is not None else None
+    hits = plan_search(later, search) if (search and later is not None) else []
+    left, right = st.columns(2, border=True)
+    with left:
+        if earlier is not None:
+            fig = plan_figure(earlier, changes=diff, change_side="before", title="Initial plan",
+                              highlight=plan_search(earlier, search) if search else None)
+            ev_l = st.plotly_chart(fig, key="plan_initial", on_select="rerun", selection_mode="points", theme=None,
+                                   config={"scrollZoom": True, "displaylogo": False})
+            sel = _selected_path(ev_l)
+            if sel:
+                st.session_state["plan_selected"] = ("initial", sel)
+        else:
+            st.info("The source has no initial plan for this query.")
+    with right:
+        if later is not None:
+            title = "Final plan" if later is versions[-1] else f"Plan version {version_index + 1} of {len(versions)}"
+            fig = plan_figure(later, changes=diff, title=title, highlight=hits or None)
+            if hits:
+                zoom_to_node(fig, hits[0])
+            ev_r = st.plotly_chart(fig, key="plan_final", on_select="rerun", selection_mode="points", theme=None,
+                                   config={"scrollZoom": True, "displaylogo": False})
+            sel = _selected_path(ev_r)
+            if sel:
+                st.session_state["plan_selected"] = ("final", sel)
+    if search:
+        st.caption(f"{len(hits)} node(s) match '{search}'" + (" (view zoomed to the first)" if hits else ""))
+    if diff is not None and len(diff):
+        st.subheader("What AQE changed")
+        st.dataframe(pd.DataFrame([{"kind": c.kind, "node": c.node_name, "what": c.explanation} for c in diff]),
+                     hide_index=True, width="stretch")
+    picked = st.session_state.get("plan_selected")
+    if picked:
+        which, path = picked
+        plan = earlier if which == "initial" else later
+        det = node_details(plan, path) if plan is not None else None
+        if det:
+            with st.container(border=True, key="node-details"):
+                st.markdown(f"**{det['name']}** ({which} plan, node {det['id'] if det['id'] is not None else '-'})")
+                st.code(det["description"] or det["name"], language=None)
+                if det["metrics"]:
+                    st.dataframe(pd.DataFrame([{"metric": m["name"], "value": m["value"]} for m in det["metrics"]]),
+                                 hide_index=True, width="stretch")
 
 
 def run_page() -> None:

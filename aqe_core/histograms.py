@@ -48,21 +48,23 @@ def bin_edges(values: Sequence[int], *, log: bool, bins: int = 40, lo: Optional[
     return np.linspace(lo, hi, bins + 1)
 
 
-def _line_shapes(fig: go.Figure, lines: Sequence[Line], *, vertical: bool) -> None:
+def _line_shapes(fig: go.Figure, lines: Sequence[Line], *, vertical: bool, log: bool = False) -> None:
+    """Lines as shapes plus labelled annotations (annotations on a log axis take log10 positions)."""
     for k, ln in enumerate(lines):
+        pos = math.log10(max(ln.value, 1)) if log else ln.value
         color, dash = LINE_STYLE.get(ln.kind, ("#495057", "dot"))
         keys = ", ".join(ln.config_keys)
         text = f"{SHORT_NAME.get(ln.kind, ln.kind)} {mib(ln.value)}"
         if vertical:
             fig.add_shape(type="line", x0=ln.value, x1=ln.value, y0=0, y1=1, xref="x", yref="paper",
                           line=dict(color=color, dash=dash, width=2), name=ln.kind)
-            fig.add_annotation(x=ln.value, y=1 - 0.09 * k, xref="x", yref="paper", text=html.escape(text),
+            fig.add_annotation(x=pos, y=1 - 0.09 * k, xref="x", yref="paper", text=html.escape(text),
                                showarrow=False, xanchor="left", font=dict(color=color, size=11),
                                bgcolor="rgba(255,255,255,0.8)", hovertext=html.escape(ln.label + (f" [{keys}]" if keys else "")))
         else:
             fig.add_shape(type="line", y0=ln.value, y1=ln.value, x0=0, x1=1, yref="y", xref="paper",
                           line=dict(color=color, dash=dash, width=2), name=ln.kind)
-            fig.add_annotation(y=ln.value, x=1 - 0.2 * (k % 2), yref="y", xref="paper", text=html.escape(text),
+            fig.add_annotation(y=pos, x=1 - 0.2 * (k % 2), yref="y", xref="paper", text=html.escape(text),
                                showarrow=False, xanchor="right", yanchor="bottom", font=dict(color=color, size=11),
                                bgcolor="rgba(255,255,255,0.8)", hovertext=html.escape(ln.label + (f" [{keys}]" if keys else "")))
         # an invisible trace so each line also appears in the legend (and is findable in tests)
@@ -87,7 +89,7 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
         hover = [f"{mib(a)} - {mib(b)}: {int(c)} partitions" for a, b, c in zip(edges[:-1], edges[1:], counts)]
         fig.add_trace(go.Bar(x=centers.tolist(), y=counts.tolist(), width=widths.tolist(), name="partitions",
                              marker_color="#adb5bd", hovertext=hover, hoverinfo="text"))
-    _line_shapes(fig, view.lines, vertical=True)
+    _line_shapes(fig, view.lines, vertical=True, log=log)
     fig.update_layout(
         title=html.escape(title or view.label), height=height, bargap=0.02, margin=dict(l=40, r=20, t=50, b=40),
         xaxis=dict(title="partition size (bytes)", type="log" if log else "linear"),
@@ -106,7 +108,7 @@ def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool =
     colors = ["#e03131" if i in skewed else "#868e96" for i in range(len(sizes or []))]
     fig = go.Figure(go.Bar(x=list(range(len(sizes or []))), y=list(sizes or []), marker_color=colors, name="partition size",
                            hovertext=[f"partition {i}: {mib(s)}" for i, s in enumerate(sizes or [])], hoverinfo="text"))
-    _line_shapes(fig, view.lines, vertical=False)
+    _line_shapes(fig, view.lines, vertical=False, log=log)
     fig.update_layout(title=html.escape(title or view.label), height=height, margin=dict(l=40, r=20, t=50, b=40),
                       xaxis=dict(title="partition"), yaxis=dict(title="bytes", type="log" if log else "linear"),
                       template="plotly_white", showlegend=False)

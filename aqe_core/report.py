@@ -69,7 +69,9 @@ def build_report(
                  + "</section>")
     if plan_figures:
         divs = "".join(f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))
-        parts.append(f"<section><h2>Plans</h2><div class='plans'>{divs}</div>{_table(list(plan_changes))}</section>")
+        rows = [{"change": c.get("label") or c.get("kind"), "node": c.get("node"), "what happened": c.get("explanation")}
+                for c in plan_changes]
+        parts.append(f"<section><h2>Plans</h2><div class='plans'>{divs}</div>{_table(rows)}</section>")
     sh = []
     for i, s in enumerate(view.shuffles):
         block = [f"<h3>{_e(s.label)}</h3>"]

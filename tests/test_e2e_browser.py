@@ -1,0 +1,163 @@
+"""End to end in a real headless Chromium (Debian's, never a downloaded build) against
+``streamlit run app.py`` on 127.0.0.1. Screenshots go to ``artifacts/``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium not installed (tools/test.sh installs it)")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    port = _free_port()
+    home = tmp_path_factory.mktemp("lens-home")
+    log = open(tmp_path_factory.mktemp("st") / "streamlit.log", "w")
+    env = dict(os.environ, AQE_LENS_HOME=str(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless=true",
+         "--server.address=127.0.0.1", f"--server.port={port}", "--browser.gatherUsageStats=false",
+         "--server.fileWatcherType=none", "--client.toolbarMode=viewer"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.terminate()
+        pytest.fail("streamlit did not become healthy")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--disable-quic"])
+        yield b
+        b.close()
+
+
+def _wait_ready(page, timeout=90_000):
+    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=timeout)
+    page.wait_for_timeout(250)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+
+
+def _shot(page, name):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _goto_page(page, title):
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.wait_for_timeout(300)
+    _wait_ready(page)
+
+
+def test_user_journey(app_url, browser, tmp_path):
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app_url)
+    _wait_ready(page)
+    expect(page.get_by_role("heading", name="AQE Lens")).to_be_visible()
+    _shot(page, "overview")
+
+    # Plans: two plan graphs, side by side
+    _goto_page(page, "Plans")
+    charts = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
+    expect(charts.nth(1)).to_be_visible()
+    assert charts.count() >= 2
+    expect(charts.nth(0).locator(".scatterlayer")).to_have_count(1)
+    _shot(page, "plans")
+
+    # Partitions: a histogram with the median, skew threshold and target lines
+    _goto_page(page, "Partitions")
+    first = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first
+    expect(first.locator(".shapelayer path")).to_have_count(4)
+    labels = " ".join(first.locator(".annotation-text").all_text_contents())
+    assert "median" in labels and "skew threshold" in labels and "target" in labels
+    _shot(page, "partitions")
+
+    # Compare presets: change the selection and the table follows
+    _goto_page(page, "Compare presets")
+    expect(page.locator(".st-key-comparison-table")).to_be_visible()
+    metrics = page.get_by_test_id("stMetric")
+    expect(metrics).to_have_count(3)
+    page.get_by_test_id("stMultiSelect").click()
+    page.get_by_role("option", name="aggressive-coalescing").click()
+    page.keyboard.press("Escape")
+    _wait_ready(page)
+    expect(metrics).to_have_count(4)
+    _shot(page, "compare")
+
+    # Share: pick another query, download the report, open it with the network blocked
+    _goto_page(page, "Share")
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").last.click()
+    page.get_by_role("option", name="#6 runtime broadcast join").click()
+    _wait_ready(page)
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").get_by_role("button").click()
+    report = tmp_path / "report.html"
+    dl.value.save_as(report)
+    assert report.stat().st_size < 6 * 1024 * 1024
+    offline = browser.new_context(offline=True)
+    requests = []
+    offline.route("**/*", lambda route: (requests.append(route.request.url), route.continue_())
+                  if route.request.url.startswith("file:") else (requests.append(route.request.url), route.abort()))
+    rp = offline.new_page()
+    rp.goto(report.as_uri())
+    expect(rp.locator(".js-plotly-plot").first).to_be_visible()
+    assert rp.locator(".js-plotly-plot").count() >= 3
+    assert [u for u in requests if not u.startswith("file:")] == []
+    _shot(rp, "report_offline")
+    offline.close()
+
+    # Copy link, then open it in a fresh browser context
+    page.get_by_role("button", name="Copy link").click()
+    _wait_ready(page)
+    code = page.get_by_test_id("stCode").first.inner_text()
+    rid = re.search(r"report=([0-9a-f]{16})", code).group(1)
+    fresh = browser.new_context(viewport={"width": 1500, "height": 1100})
+    fp = fresh.new_page()
+    fp.goto(f"{app_url}/?report={rid}")
+    _wait_ready(fp)
+    _shot(fp, "shared_link")
+    _shot(page, "share")
+    expect(fp.get_by_role("heading", name="AQE Lens")).to_be_visible()
+    expect(fp.get_by_role("heading", name="Query 6: runtime broadcast join")).to_be_visible()
+    fresh.close()
+    ctx.close()
