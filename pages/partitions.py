@@ -14,8 +14,9 @@ shuffles = [s for s in view.shuffles if s.sizes_before or s.sizes_after]
 if not shuffles:
     st.info("This query has no adaptive shuffle read with partition sizes.")
     st.stop()
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 log_scale = c1.toggle("Log scale", value=True, key="hist_log")
+chart = c3.segmented_control("Chart", ["Histogram", "Partitions in order"], default="Histogram", key="hist_chart")
 which = c2.segmented_control("Sizes", ["auto", "before", "after"], default="auto", key="hist_which",
                              help="before AQE (reducer sizes, captures only) or after AQE (as read)")
 for s in shuffles:
@@ -23,12 +24,11 @@ for s in shuffles:
         st.markdown(f"**{s.label}**")
         if s.approx_reason and not s.exact:
             st.caption(f"Approximate: {s.approx_reason}")
-        tab_h, tab_b, tab_t = st.tabs(["Histogram", "Partitions in order", "Lines and skew"])
-        with tab_h:
-            st.plotly_chart(histogram_figure(s, which=which or "auto", log=log_scale), key=f"h-{s.key}", theme=None)
-        with tab_b:
+        if chart == "Partitions in order":
             st.plotly_chart(partition_bars_figure(s, which=which or "auto", log=log_scale), key=f"b-{s.key}", theme=None)
-        with tab_t:
+        else:
+            st.plotly_chart(histogram_figure(s, which=which or "auto", log=log_scale), key=f"h-{s.key}", theme=None)
+        with st.expander("Lines, skewed partitions and reasons"):
             st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
                                         "settings": ", ".join(ln.config_keys)} for ln in s.lines]),
                          hide_index=True, width="stretch")
