@@ -553,14 +553,17 @@ def rand_skew_split_case(k: int) -> dict:
     """createSkewPartitionSpecs over map statuses registered in the driver's MapOutputTracker.
     The per-map sizes Spark sees are MapStatus-compressed; the case records those."""
     rng = random.Random(f"skew-split:{k}")
-    num_maps = rng.choice([1, 2, 3, rng.randint(1, 12), rng.randint(1, 40)])
+    num_maps = 1 if k % 20 == 0 else rng.choice([2, 3, rng.randint(2, 12), rng.randint(5, 40),
+                                                  rng.randint(5, 40), rng.randint(5, 40)])
     num_reducers = rng.randint(1, 3)
     reducer = rng.randrange(num_reducers)
     maps = [rand_sizes(rng, num_reducers) for _ in range(num_maps)]
     column = [m[reducer] for m in maps]
     total = sum(column)
-    target = rng.choice([max(1, total // max(1, rng.randint(1, num_maps))), rng.randint(1, 500),
-                         max(1, int(total * rng.uniform(0.05, 0.6))), 64 << 20])
+    target = rng.choice([max(1, total // rng.randint(2, max(2, num_maps))),
+                         max(1, total // rng.randint(2, max(2, num_maps))),
+                         max(1, int(total * rng.uniform(0.05, 0.6))), rng.randint(1, 500),
+                         64 << 20])
     args: dict[str, Any] = {"reducer_index": reducer, "target_size": target}
     min_version = "3.0.0"
     if k >= 80:
