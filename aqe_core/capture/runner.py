@@ -1,0 +1,214 @@
+"""Run SQL text or built-in workloads on Spark and capture what AQE did.
+
+    from aqe_core.capture import Runner
+    cap = Runner().run_workload("skew_join_inner", scale=1)   # or Runner(master="spark://h:7077")
+    cap = Runner().run_sql("SELECT ...", conf={"spark.sql.adaptive.skewJoin.enabled": "false"})
+
+Each query runs in its own ``spark.newSession()`` (settings isolated), under a job group
+``aqe-lens:<tag>:<n>`` that :meth:`Runner.cancel` cancels and the SQL execution's description
+names (that is how its plan updates are found in the event log). A progress callback gets a
+:class:`Progress` a few times a second.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+import aqe_core
+from aqe_core.capture import workloads as wl
+from aqe_core.capture.capture import DEFAULT_MAP_SIZE_CAP, Recorder
+from aqe_core.capture.model import Capture, QueryCapture
+from aqe_core.capture.runtime import SparkRuntime, get_runtime
+
+
+@dataclass
+class Progress:
+    """Where a run is. ``phase``: ``running`` (Spark jobs), ``capturing`` (reading statistics),
+    ``done``. Counts cover the jobs of the current query."""
+
+    tag: str
+    label: str
+    phase: str
+    query_index: int
+    query_count: int
+    jobs_done: int = 0
+    jobs_total: int = 0
+    stages_done: int = 0
+    stages_total: int = 0
+    tasks_done: int = 0
+    tasks_total: int = 0
+    elapsed_s: float = 0.0
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+class RunCancelled(RuntimeError):
+    """The run was cancelled through :meth:`Runner.cancel`."""
+
+
+class RunFailed(RuntimeError):
+    """Spark failed to run the query (the message carries Spark's first line)."""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+class Runner:
+    """Runs queries on the shared :class:`SparkRuntime` and returns :class:`Capture` objects."""
+
+    def __init__(self, runtime: Optional[SparkRuntime] = None, *, master: Optional[str] = None,
+                 spark_conf: Optional[Mapping[str, Any]] = None, progress: Optional[ProgressFn] = None,
+                 map_size_cap: int = DEFAULT_MAP_SIZE_CAP, poll_interval: float = 0.25) -> None:
+        self.rt = runtime or get_runtime(master, spark_conf)
+        self.progress = progress
+        self.map_size_cap = map_size_cap
+        self.poll_interval = poll_interval
+        self._running: dict[str, str] = {}  # run tag -> job group of the query in flight
+        self._cancelled: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- public ------------------------------------------------------------------------
+    @property
+    def spark_version(self) -> str:
+        return self.rt.version
+
+    def run_sql(self, sql: str, conf: Optional[Mapping[str, Any]] = None, *, label: str = "sql",
+                tag: Optional[str] = None, progress: Optional[ProgressFn] = None, action: str = "collect") -> Capture:
+        """Run one SQL query with ``conf`` (``spark.sql.*``) in a fresh session."""
+        tag = tag or uuid.uuid4().hex[:12]
+        cap = self._new_capture({"kind": "sql", "sql": sql, "conf": dict(conf or {}), "tag": tag, "action": action})
+        session = self.rt.new_session(conf)
+        q = self._run_query(session, sql, tag=tag, index=0, count=1, label=label, preset=None,
+                            progress=progress, action=action)
+        cap.queries.append(q)
+        return cap
+
+    def run_workload(self, name: str, *, scale: float = 1.0, presets: Optional[list[str]] = None,
+                     conf: Optional[Mapping[str, Any]] = None, tag: Optional[str] = None,
+                     progress: Optional[ProgressFn] = None) -> Capture:
+        """Run a built-in workload once per preset (all presets this Spark supports by default);
+        ``conf`` overrides every preset's settings."""
+        w = wl.get(name)
+        if not w.supports(self.rt.version):
+            raise ValueError(f"workload {name} needs Spark {w.min_version}+ (running {self.rt.version})")
+        chosen = w.presets_for(self.rt.version, presets)
+        tag = tag or uuid.uuid4().hex[:12]
+        cap = self._new_capture({"kind": "workload", "workload": name, "scale": scale, "doc": w.doc, "sql": w.sql,
+                                 "presets": [p.name for p in chosen], "conf_overrides": dict(conf or {}), "tag": tag})
+        for i, p in enumerate(chosen):
+            settings = {**w.conf_for(p, scale), **{k: str(v) for k, v in (conf or {}).items()}}
+            session = self.rt.new_session(settings)
+            views = w.views(session, scale)
+            cap.run.setdefault("views", views)
+            q = self._run_query(session, w.sql, tag=tag, index=i, count=len(chosen), label=f"{name}/{p.name}",
+                                preset=p.name, progress=progress)
+            cap.queries.append(q)
+        return cap
+
+    def cancel(self, tag: Optional[str] = None) -> None:
+        """Cancel a run (every run when ``tag`` is None): its Spark jobs are killed and the
+        run raises :class:`RunCancelled`."""
+        with self._lock:
+            tags = [tag] if tag else list(self._running)
+            for t in tags:
+                self._cancelled.add(t)
+                group = self._running.get(t)
+                if group:
+                    self.rt.spark.sparkContext.cancelJobGroup(group)
+
+    # -- internals ---------------------------------------------------------------------
+    def _new_capture(self, run: dict[str, Any]) -> Capture:
+        sc = self.rt.spark.sparkContext
+        cap = Capture(spark_version=self.rt.version, master=str(sc.master), app_id=str(sc.applicationId),
+                      java=self.rt.java_info(), run=run, created_at=_now(),
+                      producer={"name": "aqe-lens", "version": aqe_core.__version__})
+        cap.warnings.extend(self.rt.warnings)
+        return cap
+
+    def _run_query(self, session: Any, sql: str, *, tag: str, index: int, count: int, label: str,
+                   preset: Optional[str], progress: Optional[ProgressFn], action: str = "collect") -> QueryCapture:
+        progress = progress or self.progress
+        sc = self.rt.spark.sparkContext
+        group = f"aqe-lens:{tag}:{index}"
+        with self._lock:
+            if tag in self._cancelled:
+                raise RunCancelled(f"run {tag} was cancelled")
+            self._running[tag] = group
+        stop = threading.Event()
+        t0 = time.perf_counter()
+        monitor = None
+        if progress is not None:
+            monitor = threading.Thread(target=self._monitor, args=(group, tag, label, index, count, progress, stop, t0),
+                                       daemon=True)
+            monitor.start()
+        rows: Optional[int] = None
+        try:
+            sc.setJobGroup(group, group, True)
+            df = session.sql(sql)
+            rows = self._action(df, action)
+            duration = (time.perf_counter() - t0) * 1000.0
+        except Exception as e:  # noqa: BLE001
+            with self._lock:
+                cancelled = tag in self._cancelled
+            if cancelled:
+                raise RunCancelled(f"run {tag} was cancelled") from None
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise RunFailed(f"{label}: {first[:500]}") from e
+        finally:
+            stop.set()
+            for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+                sc.setLocalProperty(key, None)
+            with self._lock:
+                self._running.pop(tag, None)
+            if monitor is not None:
+                monitor.join(timeout=2)
+        if progress is not None:
+            progress(Progress(tag, label, "capturing", index, count, elapsed_s=time.perf_counter() - t0))
+        rec = Recorder(session, tap=self.rt.tap, map_size_cap=self.map_size_cap)
+        q = rec.capture(df, index=index, label=label, description=group, sql=sql, preset=preset,
+                        duration_ms=duration, row_count=rows)
+        if progress is not None:
+            progress(Progress(tag, label, "done", index, count, elapsed_s=time.perf_counter() - t0))
+        return q
+
+    @staticmethod
+    def _action(df: Any, action: str) -> Optional[int]:
+        if action == "collect":
+            # rows stay in the driver JVM: nothing is shipped to Python
+            return int(df._jdf.collectAsList().size())
+        if action == "collect_python":
+            return len(df.collect())
+        raise ValueError(f"unknown action {action!r} (collect, collect_python)")
+
+    def _monitor(self, group: str, tag: str, label: str, index: int, count: int, progress: ProgressFn,
+                 stop: threading.Event, t0: float) -> None:
+        tracker = self.rt.spark.sparkContext.statusTracker()
+        while not stop.wait(self.poll_interval):
+            p = Progress(tag, label, "running", index, count, elapsed_s=time.perf_counter() - t0)
+            try:
+                for jid in tracker.getJobIdsForGroup(group):
+                    job = tracker.getJobInfo(jid)
+                    if job is None:
+                        continue
+                    p.jobs_total += 1
+                    p.jobs_done += int(str(job.status) == "SUCCEEDED")
+                    for sid in job.stageIds:
+                        st = tracker.getStageInfo(sid)
+                        if st is None:
+                            continue
+                        p.stages_total += 1
+                        p.tasks_total += st.numTasks
+                        p.tasks_done += st.numCompletedTasks
+                        p.stages_done += int(st.numTasks > 0 and st.numCompletedTasks >= st.numTasks)
+            except Exception:  # noqa: BLE001 - the tracker may race with job cleanup
+                continue
+            try:
+                progress(p)
+            except Exception:  # noqa: BLE001 - a broken callback must not kill the run
+                pass
