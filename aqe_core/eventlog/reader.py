@@ -120,7 +120,8 @@ _TE_FINISH = re.compile(
 )
 _ACC = re.compile(rb'\{"ID":(\d+),(?:"Name":"[^"\\]*(?:\\.[^"\\]*)*",)?"Update":("?)(-?\d+)[",]')
 # SQL metric updates are strings ("Update":"123"); names without escapes (the common case)
-_ACC_SQL = re.compile(rb'"ID":(\d+),"Name":"[^"\\]*","Update":"(-?\d+)"')
+# (internal.metrics.* entries carry numeric updates and are skipped early by the lookahead)
+_ACC_SQL = re.compile(rb'\{"ID":(\d+),"Name":"(?!internal\.metrics\.)[^"\\]*","Update":"(-?\d+)"')
 _SRM = re.compile(
     rb'"Shuffle Read Metrics":\{"Remote Blocks Fetched":-?\d+,"Local Blocks Fetched":-?\d+,'
     rb'"Fetch Wait Time":-?\d+,"Remote Bytes Read":(-?\d+),(?:"Remote Bytes Read To Disk":-?\d+,)?'
@@ -176,9 +177,10 @@ def parse_task_end_fast(line: bytes):
         accs = list(map(int, _chain(*_ACC_SQL.findall(line, i, j))))
     else:
         accs = [int(x) for a, b, q in _ACC.findall(line, i, j) if q for x in (a, b)]
-    srm = _SRM.search(line, j)
+    k = line.find(b'"Shuffle Read Metrics":', j)
+    srm = _SRM.match(line, k) if k >= 0 else None
     if srm is None:
-        if b'"Shuffle Read Metrics"' in line:
+        if k >= 0:
             return None
         read = None
     else:
