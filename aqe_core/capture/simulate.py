@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from aqe_core.capture.jvm import split_top_level
 from aqe_core.capture.model import Capture, QueryCapture, ShuffleCapture, StageCapture
 from aqe_core.config import AQEConf
 from aqe_core.rules.coalesce_shuffle_partitions import (
@@ -885,9 +886,13 @@ def _has_local(specs: list[ShufflePartitionSpec]) -> bool:
 
 
 def _join_key(info: dict[str, Any]) -> Optional[tuple[str, str, str]]:
+    """Join identity across plan versions: keys (expression ids survive re-planning) and type.
+    The collection wrapper differs between plans (``List(k#1L)`` vs ``Vector(k#1L)``)."""
     if "left_keys" not in info:
         return None
-    return (info.get("left_keys", ""), info.get("right_keys", ""), normalize_join_type(info.get("join_type", "")))
+    lk = ", ".join(split_top_level(info.get("left_keys", "")))
+    rk = ", ".join(split_top_level(info.get("right_keys", "")))
+    return (lk, rk, normalize_join_type(info.get("join_type", "")))
 
 
 def _strategy(name: str) -> str:

@@ -77,6 +77,43 @@ DIM_ROWS = 2_000
 KEYS = 1_000
 
 
+def murmur3_hash_long(value: int, seed: int = 42) -> int:
+    """Spark's ``Murmur3_x86_32.hashLong`` (what ``hash(bigint)`` and hash partitioning use)."""
+    def i32(x: int) -> int:
+        x &= 0xFFFFFFFF
+        return x - (1 << 32) if x & 0x80000000 else x
+
+    def rotl(x: int, r: int) -> int:
+        x &= 0xFFFFFFFF
+        return i32((x << r) | (x >> (32 - r)))
+
+    def mix_k1(k1: int) -> int:
+        return i32(rotl(i32(k1 * 0xCC9E2D51), 15) * 0x1B873593)
+
+    def mix_h1(h1: int, k1: int) -> int:
+        return i32(rotl(h1 ^ k1, 13) * 5 + 0xE6546B64)
+
+    v = value & 0xFFFFFFFFFFFFFFFF
+    h1 = mix_h1(seed, mix_k1(i32(v)))
+    h1 = mix_h1(h1, mix_k1(i32(v >> 32)))
+    h1 ^= 8
+    h1 = i32(h1 ^ ((h1 & 0xFFFFFFFF) >> 16))
+    h1 = i32(h1 * 0x85EBCA6B)
+    h1 = i32(h1 ^ ((h1 & 0xFFFFFFFF) >> 13))
+    h1 = i32(h1 * 0xC2B2AE35)
+    return i32(h1 ^ ((h1 & 0xFFFFFFFF) >> 16))
+
+
+def same_partition_key(key: int, num_partitions: int, start: int = 1) -> int:
+    """The smallest key >= ``start`` (other than ``key``) that hash partitioning puts in the
+    same partition as ``key``: two different hot keys skewing one reducer on both join sides."""
+    target = murmur3_hash_long(key) % num_partitions
+    k = start
+    while k == key or murmur3_hash_long(k) % num_partitions != target:
+        k += 1
+    return k
+
+
 def _rows(n: int, scale: float) -> int:
     return max(1, int(n * scale))
 
@@ -109,8 +146,14 @@ def _views_fact_dim(spark: Any, scale: float) -> dict[str, str]:
     return {"facts": _facts(spark, scale), "dims": _dims(spark, scale)}
 
 
+SHUFFLE_PARTITIONS = 40
+
+
 def _views_two_skewed(spark: Any, scale: float) -> dict[str, str]:
-    return {"facts": _facts(spark, scale), "facts2": _facts(spark, scale / 2, "facts2", hot_key=0, hot_pct=25, seed=2)}
+    # facts2's hot key differs from facts' (so the join output stays small) but hashes to the
+    # same one of the SHUFFLE_PARTITIONS reducers: that reducer is skewed on both sides
+    hot2 = same_partition_key(0, SHUFFLE_PARTITIONS, start=KEYS + 1)
+    return {"facts": _facts(spark, scale), "facts2": _facts(spark, scale / 2, "facts2", hot_key=hot2, hot_pct=30, seed=2)}
 
 
 def _views_three(spark: Any, scale: float) -> dict[str, str]:
@@ -122,7 +165,9 @@ def _views_three(spark: Any, scale: float) -> dict[str, str]:
 
 def _views_broadcast(spark: Any, scale: float) -> dict[str, str]:
     d = _views_fact_dim(spark, scale)
-    # a big table that a filter shrinks to almost nothing at run time (statically it looks big)
+    # a big table that a filter shrinks to almost nothing at run time (statically it looks big);
+    # the workloads filter on `item % 997`, which the optimizer cannot turn into a constraint on
+    # the join key (so the other side stays big)
     d["catalog"] = _register(spark, "catalog", (
         f"SELECT id % {KEYS} AS k, id AS item, id % 1000 AS bucket FROM range(0, {_rows(100_000, scale)}, 1, 4)"))
     return d
@@ -136,8 +181,8 @@ def _base(scale: float, *, broadcast: bool = False) -> dict[str, str]:
     s = max(scale, 1e-3)
     conf = {
         A + "enabled": "true",
-        "spark.sql.shuffle.partitions": "40",
-        A + "advisoryPartitionSizeInBytes": _kb(48 * s),
+        "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
+        A + "advisoryPartitionSizeInBytes": _kb(96 * s),
         A + "coalescePartitions.minPartitionSize": _kb(4 * s),
         A + "skewJoin.skewedPartitionThresholdInBytes": _kb(64 * s),
         # keep planned joins sort-merge: the runtime decisions are what we look at
@@ -187,7 +232,7 @@ _add(Workload(
     _views_fact_dim, _base, _skew_presets()[:2], decisions=("skew_not_split", "coalesce")))
 _add(Workload(
     "skew_join_both_sides", "Both sides skewed on the same key: the split parts are paired as a cartesian product.",
-    "SELECT count(*) AS n, sum(a.v + b.v) AS sv FROM facts a JOIN facts2 b ON a.k = b.k AND a.tag = b.tag",
+    "SELECT count(*) AS n, sum(a.v + b.v) AS sv FROM facts a JOIN facts2 b ON a.k = b.k",
     _views_two_skewed, _base, _skew_presets(), decisions=("skew_split_both",)))
 _add(Workload(
     "skew_join_then_aggregate", "Skewed join feeding an aggregation on the join key: splitting would break the"
@@ -219,7 +264,7 @@ _add(Workload(
 _add(Workload(
     "rebalance", "REBALANCE hint on skewed data: the hot partition is split by map ranges, the rest coalesced.",
     "SELECT /*+ REBALANCE(k) */ k, v FROM facts WHERE v % 4 = 0",
-    _views_fact_dim, _base, (
+    _views_fact_dim, lambda sc: {**_base(sc), A + "advisoryPartitionSizeInBytes": _kb(16 * sc)}, (
         Preset("default", {}),
         Preset("small_factor", {A + "rebalancePartitionsSmallPartitionFactor": "0.5"}, "merge small splits more", "3.3.0"),
         Preset("rebalance_skew_off", {A + "optimizeSkewsInRebalancePartitions.enabled": "false"}),
@@ -227,11 +272,11 @@ _add(Workload(
 _add(Workload(
     "rebalance_no_column", "REBALANCE without columns (round robin): splits and local reads (3.2+).",
     "SELECT /*+ REBALANCE */ k, v FROM facts WHERE v % 4 = 1",
-    _views_fact_dim, _base, (Preset("default", {}),), min_version="3.2.0", decisions=("rebalance",)))
+    _views_fact_dim, lambda sc: {**_base(sc), A + "advisoryPartitionSizeInBytes": _kb(16 * sc)}, (Preset("default", {}),), min_version="3.2.0", decisions=("rebalance",)))
 _add(Workload(
     "runtime_broadcast", "A join whose filtered side is tiny at run time becomes a broadcast hash join"
     " (the planner, seeing the unfiltered size, chose sort-merge).",
-    "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN (SELECT * FROM catalog WHERE bucket = 7) c ON f.k = c.k",
+    "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN (SELECT * FROM catalog WHERE item % 997 = 7) c ON f.k = c.k",
     _views_broadcast, lambda s: _base(s, broadcast=True), (
         Preset("default", {}),
         Preset("threshold_off", {A + "autoBroadcastJoinThreshold": "-1"}, "no runtime broadcast (3.2+ AQE threshold)", "3.2.0"),
@@ -240,7 +285,8 @@ _add(Workload(
 _add(Workload(
     "demote_broadcast", "The small side has data in only a few partitions: AQE demotes broadcasting it"
     " (nonEmptyPartitionRatioForBroadcastJoin) and keeps a sort-merge join.",
-    "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN (SELECT * FROM catalog WHERE k < 3 AND item % 50 = 0) c ON f.k = c.k",
+    "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN (SELECT * FROM catalog WHERE item % 997 = 7 AND item < 5000) c"
+    " ON f.k = c.k",
     _views_broadcast, lambda s: _base(s, broadcast=True), (
         Preset("default", {}),
         Preset("no_demotion", {A + "nonEmptyPartitionRatioForBroadcastJoin": "0"}, "never demote"),
@@ -259,8 +305,9 @@ _add(Workload(
 _add(Workload(
     "multi_way_join_same_key", "Three tables joined on the same key in one stage: a split would break the"
     " upper join's distribution, so neither join is split.",
-    "SELECT count(*) AS n, sum(a.v) AS sv FROM facts a JOIN facts2 b ON a.k = b.k JOIN dims d ON a.k = d.k",
-    lambda spark, s: {**_views_two_skewed(spark, s), "dims": _dims(spark, s)}, _base, (Preset("default", {}),),
+    "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN dims a ON f.k = a.k JOIN dims2 b ON f.k = b.k",
+    lambda spark, s: {**_views_fact_dim(spark, s), "dims2": _dims(spark, s, "dims2")}, _base,
+    (Preset("default", {}), Preset("force", {A + "forceOptimizeSkewedJoin": "true"}, "split anyway", "3.3.0")),
     decisions=("skew_not_split_distribution",)))
 _add(Workload(
     "shuffled_hash_join", "Every partition of one side fits maxShuffledHashJoinLocalMapThreshold: the sort-merge"
