@@ -80,7 +80,32 @@ def history_server(path: Path, heap: str) -> dict:
             hs.sql(app["id"], attempt, timeout=3600)
             again = time.perf_counter() - t2
         return {"startup_s": started, "listed_s": listed, "sql_first_s": answer, "sql_first_cpu_s": answer_cpu,
-                "sql_cached_s": again, "executions": len(sql)}
+                "sql_cached_s": again, "executions": len(sql), "agreement": agreement(path, sql)}
+
+
+def agreement(path: Path, rest: list[dict]) -> str:
+    """Compare our final-plan nodes and metric strings with the History Server's answer."""
+    from aqe_core.eventlog import load
+    from aqe_core.eventlog.planinfo import graph_nodes
+
+    log = load(str(path), keep_task_metrics=False)
+    same = values = 0
+    diffs = []
+    for e in rest:
+        ex = log.executions.get(e["id"])
+        ours = {}
+        if ex is not None and ex.final_plan is not None:
+            for n in graph_nodes(ex.final_plan):
+                ours[n.id] = (n.name, [(m["name"], ex.metric_values[m["accumulator_id"]]["value"])
+                                       for m in n.metrics if m["accumulator_id"] in ex.metric_values])
+        theirs = {n["nodeId"]: (n["nodeName"], [(m["name"], m["value"]) for m in n["metrics"]]) for n in e["nodes"]}
+        values += sum(len(v[1]) for v in theirs.values())
+        if ours == theirs and ex is not None and ex.status == e["status"]:
+            same += 1
+        else:
+            diffs.append(e["id"])
+    return (f"{same}/{len(rest)} executions identical ({values} metric values)"
+            + (f"; differing: {diffs[:10]}" if diffs else ""))
 
 
 def _proc_cpu(pid: int) -> float:
@@ -157,6 +182,9 @@ def main() -> None:
             tail = f"{'-':>11}{'-':>7}{'-':>8}{'-':>7}{'-':>10}{'-':>7}"
         print(f"{r['log']:<26}{r['size_mb']:>7.1f}{o['wall_s']:>8.2f}{o['cpu_s']:>7.2f}"
               f"{(o['mb_per_s'] or 0):>6.0f}{o['max_rss_mb']:>7.0f}" + tail)
+    for r in results:
+        if r.get("history_server"):
+            print(f"agreement with the History Server on {r['log']}: {r['history_server']['agreement']}")
     print("ours s / cpu s: wall and CPU time of a full load in a fresh process (imports included), pinned to one "
           "core; MB/s: uncompressed MB per CPU second; RSS: peak resident set;\nSHS /sql s / cpu s: wall time and "
           "CPU seconds (all JVM threads) of the History Server's answer to the first /api/v1/applications/{id}/sql "
