@@ -113,6 +113,8 @@ class QueryView:
     adaptive: bool = True
     outcome: str = ""
     warnings: list[str] = field(default_factory=list)
+    #: the source object behind the view (e.g. (Capture, query index)) for exact simulators
+    source: Any = field(default=None, repr=False, compare=False)
 
 
 def join_type_of(node: PlanNode) -> Optional[str]:

@@ -85,6 +85,8 @@ def _joins(view: QueryView) -> list[str]:
 
 def simulate_preset(view: QueryView, preset: Preset) -> PresetOutcome:
     conf = preset.conf_for(view.conf)
+    if view.source_kind == "capture":
+        import aqe_core.capture_view  # noqa: F401  (registers the exact simulator)
     sim = SIMULATORS.get(view.source_kind)
     if sim is not None:
         return sim(view, conf, preset)

@@ -90,7 +90,7 @@ def _looks_like_capture(path: Path) -> bool:
                 head = g.read(4096)
         except OSError:
             return False
-    return head.lstrip().startswith(b"{") and b'"aqe_lens_capture"' in head
+    return head.lstrip().startswith(b"{") and b'"aqe-lens-capture"' in head
 
 
 def load_source(path: str, *, progress: Optional[ProgressFn] = None) -> LoadedSource:
@@ -99,10 +99,13 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None) -> LoadedSo
         raise SourceError(f"no such file or directory: {path}")
     if _looks_like_capture(p):
         try:
-            from aqe_core.capture.views import views_from_capture_file  # provided by the capture package
+            from aqe_core.capture_view import views_from_capture_file
         except ImportError:
             raise SourceError("this is an AQE Lens capture, but capture support is not installed in this build") from None
-        return views_from_capture_file(str(p))
+        try:
+            return views_from_capture_file(str(p))
+        except ValueError as exc:  # CaptureFormatError and friends
+            raise SourceError(f"cannot read this capture: {exc}") from None
     from aqe_core.eventlog import EventLogError, load
 
     try:
