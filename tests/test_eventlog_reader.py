@@ -151,6 +151,9 @@ def test_compacted_rolling_directory():
     names = [Path(p).name for p in log.parts]
     assert names[0].endswith(".compact") and names[0].startswith("events_2_") and names[1].startswith("events_3_")
     assert any("compact" in n for n in log.notes)
+    # executions whose SQL events were compacted away are known only through their jobs
+    assert any(e.status == "UNKNOWN" for e in log.executions.values())
+    assert any(e.status == "COMPLETED" and e.shuffle_reads for e in log.executions.values())
 
 
 @pytest.mark.parametrize("name", ["shs_download_rolling_zstd.zip", "shs_download_lz4.zip"])

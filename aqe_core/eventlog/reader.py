@@ -770,7 +770,12 @@ def _opt_str(v: Any) -> str | None:
 
 
 def _set_status(m: SQLExecution, ex: _LiveExec) -> None:
-    if m.completion_time is None:
+    if m.initial_plan is None and m.submission_time is None:
+        # known only from its jobs: the start event is missing (compacted away, or the log is cut)
+        m.status = "UNKNOWN"
+        m.warnings.append("no SQLExecutionStart for this execution in the log (compacted away or cut): "
+                          "only its jobs are known")
+    elif m.completion_time is None:
         m.status = "RUNNING"
     elif m.error_message or any(s == "FAILED" for s in m.job_status.values()):
         m.status = "FAILED"
