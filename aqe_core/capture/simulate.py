@@ -1005,7 +1005,8 @@ def _decide_join(ctx: _Ctx, jr: JoinResult, ls: _N, rs: _N) -> None:
     else:
         choice = choose_shuffled_hash_join_build_side(lb, rb, jr.join_type, conf, spark_version=v,
                                                       is_skew_join=False)
-        jr.reasons += choice.reasons
+        if choice.build_side or conf.get_or(A + "maxShuffledHashJoinLocalMapThreshold", 0) > 0:
+            jr.reasons += choice.reasons
         jr.simulated = "ShuffledHashJoin" if choice.build_side else "SortMergeJoin"
     if jr.simulated == jr.initial:
         jr.reasons.append(Reason("unchanged", f"stays {jr.simulated}"))

@@ -1,0 +1,146 @@
+"""``python -m aqe_core run``: run SQL text or a built-in workload on Spark, write a capture.
+
+    python -m aqe_core run --workload skew_join_inner -o skew.json.gz
+    python -m aqe_core run --sql "SELECT ..." --conf spark.sql.shuffle.partitions=50 -o q.json
+    python -m aqe_core run --workload aggregate_coalesce --master spark://host:7077 --scale 100 -o agg.json.gz
+    python -m aqe_core run --list-workloads
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Optional, TextIO
+
+from aqe_core.capture import workloads as wl
+
+
+def _kv(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--sql", help="SQL text of the query to run")
+    src.add_argument("--sql-file", help="file holding the SQL query")
+    src.add_argument("--workload", help="a built-in workload (see --list-workloads)")
+    src.add_argument("--list-workloads", action="store_true", help="list the built-in workloads and exit")
+    p.add_argument("--conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
+                   help="spark.sql.* setting for the query (repeatable; overrides a workload's presets)")
+    p.add_argument("--preset", action="append", default=None, help="only this preset of the workload (repeatable)")
+    p.add_argument("--scale", type=float, default=1.0, help="workload data scale (1 = seconds on a laptop)")
+    p.add_argument("--master", default=None, help="Spark master URL (default local[*]; spark://, yarn, k8s://...)")
+    p.add_argument("--spark-conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
+                   help="setting for a new SparkContext (spark.driver.memory, spark.executor.*)")
+    p.add_argument("-o", "--output", help="capture file to write (.json or .json.gz)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--check", action="store_true", help="replay the capture and print the agreement")
+
+
+class ProgressBar:
+    """One status line on a terminal (``\\r``-rewritten); one line per phase elsewhere."""
+
+    def __init__(self, stream: TextIO = sys.stderr, width: int = 28) -> None:
+        self.stream = stream
+        self.width = width
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self._last = ""
+
+    def __call__(self, p) -> None:  # p: aqe_core.capture.runner.Progress
+        frac = (p.tasks_done / p.tasks_total) if p.tasks_total else 0.0
+        if p.phase == "done":
+            frac = 1.0
+        filled = int(frac * self.width)
+        bar = "#" * filled + "." * (self.width - filled)
+        q = f"[{p.query_index + 1}/{p.query_count}] {p.label}"
+        if p.phase == "running":
+            text = (f"{q} [{bar}] tasks {p.tasks_done}/{p.tasks_total}  stages {p.stages_done}/{p.stages_total}"
+                    f"  jobs {p.jobs_done}/{p.jobs_total}  {p.elapsed_s:.1f}s")
+        else:
+            text = f"{q} [{bar}] {p.phase}  {p.elapsed_s:.1f}s"
+        if self.tty:
+            self.stream.write("\r" + text[:160].ljust(len(self._last)))
+            if p.phase == "done":
+                self.stream.write("\n")
+            self.stream.flush()
+        elif p.phase != "running" and text != self._last:
+            self.stream.write(text + "\n")
+        self._last = text
+
+
+def list_workloads(out: TextIO = sys.stdout) -> None:
+    for name in wl.names():
+        w = wl.get(name)
+        since = f" (Spark {w.min_version}+)" if w.min_version != "3.0.0" else ""
+        out.write(f"{name}{since}\n    {w.doc}\n    presets: {', '.join(p.name for p in w.presets)}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list_workloads:
+        list_workloads()
+        return 0
+    sql: Optional[str] = args.sql
+    if args.sql_file:
+        with open(args.sql_file) as fh:
+            sql = fh.read()
+    if not sql and not args.workload:
+        print("run: give --sql, --sql-file or --workload (or --list-workloads)", file=sys.stderr)
+        return 2
+    if not args.output:
+        print("run: -o/--output is required", file=sys.stderr)
+        return 2
+    if args.workload:
+        try:
+            wl.get(args.workload)
+        except KeyError as e:
+            print(f"run: {e.args[0]}", file=sys.stderr)
+            return 2
+
+    from aqe_core.capture.java import JavaNotFound
+    from aqe_core.capture.model import save_capture
+    from aqe_core.capture.runner import RunCancelled, RunFailed, Runner
+
+    conf = dict(args.conf)
+    t0 = time.perf_counter()
+    try:
+        runner = Runner(master=args.master, spark_conf=dict(args.spark_conf))
+    except JavaNotFound as e:
+        print(f"run: {e}", file=sys.stderr)
+        return 3
+    rt = runner.rt
+    java = rt.java.describe() if rt.java else "an already running JVM"
+    print(f"Spark {rt.version} on {rt.master} ({java}); started in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    progress = None if args.no_progress else ProgressBar()
+    try:
+        if args.workload:
+            cap = runner.run_workload(args.workload, scale=args.scale, presets=args.preset, conf=conf, progress=progress)
+        else:
+            cap = runner.run_sql(sql, conf, progress=progress)  # type: ignore[arg-type]
+    except (RunFailed, ValueError, KeyError) as e:
+        print(f"run: {e}", file=sys.stderr)
+        return 1
+    except RunCancelled as e:
+        print(f"run: {e}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        runner.cancel()
+        print("run: interrupted", file=sys.stderr)
+        return 130
+    path = save_capture(cap, args.output)
+    n_reads = sum(len(q.reads) for q in cap.queries)
+    print(f"wrote {path} ({path.stat().st_size} bytes): {len(cap.queries)} queries, {n_reads} adaptive reads",
+          file=sys.stderr)
+    for w in cap.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.check:
+        from aqe_core.capture.simulate import simulate
+
+        rep = simulate(cap)
+        a = rep.agreement
+        print(f"agreement: {a.agreeing}/{a.total} reads ({a.percent:.1f}%), {a.joins_agreeing}/{a.joins_total} joins",
+              file=sys.stderr)
+        return 0 if a.complete else 1
+    return 0
