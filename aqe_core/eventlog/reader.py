@@ -174,7 +174,12 @@ def parse_task_end_fast(line: bytes):
     # Only string-valued updates matter (SQL metrics); internal.metrics.* carry numbers and are
     # never plan metrics. Fall back to the escape-aware pattern when a name has a backslash.
     if line.find(b"\\", i, j) < 0:
-        accs = list(map(int, _chain(*_ACC_SQL.findall(line, i, j))))
+        # JsonProtocol sorts accumulables by id and the internal.metrics.* ones (numeric updates)
+        # usually come last: stop there unless a string update still follows.
+        k = line.find(b'"Name":"internal.metrics.', i, j)
+        if k < 0 or line.find(b'"Update":"', k, j) >= 0:
+            k = j
+        accs = list(map(int, _chain(*_ACC_SQL.findall(line, i, k))))
     else:
         accs = [int(x) for a, b, q in _ACC.findall(line, i, j) if q for x in (a, b)]
     k = line.find(b'"Shuffle Read Metrics":', j)
