@@ -286,3 +286,19 @@ def test_task_end_fast_path_equals_json_parse(key):
                 assert fast[5] == sql
                 n += 1
     assert n > 20
+
+
+def test_databricks_style_rolled_directory(tmp_path):
+    import gzip
+
+    lines = sample("spark301_plain").read_bytes().splitlines(keepends=True)
+    a, b = len(lines) // 3, 2 * len(lines) // 3
+    (tmp_path / "eventlog-2021-06-15--15-00.gz").write_bytes(gzip.compress(b"".join(lines[:a])))
+    (tmp_path / "eventlog-2021-06-15--16-00.gz").write_bytes(gzip.compress(b"".join(lines[a:b])))
+    (tmp_path / "eventlog").write_bytes(b"".join(lines[b:]))
+    log = load(str(tmp_path))
+    ref = load(str(sample("spark301_plain")))
+    assert log.layout == "rolling" and [Path(p).name for p in log.parts][-1] == "eventlog"
+    assert log.complete and not log.warnings
+    assert {k: [r.partition_sizes for r in e.shuffle_reads] for k, e in log.executions.items()} == \
+        {k: [r.partition_sizes for r in e.shuffle_reads] for k, e in ref.executions.items()}

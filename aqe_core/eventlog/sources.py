@@ -23,6 +23,7 @@ from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError,
 
 ROLLING_DIR_PREFIX = "eventlog_v2_"
 _EVENTS_RE = re.compile(r"^events_(\d+)_([^/]+?)(\.compact)?$")
+_DBX_RE = re.compile(r"^eventlog(?:-(\d{4}-\d\d-\d\d--\d\d-\d\d)(?:\.gz)?)?$")
 _APPSTATUS_RE = re.compile(r"^appstatus_([^/]+?)(\.inprogress)?$")
 _HEAD = 512
 
@@ -233,6 +234,14 @@ def _open_dir(path: str, limits: Limits) -> LogSource:
     ]
     if not candidates:
         raise EventLogError(f"{path} holds no event log file or eventlog_v2_* directory")
+    dbx = [n for n in candidates if _DBX_RE.match(n)]
+    if len(candidates) > 1 and len(dbx) == len(candidates):
+        # Databricks rolls one log into eventlog-<yyyy-mm-dd--hh-mm>[.gz] files; "eventlog" is the newest
+        dbx.sort(key=lambda n: (n == "eventlog", _DBX_RE.match(n).group(1) or ""))  # type: ignore[union-attr]
+        parts = [Part(name=os.path.join(path, n), size=os.path.getsize(os.path.join(path, n)),
+                      opener=_file_opener(os.path.join(path, n))) for n in dbx]
+        return LogSource(path=path, layout="rolling", parts=parts,
+                         notes=[f"Databricks-style rolled log: {len(parts)} files read in time order"])
     if len(candidates) > 1:
         shown = ", ".join(candidates[:5]) + (", ..." if len(candidates) > 5 else "")
         raise EventLogError(f"{path} holds {len(candidates)} event logs ({shown}); pass one of them")
