@@ -306,11 +306,9 @@ def cmd_samples(args) -> None:
             manifest[name] = {"spark_version": version, "description": text, "files": [dst.name]}
             snap = extra.get("snapshot")
             if snap and Path(snap).exists():
-                ext = src.name.split(".", 1)[1] if "." in src.name else ""
                 snap_name = f"{name}_{src.name}.inprogress"
                 shutil.copyfile(snap, fixtures / snap_name)
                 manifest[name]["inprogress_snapshot"] = f"tests/fixtures/eventlogs/{snap_name}"
-                del ext
         manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"[generate] {out}: {total / 1e6:.2f} MB", file=sys.stderr)
