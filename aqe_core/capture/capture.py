@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -182,6 +183,26 @@ class EventLogTap:
             time.sleep(delay)
             delay = min(delay * 1.5, 0.25)
 
+    def matching(self, exchange_ids: set[str], timeout: float = 10.0) -> list[_Execution]:
+        """The ended execution whose plans share the most exchange ids (``[plan_id=N]``,
+        ``[id=#N]``) with a captured plan: how a user program's query finds its events."""
+        if not exchange_ids:
+            return []
+        deadline = time.monotonic() + timeout
+        while True:
+            self.poll()
+            best, score = None, 0
+            for e in self.executions.values():
+                if e.end_ms is None or not e.plans:
+                    continue
+                text = json.dumps(e.plans[-1][1])
+                n = sum(1 for x in exchange_ids if x in text)
+                if n > score:
+                    best, score = e, n
+            if best is not None or time.monotonic() > deadline:
+                return [best] if best is not None else []
+            time.sleep(0.1)
+
     def forget(self, executions: Iterable[_Execution]) -> None:
         with self._lock:
             for e in executions:
@@ -208,6 +229,14 @@ class _Walk:
     plan: CapturedPlan
     stage_objs: list[tuple[int, Any]] = field(default_factory=list)  # (node index, ShuffleQueryStageExec ...)
     read_objs: list[tuple[int, Any, Optional[int]]] = field(default_factory=list)  # (node index, read, child stage node)
+    adaptive_objs: list[tuple[int, Any]] = field(default_factory=list)  # (node index, AdaptiveSparkPlanExec)
+
+
+_EXCHANGE_ID = re.compile(r"\[(?:plan_id=\d+|id=#\d+)\]")
+
+
+def _exchange_ids(root: PlanNode) -> set[str]:
+    return {m.group(0) for n in root.walk() for m in _EXCHANGE_ID.finditer(n.description)}
 
 
 def _big(x: Any) -> int:
@@ -233,40 +262,64 @@ class Recorder:
                 duration_ms: Optional[float] = None, row_count: Optional[int] = None) -> QueryCapture:
         """Record an already-executed DataFrame. ``description`` is the SQL execution description
         (job description) the action ran under, to find its plan updates in the event log."""
-        t0 = time.perf_counter()
         session = getattr(df, "sparkSession", None) or self.spark
-        qe = df._jdf.queryExecution()
+        return self.capture_execution(df._jdf.queryExecution(), session, index=index, label=label,
+                                      description=description, sql=sql, preset=preset, conf=conf,
+                                      duration_ms=duration_ms, row_count=row_count)
+
+    def capture_execution(self, qe: Any, jsession: Any = None, *, index: int = 0, label: str = "",
+                          description: Optional[str] = None, sql: Optional[str] = None, preset: Optional[str] = None,
+                          conf: Optional[dict[str, str]] = None, duration_ms: Optional[float] = None,
+                          row_count: Optional[int] = None, match_events: bool = False) -> QueryCapture:
+        """Record an executed ``QueryExecution`` (JVM object). Its plan updates are found in the
+        event log by ``description``, or, with ``match_events``, by the exchange ids its plan
+        shares with an execution's plans (for queries a user's program ran)."""
+        t0 = time.perf_counter()
         executed = qe.executedPlan()
-        q = QueryCapture(index=index, label=label, conf=conf if conf is not None else self.sql_conf(session),
+        if conf is None:
+            if jsession is None:
+                try:
+                    jsession = qe.sparkSession()
+                except Exception:  # noqa: BLE001
+                    jsession = self.spark._jsparkSession
+            conf = self.sql_conf(jsession)
+        q = QueryCapture(index=index, label=label, conf=conf,
                          default_parallelism=int(self.spark.sparkContext.defaultParallelism), adaptive=False,
                          sql=sql, preset=preset, duration_ms=duration_ms, row_count=row_count)
-        root_name = executed.nodeName()
-        q.adaptive = root_name == "AdaptiveSparkPlan"
         final = self._walk(executed)
         q.final_plan = final.plan
+        q.adaptive = bool(final.adaptive_objs)
         if q.adaptive:
-            if not final.plan.info[0].get("is_final", True):
+            top_idx, top = final.adaptive_objs[0]
+            if not final.plan.info[top_idx].get("is_final", True):
                 q.notes.append("the adaptive plan is not final: the query did not run to completion")
             try:
-                initial = self.j.member(executed, "initialPlan")
+                initial = self.j.member(top, "initialPlan")
                 q.initial_plan = self._walk(initial).plan
             except Exception as e:  # noqa: BLE001
                 q.notes.append(f"initial plan not available: {str(e).splitlines()[0][:200]}")
-            q.required_distribution = self._required_distribution(executed)
+            q.required_distribution = self._required_distribution(top)
         self._stages_and_reads(q, final)
-        if self.tap is not None and description is not None:
-            exs = self.tap.wait_for_end(description)
+        if self.tap is not None and self.tap.available and (description is not None or match_events):
+            if description is not None:
+                exs = self.tap.wait_for_end(description)
+            else:
+                exs = self.tap.matching(_exchange_ids(q.final_plan.root))
             self._plan_updates(q, exs)
             self.tap.forget(exs)
-        elif self.tap is None or not getattr(self.tap, "available", False):
+        else:
             q.notes.append("intermediate plans not recorded (no event log tap)")
         q.capture_ms = (time.perf_counter() - t0) * 1000.0
         return q
 
     def sql_conf(self, session: Any) -> dict[str, str]:
-        """The ``spark.sql.*`` settings explicitly in force in ``session`` (others are defaults)."""
+        """The ``spark.sql.*`` settings explicitly in force in ``session`` (a PySpark session or
+        its JVM ``SparkSession``); the others are the release's defaults."""
         try:
-            m = session._jsparkSession.sessionState().conf().getAllConfs()
+            from py4j.java_gateway import JavaObject
+
+            jsession = session if isinstance(session, JavaObject) else session._jsparkSession
+            m = jsession.sessionState().conf().getAllConfs()
         except Exception:  # noqa: BLE001
             return {}
         out: dict[str, str] = {}
@@ -346,6 +399,7 @@ class Recorder:
 
     def _annotate(self, obj: Any, name: str, desc: str, info: dict[str, Any], idx: int, walk: _Walk) -> None:
         if name == "AdaptiveSparkPlan":
+            walk.adaptive_objs.append((idx, obj))
             info["is_final"] = "isFinalPlan=true" in desc
             try:
                 info["is_subquery"] = bool(obj.isSubquery())

@@ -259,6 +259,7 @@ class _Fragment:
     root: _N
     is_final: bool
     stages: list[_N]  # stage leaves, plan order
+    main: bool = True  # under the query's own AdaptiveSparkPlan (not a subquery's)
 
 
 class _Plan:
@@ -286,20 +287,23 @@ class _Plan:
         seen_exchanges: set[int] = set()
         seen_shuffles: set[int] = set()
 
-        def add(root_idx: int, is_final: bool) -> None:
-            fr = _Fragment(len(out), None, is_final, [])  # type: ignore[arg-type]
+        def add(root_idx: int, is_final: bool, main: bool = True) -> None:
+            fr = _Fragment(len(out), None, is_final, [], main)  # type: ignore[arg-type]
             out.append(fr)
             fr.root = self._build(root_idx, None, 0, fr)
             for st in fr.stages:
                 self._descend(st.idx, add, seen_exchanges, seen_shuffles)
 
         for i, n in enumerate(self.nodes):
-            if n.name == "AdaptiveSparkPlan" and (i == 0 or self.info[i].get("is_subquery")):
+            # every AdaptiveSparkPlan is a root: the query's (possibly under a write command)
+            # and each subquery's; a fragment stops at a nested one, so none is seen twice
+            if n.name == "AdaptiveSparkPlan":
                 r = self.kids[i][0] if self.kids[i] else None
                 while r is not None and self.name(r) == "ResultQueryStage":
                     r = self.kids[r][0] if self.kids[r] else None
                 if r is not None:
-                    add(r, True)
+                    add(r, True, not self.info[i].get("is_subquery", False) and not any(
+                        f.main and f.is_final for f in out))
         return out
 
     def _descend(self, stage_idx: int, add, seen_exchanges: set[int], seen_shuffles: set[int]) -> None:
@@ -544,7 +548,7 @@ def _breaks_distribution(ctx: _Ctx, fr: _Fragment, changed: list[_N], skew_joins
                 if not (req.startswith("UnspecifiedDistribution") or req.startswith("BroadcastDistribution")):
                     return f"{node.name} needs {req.split('(')[0]} from its child"
             child, node = node, node.parent
-        if fr.is_final and ctx.q.required_distribution and not ctx.q.required_distribution.startswith(
+        if fr.is_final and fr.main and ctx.q.required_distribution and not ctx.q.required_distribution.startswith(
                 ("UnspecifiedDistribution", "None")):
             return f"the query's result must keep {ctx.q.required_distribution.split('(')[0]}"
     return None
