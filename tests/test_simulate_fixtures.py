@@ -53,3 +53,48 @@ def test_fixture_map_sizes_are_exact():
                         assert sum(row) == size
                         checked += 1
     assert checked > 1000
+
+
+def _load(version: str, name: str):
+    return load_capture(FIXTURES / version / f"{name}.json.gz")
+
+
+def test_what_if_on_a_recorded_capture_reruns_only_the_rules():
+    from aqe_core.rules.specs import PartialReducerPartitionSpec
+
+    cap = _load("4.3.0", "skew_join_inner")
+    rep = simulate(cap, {"spark.sql.adaptive.skewJoin.enabled": "false"})
+    assert not rep.is_replay
+    first = rep.queries[0]
+    assert not any(isinstance(s, PartialReducerPartitionSpec) for r in first.reads for s in r.simulated_specs or [])
+    assert any(not r.agrees for r in first.reads)  # differs from what Spark did with skew handling on
+    # the captured preset with skew handling off is what the what-if predicts for the default preset
+    off = next(q for q in cap.queries if q.preset == "skew_join_off")
+    predicted = [r.simulated_specs for r in first.reads]
+    actual = [r.specs for r in off.reads]
+    assert len(predicted) == len(actual) and [len(x or []) for x in predicted] == [len(x) for x in actual]
+
+
+def test_plan_changing_settings_are_flagged():
+    rep = simulate(_load("4.3.0", "aggregate_coalesce"), {"spark.sql.shuffle.partitions": "100"})
+    assert any("new run" in n for n in rep.notes)
+
+
+def test_other_release_rules_on_a_capture():
+    cap = _load("4.3.0", "skew_join_inner")
+    rep = simulate(cap, spark_version="3.0.1")
+    assert rep.spark_version == "3.0.1" and not rep.is_replay
+    specs = [s for r in rep.queries[0].reads for s in (r.simulated_specs or [])]
+    assert specs and all(getattr(s, "data_size", None) is None for s in specs)  # 3.0.x specs carry no sizes
+
+
+def test_simulation_is_fast():
+    import time
+
+    cap = _load("4.3.0", "multi_way_join")
+    simulate(cap, {"spark.sql.adaptive.advisoryPartitionSizeInBytes": "64k"})
+    t0 = time.perf_counter()
+    for _ in range(5):
+        simulate(cap, {"spark.sql.adaptive.advisoryPartitionSizeInBytes": "64k"})
+    per_capture = (time.perf_counter() - t0) / 5 * 1000
+    assert per_capture / len(cap.queries) < 50

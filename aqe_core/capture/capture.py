@@ -44,6 +44,11 @@ JOIN_PREFIXES = ("SortMergeJoin", "ShuffledHashJoin", "BroadcastHashJoin", "Broa
                  "CartesianProduct")
 READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader")
 STAGE_NAMES = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage", "ResultQueryStage")
+#: nodes whose simpleString is their name / whose child requirement is always Unspecified
+_NO_DESC = ("WholeStageCodegen", "InputAdapter")
+_NO_REQ = ("WholeStageCodegen", "InputAdapter", "AdaptiveSparkPlan", "Exchange", "ShuffleQueryStage",
+           "BroadcastQueryStage", "ResultQueryStage", "TableCacheQueryStage", "AQEShuffleRead", "CustomShuffleReader",
+           "ReusedExchange", "BroadcastExchange", "ColumnarToRow")
 
 
 # ----------------------------------------------------------------------------------------
@@ -255,6 +260,7 @@ class Recorder:
         self.map_size_cap = map_size_cap
         self.max_fields = max_fields
         self.version = spark.version
+        self._vt = tuple(int(x) for x in str(spark.version).split("-")[0].split(".")[:2])
 
     # -- public ------------------------------------------------------------------------
     def capture(self, df: Any, *, index: int = 0, label: str = "", description: Optional[str] = None,
@@ -289,15 +295,11 @@ class Recorder:
         final = self._walk(executed)
         q.final_plan = final.plan
         q.adaptive = bool(final.adaptive_objs)
+        top = None
         if q.adaptive:
             top_idx, top = final.adaptive_objs[0]
             if not final.plan.info[top_idx].get("is_final", True):
                 q.notes.append("the adaptive plan is not final: the query did not run to completion")
-            try:
-                initial = self.j.member(top, "initialPlan")
-                q.initial_plan = self._walk(initial).plan
-            except Exception as e:  # noqa: BLE001
-                q.notes.append(f"initial plan not available: {str(e).splitlines()[0][:200]}")
             q.required_distribution = self._required_distribution(top)
         self._stages_and_reads(q, final)
         if self.tap is not None and self.tap.available and (description is not None or match_events):
@@ -309,6 +311,18 @@ class Recorder:
             self.tap.forget(exs)
         else:
             q.notes.append("intermediate plans not recorded (no event log tap)")
+        if top is not None:
+            start = next((u for u in q.plan_updates if u.event == "start" and u.plan.name == "AdaptiveSparkPlan"
+                          and u.plan.children), None)
+            if start is not None:
+                # the plan AQE started from, as posted at the execution's start (no py4j walk)
+                q.initial_plan = CapturedPlan(start.plan.children[0], [])
+            else:
+                try:
+                    initial = self.j.member(top, "initialPlan")
+                    q.initial_plan = self._walk(initial, light=True).plan
+                except Exception as e:  # noqa: BLE001
+                    q.notes.append(f"initial plan not available: {str(e).splitlines()[0][:200]}")
         q.capture_ms = (time.perf_counter() - t0) * 1000.0
         return q
 
@@ -339,7 +353,9 @@ class Recorder:
         return {k: v for k, v in out.items() if k.startswith("spark.sql.")}
 
     # -- walking -----------------------------------------------------------------------
-    def _walk(self, root_obj: Any) -> _Walk:
+    def _walk(self, root_obj: Any, *, light: bool = False) -> _Walk:
+        """Pre-order walk through py4j. ``light`` (the initial plan): names, descriptions and
+        join facts only, no required distributions."""
         nodes: list[PlanNode] = []
         infos: list[dict[str, Any]] = []
         walk = _Walk(CapturedPlan(PlanNode(None, "?"), infos))
@@ -350,10 +366,13 @@ class Recorder:
             obj, parent = stack.pop()
             idx = len(nodes)
             name = str(obj.nodeName())
-            try:
-                desc = str(obj.simpleString(self.max_fields))
-            except Exception:  # noqa: BLE001
-                desc = str(obj.simpleString())
+            if name.startswith(_NO_DESC):
+                desc = name  # codegen wrappers: simpleString is the node name
+            else:
+                try:
+                    desc = str(obj.simpleString(self.max_fields))
+                except Exception:  # noqa: BLE001
+                    desc = str(obj.simpleString())
             node = PlanNode(None, name, desc)
             info: dict[str, Any] = {}
             nodes.append(node)
@@ -363,7 +382,7 @@ class Recorder:
             else:
                 parent.children.append(node)
             kids = self._children(obj, name, desc)
-            if kids:
+            if kids and not light and not name.startswith(_NO_REQ):
                 try:
                     info["req"] = split_top_level(str(obj.requiredChildDistribution().toString()))
                 except Exception:  # noqa: BLE001
@@ -433,26 +452,30 @@ class Recorder:
                 pass
 
     def _exchange_info(self, ex: Any, info: dict[str, Any]) -> None:
-        try:
-            info["origin"] = str(ex.shuffleOrigin().toString())
-        except Exception:  # noqa: BLE001
-            pass
-        try:
-            info["can_change_num_partitions"] = bool(ex.canChangeNumPartitions())
-        except Exception:  # noqa: BLE001
-            pass
+        v = self._vt
+        if v >= (3, 1):
+            try:
+                info["origin"] = str(ex.shuffleOrigin().toString())
+            except Exception:  # noqa: BLE001
+                pass
+        else:
+            try:
+                info["can_change_num_partitions"] = bool(ex.canChangeNumPartitions())
+            except Exception:  # noqa: BLE001
+                pass
         try:
             part = ex.outputPartitioning()
             info["partitioning"] = str(part.toString())
             info["num_partitions"] = int(part.numPartitions())
         except Exception:  # noqa: BLE001
             pass
-        try:
-            adv = ex.advisoryPartitionSize()
-            if adv.isDefined():
-                info["advisory_partition_size"] = int(str(adv.get()))
-        except Exception:  # noqa: BLE001
-            pass
+        if v >= (3, 5):
+            try:
+                adv = ex.advisoryPartitionSize()
+                if adv.isDefined():
+                    info["advisory_partition_size"] = int(str(adv.get()))
+            except Exception:  # noqa: BLE001
+                pass
 
     def _required_distribution(self, adaptive: Any) -> Optional[str]:
         try:
@@ -513,21 +536,22 @@ class Recorder:
             st.shuffle_id = shuffle_id
             info["shuffle_id"] = shuffle_id
             try:
-                st.num_maps = int(shuffle.numMappers())
+                st.num_maps = int(shuffle.numMappers() if self._vt >= (3, 2)
+                                  else shuffle.shuffleDependency().rdd().getNumPartitions())
             except Exception:  # noqa: BLE001
-                try:
-                    st.num_maps = int(shuffle.shuffleDependency().rdd().getNumPartitions())
-                except Exception:  # noqa: BLE001
-                    pass
+                pass
             if shuffle_id is None or shuffle_id in seen_shuffles:
                 continue
             b = self.j.long_array(ms.bytesByPartitionId()) if ms is not None else None
             n_red = len(b) if b is not None else (st.num_partitions or 0)
             sc = ShuffleCapture(shuffle_id, n_red, st.num_maps, b)
-            if b is not None:
-                self._map_sizes(sc)
-            else:
+            if b is None:
                 sc.map_sizes_note = "no map statistics: the shuffle's input had 0 partitions"
+            elif (st.output_partitioning or "").startswith("SinglePartition"):
+                sc.map_sizes_note = ("single-partition shuffle: AQE never splits or coalesces it, per-map sizes"
+                                     " not recorded")
+            else:
+                self._map_sizes(sc)
             seen_shuffles[shuffle_id] = sc
             q.shuffles[shuffle_id] = sc
         for ridx, robj, child_idx in walk.read_objs:

@@ -43,6 +43,9 @@ def decompress_size(code: int) -> int:
 DECOMPRESS_TABLE = [decompress_size(c) for c in range(256)]
 
 
+_CACHES: dict[int, dict[str, Any]] = {}
+
+
 class JvmError(RuntimeError):
     """A Spark internal could not be reached the expected way."""
 
@@ -55,8 +58,10 @@ class Jvm:
         self.jvm = spark._jvm
         self.sc = spark.sparkContext
         self.jsc = self.sc._jsc.sc()
-        self._fields: dict[tuple[str, str], Any] = {}
-        self._mot: Any = None
+        # reflection handles live as long as the JVM: share them between Recorders
+        cache = _CACHES.setdefault(id(self.jvm), {"fields": {}, "mot": None})
+        self._fields: dict[tuple[str, str], Any] = cache["fields"]
+        self._cache = cache
 
     # -- reflection --------------------------------------------------------------------
     def class_for(self, name: str) -> Any:
@@ -116,10 +121,10 @@ class Jvm:
     # -- map output tracker -----------------------------------------------------------
     def map_output_tracker(self) -> Any:
         """``SparkEnv.get.mapOutputTracker`` without calling a method of ``SparkEnv``."""
-        if self._mot is None:
+        if self._cache["mot"] is None:
             env = self.jsc.env()
-            self._mot = self.field(env, "org.apache.spark.SparkEnv", "mapOutputTracker")
-        return self._mot
+            self._cache["mot"] = self.field(env, "org.apache.spark.SparkEnv", "mapOutputTracker")
+        return self._cache["mot"]
 
     def map_statuses(self, shuffle_id: int) -> Optional[Any]:
         """The ``MapStatus[]`` of a registered shuffle (None when unregistered / cleaned up)."""

@@ -30,6 +30,7 @@ before AQE (``spark.sql.shuffle.partitions``) need a new run. Both are reported 
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
@@ -889,6 +890,18 @@ def _has_local(specs: list[ShufflePartitionSpec]) -> bool:
 # -- joins ------------------------------------------------------------------------------
 
 
+_JOIN_DESC = re.compile(r"^(?:SortMergeJoin|ShuffledHashJoin|BroadcastHashJoin)(?:\(skew=true\))?\s+"
+                        r"\[(?P<l>.*?)\],\s+\[(?P<r>.*?)\],\s+(?P<t>[A-Za-z]+)")
+
+
+def _join_key_from_desc(desc: str) -> Optional[tuple[str, str, str]]:
+    """Join keys and type from a join's simpleString (plans read from the event log)."""
+    m = _JOIN_DESC.match(desc)
+    if not m:
+        return None
+    return (m.group("l").strip(), m.group("r").strip(), normalize_join_type(m.group("t")))
+
+
 def _join_key(info: dict[str, Any]) -> Optional[tuple[str, str, str]]:
     """Join identity across plan versions: keys (expression ids survive re-planning) and type.
     The collection wrapper differs between plans (``List(k#1L)`` vs ``Vector(k#1L)``)."""
@@ -943,7 +956,7 @@ def _joins(ctx: _Ctx, frags: list[_Fragment], skew_joins: set[int]) -> list[Join
     initial: dict[tuple[str, str, str], str] = {}
     if q.initial_plan is not None:
         for _, node, info in q.initial_plan.indexed():
-            k = _join_key(info)
+            k = _join_key(info) or _join_key_from_desc(node.description)
             if k is not None:
                 initial.setdefault(k, _strategy(node.name))
     out: list[JoinResult] = []
