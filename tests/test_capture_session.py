@@ -66,3 +66,48 @@ def test_cli_simulate_rejects_a_non_capture(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{}")
     assert _run_cli("aqe_core.capture.cli_simulate", [str(bad)]) == 2
+
+
+def test_cancel_a_running_query(spark_runtime):
+    import threading
+    import time
+
+    from aqe_core.capture.runner import RunCancelled, Runner
+
+    runner = Runner(spark_runtime)
+    seen = []
+    err: list[BaseException] = []
+
+    def go():
+        try:
+            runner.run_sql("SELECT count(*) FROM range(0, 200000000, 1, 4) a JOIN range(0, 200000000, 1, 4) b ON a.id = b.id",
+                           {"spark.sql.shuffle.partitions": "8", "spark.sql.autoBroadcastJoinThreshold": "-1"},
+                           tag="to-cancel", progress=seen.append)
+        except BaseException as e:  # noqa: BLE001
+            err.append(e)
+
+    t = threading.Thread(target=go)
+    t.start()
+    deadline = time.time() + 60
+    while not any(p.phase == "running" and p.tasks_total for p in seen) and time.time() < deadline:
+        time.sleep(0.2)
+    runner.cancel("to-cancel")
+    t.join(120)
+    assert not t.is_alive()
+    assert err and isinstance(err[0], RunCancelled)
+
+
+def test_highly_compressed_map_status_sizes_are_exact(spark_runtime):
+    """More than 2000 reducers: Spark keeps HighlyCompressedMapStatus (average + huge blocks +
+    empty bitmap); the per-map sizes must still add up to bytesByPartitionId exactly."""
+    from aqe_core.capture.runner import Runner
+
+    cap = Runner(spark_runtime).run_sql(
+        "SELECT k, count(*) FROM (SELECT CASE WHEN id % 4 = 0 THEN 0 ELSE id % 5000 END AS k FROM range(0, 60000, 1, 3))"
+        " GROUP BY k", {"spark.sql.shuffle.partitions": "2100", "spark.sql.adaptive.advisoryPartitionSizeInBytes": "4k",
+                        "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k"})
+    q = cap.queries[0]
+    sh = next(s for s in q.shuffles.values() if s.num_reducers == 2100)
+    assert sh.map_sizes is not None and "HighlyCompressedMapStatus" in sh.map_sizes.status_classes
+    assert sh.map_sizes.consistent and sh.map_sizes.complete
+    assert simulate(cap).agreement.complete
