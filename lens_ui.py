@@ -80,6 +80,19 @@ def _apply_report_link() -> None:
     st.session_state["source_ref"] = src
 
 
+def _set_source(path: str, label: str, ref: dict) -> None:
+    st.session_state["source_path"], st.session_state["source_label"] = path, label
+    st.session_state["source_ref"] = ref
+    st.session_state.pop("query_id", None)
+
+
+def _on_sample_pick() -> None:
+    """Only an actual change of the sample widget switches the source (a run's capture stays)."""
+    x = st.session_state.get("sample_pick")
+    if x is not None:
+        _set_source(x.path, x.label, {"kind": "sample", "key": x.key})
+
+
 def sidebar_source() -> Optional[LoadedSource]:
     """The source picker shown on every page; returns the loaded source."""
     _apply_report_link()
@@ -95,15 +108,11 @@ def sidebar_source() -> Optional[LoadedSource]:
         mode = st.radio("Open", ["Sample", "Upload", "Path on server"], key="source_mode", horizontal=True)
         if mode == "Sample":
             samples = sample_sources()
-            keys = [s.key for s in samples]
+            keys = [x.key for x in samples]
             current = (st.session_state.get("source_ref") or {}).get("key")
-            idx = keys.index(current) if current in keys else 0
             if samples:
-                choice = st.selectbox("Bundled sample", samples, index=idx, format_func=lambda s: s.label, key="sample_pick")
-                if choice.path != st.session_state.get("source_path"):
-                    st.session_state["source_path"], st.session_state["source_label"] = choice.path, choice.label
-                    st.session_state["source_ref"] = {"kind": "sample", "key": choice.key}
-                    st.session_state.pop("query_id", None)
+                st.selectbox("Bundled sample", samples, index=keys.index(current) if current in keys else 0,
+                             format_func=lambda x: x.label, key="sample_pick", on_change=_on_sample_pick)
         elif mode == "Upload":
             up = st.file_uploader("Event log, zipped log directory, or capture", key="upload",
                                   help=f"up to {MAX_UPLOAD_MB} MB; any Spark codec (zstd, lz4, snappy, lzf), .zip/.gz")
@@ -111,15 +120,11 @@ def sidebar_source() -> Optional[LoadedSource]:
                 digest = store_upload(up.name, up.getvalue())
                 path = str(upload_path(digest))
                 if path != st.session_state.get("source_path"):
-                    st.session_state["source_path"], st.session_state["source_label"] = path, up.name
-                    st.session_state["source_ref"] = {"kind": "upload", "digest": digest}
-                    st.session_state.pop("query_id", None)
+                    _set_source(path, up.name, {"kind": "upload", "digest": digest})
         else:
             typed = st.text_input("Path to an event log, log directory or capture", key="server_path")
             if typed and st.button("Open", key="open_path"):
-                st.session_state["source_path"], st.session_state["source_label"] = typed, typed
-                st.session_state["source_ref"] = {"kind": "path", "path": typed}
-                st.session_state.pop("query_id", None)
+                _set_source(typed, typed, {"kind": "path", "path": typed})
         path = st.session_state.get("source_path")
         if not path:
             st.info("No source yet: pick a sample, upload a log, or run a query.")
@@ -251,9 +256,75 @@ def plan_page(view: QueryView, version_index: int, search: str) -> None:
                                  hide_index=True, width="stretch")
 
 
+@st.cache_resource
+def run_manager():
+    from aqe_core.run_jobs import RunManager
+
+    return RunManager()
+
+
 def run_page() -> None:
-    try:
-        import aqe_core.capture.runner  # noqa: F401
-    except ImportError:
-        st.info("Running queries needs the capture package, which is not available in this build.")
+    """SQL editor or workload picker, preset, master URL; runs in the background with progress."""
+    from aqe_core.capture import workloads
+    from aqe_core.presets import BUILTIN_PRESETS
+    from aqe_core.sql_guard import UnsafeSQL
+
+    mgr = run_manager()
+    kind = st.segmented_control("What to run", ["Workload", "SQL"], default="Workload", key="run_kind")
+    master = st.text_input("Master URL", value="local[*]", key="run_master",
+                           help="local[*] runs embedded Spark; or spark://host:port, yarn, k8s://... "
+                                "(the first run fixes the master for this server process)")
+    if kind == "SQL":
+        sql = st.text_area("SQL (one read-only query)", key="run_sql", height=160,
+                           value="SELECT id % 10 AS k, count(*) AS n FROM range(0, 1000000, 1, 8) GROUP BY id % 10")
+        names = [p.name for p in BUILTIN_PRESETS if p.name != "actual"]
+        preset = st.selectbox("Preset", ["(Spark defaults)"] + names, key="run_preset")
+        start = st.button("Run", type="primary", key="run_start")
+        if start:
+            conf = {} if preset == "(Spark defaults)" else dict(next(p for p in BUILTIN_PRESETS if p.name == preset).settings)
+            try:
+                job = mgr.submit_sql(sql, conf, master=master, label="sql")
+                st.session_state["run_job"] = job.job_id
+            except UnsafeSQL as exc:
+                st.error(f"Not run: {exc}")
+    else:
+        names = list(workloads.WORKLOADS)
+        name = st.selectbox("Workload", names, key="run_workload",
+                            format_func=lambda n: f"{n}: {workloads.WORKLOADS[n].doc}")
+        w = workloads.WORKLOADS[name]
+        scale = st.slider("Scale", 0.25, 20.0, 1.0, 0.25, key="run_scale", help="1 = seconds on a laptop")
+        chosen = st.multiselect("Presets", [p.name for p in w.presets], default=[p.name for p in w.presets][:2],
+                                key="run_presets", help="; ".join(f"{p.name}: {p.doc}" for p in w.presets))
+        if st.button("Run", type="primary", key="run_start"):
+            job = mgr.submit_workload(name, scale=scale, presets=chosen or None, master=master)
+            st.session_state["run_job"] = job.job_id
+    _run_status(mgr)
+
+
+@st.fragment(run_every=1.0)
+def _run_status(mgr) -> None:
+    job_id = st.session_state.get("run_job")
+    job = mgr.status(job_id) if job_id else None
+    if job is None:
         return
+    with st.container(border=True, key="run-status"):
+        p = job.progress
+        if job.active:
+            if p is not None and p.tasks_total:
+                st.progress(min(1.0, p.tasks_done / max(p.tasks_total, 1)),
+                            text=f"{job.label}: query {p.query_index + 1}/{p.query_count}, {p.phase}: jobs "
+                                 f"{p.jobs_done}/{p.jobs_total}, stages {p.stages_done}/{p.stages_total}, tasks "
+                                 f"{p.tasks_done}/{p.tasks_total}")
+            else:
+                st.progress(0.0, text=f"{job.label}: {job.state} (starting Spark can take a few seconds)")
+            if st.button("Cancel", key="run_cancel"):
+                mgr.cancel(job.job_id)
+        elif job.state == "done":
+            st.success(f"{job.label}: {job.message}")
+            if st.session_state.get("source_path") != job.result_path and not st.session_state.get(f"_opened_{job.job_id}"):
+                st.session_state[f"_opened_{job.job_id}"] = True
+                _set_source(job.result_path, f"run {job.job_id}", {"kind": "path", "path": job.result_path})
+                st.rerun(scope="app")
+            st.caption("The capture is now the source of every page (Plans, Partitions, Compare ...).")
+        else:
+            st.error(f"{job.label}: {job.state}: {job.message}")

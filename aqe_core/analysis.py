@@ -75,6 +75,7 @@ class ShuffleView:
     skew_rows: list[SkewRow] = field(default_factory=list)
     reasons: list[Reason] = field(default_factory=list)
     side_analysis: Optional[SideAnalysis] = None
+    group_key: Optional[str] = None  # shuffles coalesced together (the sides of one join) share it
 
     @property
     def sizes_for_lines(self) -> Optional[list[int]]:
@@ -127,6 +128,33 @@ def _is_read(node: PlanNode) -> bool:
     return node.name in ("AQEShuffleRead", "CustomShuffleReader")
 
 
+def compute_group_lines(shuffles: list[ShuffleView], conf: AQEConf, default_parallelism: Optional[int]) -> None:
+    """:func:`compute_lines` for every shuffle, then :func:`regroup_coalesce_lines`."""
+    for s in shuffles:
+        compute_lines(s, conf, default_parallelism)
+    regroup_coalesce_lines(shuffles, conf, default_parallelism)
+
+
+def regroup_coalesce_lines(shuffles: list[ShuffleView], conf: AQEConf, default_parallelism: Optional[int]) -> None:
+    """Shuffles coalesced together (the two sides of a join) share one coalescing target,
+    computed over all of their sizes, as ``CoalesceShufflePartitions`` does."""
+    if default_parallelism is None:
+        return
+    groups: dict[str, list[ShuffleView]] = {}
+    for s in shuffles:
+        if s.group_key and s.sizes_for_lines and not s.local:
+            groups.setdefault(s.group_key, []).append(s)
+    for members in groups.values():
+        sized = [m.sizes_for_lines for m in members]
+        if len(members) < 2 or len({len(x) for x in sized}) != 1:
+            continue
+        for m in members:
+            m.lines = [ln for ln in m.lines if ln.kind != "coalesce_target"]
+            tmp = ShuffleView(key=m.key, label=m.label, sizes_before=m.sizes_for_lines)
+            compute_lines(tmp, conf, default_parallelism, coalesce_group=sized)  # type: ignore[arg-type]
+            m.lines += [ln for ln in tmp.lines if ln.kind == "coalesce_target"]
+
+
 def read_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str]]]:
     """node id of each adaptive read -> (join node name, side, join type), for reads feeding a join."""
     out: dict[int, tuple[str, str, Optional[str]]] = {}
@@ -159,8 +187,12 @@ def default_parallelism_from_properties(props: dict[str, str]) -> Optional[int]:
     return None
 
 
-def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optional[int]) -> None:
-    """Fill ``view.lines`` / ``skew_rows`` from our rules over the sizes the view has."""
+def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optional[int],
+                  coalesce_group: Optional[list[list[int]]] = None) -> None:
+    """Fill ``view.lines`` / ``skew_rows`` from our rules over the sizes the view has.
+
+    ``coalesce_group``: the sizes of every shuffle coalesced together with this one (both sides
+    of a join share one target); default: this shuffle alone."""
     sizes = view.sizes_for_lines
     v = conf.spark_version
     if not sizes or view.local:
@@ -180,7 +212,7 @@ def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optiona
     if default_parallelism is not None:
         min_num, _ = min_num_partitions(conf, spark_version=v, default_parallelism=default_parallelism)
         min_size = min_partition_size(conf, spark_version=v)
-        t = coalesce_target([sizes], advisory_target_size=conf.advisory_partition_size, min_num_partitions=min_num,
+        t = coalesce_target(coalesce_group or [sizes], advisory_target_size=conf.advisory_partition_size, min_num_partitions=min_num,
                             min_partition_size=min_size, spark_version=v)
         view.lines.append(Line("coalesce_target", t.target_size,
                                f"coalescing target {mib(t.target_size)} (advisory {mib(conf.advisory_partition_size)},"
@@ -234,8 +266,10 @@ def view_from_execution(log: Any, ex: Any) -> QueryView:
         warnings=list(ex.warnings),
     )
     ctx = read_join_context(ex.final_plan)
+    ctx_keys = _join_keys(ex.final_plan)
     for r in ex.shuffle_reads:
         join, side, jtype = ctx.get(r.node_id, (None, None, None)) if r.node_id is not None else (None, None, None)
+        jkey = ctx_keys.get(r.node_id) if r.node_id is not None else None
         head = r.description if r.description.startswith(r.name) else f"{r.name} {r.description}"
         label = head.strip() + (f" (node {r.node_id})" if r.node_id is not None else "")
         if join:
@@ -250,9 +284,9 @@ def view_from_execution(log: Any, ex: Any) -> QueryView:
                            " pre-AQE per-reducer sizes or per-map sizes); the coalescing target is exact"
                            + ("" if dp is not None else ", but the default parallelism is unknown")),
         )
+        sv.group_key = jkey
         if r.partition_sizes_source == "task_shuffle_read":
             sv.approx_reason = (sv.approx_reason or "") + "; Spark 3.0 logs no read metrics: sizes are the bytes each reduce task read"
-        compute_lines(sv, conf, dp)
         if r.skewed_partitions:
             sv.reasons.append(Reason("logged_skew", f"Spark split {r.skewed_partitions} skewed partition(s) into"
                                      f" {r.skew_splits} parts (from the read's metrics)",
@@ -262,4 +296,24 @@ def view_from_execution(log: Any, ex: Any) -> QueryView:
                                      f" {r.num_partitions} ({r.coalesced_partitions} of them coalesced)",
                                      {"before": sv.partitions_before, "after": r.num_partitions}))
         qv.shuffles.append(sv)
+    compute_group_lines(qv.shuffles, conf, dp)
     return qv
+
+
+def _join_keys(plan: Optional[PlanNode]) -> dict[int, str]:
+    """node id of each adaptive read under a join -> a key naming that join (its pre-order index)."""
+    out: dict[int, str] = {}
+    if plan is None:
+        return out
+    for idx, node in enumerate(plan.walk()):
+        if "Join" not in node.name or len(node.children) != 2:
+            continue
+        for child in node.children:
+            for n in child.walk():
+                if _is_read(n):
+                    if n.id is not None:
+                        out.setdefault(n.id, f"join-{idx}")
+                    break
+                if "Join" in n.name or "Exchange" in n.name:
+                    break
+    return out

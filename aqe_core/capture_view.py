@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
-from aqe_core.analysis import QueryView, ShuffleView, SkewRow, compute_lines
+from aqe_core.analysis import QueryView, ShuffleView, SkewRow, compute_lines, regroup_coalesce_lines
 from aqe_core.capture.model import Capture, QueryCapture, load_capture
 from aqe_core.capture.simulate import QueryResult, ReadResult, simulate
 from aqe_core.compare import SIMULATORS, PresetOutcome, ShuffleOutcome
@@ -73,11 +73,11 @@ def _pre_split_sizes(specs: list[Any], bytes_: list[int]) -> list[int]:
     return out
 
 
-def _join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str]]]:
-    """pre-order index of each read -> (join name, side, join type) for reads feeding a join."""
+def _join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str], int]]:
+    """pre-order index of each read -> (join name, side, join type, join's pre-order index)."""
     from aqe_core.analysis import join_type_of
 
-    out: dict[int, tuple[str, str, Optional[str]]] = {}
+    out: dict[int, tuple[str, str, Optional[str], int]] = {}
     if plan is None:
         return out
     index = {id(n): i for i, n in enumerate(plan.walk())}
@@ -87,14 +87,14 @@ def _join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optiona
         for side, child in zip(("left", "right"), node.children):
             for n in child.walk():
                 if n.name in _READ_NAMES or n.name.startswith(_READ_NAMES):
-                    out.setdefault(index[id(n)], (node.name, side, join_type_of(node)))
+                    out.setdefault(index[id(n)], (node.name, side, join_type_of(node), index[id(node)]))
                     break
                 if "Join" in n.name or "Exchange" in n.name:
                     break
     return out
 
 
-def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf, ctx: dict) -> ShuffleView:
+def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf, ctx: dict, keys: dict) -> ShuffleView:
     sh = q.shuffle(r.shuffle_id)
     before = list(sh.bytes_by_partition_id) if (sh and sh.bytes_by_partition_id is not None) else None
     specs = r.spark_specs
@@ -114,7 +114,7 @@ def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf
         coalesced_partitions=sum(1 for s in specs or [] if isinstance(s, CoalescedPartitionSpec) and s.is_coalesced),
         skewed_partitions=len(skew_reducers),
         skew_splits=sum(1 for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)),
-        local=local, exact=True, reasons=list(r.reasons))
+        local=local, exact=True, reasons=list(r.reasons), group_key=keys.get(r.read_node) if r.read_node is not None else None)
     if sh and sh.map_sizes is None:
         sv.reasons.append(Reason("map_sizes_unknown", f"per-map sizes were not captured for shuffle {sh.shuffle_id}"
                                  + (f": {sh.map_sizes_note}" if sh.map_sizes_note else "")))
@@ -171,7 +171,10 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
         duration_ms=int(q.duration_ms) if q.duration_ms is not None else None, initial_plan=initial,
         plan_versions=versions or ([final] if final is not None else []), final_plan=final, join_changes=joins,
         adaptive=q.adaptive, warnings=list(q.notes))
-    view.shuffles = [_shuffle_view(q, r, v, conf, ctx) for r in qr.reads]
+    keys = {idx: f"join-{j}" for idx, (_n, _s, _t, j) in ctx.items()}
+    view.shuffles = [_shuffle_view(q, r, v, conf, {k: c[:3] for k, c in ctx.items()}, keys) for r in qr.reads]
+    if v >= SparkVersion(3, 2, 0):  # 3.0/3.1 lines are over each side's own coalesced partitions
+        regroup_coalesce_lines(view.shuffles, conf, q.default_parallelism)
     parts = [f"{s.partitions_before}->{s.partitions_after}" + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
              for s in view.shuffles if s.partitions_before is not None]
     agree = sum(1 for r in qr.reads if r.agrees)

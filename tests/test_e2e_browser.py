@@ -52,7 +52,11 @@ def app_url(tmp_path_factory):
         pytest.fail("streamlit did not become healthy")
     yield url
     proc.terminate()
-    proc.wait(timeout=20)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:  # a Spark JVM started by the Run page can delay shutdown
+        proc.kill()
+        proc.wait(timeout=20)
     log.close()
 
 
@@ -160,4 +164,30 @@ def test_user_journey(app_url, browser, tmp_path):
     expect(fp.get_by_role("heading", name="AQE Lens")).to_be_visible()
     expect(fp.get_by_role("heading", name="Query 6: runtime broadcast join")).to_be_visible()
     fresh.close()
+    ctx.close()
+
+
+def test_fresh_run_becomes_the_source(app_url, browser):
+    """Run a built-in workload from the Run page; every page then shows the new capture."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
+    page = ctx.new_page()
+    page.set_default_timeout(240_000)
+    page.goto(app_url)
+    _wait_ready(page)
+    _goto_page(page, "Run")
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.get_by_text("The capture is now the source")).to_be_visible(timeout=240_000)
+    _shot(page, "run_done")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("capture of skew_join_inner")
+    _goto_page(page, "Partitions")
+    first = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').first
+    expect(first.locator(".annotation-text").first).to_be_visible()
+    labels = " ".join(first.locator(".annotation-text").all_text_contents())
+    assert "median" in labels and "skew threshold" in labels and "target" in labels
+    expect(page.get_by_text("Approximate:")).to_have_count(0)  # a capture's lines are exact
+    _shot(page, "run_partitions")
+    _goto_page(page, "Compare presets")
+    expect(page.get_by_test_id("stMetric")).to_have_count(3)
     ctx.close()

@@ -1,0 +1,120 @@
+"""Background runs for the app: one Spark run at a time, pollable progress, cancel, result file.
+
+The app's script threads must not block on Spark (a rerun cannot interrupt a JVM call), so runs
+go to a single worker thread; the page polls :meth:`RunManager.status`. Results are captures
+saved under ``$AQE_LENS_HOME/runs/``, which every page opens like any other source.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from aqe_core.presets import lens_home
+from aqe_core.sql_guard import check_sql
+
+
+@dataclass
+class RunJob:
+    job_id: str
+    kind: str  # "sql" | "workload"
+    label: str
+    state: str = "queued"  # queued | running | done | failed | cancelled
+    progress: Any = None  # the runner's latest Progress
+    message: str = ""
+    result_path: Optional[str] = None
+    started: float = field(default_factory=time.time)
+    finished: Optional[float] = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ("queued", "running")
+
+
+class RunManager:
+    """Queue of Spark runs for one server process (share it with ``st.cache_resource``)."""
+
+    def __init__(self, master: Optional[str] = None) -> None:
+        self.master = master
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aqe-lens-run")
+        self._jobs: dict[str, RunJob] = {}
+        self._lock = threading.Lock()
+        self._runner: Any = None
+
+    def _get_runner(self, master: Optional[str]) -> Any:
+        from aqe_core.capture.runner import Runner
+
+        if self._runner is None:
+            self._runner = Runner(master=master or self.master)
+        return self._runner
+
+    def submit_sql(self, sql: str, conf: Optional[Mapping[str, str]] = None, *, master: Optional[str] = None,
+                   label: str = "sql") -> RunJob:
+        """Queue one SQL query (checked by :func:`aqe_core.sql_guard.check_sql` first)."""
+        query = check_sql(sql)
+        return self._submit("sql", label, lambda r, job: r.run_sql(query, dict(conf or {}), label=label, tag=job.job_id,
+                                                                  progress=self._progress(job)), master)
+
+    def submit_workload(self, name: str, *, scale: float = 1.0, presets: Optional[list[str]] = None,
+                        conf: Optional[Mapping[str, str]] = None, master: Optional[str] = None) -> RunJob:
+        from aqe_core.capture import workloads
+
+        workloads.get(name)  # unknown names fail now, with the list of workloads
+        return self._submit("workload", name, lambda r, job: r.run_workload(
+            name, scale=scale, presets=presets, conf=conf, tag=job.job_id, progress=self._progress(job)), master)
+
+    def _progress(self, job: RunJob):
+        def update(p: Any) -> None:
+            job.progress = p
+        return update
+
+    def _submit(self, kind: str, label: str, fn, master: Optional[str]) -> RunJob:
+        job = RunJob(uuid.uuid4().hex[:12], kind, label)
+        with self._lock:
+            self._jobs[job.job_id] = job
+
+        def work() -> None:
+            from aqe_core.capture.model import save_capture
+            from aqe_core.capture.runner import RunCancelled
+
+            if job.state == "cancelled":
+                return
+            job.state = "running"
+            try:
+                capture = fn(self._get_runner(master), job)
+                out = lens_home() / "runs"
+                out.mkdir(parents=True, exist_ok=True)
+                path = save_capture(capture, out / f"{time.strftime('%Y%m%d-%H%M%S')}-{job.job_id}.json.gz")
+                job.result_path = str(path)
+                job.state = "done"
+                job.message = f"captured {len(capture.queries)} quer{'y' if len(capture.queries) == 1 else 'ies'}"
+            except RunCancelled:
+                job.state, job.message = "cancelled", "cancelled"
+            except Exception as exc:  # a failed run is reported, never raised into the app
+                job.state = "failed"
+                job.message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            finally:
+                job.finished = time.time()
+
+        self._pool.submit(work)
+        return job
+
+    def status(self, job_id: str) -> Optional[RunJob]:
+        return self._jobs.get(job_id)
+
+    def cancel(self, job_id: str) -> None:
+        job = self._jobs.get(job_id)
+        if job is None:
+            return
+        if job.state == "queued":
+            job.state, job.message = "cancelled", "cancelled before it started"
+        elif job.state == "running" and self._runner is not None:
+            self._runner.cancel(job_id)
+
+    def recent_runs(self) -> list[Path]:
+        d = lens_home() / "runs"
+        return sorted(d.glob("*.json*"), reverse=True)[:20] if d.is_dir() else []
