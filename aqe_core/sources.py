@@ -50,24 +50,28 @@ def sample_sources() -> list[Sample]:
     """Bundled samples: captures first (they hold the most), then event logs per manifest."""
     out: list[Sample] = []
     cap_dir = SAMPLES_DIR / "captures"
+    cap_manifest = _read_manifest(cap_dir / "MANIFEST.json")
     if cap_dir.is_dir():
         for p in sorted(cap_dir.iterdir()):
             if p.suffix in (".json", ".gz") and not p.name.startswith("MANIFEST"):
-                out.append(Sample(f"capture:{p.name}", f"capture: {p.name.split('.')[0].replace('_', ' ')}", str(p), "capture"))
-    manifest = SAMPLES_DIR / "eventlogs" / "MANIFEST.json"
-    if manifest.exists():
-        try:
-            data = json.loads(manifest.read_text())
-        except ValueError:
-            data = {}
-        for key, entry in data.items():
-            files = entry.get("files") or []
-            if not files:
-                continue
-            path = SAMPLES_DIR / "eventlogs" / files[0]
-            if path.exists():
-                out.append(Sample(f"eventlog:{key}", f"event log: {entry.get('description', key)}", str(path), "eventlog"))
+                entry = next((e for e in cap_manifest.values() if e.get("file") == p.name), {})
+                version = entry.get("spark_version") or p.name.split("-", 1)[0]
+                what = entry.get("description") or p.name.split(".json")[0]
+                out.append(Sample(f"capture:{p.name}", f"capture (Spark {version}): {what}", str(p), "capture"))
+    for key, entry in _read_manifest(SAMPLES_DIR / "eventlogs" / "MANIFEST.json").items():
+        files = entry.get("files") or []
+        path = SAMPLES_DIR / "eventlogs" / files[0] if files else None
+        if path is not None and path.exists():
+            out.append(Sample(f"eventlog:{key}", f"event log: {entry.get('description', key)}", str(path), "eventlog"))
     return out
+
+
+def _read_manifest(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def default_sample() -> Optional[Sample]:
