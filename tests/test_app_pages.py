@@ -93,3 +93,26 @@ def test_bad_report_id_and_bad_upload_are_reported_not_raised(tmp_path):
     at.sidebar.file_uploader(key="upload").upload("broken.zstd", b"\x28\xb5\x2f\xfd garbage" * 10, "application/octet-stream").run()
     assert not at.exception
     assert at.error or at.sidebar.error or at.warning or at.sidebar.warning
+
+
+from aqe_core.sources import sample_sources  # noqa: E402
+
+PAGES = ["overview", "plans", "partitions", "whatif", "compare", "share"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", sample_sources(), ids=lambda s: s.key)
+def test_every_sample_opens_on_every_page(sample):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["source_path"] = sample.path
+    at.session_state["source_label"] = sample.label
+    at.session_state["source_ref"] = {"kind": "sample", "key": sample.key}
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    for page in PAGES[1:]:
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+    if sample.kind == "capture":
+        at.switch_page("pages/partitions.py").run()
+        assert not any("Approximate" in c.value for c in at.caption)
