@@ -3,7 +3,8 @@ import pandas as pd
 import streamlit as st
 
 import lens_ui
-from aqe_core.compare import whatif_view
+from aqe_core.compare import compare_presets, whatif_view
+from aqe_core.presets import Preset, get_preset
 from aqe_core.histograms import histogram_figure
 
 src, view = lens_ui.current()
@@ -35,6 +36,10 @@ for e in errors:
     st.error(e)
 if overrides and not errors:
     st.write("Changed: " + ", ".join(f"`{k}={v}`" for k, v in overrides.items()))
+    outcomes = compare_presets(view, [get_preset("actual"), Preset("what-if", "your settings", dict(overrides))])
+    with st.container(key="whatif-decisions"):
+        st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
+        st.caption(outcomes[1].note)
 for before, after in zip(view.shuffles, new_view.shuffles):
     if not (after.sizes_before or after.sizes_after):
         continue

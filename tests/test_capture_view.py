@@ -69,3 +69,20 @@ def test_presets_on_a_capture_are_exact_and_actual_is_what_spark_did():
     assert actual.partitions_after == spark_total
     assert {o.preset for o in outs} == {"actual", "skew-sensitive", "spark-3.0.1-defaults"}
     assert [o.spark_version for o in outs] == ["3.5.9", "3.5.9", "3.0.1"]
+
+
+def test_whatif_on_a_capture_predicts_what_spark_did_under_that_setting():
+    """The same workload was run by Spark with skew join on and off: switching it off in a
+    what-if on the first run must give exactly what Spark did in the second."""
+    from aqe_core.presets import Preset
+
+    path = Path(__file__).resolve().parents[1] / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"
+    src = load_source(str(path))
+    by_preset = {v.description.split("[")[-1].rstrip("]").split("/")[-1]: v for v in src.views}
+    on, off = by_preset["default"], by_preset["skew_join_off"]
+    whatif = compare_presets(on, [Preset("what-if", "", {"spark.sql.adaptive.skewJoin.enabled": "false"})])[0]
+    actual_off = compare_presets(off, [get_preset("actual")])[0]
+    assert whatif.exact and actual_off.exact
+    assert whatif.splits == 0 and actual_off.splits == 0
+    assert whatif.partitions_after == actual_off.partitions_after
+    assert [s.sizes_after for s in whatif.shuffles] == [s.sizes_after for s in actual_off.shuffles]
