@@ -328,3 +328,56 @@ def _run_status(mgr) -> None:
             st.caption("The capture is now the source of every page (Plans, Partitions, Compare ...).")
         else:
             st.error(f"{job.label}: {job.state}: {job.message}")
+
+
+def rerun_for_real(src: LoadedSource, view: QueryView, presets: list, outcomes: list) -> None:
+    """Compare page: run the captured query under each preset on Spark, next to the simulation."""
+    import pandas as pd
+
+    from aqe_core.capture_view import views_from_capture_file
+    from aqe_core.compare import simulate_preset
+
+    mgr = run_manager()
+    with st.container(border=True, key="rerun"):
+        st.markdown("**Re-run for real** — run this query on Spark under each preset and compare with the simulation")
+        if st.button("Re-run for real", key="rerun_start"):
+            try:
+                job = mgr.submit_rerun(src.path, int(view.query_id), presets)
+                st.session_state["rerun_job"] = (job.job_id, [p.name for p in presets], src.path, view.query_id)
+            except (ValueError, StopIteration) as exc:
+                st.error(f"Cannot re-run: {exc}")
+        info = st.session_state.get("rerun_job")
+        if not info:
+            return
+        job = mgr.status(info[0])
+        if job is None:
+            return
+        if job.active:
+            p = job.progress
+            st.progress(min(1.0, (p.tasks_done / max(p.tasks_total, 1)) if p and p.tasks_total else 0.0),
+                        text=f"{job.label}: {job.state}" + (f", preset {p.query_index + 1}/{p.query_count}" if p else ""))
+            if st.button("Refresh", key="rerun_refresh"):
+                st.rerun()
+            return
+        if job.state != "done":
+            st.error(f"{job.label}: {job.state}: {job.message}")
+            return
+        rerun = views_from_capture_file(job.result_path)
+        rows = []
+        for name, sim, real in zip(info[1], outcomes, rerun.views):
+            actual = simulate_preset(real, _actual_preset())
+            rows.append({"preset": name, "simulated partitions": sim.partitions_after,
+                         "Spark partitions": actual.partitions_after,
+                         "simulated splits": sim.splits, "Spark splits": actual.splits,
+                         "simulated joins": "; ".join(sim.join_strategies), "Spark joins": "; ".join(actual.join_strategies),
+                         "Spark duration (ms)": real.duration_ms,
+                         "agree": "yes" if (sim.partitions_after == actual.partitions_after and sim.splits == actual.splits) else "no"})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.caption("Presets naming another Spark release are simulated with that release's rules but re-run on this "
+                   "Spark with their settings, so only same-release rows must agree.")
+
+
+def _actual_preset():
+    from aqe_core.presets import get_preset
+
+    return get_preset("actual")

@@ -67,6 +67,41 @@ class RunManager:
         return self._submit("workload", name, lambda r, job: r.run_workload(
             name, scale=scale, presets=presets, conf=conf, tag=job.job_id, progress=self._progress(job)), master)
 
+    def submit_rerun(self, capture_path: str, query_index: int, presets: list[Any], *,
+                     master: Optional[str] = None) -> RunJob:
+        """Re-run one captured query on Spark under each preset (the "Re-run for real" of the
+        compare page). Presets are applied as settings on this Spark; the result is a capture
+        with one query per preset, in order."""
+        from aqe_core.capture.model import load_capture
+
+        cap = load_capture(capture_path)
+        q = next(x for x in cap.queries if x.index == query_index)
+        sql = q.sql or (cap.run or {}).get("sql")
+        if not sql:
+            raise ValueError("this capture does not hold the query text, so it cannot be re-run")
+        setup = list(((cap.run or {}).get("views") or {}).values())
+        runs = []
+        for p in presets:
+            keep = {k: v for k, v in q.conf.items() if not (p.base == "defaults" and k.startswith("spark.sql.adaptive."))}
+            runs.append((p.name, {**keep, **p.settings}))
+
+        def go(r: Any, job: RunJob) -> Any:
+            out = r._new_capture({"kind": "rerun", "source": capture_path, "query": query_index, "sql": sql,
+                                  "presets": [n for n, _ in runs], "views": (cap.run or {}).get("views"), "tag": job.job_id})
+            for i, (name, settings) in enumerate(runs):
+                session = r.rt.new_session({})
+                for k, v in settings.items():  # static settings (warehouse dir ...) stay as they are
+                    if session.conf.isModifiable(k):
+                        session.conf.set(k, v)
+                for stmt in setup:
+                    session.sql(stmt)
+                # Runner's per-query capture, on a session that already holds the workload's views
+                out.queries.append(r._run_query(session, sql, tag=job.job_id, index=i, count=len(runs),
+                                                label=f"{q.label} @ {name}", preset=name, progress=self._progress(job)))
+            return out
+
+        return self._submit("rerun", f"re-run of {q.label}", go, master)
+
     def _progress(self, job: RunJob):
         def update(p: Any) -> None:
             job.progress = p
