@@ -474,9 +474,17 @@ def _simulate_fragment(ctx: _Ctx, fr: _Fragment, qr: QueryResult) -> set[int]:
     v = ctx.v
     state = _State()
     if v < SparkVersion(3, 2, 0):
-        _coalesce_3_0(ctx, fr, state)
-        _skew_join(ctx, fr, state)
-        _local_read(ctx, fr, state)
+        allowed = _final_stage_rules_3_1(ctx) if (fr.is_final and v >= SparkVersion(3, 1, 0)) else None
+        for name, rule in (("CoalesceShufflePartitions", _coalesce_3_0), ("OptimizeSkewedJoin", _skew_join),
+                           ("OptimizeLocalShuffleReader", _local_read)):
+            if allowed is None or name in allowed:
+                rule(ctx, fr, state)
+            else:
+                for st in fr.stages:
+                    state.why(st, [Reason("final_stage_rule_excluded", f"{name} does not run on the final stage:"
+                                          " the query has a shuffle whose origin it does not support"
+                                          f" ({', '.join(sorted(_all_origins(ctx)))}), so the final partitioning"
+                                          " is kept (Spark 3.1)", {"rule": name})])
     else:
         _skew_join(ctx, fr, state)
         final_ok = not (fr.is_final and v >= SparkVersion(3, 4, 2)
@@ -504,6 +512,30 @@ def _simulate_fragment(ctx: _Ctx, fr: _Fragment, qr: QueryResult) -> set[int]:
                          state.reasons.get(st.idx, []))
         qr.reads.append(res)
     return set(state.skew_joins)
+
+
+#: 3.1.x ``CustomShuffleReaderRule.supportedShuffleOrigins`` (checked in the 3.1.3 release)
+_RULE_ORIGINS_3_1 = {
+    "CoalesceShufflePartitions": frozenset({"ENSURE_REQUIREMENTS", "REPARTITION"}),
+    "OptimizeSkewedJoin": frozenset({"ENSURE_REQUIREMENTS"}),
+    "OptimizeLocalShuffleReader": frozenset({"ENSURE_REQUIREMENTS"}),
+}
+
+
+def _all_origins(ctx: _Ctx) -> set[str]:
+    """Shuffle origins of every shuffle exchange in the query (3.1 ``inputPlan.collect``)."""
+    out = {st.origin for st in ctx.q.stages if st.kind == "shuffle" and st.origin}
+    out |= {str(i["origin"]) for i in ctx.plan.info if i.get("origin")}
+    return out
+
+
+def _final_stage_rules_3_1(ctx: _Ctx) -> set[str]:
+    """3.1 ``AdaptiveSparkPlanExec.finalStageOptimizerRules``: a shuffle-reader rule runs on the
+    final stage only if it supports the origin of *every* shuffle of the input plan, so a
+    user repartition keeps the partitioning it asked for (3.2 replaced this by validating the
+    required distribution)."""
+    origins = _all_origins(ctx)
+    return {name for name, ok in _RULE_ORIGINS_3_1.items() if origins <= ok}
 
 
 def _describe(specs: list[ShufflePartitionSpec], v: SparkVersion) -> str:
@@ -568,9 +600,9 @@ def _shuffle_leaf(ctx: _Ctx, n: Optional[_N], state: _State, *, for_skew: bool) 
         return None
     if ctx.bytes(n) is None:
         return None
+    if ctx.v >= SparkVersion(3, 1, 0) and ctx.origin(n) != "ENSURE_REQUIREMENTS":
+        return None  # 3.1+: OptimizeSkewedJoin.supportedShuffleOrigins = [ENSURE_REQUIREMENTS]
     if ctx.v >= SparkVersion(3, 2, 0):
-        if ctx.origin(n) != "ENSURE_REQUIREMENTS":
-            return None
         if n.idx in state.specs:  # already read through an AQEShuffleRead: not a bare stage
             return None
     return n

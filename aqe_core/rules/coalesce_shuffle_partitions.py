@@ -3,8 +3,9 @@
 Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions`` (3.0.0 - 4.3.0):
 
 * applicability: all leaves of the stage plan are query stages; every shuffle's origin can
-  change its partition count (3.0: no user-specified partition count at all; 3.2+: origin in
-  ENSURE_REQUIREMENTS / REPARTITION_BY_COL / REBALANCE_*, never a SinglePartition);
+  change its partition count (3.0: no user-specified partition count at all; 3.1: origin
+  ENSURE_REQUIREMENTS or REPARTITION; 3.2+: origin in ENSURE_REQUIREMENTS / REPARTITION_BY_COL /
+  REBALANCE_*), never a SinglePartition;
 * coalesce groups (3.3+): shuffles under different children of a Union, Cartesian product,
   broadcast hash / nested-loop join are coalesced independently, and ``minNumPartitions`` is
   shared between groups by their size;
@@ -37,6 +38,8 @@ K_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 SUPPORTED_ORIGINS = frozenset(
     {"ENSURE_REQUIREMENTS", "REPARTITION_BY_COL", "REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL"}
 )
+#: 3.1.x: ``REPARTITION`` (by expression, no number) was renamed REPARTITION_BY_COL in 3.2.
+SUPPORTED_ORIGINS_3_1 = frozenset({"ENSURE_REQUIREMENTS", "REPARTITION"})
 
 
 
@@ -89,13 +92,17 @@ def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
 
 def is_supported_shuffle(origin: str, output_single_partition: bool = False, *, spark_version: "str | SparkVersion",
                          user_specified_num_partitions: bool = False) -> bool:
-    """``CoalesceShufflePartitions.isSupported``: 3.0/3.1 ``canChangeNumPartitions`` (no user
-    repartition of any kind, not a single partition); 3.2+ by shuffle origin."""
+    """``CoalesceShufflePartitions.isSupported``: 3.0 ``canChangeNumPartitions`` (no user
+    repartition of any kind, not a single partition); 3.1 origin ENSURE_REQUIREMENTS or
+    REPARTITION (3.1's name for a repartition by expression without a number; checked in the
+    3.1.3 release, whose rule lists exactly these two); 3.2+ by :data:`SUPPORTED_ORIGINS`."""
     v = as_version(spark_version)
     if output_single_partition:
         return False
-    if v < SparkVersion(3, 2, 0):
+    if v < SparkVersion(3, 1, 0):
         return not user_specified_num_partitions and origin == "ENSURE_REQUIREMENTS"
+    if v < SparkVersion(3, 2, 0):
+        return not user_specified_num_partitions and origin in SUPPORTED_ORIGINS_3_1
     return origin in SUPPORTED_ORIGINS
 
 

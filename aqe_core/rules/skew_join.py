@@ -2,10 +2,13 @@
 
 Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin`` (3.0.0 - 4.3.0):
 
-* 3.0.x/3.1.x  runs *after* ``CoalesceShufflePartitions``: median and target are computed over
-  the post-coalesce partition sizes, a partition is skewed if ``size > factor x median`` *and*
+* 3.0.x/3.1.x  runs *after* ``CoalesceShufflePartitions``: the skew test and the target use the
+  post-coalesce partition sizes, a partition is skewed if ``size > factor x median`` *and*
   ``size > thresholdBytes`` (two conditions, no single threshold), and only partitions that
-  were not coalesced (one reducer) are split;
+  were not coalesced (one reducer) are split. The median is over the post-coalesce sizes in
+  3.0.x (``medianSize(Seq[Long])``) but over the shuffle's own ``bytesByPartitionId`` in 3.1.x
+  (``medianSize(MapOutputStatistics)``; checked in the 3.1.3 release and against live 3.1.3
+  runs);
 * 3.2+  runs *before* coalescing on the raw ``bytesByPartitionId``: one threshold
   ``max(thresholdBytes, factor x median)``; 3.4 made the factor a double (product truncated);
 * 4.3   also splits the stream side of a broadcast hash join when local shuffle reads are off.
@@ -161,12 +164,14 @@ def analyze_side(
     *,
     spark_version: "str | SparkVersion",
     side: str = "",
+    median_of: Optional[Sequence[int]] = None,
 ) -> SideAnalysis:
     """Median, skew threshold, split target and skewed partitions of one side, as computed by
     ``OptimizeSkewedJoin.tryOptimizeJoinChildren`` (3.2+) / ``optimizeSkewJoin`` (3.0/3.1).
 
     ``conf`` holds Spark conf strings (or an :class:`AQEConf`); unspecified keys take the
-    release's defaults. For 3.0/3.1 pass the post-coalesce sizes, as Spark does.
+    release's defaults. For 3.0/3.1 pass the post-coalesce sizes, as Spark does; for 3.1 also
+    ``median_of`` = the shuffle's ``bytesByPartitionId`` (3.1's median is over those).
     """
     v = as_version(spark_version)
     c = _conf(conf, v)
@@ -175,8 +180,11 @@ def analyze_side(
     n = len(arr)
     if n == 0:
         raise ValueError("median of no partitions")
-    mid = np.partition(arr, [n // 2 - 1, n // 2] if n > 1 else [0])
-    med = max((int(mid[n // 2]) + int(mid[n // 2 - 1])) // 2 if n % 2 == 0 else int(mid[n // 2]), 1)
+    if median_of is not None:
+        med = median_size(median_of)
+    else:
+        mid = np.partition(arr, [n // 2 - 1, n // 2] if n > 1 else [0])
+        med = max((int(mid[n // 2]) + int(mid[n // 2 - 1])) // 2 if n % 2 == 0 else int(mid[n // 2]), 1)
     factor = c.skew_factor
     thr_bytes = c.skew_threshold_bytes
     factor_thr = _times_factor(med, factor)
@@ -335,8 +343,11 @@ def optimize_skewed_join(
     else:  # post-coalesce sizes, one entry per reader spec
         lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
         rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
-    la = analyze_side(lsizes, c, spark_version=v, side="left")
-    ra = analyze_side(rsizes, c, spark_version=v, side="right")
+    median_raw = SparkVersion(3, 1, 0) <= v < SparkVersion(3, 2, 0)  # 3.1: medianSize(mapStats)
+    la = analyze_side(lsizes, c, spark_version=v, side="left",
+                      median_of=left.bytes_by_partition_id if median_raw else None)
+    ra = analyze_side(rsizes, c, spark_version=v, side="right",
+                      median_of=right.bytes_by_partition_id if median_raw else None)
     result = SkewJoinResult(False, jt, la, ra, base_left=lspecs, base_right=rspecs)
     reasons = result.reasons
     if not c.get(K_ENABLED):
