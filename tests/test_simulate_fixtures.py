@@ -1,4 +1,4 @@
-"""Replay captures recorded from real Spark releases (3.0.1, 3.5.x, 4.3.0) through our rules.
+"""Replay captures recorded from real Spark releases (3.0.1 - 4.3.0) through our rules.
 
 ``tests/fixtures/captures/<version>/<workload>.json.gz`` were written by
 ``tools/record_fixtures.py`` running the built-in workloads on that PySpark release (see
