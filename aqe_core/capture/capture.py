@@ -105,6 +105,7 @@ class EventLogTap:
         conf.set("spark.eventLog.rolling.enabled", "false")
         conf.set("spark.eventLog.overwrite", "true")
         conf.set("spark.eventLog.logStageExecutorMetrics", "false")
+        conf.set("spark.eventLog.includeTaskMetricsAccumulators", "false")  # 4.x: smaller task events
         app_id = f"{jsc.applicationId()}-aqelens-{os.getpid()}-{int(time.time() * 1000)}"
         uri = jvm.java.net.URI("file://" + os.path.abspath(self.dir))
         listener = jvm.org.apache.spark.scheduler.EventLoggingListener(
