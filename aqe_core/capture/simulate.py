@@ -143,6 +143,7 @@ class JoinResult:
     spark_skew: bool = False
     simulated_skew: Optional[bool] = None
     reasons: list[Reason] = field(default_factory=list)
+    simulated_build_side: Optional[str] = None  # "left" / "right" for a simulated broadcast
 
     @property
     def agrees(self) -> bool:
@@ -433,10 +434,16 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     plan = _Plan(q)
     ctx = _Ctx(q, conf, v, plan)
     frags = plan.fragments()
+    joins = _joins(ctx, frags)
+    changed = [j for j in joins if j.simulated is not None and j.simulated != j.spark]
+    if changed:
+        frags = _rewrite_joins(ctx, frags, changed, qr)
     skew_joins: set[int] = set()
     for fr in frags:
         skew_joins |= _simulate_fragment(ctx, fr, qr)
-    qr.joins.extend(_joins(ctx, frags, skew_joins))
+    for jr in joins:
+        jr.simulated_skew = jr.node in skew_joins
+    qr.joins.extend(joins)
     missing = sorted({r.node for r in q.reads} - {r.read_node for r in qr.reads if r.read_node is not None})
     for m in missing:  # a read Spark made that no fragment accounted for (should not happen)
         rc = plan.read_by_node[m]
@@ -983,7 +990,7 @@ def _broadcast_source(ctx: _Ctx, bq: _N) -> Optional[_N]:
     return None
 
 
-def _joins(ctx: _Ctx, frags: list[_Fragment], skew_joins: set[int]) -> list[JoinResult]:
+def _joins(ctx: _Ctx, frags: list[_Fragment]) -> list[JoinResult]:
     q, v, conf = ctx.q, ctx.v, ctx.conf
     initial: dict[tuple[str, str, str], str] = {}
     if q.initial_plan is not None:
@@ -1012,8 +1019,6 @@ def _joins(ctx: _Ctx, frags: list[_Fragment], skew_joins: set[int]) -> list[Join
                                          " strategy cannot be re-decided from runtime statistics"))
                 continue
             _decide_join(ctx, jr, ls, rs)
-    for jr in out:
-        jr.simulated_skew = jr.node in skew_joins
     return out
 
 
@@ -1036,6 +1041,7 @@ def _decide_join(ctx: _Ctx, jr: JoinResult, ls: _N, rs: _N) -> None:
         build = "left" if can_l else "right" if can_r else None
     if build is not None:
         jr.simulated = "BroadcastHashJoin"
+        jr.simulated_build_side = build
         size = lsize if build == "left" else rsize
         jr.reasons.append(Reason("runtime_broadcast", f"the {build} side's runtime size {mib(size)} fits the broadcast"
                                  f" threshold {mib(thr)}: broadcast hash join building the {build} side",
@@ -1059,3 +1065,105 @@ def _decide_join(ctx: _Ctx, jr: JoinResult, ls: _N, rs: _N) -> None:
         jr.simulated = "ShuffledHashJoin" if choice.build_side else "SortMergeJoin"
     if jr.simulated == jr.initial:
         jr.reasons.append(Reason("unchanged", f"stays {jr.simulated}"))
+
+
+# -- what-if: a join whose strategy changes changes the plan around its stages ------------
+
+_REQ_CLUSTERED = "ClusteredDistribution(join keys)"
+
+
+def _find(frags: list[_Fragment], idx: int) -> tuple[Optional[_Fragment], Optional[_N]]:
+    for fr in frags:
+        for n in fr.root.walk():
+            if n.idx == idx:
+                return fr, n
+    return None, None
+
+
+def _leaf_of(n: _N) -> Optional[_N]:
+    """The shuffle stage leaf of a join child: itself, or under a local Sort."""
+    if n.is_shuffle_stage:
+        return n
+    if n.name == "Sort" and len(n.children) == 1 and n.children[0].is_shuffle_stage:
+        return n.children[0]
+    return None
+
+
+def _new_join(old: _N, strategy: str, left: _N, right: _N, build: Optional[str]) -> _N:
+    info = {k: v for k, v in old.info.items() if k in ("join_type", "left_keys", "right_keys")}
+    info["skew"] = False
+    if strategy == "BroadcastHashJoin":
+        info["build_side"] = "BuildRight" if build == "right" else "BuildLeft"
+        info["req"] = (["UnspecifiedDistribution", "BroadcastDistribution"] if build == "right"
+                       else ["BroadcastDistribution", "UnspecifiedDistribution"])
+    else:
+        info["req"] = [_REQ_CLUSTERED, _REQ_CLUSTERED]
+    j = _N(old.idx, strategy, f"{strategy} (what-if)", info, [], old.parent, old.pos)
+    for pos, child in enumerate((left, right)):
+        if strategy == "SortMergeJoin" and child.is_shuffle_stage:
+            sort = _N(-10_000 - child.idx, "Sort", "Sort (what-if)", {"req": ["UnspecifiedDistribution"]}, [child], j, pos)
+            child.parent, child.pos = sort, 0
+            j.children.append(sort)
+        else:
+            child.parent, child.pos = j, pos
+            j.children.append(child)
+    if old.parent is not None:
+        old.parent.children[old.pos] = j
+    return j
+
+
+def _restage(fr: _Fragment) -> None:
+    fr.stages = [n for n in fr.root.walk() if n.is_stage]
+
+
+def _rewrite_joins(ctx: _Ctx, frags: list[_Fragment], joins: list[JoinResult], qr: QueryResult) -> list[_Fragment]:
+    """Put each join whose simulated strategy differs from Spark's into the shape the new
+    strategy has, so the shuffle-read rules run on the plan Spark would have built: a broadcast
+    build side leaves the join's stage for a broadcast stage of its own (where it gets a local
+    read), a sort-merge/shuffled-hash join reads both shuffle stages. Statistics stay as captured."""
+    frags = list(frags)
+    for jr in joins:
+        fr, node = _find(frags, jr.node)
+        if fr is None or node is None or len(node.children) != 2:
+            continue
+        if jr.spark == "BroadcastHashJoin":  # Spark broadcast at run time; the what-if does not
+            build = node.info.get("build_side", "")
+            bq_pos = 1 if build == "BuildRight" else 0
+            bq, stream = node.children[bq_pos], node.children[1 - bq_pos]
+            src = _broadcast_source(ctx, bq) if bq.name == "BroadcastQueryStage" else None
+            if src is None or not stream.is_shuffle_stage:
+                continue
+            bfr = next((f for f in frags if f.root.idx == src.idx), None)
+            build_leaf = bfr.root if bfr is not None else src
+            if bfr is not None:
+                frags.remove(bfr)
+            build_leaf.parent = None
+            left, right = (stream, build_leaf) if bq_pos == 1 else (build_leaf, stream)
+            j = _new_join(node, jr.simulated or "SortMergeJoin", left, right, None)
+        elif jr.simulated == "BroadcastHashJoin":
+            left, right = _leaf_of(node.children[0]), _leaf_of(node.children[1])
+            if left is None or right is None:
+                continue
+            build_leaf, stream = (right, left) if jr.simulated_build_side == "right" else (left, right)
+            bq = _N(-20_000 - build_leaf.idx, "BroadcastQueryStage", "BroadcastQueryStage (what-if)", {})
+            l2, r2 = (stream, bq) if jr.simulated_build_side == "right" else (bq, stream)
+            j = _new_join(node, "BroadcastHashJoin", l2, r2, jr.simulated_build_side)
+            build_leaf.parent, build_leaf.pos = None, 0
+            nf = _Fragment(len(frags), build_leaf, False, [build_leaf], fr.main)
+            frags.append(nf)
+        elif {jr.spark, jr.simulated} <= {"SortMergeJoin", "ShuffledHashJoin"}:
+            left, right = _leaf_of(node.children[0]), _leaf_of(node.children[1])
+            if left is None or right is None:
+                continue
+            j = _new_join(node, jr.simulated or jr.spark, left, right, None)
+        else:
+            continue
+        if fr.root is node:
+            fr.root = j
+        _restage(fr)
+        qr.notes.append(f"join at node {jr.node}: {jr.spark} becomes {jr.simulated} under these settings; its stages'"
+                        " reads are simulated on that plan (statistics as captured)")
+    for k, f in enumerate(frags):
+        f.fid = k
+    return frags
+
