@@ -13,6 +13,7 @@ directory) to the running ``SparkContext`` and reads those events back.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -93,6 +94,8 @@ class EventLogTap:
         self._path: Optional[str] = None
         self.listener = None
         self.error: Optional[str] = None
+        if self._own_dir:  # a process that never calls close() still leaves no temp files
+            atexit.register(shutil.rmtree, self.dir, True)
         try:
             self._attach()
         except Exception as e:  # noqa: BLE001
