@@ -140,3 +140,29 @@ def test_run_sql_and_progress(runner):
     assert q.plan_updates and q.plan_updates[-1].is_final
     assert any(p.phase == "done" for p in seen)
     assert simulate(cap).agreement.complete
+
+
+_V = "(SELECT id % 300 AS k, id AS v FROM range(0, 30000, 1, 4))"
+_W = "(SELECT id % 100 AS k, id AS w FROM range(0, 3000, 1, 3))"
+VARIED_SQL = {
+    "scalar_subquery": f"SELECT k, count(*) FROM {_V} t WHERE v > (SELECT avg(w) FROM {_W} s) GROUP BY k",
+    "window": f"SELECT k, v, rank() OVER (PARTITION BY k ORDER BY v) r FROM {_V} t WHERE v % 50 = 0",
+    "union_of_three": f"SELECT k, count(*) FROM (SELECT k FROM {_V} a UNION ALL SELECT k FROM {_W} b UNION ALL "
+                      f"SELECT k FROM {_V} c) GROUP BY k",
+    "order_by": f"SELECT DISTINCT k FROM {_V} t ORDER BY k",
+    "reused_aggregate_join": f"SELECT count(*) FROM (SELECT k, count(*) c FROM {_V} t GROUP BY k) a JOIN "
+                             f"(SELECT k, count(*) c FROM {_V} t GROUP BY k) b ON a.k = b.k",
+}
+
+
+@pytest.mark.parametrize("name", list(VARIED_SQL))
+def test_varied_sql_replays_exactly(runner, name):
+    """Plan shapes outside the catalogue: subqueries, windows, unions, range partitioning, reuse."""
+    cap = runner.run_sql(VARIED_SQL[name], {"spark.sql.shuffle.partitions": "24", "spark.sql.adaptive.enabled": "true",
+                                            "spark.sql.adaptive.advisoryPartitionSizeInBytes": "8k",
+                                            "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k",
+                                            "spark.sql.autoBroadcastJoinThreshold": "-1"}, label=name)
+    rep = simulate(cap)
+    assert rep.agreement.complete, "\n".join(rep.agreement.mismatches)
+    assert rep.agreement.total >= 1
+    assert not rep.queries[0].notes

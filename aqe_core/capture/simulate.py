@@ -434,13 +434,20 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     plan = _Plan(q)
     ctx = _Ctx(q, conf, v, plan)
     frags = plan.fragments()
-    joins = _joins(ctx, frags)
+    try:
+        joins = _joins(ctx, frags)
+    except Exception as e:  # noqa: BLE001
+        qr.notes.append(f"join strategies could not be simulated: {type(e).__name__}: {e}")
+        joins = []
     changed = [j for j in joins if j.simulated is not None and j.simulated != j.spark]
     if changed:
         frags = _rewrite_joins(ctx, frags, changed, qr)
     skew_joins: set[int] = set()
     for fr in frags:
-        skew_joins |= _simulate_fragment(ctx, fr, qr)
+        try:
+            skew_joins |= _simulate_fragment(ctx, fr, qr)
+        except Exception as e:  # noqa: BLE001 - one odd fragment must not hide the others
+            qr.notes.append(f"fragment {fr.fid} could not be simulated: {type(e).__name__}: {e}")
     for jr in joins:
         jr.simulated_skew = jr.node in skew_joins
     qr.joins.extend(joins)
