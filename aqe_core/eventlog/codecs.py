@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, LimitExceeded, Limits
 
@@ -118,6 +118,22 @@ def codec_from_name(name: str) -> str | None:
 # raw input with byte counting
 
 
+def read_exact(reader: Any, n: int) -> bytes:
+    """Read ``n`` bytes from ``reader`` (short reads retried); fewer only at end of stream."""
+    data = reader.read(n)
+    if len(data) == n or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < n:
+        more = reader.read(n - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
 class CountingReader:
     """A read-only file wrapper that counts the raw bytes consumed and reports progress."""
 
@@ -139,18 +155,7 @@ class CountingReader:
 
     def read_exact(self, n: int) -> bytes:
         """Up to ``n`` bytes; fewer only at end of stream."""
-        data = self.read(n)
-        if len(data) == n or not data:
-            return data
-        parts = [data]
-        got = len(data)
-        while got < n:
-            more = self.read(n - got)
-            if not more:
-                break
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
+        return read_exact(self, n)
 
 
 def _coalesce(blocks: Iterator[bytes], size: int = CHUNK) -> Iterator[bytes]:

@@ -979,18 +979,7 @@ class _Prepend:
         return self._inner.read(n)
 
     def read_exact(self, n: int) -> bytes:
-        data = self.read(n)
-        if len(data) == n or not data:
-            return data
-        parts = [data]
-        got = len(data)
-        while got < n:
-            more = self.read(n - got)
-            if not more:
-                break
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
+        return codecs.read_exact(self, n)
 
     def readable(self) -> bool:
         return True

@@ -114,6 +114,14 @@ def coalesce_target(
     return CoalesceTarget(total, max_target, advisory_target_size, min_size, target, min_num_partitions)
 
 
+def _target_and_cap(stats: Sequence[BytesByPartitionId], advisory: int, min_num: int, min_size: int,
+                    max_reducers: int, v: SparkVersion) -> tuple[int, int]:
+    """3.2+: the target size, and the reducers-per-task cap (4.3 only; unlimited before)."""
+    target = coalesce_target(stats, advisory_target_size=advisory, min_num_partitions=min_num,
+                             min_partition_size=min_size, spark_version=v).target_size
+    return target, (max_reducers if v >= SparkVersion(4, 3, 0) else INT_MAX)
+
+
 def _pack(
     start: int,
     end: int,
@@ -228,14 +236,8 @@ def coalesce_partitions(
         raise AssertionError("mapOutputStatistics and inputPartitionSpecs differ in length")
     if not stats:
         return []
-    max_red = max_reducer_partitions_per_task if v >= SparkVersion(4, 3, 0) else INT_MAX
-    target = coalesce_target(
-        stats,
-        advisory_target_size=advisory_target_size,
-        min_num_partitions=min_num_partitions,
-        min_partition_size=min_partition_size,
-        spark_version=v,
-    ).target_size
+    target, max_red = _target_and_cap(stats, advisory_target_size, min_num_partitions, min_partition_size,
+                                      max_reducer_partitions_per_task, v)
     if all(sp is None for sp in specs):
         return _coalesce_without_skew(stats, target, min_partition_size, max_red)
     return _coalesce_with_skew(stats, specs, target, min_partition_size, max_red, v)
@@ -331,10 +333,8 @@ def coalesce_partitions_with_skew_sections(
     v = as_version(spark_version)
     if v < SparkVersion(3, 2, 0):
         raise ValueError(f"Spark {v} coalesces before skew handling; there are no skew sections to keep")
-    target = coalesce_target(bytes_by_partition_id, advisory_target_size=advisory_target_size,
-                             min_num_partitions=min_num_partitions, min_partition_size=min_partition_size,
-                             spark_version=v).target_size
-    max_red = max_reducer_partitions_per_task if v >= SparkVersion(4, 3, 0) else INT_MAX
+    target, max_red = _target_and_cap(bytes_by_partition_id, advisory_target_size, min_num_partitions,
+                                      min_partition_size, max_reducer_partitions_per_task, v)
     return coalesce_around_skew_sections(bytes_by_partition_id, sections, len(bytes_by_partition_id[0]),
                                          num_input_specs, target, min_partition_size, max_red)
 
