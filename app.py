@@ -20,4 +20,5 @@ PAGES = [
     st.Page(str(HERE / "pages" / "run.py"), title="Run", icon=":material/play_arrow:", url_path="run"),
     st.Page(str(HERE / "pages" / "share.py"), title="Share", icon=":material/share:", url_path="share"),
 ]
+st.session_state["_navigation"] = True  # pages check this (see lens_ui.ensure_navigation)
 st.navigation(PAGES).run()

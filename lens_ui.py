@@ -93,8 +93,16 @@ def _on_sample_pick() -> None:
         _set_source(x.path, x.label, {"kind": "sample", "key": x.key})
 
 
+def ensure_navigation() -> None:
+    """A page opened by URL on a fresh server runs without app.py (Streamlit's legacy pages/
+    mode); send it through app.py so navigation, layout and the sidebar are set up."""
+    if not st.session_state.get("_navigation"):
+        st.switch_page("app.py")
+
+
 def sidebar_source() -> Optional[LoadedSource]:
     """The source picker shown on every page; returns the loaded source."""
+    ensure_navigation()
     _apply_report_link()
     if "source_path" not in st.session_state:
         d = default_sample()
