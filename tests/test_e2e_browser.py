@@ -98,6 +98,11 @@ def test_user_journey(app_url, browser, tmp_path):
     page.goto(app_url)
     _wait_ready(page)
     expect(page.get_by_role("heading", name="AQE Lens")).to_be_visible()
+    # pick a bundled sample: the Spark 3.5.9 zstd event log
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name="event log: Spark 3.5.9 single file, zstd").click()
+    _wait_ready(page)
+    expect(page.get_by_text("Spark 3.5.9").first).to_be_visible()
     _shot(page, "overview")
 
     # Plans: two plan graphs, side by side
