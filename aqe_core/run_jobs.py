@@ -86,19 +86,8 @@ class RunManager:
             runs.append((p.name, {**keep, **p.settings}))
 
         def go(r: Any, job: RunJob) -> Any:
-            out = r._new_capture({"kind": "rerun", "source": capture_path, "query": query_index, "sql": sql,
-                                  "presets": [n for n, _ in runs], "views": (cap.run or {}).get("views"), "tag": job.job_id})
-            for i, (name, settings) in enumerate(runs):
-                session = r.rt.new_session({})
-                for k, v in settings.items():  # static settings (warehouse dir ...) stay as they are
-                    if session.conf.isModifiable(k):
-                        session.conf.set(k, v)
-                for stmt in setup:
-                    session.sql(stmt)
-                # Runner's per-query capture, on a session that already holds the workload's views
-                out.queries.append(r._run_query(session, sql, tag=job.job_id, index=i, count=len(runs),
-                                                label=f"{q.label} @ {name}", preset=name, progress=self._progress(job)))
-            return out
+            return r.rerun(sql, runs, setup=setup, label=q.label, tag=job.job_id, progress=self._progress(job),
+                           run_info={"source": capture_path, "query": query_index, "views": (cap.run or {}).get("views")})
 
         return self._submit("rerun", f"re-run of {q.label}", go, master)
 

@@ -116,3 +116,16 @@ def test_every_sample_opens_on_every_page(sample):
     if sample.kind == "capture":
         at.switch_page("pages/partitions.py").run()
         assert not any("Approximate" in c.value for c in at.caption)
+
+
+def test_clicking_a_plan_node_opens_its_details():
+    """AppTest cannot click plotly points; the page keeps the selection in session state, so
+    preload what a click on the final plan's root stores and check the details panel."""
+    at = _app("plans")
+    at.session_state["plan_selected"] = ("final", "0")
+    at.run()
+    assert not at.exception
+    assert any("AdaptiveSparkPlan" in m.value for m in at.markdown)
+    specs = _charts(at)
+    assert len(specs) == 2
+    assert all(any(t.get("customdata") for t in s["data"]) for s in specs)

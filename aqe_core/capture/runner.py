@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import aqe_core
 from aqe_core.capture import workloads as wl
@@ -87,6 +87,26 @@ class Runner:
         q = self._run_query(session, sql, tag=tag, index=0, count=1, label=label, preset=None,
                             progress=progress, action=action)
         cap.queries.append(q)
+        return cap
+
+    def rerun(self, sql: str, runs: list[tuple[str, Mapping[str, Any]]], *, setup: Sequence[str] = (),
+              label: str = "rerun", tag: Optional[str] = None, progress: Optional[ProgressFn] = None,
+              run_info: Optional[Mapping[str, Any]] = None) -> Capture:
+        """Run ``sql`` once per ``(name, settings)`` in ``runs``, each in a fresh session where the
+        ``setup`` statements (a workload's temporary views) ran first. Settings Spark does not let
+        a session change (static ones such as the warehouse dir) are left as they are."""
+        tag = tag or uuid.uuid4().hex[:12]
+        cap = self._new_capture({"kind": "rerun", "sql": sql, "presets": [n for n, _ in runs], "tag": tag,
+                                 **dict(run_info or {})})
+        for i, (name, settings) in enumerate(runs):
+            session = self.rt.new_session({})
+            for k, v in settings.items():
+                if session.conf.isModifiable(str(k)):
+                    session.conf.set(str(k), str(v))
+            for stmt in setup:
+                session.sql(stmt)
+            cap.queries.append(self._run_query(session, sql, tag=tag, index=i, count=len(runs), label=f"{label} @ {name}",
+                                               preset=name, progress=progress))
         return cap
 
     def run_workload(self, name: str, *, scale: float = 1.0, presets: Optional[list[str]] = None,
