@@ -125,7 +125,7 @@ def join_type_of(node: PlanNode) -> Optional[str]:
 
 
 def _is_read(node: PlanNode) -> bool:
-    return node.name in ("AQEShuffleRead", "CustomShuffleReader")
+    return node.name.startswith(("AQEShuffleRead", "CustomShuffleReader"))
 
 
 def compute_group_lines(shuffles: list[ShuffleView], conf: AQEConf, default_parallelism: Optional[int]) -> None:
@@ -155,22 +155,44 @@ def regroup_coalesce_lines(shuffles: list[ShuffleView], conf: AQEConf, default_p
             m.lines += [ln for ln in tmp.lines if ln.kind == "coalesce_target"]
 
 
-def read_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str]]]:
-    """node id of each adaptive read -> (join node name, side, join type), for reads feeding a join."""
-    out: dict[int, tuple[str, str, Optional[str]]] = {}
+@dataclass(frozen=True)
+class JoinRead:
+    """An adaptive shuffle read feeding one side of a join (pre-order indices in the plan)."""
+
+    read: PlanNode
+    read_index: int
+    join: PlanNode
+    join_index: int
+    side: str  # "left" | "right"
+
+
+def join_reads(plan: Optional[PlanNode]) -> list[JoinRead]:
+    """Every (join, side) with the first adaptive read below that side, outer joins first;
+    the search on a side stops at another join or an exchange."""
     if plan is None:
-        return out
-    for node in plan.walk():
+        return []
+    nodes = list(plan.walk())
+    index = {id(n): i for i, n in enumerate(nodes)}
+    out: list[JoinRead] = []
+    for node in nodes:
         if "Join" not in node.name or len(node.children) != 2:
             continue
         for side, child in zip(("left", "right"), node.children):
             for n in child.walk():
                 if _is_read(n):
-                    if n.id is not None and n.id not in out:
-                        out[n.id] = (node.name, side, join_type_of(node))
+                    out.append(JoinRead(n, index[id(n)], node, index[id(node)], side))
                     break
                 if "Join" in n.name or "Exchange" in n.name:
                     break
+    return out
+
+
+def read_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str]]]:
+    """node id of each adaptive read -> (join node name, side, join type), for reads feeding a join."""
+    out: dict[int, tuple[str, str, Optional[str]]] = {}
+    for jr in join_reads(plan):
+        if jr.read.id is not None:
+            out.setdefault(jr.read.id, (jr.join.name, jr.side, join_type_of(jr.join)))
     return out
 
 
@@ -303,17 +325,7 @@ def view_from_execution(log: Any, ex: Any) -> QueryView:
 def _join_keys(plan: Optional[PlanNode]) -> dict[int, str]:
     """node id of each adaptive read under a join -> a key naming that join (its pre-order index)."""
     out: dict[int, str] = {}
-    if plan is None:
-        return out
-    for idx, node in enumerate(plan.walk()):
-        if "Join" not in node.name or len(node.children) != 2:
-            continue
-        for child in node.children:
-            for n in child.walk():
-                if _is_read(n):
-                    if n.id is not None:
-                        out.setdefault(n.id, f"join-{idx}")
-                    break
-                if "Join" in n.name or "Exchange" in n.name:
-                    break
+    for jr in join_reads(plan):
+        if jr.read.id is not None:
+            out.setdefault(jr.read.id, f"join-{jr.join_index}")
     return out

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
-from aqe_core.analysis import QueryView, ShuffleView, SkewRow, compute_lines, regroup_coalesce_lines
+from aqe_core.analysis import (
+    QueryView, ShuffleView, SkewRow, compute_lines, join_reads, join_type_of, regroup_coalesce_lines,
+)
 from aqe_core.capture.model import Capture, QueryCapture, load_capture
 from aqe_core.capture.simulate import QueryResult, ReadResult, simulate
 from aqe_core.compare import SIMULATORS, PresetOutcome, ShuffleOutcome
@@ -26,7 +28,6 @@ from aqe_core.rules.specs import (
 from aqe_core.sources import LoadedSource
 from aqe_core.versions import SparkVersion, as_version
 
-_READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader")
 
 
 def _one_query(capture: Capture, q: QueryCapture) -> Capture:
@@ -75,22 +76,9 @@ def _pre_split_sizes(specs: list[Any], bytes_: list[int]) -> list[int]:
 
 def _join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str], int]]:
     """pre-order index of each read -> (join name, side, join type, join's pre-order index)."""
-    from aqe_core.analysis import join_type_of
-
     out: dict[int, tuple[str, str, Optional[str], int]] = {}
-    if plan is None:
-        return out
-    index = {id(n): i for i, n in enumerate(plan.walk())}
-    for node in plan.walk():
-        if "Join" not in node.name or len(node.children) != 2:
-            continue
-        for side, child in zip(("left", "right"), node.children):
-            for n in child.walk():
-                if n.name in _READ_NAMES or n.name.startswith(_READ_NAMES):
-                    out.setdefault(index[id(n)], (node.name, side, join_type_of(node), index[id(node)]))
-                    break
-                if "Join" in n.name or "Exchange" in n.name:
-                    break
+    for jr in join_reads(plan):
+        out.setdefault(jr.read_index, (jr.join.name, jr.side, join_type_of(jr.join), jr.join_index))
     return out
 
 

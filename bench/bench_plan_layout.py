@@ -5,24 +5,16 @@ plan-like random trees of 1,000 and 5,000 nodes and a 2,000-deep chain; asserts 
 """
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import timeit  # noqa: E402
 
 from aqe_core.plan_graph import diff_plans, layout_plan, plan_figure  # noqa: E402
 from aqe_core.plan_graph.synthetic import chain_plan, synthetic_plan  # noqa: E402
-
-
-def _timeit(fn, repeat: int) -> tuple[float, float]:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times), statistics.median(times)
 
 
 def main() -> None:
@@ -34,10 +26,10 @@ def main() -> None:
     for name, plan in cases:
         n = sum(1 for _ in plan.walk())
         lay = layout_plan(plan)
-        lmin, lmed = _timeit(lambda: layout_plan(plan), 7)
-        fmin, fmed = _timeit(lambda: plan_figure(plan, layout=lay), 3)
+        lmin, lmed = timeit(lambda: layout_plan(plan), 7)
+        fmin, fmed = timeit(lambda: plan_figure(plan, layout=lay), 3)
         size = len(plan_figure(plan, layout=lay).to_json())
-        dmin, _ = _timeit(lambda: diff_plans(plan, plan), 3)
+        dmin, _ = timeit(lambda: diff_plans(plan, plan), 3)
         print(f"{name:<28}{n:>7}{len(lay):>7}{lay.max_depth:>7}  {lmin:>7.3f}/{lmed:<7.3f}s  {fmin:>7.3f}/{fmed:<7.3f}s  "
               f"{size / 1e6:>6.2f}MB  {dmin:>6.3f}s")
 

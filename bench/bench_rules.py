@@ -6,27 +6,19 @@ handling <= 50 ms; coalescing 1,000,000 partitions <= 1 s). Prints figures; asse
 from __future__ import annotations
 
 import random
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import timeit  # noqa: E402
 
 from aqe_core.config import AQEConf  # noqa: E402
 from aqe_core.rules.shuffle_partitions import coalesce_partitions, coalesce_partitions_with_skew_sections  # noqa: E402
 from aqe_core.rules.skew_join import SkewJoinSide, optimize_skewed_join  # noqa: E402
 
 MIB = 1024 * 1024
-
-
-def _timeit(fn, repeat: int) -> tuple[float, float]:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times), statistics.median(times)
 
 
 def whatif_10x10k() -> None:
@@ -61,14 +53,14 @@ def whatif_10x10k() -> None:
                                                    advisory_target_size=64 * MIB, min_num_partitions=2,
                                                    min_partition_size=MIB, spark_version="4.3.0")
 
-    best, med = _timeit(run, 7)
+    best, med = timeit(run, 7)
     print(f"what-if, 10 shuffles x {n:,} partitions (5 skewed joins + coalescing): best {best*1000:.1f} ms, median {med*1000:.1f} ms (target <= 50 ms)")
 
 
 def coalesce_1m() -> None:
     rng = random.Random(3)
     sizes = [rng.randint(0, 200_000) for _ in range(1_000_000)]
-    best, med = _timeit(lambda: coalesce_partitions([sizes], advisory_target_size=64 * MIB, min_num_partitions=2,
+    best, med = timeit(lambda: coalesce_partitions([sizes], advisory_target_size=64 * MIB, min_num_partitions=2,
                                                     min_partition_size=MIB, spark_version="4.3.0"), 3)
     print(f"coalescing 1,000,000 partitions (one shuffle): best {best:.3f} s, median {med:.3f} s (target <= 1 s)")
 

@@ -1,5 +1,4 @@
 """Plans: the initial and final adaptive plans as graphs, side by side, AQE's changes marked."""
-import pandas as pd
 import streamlit as st
 
 import lens_ui

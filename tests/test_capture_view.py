@@ -11,7 +11,7 @@ import pytest
 
 from aqe_core.capture.model import load_capture
 from aqe_core.compare import compare_presets
-from aqe_core.presets import BUILTIN_PRESETS, get_preset
+from aqe_core.presets import get_preset
 from aqe_core.rules.specs import PartialReducerPartitionSpec
 from aqe_core.sources import load_source
 

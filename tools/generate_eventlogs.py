@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -428,7 +427,6 @@ def cmd_fixtures(args) -> None:
     import io
     import tarfile
     import urllib.request
-    import zipfile
 
     samples = REPO / "sample_logs" / "eventlogs"
     manifest = json.loads((samples / "MANIFEST.json").read_text())

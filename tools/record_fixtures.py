@@ -13,7 +13,6 @@ tests (tests/test_simulate_fixtures.py) load them without Spark. See docs/captur
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path

@@ -998,7 +998,7 @@ def _broadcast_source(ctx: _Ctx, bq: _N) -> Optional[_N]:
 
 
 def _joins(ctx: _Ctx, frags: list[_Fragment]) -> list[JoinResult]:
-    q, v, conf = ctx.q, ctx.v, ctx.conf
+    q = ctx.q
     initial: dict[tuple[str, str, str], str] = {}
     if q.initial_plan is not None:
         for _, node, info in q.initial_plan.indexed():

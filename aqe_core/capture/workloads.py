@@ -15,7 +15,7 @@ whose split would break the aggregation above it, and a runtime shuffled-hash jo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from aqe_core.versions import SparkVersion, as_version

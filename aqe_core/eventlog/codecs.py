@@ -134,6 +134,16 @@ def read_exact(reader: Any, n: int) -> bytes:
     return b"".join(parts)
 
 
+def read_header(reader: Any, n: int, what: str) -> bytes:
+    """A fixed-size header from a counting reader: ``b""`` at a clean end of stream, else
+    exactly ``n`` bytes; a partial one raises ``TruncatedInput("<what> at byte <offset>")``."""
+    offset = reader.count
+    data = read_exact(reader, n)
+    if data and len(data) < n:
+        raise TruncatedInput(f"{what} at byte {offset}")
+    return data
+
+
 class CountingReader:
     """A read-only file wrapper that counts the raw bytes consumed and reports progress."""
 
@@ -288,11 +298,9 @@ def _lz4_blocks(r: CountingReader, limits: Limits, verify: str, lz4block) -> Ite
     blocks = 0
     while True:
         offset = r.count
-        header = r.read_exact(21)
+        header = read_header(r, 21, "lz4 stream ends inside a block header")
         if not header:
             return
-        if len(header) < 21:
-            raise TruncatedInput(f"lz4 stream ends inside a block header at byte {offset}")
         if header[:8] != LZ4_BLOCK_MAGIC:
             raise DecodeError(f"lz4 stream: no LZ4Block header at byte {offset} (corrupt or not lz4-java)")
         token = header[8]
@@ -345,7 +353,7 @@ def _snappy_blocks(r: CountingReader, limits: Limits, snappy) -> Iterator[bytes]
         raise DecodeError("snappy stream: missing the snappy-java header (\\x82SNAPPY\\0)")
     while True:
         offset = r.count
-        lb = r.read_exact(4)
+        lb = read_header(r, 4, "snappy stream ends inside a chunk length")
         if not lb:
             return
         if lb == SNAPPY_MAGIC[:4]:  # a concatenated stream's header
@@ -353,8 +361,6 @@ def _snappy_blocks(r: CountingReader, limits: Limits, snappy) -> Iterator[bytes]
             if len(rest) < 12 or (lb + rest)[:8] != SNAPPY_MAGIC:
                 raise DecodeError(f"snappy stream: bad header at byte {offset}")
             continue
-        if len(lb) < 4:
-            raise TruncatedInput(f"snappy stream ends inside a chunk length at byte {offset}")
         (n,) = struct.unpack(">i", lb)
         if not (0 < n <= limits.max_block_bytes):
             raise DecodeError(f"snappy stream: implausible chunk length {n} at byte {offset}")
@@ -421,11 +427,9 @@ def decode_lzf(r: CountingReader, limits: Limits = DEFAULT_LIMITS) -> Iterator[b
 def _lzf_chunks(r: CountingReader) -> Iterator[bytes]:
     while True:
         offset = r.count
-        head = r.read_exact(5)
+        head = read_header(r, 5, "lzf stream ends inside a chunk header")
         if not head:
             return
-        if len(head) < 5:
-            raise TruncatedInput(f"lzf stream ends inside a chunk header at byte {offset}")
         if head[:2] != b"ZV":
             raise DecodeError(f"lzf stream: no ZV chunk header at byte {offset}")
         kind = head[2]

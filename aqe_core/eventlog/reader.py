@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 from aqe_core.eventlog import codecs, metrics as M
 from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
 from aqe_core.eventlog.model import (
-    NOT_IN_LOG, Application, EventLog, ShuffleRead, SQLExecution, StageInfo,
+    NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution, StageInfo,
 )
 from aqe_core.eventlog.planinfo import SHUFFLE_READ_NAMES, build_plan, graph_nodes, plan_metrics
 from aqe_core.eventlog.sources import IterStream, LogSource, Part, open_source

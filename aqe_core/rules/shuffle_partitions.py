@@ -15,7 +15,7 @@ widening in comparisons), because a one-byte difference moves a split point.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from aqe_core.rules.specs import (
