@@ -6,13 +6,13 @@ Built-ins cover the comparisons engineers ask for; user presets are saved as JSO
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from aqe_core.config import AQEConf, ConfValueError
+from aqe_core.server_settings import lens_home
 from aqe_core.versions import NEWEST, as_version
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9 _.\-]{1,60}$")
@@ -57,10 +57,6 @@ BUILTIN_PRESETS: list[Preset] = [
         "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "32m",
         "spark.sql.adaptive.advisoryPartitionSizeInBytes": "32m"}),
 ]
-
-
-def lens_home() -> Path:
-    return Path(os.environ.get("AQE_LENS_HOME") or Path.home() / ".aqe-lens")
 
 
 def _store() -> Path:
