@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+from aqe_core import storage
 from aqe_core.presets import lens_home
 
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -29,30 +30,59 @@ def _dir(name: str) -> Path:
     return d
 
 
+def _state_text(state: dict[str, Any]) -> str:
+    return json.dumps(state, sort_keys=True, separators=(",", ":"))
+
+
+def _rid(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def save_view_state(state: dict[str, Any]) -> str:
-    """Store ``state`` and return its content id (same state, same id)."""
-    text = json.dumps(state, sort_keys=True, separators=(",", ":"))
+    """Store ``state`` and return its content id (same state, same id).
+
+    Written atomically under a lock; a file already under that id whose content does not hash
+    to it (damaged) is moved aside and replaced, since the id fixes what it must hold."""
+    text = _state_text(state)
     if len(text) > MAX_STATE_BYTES:
         raise ShareError("this view is too large to share as a link; download the report instead")
-    rid = hashlib.sha256(text.encode()).hexdigest()[:16]
+    rid = _rid(text)
     path = _dir("reports") / f"{rid}.json"
-    if not path.exists():
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+    with storage.locked(path):
+        try:
+            intact = path.read_text(encoding="utf-8") == text
+        except FileNotFoundError:
+            intact = False
+        except (OSError, UnicodeDecodeError):
+            intact = False
+        if not intact:
+            if path.exists():
+                storage.quarantine(path)
+            storage.atomic_write_text(path, text)
     return rid
 
 
 def load_view_state(report_id: str) -> dict[str, Any]:
+    """The state saved under ``report_id``; ShareError (message for people) otherwise. A file
+    that does not parse, or no longer matches its id, is moved aside and reported."""
     if not isinstance(report_id, str) or not _ID_RE.match(report_id):
         raise ShareError("not a report id (16 hexadecimal characters expected)")
     path = _dir("reports") / f"{report_id}.json"
-    if not path.exists():
+    with storage.locked(path):
+        try:
+            if path.stat().st_size > MAX_STATE_BYTES:
+                raise ShareError(f"saved view {report_id} is larger than a shared view can be")
+        except FileNotFoundError:
+            raise ShareError(f"no saved view {report_id} on this server") from None
+        try:
+            state = storage.read_json(path, None, lambda d: isinstance(d, dict) and _rid(_state_text(d)) == report_id)
+        except storage.CorruptFile as exc:
+            raise ShareError(f"saved view {report_id} is damaged and cannot be used: {exc}") from None
+        except OSError as exc:
+            raise ShareError(f"saved view {report_id} cannot be read ({type(exc).__name__})") from None
+    if state is None:
         raise ShareError(f"no saved view {report_id} on this server")
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ShareError(f"saved view {report_id} cannot be read: {exc}") from None
+    return state
 
 
 def store_upload(name: str, data: bytes) -> str:

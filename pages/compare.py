@@ -6,13 +6,16 @@ import lens_ui
 from aqe_core.analysis import ShuffleView
 from aqe_core.compare import compare_presets
 from aqe_core.histograms import histogram_figure
-from aqe_core.presets import all_presets, save_user_preset
+from aqe_core.presets import BUILTIN_PRESETS, load_user_presets, save_user_preset
 
 src, view = lens_ui.current()
 st.title("Compare presets")
 if view is None:
     st.stop()
-presets = all_presets()
+user = load_user_presets()
+if user.problem:
+    st.warning(user.problem)
+presets = BUILTIN_PRESETS + user.presets
 names = [p.name for p in presets]
 default = [n for n in st.session_state.get("compare_presets", ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]) if n in names]
 chosen = st.multiselect("Presets (2 to 4)", names, default=default[:4], max_selections=4, key="compare_pick",
