@@ -9,7 +9,8 @@ import streamlit as st
 
 HERE = Path(__file__).resolve().parent
 
-st.set_page_config(page_title="AQE Lens", layout="wide", page_icon=":material/insights:")
+# an emoji favicon is an inline data: URL; a ":material/...:" one is fetched from a font CDN by every viewer
+st.set_page_config(page_title="AQE Lens", layout="wide", page_icon="📊")
 
 PAGES = [
     st.Page(str(HERE / "pages" / "overview.py"), title="Overview", icon=":material/home:", url_path="overview", default=True),

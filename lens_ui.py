@@ -10,6 +10,7 @@ from typing import Optional
 import streamlit as st
 
 from aqe_core.analysis import QueryView
+from aqe_core.plain_text import md_text
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
 from aqe_core.sources import LoadedSource, SourceError, default_sample, load_source, sample_sources
 
@@ -40,9 +41,9 @@ def load_with_progress(path: str) -> Optional[LoadedSource]:
             return src
         return _load_cached(path, _mtime(path))
     except SourceError as exc:
-        st.error(f"Could not open this source: {exc}")
+        st.error(f"Could not open this source: {md_text(exc)}")
     except Exception as exc:  # the app must never crash on a bad input
-        st.error(f"Could not open this source ({type(exc).__name__}): {exc}")
+        st.error(f"Could not open this source ({type(exc).__name__}): {md_text(exc)}")
     return None
 
 
@@ -112,7 +113,7 @@ def sidebar_source() -> Optional[LoadedSource]:
     with st.sidebar:
         st.markdown("### Source")
         if st.session_state.get("_report_error"):
-            st.error(st.session_state["_report_error"])
+            st.error(md_text(st.session_state["_report_error"]))
         mode = st.radio("Open", ["Sample", "Upload", "Path on server"], key="source_mode", horizontal=True)
         if mode == "Sample":
             samples = sample_sources()
@@ -140,7 +141,7 @@ def sidebar_source() -> Optional[LoadedSource]:
         src = load_with_progress(path)
         if src is None:
             return None
-        st.caption(src.label)
+        st.caption(md_text(src.label))
         return src
 
 
@@ -245,7 +246,7 @@ def plan_page(view: QueryView, version_index: int, search: str) -> None:
             if sel:
                 st.session_state["plan_selected"] = ("final", sel)
     if search:
-        st.caption(f"{len(hits)} node(s) match '{search}'" + (" (view zoomed to the first)" if hits else ""))
+        st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (view zoomed to the first)" if hits else ""))
     if diff is not None and len(diff):
         st.subheader("What AQE changed")
         st.dataframe(pd.DataFrame([{"kind": c.kind, "node": c.node_name, "what": c.explanation} for c in diff]),
@@ -257,7 +258,7 @@ def plan_page(view: QueryView, version_index: int, search: str) -> None:
         det = node_details(plan, path) if plan is not None else None
         if det:
             with st.container(border=True, key="node-details"):
-                st.markdown(f"**{det['name']}** ({which} plan, node {det['id'] if det['id'] is not None else '-'})")
+                st.markdown(f"**{md_text(det['name'])}** ({which} plan, node {det['id'] if det['id'] is not None else '-'})")
                 st.code(det["description"] or det["name"], language=None)
                 if det["metrics"]:
                     st.dataframe(pd.DataFrame([{"metric": m["name"], "value": m["value"]} for m in det["metrics"]]),

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import lens_ui
+from aqe_core.plain_text import md_text
 from aqe_core.analysis import ShuffleView
 from aqe_core.compare import compare_presets
 from aqe_core.histograms import histogram_figure
@@ -14,12 +15,12 @@ if view is None:
     st.stop()
 user = load_user_presets()
 if user.problem:
-    st.warning(user.problem)
+    st.warning(md_text(user.problem))
 presets = BUILTIN_PRESETS + user.presets
 names = [p.name for p in presets]
 default = [n for n in st.session_state.get("compare_presets", ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]) if n in names]
 chosen = st.multiselect("Presets (2 to 4)", names, default=default[:4], max_selections=4, key="compare_pick",
-                        help="; ".join(f"{p.name}: {p.description}" for p in presets))
+                        help=md_text("; ".join(f"{p.name}: {p.description}" for p in presets)))
 st.session_state["compare_presets"] = chosen
 if len(chosen) < 2:
     st.info("Pick at least two presets.")
@@ -28,13 +29,13 @@ outcomes = compare_presets(view, [p for p in presets if p.name in chosen])
 with st.container(key="comparison-table"):
     st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
 for o in outcomes:
-    st.caption(f"{o.preset}: {o.note}")
+    st.caption(md_text(f"{o.preset}: {o.note}"))
 all_sizes = [x for o in outcomes for s in o.shuffles for x in s.sizes_after]
 x_range = (max(min(all_sizes), 1), max(all_sizes)) if all_sizes else None
 cols = st.columns(len(outcomes), border=True)
 for col, o in zip(cols, outcomes):
     with col:
-        st.markdown(f"**{o.preset}** (Spark {o.spark_version})")
+        st.markdown(f"**{md_text(o.preset)}** (Spark {md_text(o.spark_version)})")
         st.metric("Partitions after AQE", o.partitions_after)
         for s in o.shuffles[:4]:
             sv = ShuffleView(key=s.key, label=s.label, sizes_after=s.sizes_after)
@@ -51,6 +52,6 @@ with st.expander("Save a preset of your own"):
                 settings = dict(line.split("=", 1) for line in text.splitlines() if line.strip())
                 save_user_preset(name.strip(), {k.strip(): v.strip() for k, v in settings.items()},
                                  spark_version=str(view.spark_version))
-                st.success(f"Saved preset {name}")
+                st.success(f"Saved preset {md_text(name)}")
             except ValueError as exc:
-                st.error(str(exc))
+                st.error(md_text(exc))

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import lens_ui
+from aqe_core.plain_text import md_text
 from aqe_core.histograms import histogram_figure, partition_bars_figure
 
 src, view = lens_ui.current()
@@ -21,9 +22,9 @@ which = c2.segmented_control("Sizes", ["auto", "before", "after"], default="auto
                              help="before AQE (reducer sizes, captures only) or after AQE (as read)")
 for s in shuffles:
     with st.container(border=True, key=f"shuffle-{s.key}"):
-        st.markdown(f"**{s.label}**")
+        st.markdown(f"**{md_text(s.label)}**")
         if s.approx_reason and not s.exact:
-            st.caption(f"Approximate: {s.approx_reason}")
+            st.caption(f"Approximate: {md_text(s.approx_reason)}")
         if chart == "Partitions in order":
             st.plotly_chart(partition_bars_figure(s, which=which or "auto", log=log_scale), key=f"b-{s.key}", theme=None)
         else:
@@ -35,4 +36,4 @@ for s in shuffles:
             if s.skew_rows:
                 st.dataframe(pd.DataFrame([r.to_dict() for r in s.skew_rows]), hide_index=True, width="stretch")
             for r in s.reasons:
-                st.write(r.message)
+                st.write(md_text(r.message))

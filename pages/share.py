@@ -2,6 +2,7 @@
 import streamlit as st
 
 import lens_ui
+from aqe_core.plain_text import md_text
 from aqe_core.compare import compare_presets
 from aqe_core.histograms import histogram_figure
 from aqe_core.presets import all_presets
@@ -36,7 +37,7 @@ if st.button("Copy link", key="copy_link"):
         rid = save_view_state(state)
         st.session_state["share_id"] = rid
     except ShareError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
 if st.session_state.get("share_id"):
     rid = st.session_state["share_id"]
     st.write("Anyone who can reach this app can open this view with:")

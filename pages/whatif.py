@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import lens_ui
+from aqe_core.plain_text import md_text
 from aqe_core.compare import compare_presets, whatif_view
 from aqe_core.presets import Preset, get_preset
 from aqe_core.histograms import histogram_figure
@@ -33,18 +34,18 @@ if submitted:
     overrides = new
 new_view, errors = whatif_view(view, overrides)
 for e in errors:
-    st.error(e)
+    st.error(md_text(e))
 if overrides and not errors:
-    st.write("Changed: " + ", ".join(f"`{k}={v}`" for k, v in overrides.items()))
+    st.write("Changed: " + ", ".join(md_text(f"{k}={v}") for k, v in overrides.items()))
     outcomes = compare_presets(view, [get_preset("actual"), Preset("what-if", "your settings", dict(overrides))])
     with st.container(key="whatif-decisions"):
         st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
-        st.caption(outcomes[1].note)
+        st.caption(md_text(outcomes[1].note))
 for before, after in zip(view.shuffles, new_view.shuffles):
     if not (after.sizes_before or after.sizes_after):
         continue
     with st.container(border=True):
-        st.markdown(f"**{after.label}**")
+        st.markdown(f"**{md_text(after.label)}**")
         diff = []
         old_lines = {ln.kind: ln.value for ln in before.lines}
         for ln in after.lines:

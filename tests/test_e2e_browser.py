@@ -1,92 +1,15 @@
 """End to end in a real headless Chromium (Debian's, never a downloaded build) against
-``streamlit run app.py`` on 127.0.0.1. Screenshots go to ``artifacts/``.
+``streamlit run app.py`` on 127.0.0.1 (server and browser from tests/lens_browser.py).
+Screenshots go to ``artifacts/``.
 """
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
-import pytest
+from lens_browser import (app_url, browser, browser_marks, goto_page as _goto_page,  # noqa: F401 - fixtures
+                          shot as _shot, wait_ready as _wait_ready)
 
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "artifacts"
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium not installed (tools/test.sh installs it)")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    port = _free_port()
-    home = tmp_path_factory.mktemp("lens-home")
-    log = open(tmp_path_factory.mktemp("st") / "streamlit.log", "w")
-    env = dict(os.environ, AQE_LENS_HOME=str(home))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless=true",
-         "--server.address=127.0.0.1", f"--server.port={port}", "--browser.gatherUsageStats=false",
-         "--server.fileWatcherType=none", "--client.toolbarMode=viewer"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not become healthy")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:  # a Spark JVM started by the Run page can delay shutdown
-        proc.kill()
-        proc.wait(timeout=20)
-    log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run", "--disable-quic"])
-        yield b
-        b.close()
-
-
-def _wait_ready(page, timeout=90_000):
-    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=timeout)
-    page.wait_for_timeout(250)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
-
-
-def _shot(page, name):
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def _goto_page(page, title):
-    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
-    page.wait_for_timeout(300)
-    _wait_ready(page)
+pytestmark = browser_marks
 
 
 def test_user_journey(app_url, browser, tmp_path):

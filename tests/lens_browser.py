@@ -1,0 +1,127 @@
+"""Browser-test support shared by the browser test modules: a real ``streamlit run app.py`` on
+127.0.0.1 with its own data directory, Debian's Chromium (never a downloaded build) through
+Playwright, and small page helpers. Screenshots go to ``artifacts/``.
+
+The server is started with no security flags of its own, so every browser test runs under the
+repository's ``.streamlit/config.toml`` exactly as an operator would.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping, Optional
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic", "--disable-default-apps",
+                 "--disable-domain-reliability", "--metrics-recording-only"]
+
+browser_marks = [pytest.mark.browser, pytest.mark.slow,
+                 pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                                    reason="Debian chromium not installed (tools/test.sh installs it)")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class LensApp:
+    url: str
+    home: Path  # the server's AQE_LENS_HOME
+    port: int
+
+
+@contextlib.contextmanager
+def running_app(home: Path, log_path: Path, env: Optional[Mapping[str, str]] = None) -> Iterator[LensApp]:
+    """``streamlit run app.py`` from the repository folder (so .streamlit/config.toml applies)."""
+    port = free_port()
+    home.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), f"--server.port={port}",
+             "--server.fileWatcherType=none"],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, AQE_LENS_HOME=str(home), **(env or {})))
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + 90
+            while True:
+                try:
+                    if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                        break
+                except OSError:
+                    if proc.poll() is not None or time.time() > deadline:
+                        pytest.fail(f"streamlit did not become healthy (see {log_path})")
+                    time.sleep(0.5)
+            yield LensApp(url, home, port)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:  # a Spark JVM started by the Run page can delay shutdown
+                proc.kill()
+                proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def lens_app(tmp_path_factory) -> Iterator[LensApp]:
+    home = tmp_path_factory.mktemp("lens-home")
+    with running_app(home, tmp_path_factory.mktemp("st") / "streamlit.log") as app:
+        yield app
+
+
+@pytest.fixture(scope="module")
+def app_url(lens_app: LensApp) -> str:
+    return lens_app.url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def wait_ready(page, timeout=90_000) -> None:
+    page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=timeout)
+    page.wait_for_timeout(250)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+
+
+def shot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def goto_page(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.wait_for_timeout(300)
+    wait_ready(page)
+
+
+def pick_sample(page, label: str) -> None:
+    """Choose a bundled sample in the sidebar's sample picker."""
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name=label).click()
+    wait_ready(page)
+
+
+PAGE_TITLES = ["Overview", "Plans", "Partitions", "What-if", "Compare presets", "Run", "Share"]
