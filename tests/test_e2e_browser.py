@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from lens_browser import (app_url, browser, browser_marks, goto_page as _goto_page,  # noqa: F401 - fixtures
+from lens_browser import (app_url, browser, browser_marks, goto_page as _goto_page, lens_app,  # noqa: F401 - fixtures
                           shot as _shot, wait_ready as _wait_ready)
 
 pytestmark = browser_marks
