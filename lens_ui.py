@@ -34,7 +34,7 @@ def load_with_progress(path: str) -> Optional[LoadedSource]:
     try:
         size = os.path.getsize(path) if os.path.isfile(path) else None
         if size and size > 20 * 1024 * 1024:
-            bar = st.progress(0.0, text=f"reading {os.path.basename(path)}")
+            bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(path))}")
             src = load_source(path, progress=lambda done, total: bar.progress(min(1.0, done / (total or size)),
                                                                               text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
             bar.empty()
@@ -295,7 +295,7 @@ def run_page() -> None:
                 job = mgr.submit_sql(sql, conf, master=master, label="sql")
                 st.session_state["run_job"] = job.job_id
             except UnsafeSQL as exc:
-                st.error(f"Not run: {exc}")
+                st.error(f"Not run: {md_text(exc)}")
     else:
         names = list(workloads.WORKLOADS)
         name = st.selectbox("Workload", names, key="run_workload",
@@ -329,14 +329,14 @@ def _run_status(mgr) -> None:
             if st.button("Cancel", key="run_cancel"):
                 mgr.cancel(job.job_id)
         elif job.state == "done":
-            st.success(f"{job.label}: {job.message}")
+            st.success(md_text(f"{job.label}: {job.message}"))
             if st.session_state.get("source_path") != job.result_path and not st.session_state.get(f"_opened_{job.job_id}"):
                 st.session_state[f"_opened_{job.job_id}"] = True
                 _set_source(job.result_path, f"run {job.job_id}", {"kind": "path", "path": job.result_path})
                 st.rerun(scope="app")
             st.caption("The capture is now the source of every page (Plans, Partitions, Compare ...).")
         else:
-            st.error(f"{job.label}: {job.state}: {job.message}")
+            st.error(md_text(f"{job.label}: {job.state}: {job.message}"))
 
 
 def rerun_for_real(src: LoadedSource, view: QueryView, presets: list, outcomes: list) -> None:
@@ -354,7 +354,7 @@ def rerun_for_real(src: LoadedSource, view: QueryView, presets: list, outcomes: 
                 job = mgr.submit_rerun(src.path, int(view.query_id), presets)
                 st.session_state["rerun_job"] = (job.job_id, [p.name for p in presets], src.path, view.query_id)
             except (ValueError, StopIteration) as exc:
-                st.error(f"Cannot re-run: {exc}")
+                st.error(f"Cannot re-run: {md_text(exc)}")
         info = st.session_state.get("rerun_job")
         if not info:
             return
@@ -369,7 +369,7 @@ def rerun_for_real(src: LoadedSource, view: QueryView, presets: list, outcomes: 
                 st.rerun()
             return
         if job.state != "done":
-            st.error(f"{job.label}: {job.state}: {job.message}")
+            st.error(md_text(f"{job.label}: {job.state}: {job.message}"))
             return
         rerun = views_from_capture_file(job.result_path)
         rows = []

@@ -42,4 +42,4 @@ if st.session_state.get("share_id"):
     rid = st.session_state["share_id"]
     st.write("Anyone who can reach this app can open this view with:")
     st.code(f"?report={rid}", language=None)
-    st.caption("Append it to the app's address, e.g. http://<host>:8501/?report=" + rid)
+    st.caption(md_text("Append it to the app's address, e.g. http://<host>:8501/?report=" + rid))

@@ -124,7 +124,9 @@ def test_compare_page_warns_naming_the_kept_file(home):
     at.switch_page("pages/compare.py").run()
     assert not at.exception, at.exception
     (kept,) = home.glob("presets.json.corrupt-*")
-    assert any(kept.name in w.value for w in at.warning), [w.value for w in at.warning]
+    from aqe_core.plain_text import md_text
+
+    assert any(md_text(kept.name) in w.value for w in at.warning), [w.value for w in at.warning]
 
 
 def test_concurrent_shares_of_many_views_all_reopen(home):
