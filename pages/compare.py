@@ -55,3 +55,5 @@ with st.expander("Save a preset of your own"):
                 st.success(f"Saved preset {md_text(name)}")
             except ValueError as exc:
                 st.error(md_text(exc))
+            except OSError as exc:  # the data directory is not writable, disk full...
+                st.error(f"Could not save the preset ({type(exc).__name__}); nothing was changed")
