@@ -471,7 +471,10 @@ def decode_gzip(r: CountingReader, limits: Limits = DEFAULT_LIMITS) -> Iterator[
                 raise DecodeError(f"gzip data is corrupt after {r.count} compressed bytes: {e}") from None
             if out:
                 yield out
-            while d.unconsumed_tail:
+            # once a member ends, zlib keeps the input after it in unused_data (unconsumed_tail
+            # may still be set when the end falls on an output-size boundary: looping on it
+            # would never end)
+            while d.unconsumed_tail and not d.eof:
                 try:
                     out = d.decompress(d.unconsumed_tail, CHUNK)
                 except zlib.error as e:

@@ -424,7 +424,18 @@ def _open_tar(path: str, limits: Limits, wrapper: str | None) -> LogSource:
             tf = tarfile.open(path, "r:")
         members = []
         skipped = 0
-        for m in tf:  # one header at a time: stop at the member limit, not after reading them all
+        listing_stopped = None
+        it = iter(tf)
+        while True:  # one header at a time: stop at the member limit, not after reading them all
+            try:
+                m = next(it)
+            except StopIteration:
+                break
+            except LimitExceeded as e:  # the members found so far are still read (partially)
+                if not members:
+                    raise
+                listing_stopped = str(e)
+                break
             if m.isfile() and _member_ok(m.name):
                 members.append(m)
             elif not m.isdir():
@@ -452,6 +463,8 @@ def _open_tar(path: str, limits: Limits, wrapper: str | None) -> LogSource:
     if skipped:
         src.warnings.insert(0, f"{name}: ignored {skipped} member(s) that are links or have names outside the"
                                " archive's folder")
+    if listing_stopped:
+        src.warnings.insert(0, f"{name}: {listing_stopped}; members after that point were not looked at")
     src.container_size = os.path.getsize(path)
     src._closers.append(tf)
     if fobj is not None:
