@@ -671,10 +671,10 @@ def _read_limited(fh: Any, max_bytes: int, max_seconds: Optional[float]) -> byte
 
     def check() -> None:
         if len(out) > max_bytes:
-            raise CaptureFormatError(f"this capture decompresses to more than {_mib(max_bytes)}, over the limit"
-                                     f" of {_mib(max_bytes)}")
+            raise CaptureFormatError(f"this capture decompresses to more than {_mib(max_bytes)}, the limit for"
+                                     " one capture")
         if max_seconds is not None and time.thread_time() - start > max_seconds:
-            raise CaptureFormatError(f"decoding this capture took more than {max_seconds:g} s, over the limit")
+            raise CaptureFormatError(f"decoding this capture took more than {max_seconds:g} s of CPU time, the limit")
 
     if head != b"\x1f\x8b":
         out += head
@@ -749,7 +749,7 @@ def load_capture(source: "PathLike | bytes | io.IOBase", *, max_bytes: int = DEF
     At most ``max_bytes`` of JSON are decoded (gzip bombs stop there) and at most
     ``max_seconds`` of CPU time spent; raises only :class:`CaptureFormatError` (and
     ``OSError`` when a path cannot be opened)."""
-    if isinstance(source, (bytes, bytearray, str)) and not isinstance(source, str):
+    if isinstance(source, (bytes, bytearray)):
         return loads(bytes(source), max_bytes=max_bytes, max_seconds=max_seconds)
     if hasattr(source, "read"):
         return _parse(_read_limited(source, max_bytes, max_seconds))
