@@ -378,7 +378,7 @@ class ShuffleCapture:
         if map_sizes is not None and map_sizes.reducers is None and len(map_sizes.sizes) != num_reducers:
             raise _bad(f"{where}.map_sizes", "does not have a row per reducer")
         note = d.get("map_sizes_note")
-        return cls(_int(d.get("shuffle_id"), f"{where}.shuffle_id", 0), num_reducers,  # type: ignore[arg-type]
+        return cls(_int(d.get("shuffle_id"), f"{where}.shuffle_id", -1), num_reducers,  # type: ignore[arg-type]
                    _count(d.get("num_maps"), f"{where}.num_maps", optional=True), sizes, map_sizes,
                    note if isinstance(note, str) else None)
 
@@ -412,15 +412,16 @@ class StageCapture:
             raise _bad(f"{where}.kind", "should be shuffle, broadcast or other")
         opt_str = {k: _str(d.get(k), f"{where}.{k}", optional=True) for k in ("origin", "output_partitioning")}
         return cls(
-            stage_id=_int(d.get("stage_id"), f"{where}.stage_id", 0), kind=kind,  # type: ignore[arg-type]
+            stage_id=_int(d.get("stage_id"), f"{where}.stage_id", -1), kind=kind,  # type: ignore[arg-type]
             node=_count(d.get("node"), f"{where}.node"),  # type: ignore[arg-type]
-            shuffle_id=_int(d.get("shuffle_id"), f"{where}.shuffle_id", 0, optional=True),
+            shuffle_id=_int(d.get("shuffle_id"), f"{where}.shuffle_id", -1, optional=True),
             can_change_num_partitions=_bool(d.get("can_change_num_partitions"), f"{where}.can_change_num_partitions", True),
             num_partitions=_count(d.get("num_partitions"), f"{where}.num_partitions", optional=True),
             num_maps=_count(d.get("num_maps"), f"{where}.num_maps", optional=True),
             advisory_partition_size=_int(d.get("advisory_partition_size"), f"{where}.advisory_partition_size", 0, optional=True),
-            size_in_bytes=_int(d.get("size_in_bytes"), f"{where}.size_in_bytes", 0, optional=True),
-            row_count=_int(d.get("row_count"), f"{where}.row_count", 0, optional=True),
+            # Spark's statistics are BigInts: estimates may pass the 64-bit range
+            size_in_bytes=_int(d.get("size_in_bytes"), f"{where}.size_in_bytes", 0, 2 ** 127, optional=True),
+            row_count=_int(d.get("row_count"), f"{where}.row_count", 0, 2 ** 127, optional=True),
             reused=bool(_bool(d.get("reused", False), f"{where}.reused", optional=True)), **opt_str)
 
 
@@ -445,8 +446,8 @@ class ReadCapture:
         if len(specs) > MAX_COUNT:
             raise _bad(f"{where}.specs", f"has more than {MAX_COUNT} entries")
         return cls(_count(d.get("node"), f"{where}.node"),  # type: ignore[arg-type]
-                   _int(d.get("stage_id"), f"{where}.stage_id", 0, optional=True),
-                   _int(d.get("shuffle_id"), f"{where}.shuffle_id", 0, optional=True),
+                   _int(d.get("stage_id"), f"{where}.stage_id", -1, optional=True),
+                   _int(d.get("shuffle_id"), f"{where}.shuffle_id", -1, optional=True),
                    _str(d.get("description", ""), f"{where}.description"),  # type: ignore[arg-type]
                    [_spec(s, f"{where}.specs[{i}]") for i, s in enumerate(specs)])
 
@@ -476,7 +477,7 @@ class SparkStageTiming:
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "spark_stage") -> "SparkStageTiming":
         d = _dict(d, where)
-        return cls(_int(d.get("stage_id"), f"{where}.stage_id", 0),  # type: ignore[arg-type]
+        return cls(_int(d.get("stage_id"), f"{where}.stage_id", -1),  # type: ignore[arg-type]
                    _str(d.get("name", ""), f"{where}.name"),  # type: ignore[arg-type]
                    _count(d.get("num_tasks", 0), f"{where}.num_tasks"),  # type: ignore[arg-type]
                    _int(d.get("submitted_ms"), f"{where}.submitted_ms", 0, optional=True),
