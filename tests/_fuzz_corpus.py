@@ -220,6 +220,26 @@ def hostile_zip(rnd: random.Random) -> bytes:
     return buf.getvalue()
 
 
+def hostile_tar(rnd: random.Random) -> bytes:
+    import tarfile
+
+    buf = io.BytesIO()
+    lines = b"\n".join(eventlog_lines()[0][:60]) + b"\n"
+    with tarfile.open(fileobj=buf, mode=rnd.choice(["w", "w:gz"])) as tf:
+        for name in rnd.sample(["../evil", "/abs", "eventlog_v2_x/events_1_x", "local-1", "a/../../b"], k=rnd.randint(1, 3)):
+            info = tarfile.TarInfo(name)
+            if rnd.random() < 0.3:
+                info.type, info.linkname = rnd.choice([tarfile.SYMTYPE, tarfile.LNKTYPE]), "/etc/passwd"
+                tf.addfile(info)
+            else:
+                info.size = len(lines)
+                tf.addfile(info, io.BytesIO(lines))
+    data = bytearray(buf.getvalue())
+    if rnd.random() < 0.4:
+        data = data[: rnd.randrange(1, len(data))]
+    return bytes(data)
+
+
 def eventlog_cases(seed: int, n: int) -> Iterator[tuple[str, bytes]]:
     rnd = random.Random(seed)
     for k in range(n):
@@ -229,8 +249,10 @@ def eventlog_cases(seed: int, n: int) -> Iterator[tuple[str, bytes]]:
         elif r < 0.93:
             name, data = mutated_log_bytes(rnd)
             yield f"{seed}-{k}-{name}", data
-        else:
+        elif r < 0.965:
             yield f"archive-{seed}-{k}.zip", hostile_zip(rnd)
+        else:
+            yield f"archive-{seed}-{k}.tar", hostile_tar(rnd)
 
 
 # ------------------------------------------------------------------------------------------
