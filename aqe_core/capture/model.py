@@ -452,6 +452,24 @@ class ReadCapture:
                    [_spec(s, f"{where}.specs[{i}]") for i, s in enumerate(specs)])
 
 
+def _check_specs(read: ReadCapture, sh: Optional[ShuffleCapture], where: str) -> None:
+    """A read's specs stay inside its shuffle (reducers below ``num_reducers``, maps below
+    ``num_maps``), as Spark's always do: the views index the shuffle's sizes with them."""
+    if sh is None:
+        return
+    maps = sh.num_maps if sh.num_maps is not None else sh.map_sizes.num_maps if sh.map_sizes else None
+    for i, s in enumerate(read.specs):
+        reducers_end = getattr(s, "end_reducer_index", None)
+        reducer = getattr(s, "reducer_index", None)
+        map_end = getattr(s, "end_map_index", None)
+        map_index = getattr(s, "map_index", None)
+        if ((reducers_end is not None and reducers_end > sh.num_reducers)
+                or (reducer is not None and reducer >= sh.num_reducers)
+                or (maps is not None and ((map_end is not None and map_end > maps)
+                                          or (map_index is not None and map_index >= maps)))):
+            raise _bad(f"{where}.specs[{i}]", f"points outside shuffle {sh.shuffle_id}")
+
+
 @dataclass
 class SparkStageTiming:
     """A Spark (scheduler) stage of the query, from the event log."""
@@ -550,6 +568,9 @@ class QueryCapture:
         def items(key: str, fn) -> list:
             return [fn(x, f"{where}.{key}[{i}]") for i, x in enumerate(_list(d.get(key), f"{where}.{key}"))]
 
+        reads = items("reads", ReadCapture.from_dict)
+        for i, r in enumerate(reads):
+            _check_specs(r, shuffles.get(r.shuffle_id) if r.shuffle_id is not None else None, f"{where}.reads[{i}]")
         return cls(
             index=_int(d.get("index", 0), f"{where}.index", 0, MAX_COUNT),  # type: ignore[arg-type]
             label=_str(d.get("label", ""), f"{where}.label"),  # type: ignore[arg-type]
@@ -560,7 +581,7 @@ class QueryCapture:
             plan_updates=items("plan_updates", PlanUpdate.from_dict),
             stages=items("stages", StageCapture.from_dict),
             shuffles=shuffles,
-            reads=items("reads", ReadCapture.from_dict),
+            reads=reads,
             required_distribution=_str(d.get("required_distribution"), f"{where}.required_distribution", optional=True),
             sql=_str(d.get("sql"), f"{where}.sql", optional=True),
             preset=_str(d.get("preset"), f"{where}.preset", optional=True),
