@@ -418,3 +418,15 @@ def test_gzip_member_ending_on_a_chunk_boundary_does_not_hang():
     data = member * 3
     out = b"".join(codecs.decode("gzip", codecs.CountingReader(io.BytesIO(data))))
     assert out == b"x" * codecs.CHUNK * 6
+
+
+def test_a_folder_whose_only_log_links_outside_is_refused(server):
+    _, root, outside = server
+    target = outside / "eventlog_v2_local-1"
+    target.mkdir()
+    (target / "events_1_local-1").write_text(json.dumps({"Event": "SparkListenerLogStart", "Spark Version": SECRET}) + "\n")
+    holder = root / "holder"
+    holder.mkdir()
+    (holder / "eventlog_v2_local-1").symlink_to(target)
+    msg = refused(holder)
+    assert "outside the folders this server may open" in msg and SECRET not in msg
