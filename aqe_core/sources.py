@@ -19,6 +19,7 @@ from typing import Callable, Optional, Sequence
 
 from aqe_core.analysis import QueryView, views_from_eventlog
 from aqe_core.eventlog.errors import Limits, LimitExceeded
+from aqe_core.eventlog.sources import Roots
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT / "sample_logs"
@@ -48,14 +49,12 @@ def resolve_in_roots(path: str, roots: Optional[Sequence["str | os.PathLike[str]
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
         raise SourceError(OUTSIDE_ROOTS)
     try:
-        real = os.path.realpath(os.path.expanduser(text.strip()))
+        real = Roots([os.fspath(r) for r in roots]).resolve(os.path.expanduser(text.strip()))
     except (OSError, ValueError):
-        raise SourceError(OUTSIDE_ROOTS) from None
-    for root in roots:
-        r = os.path.realpath(os.fspath(root))
-        if real == r or real.startswith(r.rstrip(os.sep) + os.sep):
-            return Path(real)
-    raise SourceError(OUTSIDE_ROOTS)
+        real = None
+    if real is None:
+        raise SourceError(OUTSIDE_ROOTS)
+    return Path(real)
 
 
 def server_limits() -> Limits:
