@@ -11,15 +11,16 @@ import streamlit as st
 
 from aqe_core.analysis import QueryView
 from aqe_core.plain_text import md_text
+from aqe_core.server_settings import server_settings
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
-from aqe_core.sources import LoadedSource, SourceError, default_sample, load_source, sample_sources
-
-MAX_UPLOAD_MB = 200
+from aqe_core.sources import (
+    LoadedSource, SourceError, default_sample, open_on_server, resolve_in_roots, sample_sources,
+)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _load_cached(path: str, mtime: float) -> LoadedSource:
-    return load_source(path)
+    return open_on_server(path)
 
 
 def _mtime(path: str) -> float:
@@ -30,20 +31,22 @@ def _mtime(path: str) -> float:
 
 
 def load_with_progress(path: str) -> Optional[LoadedSource]:
-    """Load a source (cached by path and mtime), with a progress bar for big files."""
+    """Load a source (cached by path and mtime), with a progress bar for big files. Only
+    paths inside the server's roots open, within the server's decoding limits."""
     try:
-        size = os.path.getsize(path) if os.path.isfile(path) else None
+        real = str(resolve_in_roots(path))  # before anything looks at the file
+        size = os.path.getsize(real) if os.path.isfile(real) else None
         if size and size > 20 * 1024 * 1024:
-            bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(path))}")
-            src = load_source(path, progress=lambda done, total: bar.progress(min(1.0, done / (total or size)),
-                                                                              text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
+            bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(real))}")
+            src = open_on_server(real, progress=lambda done, total: bar.progress(
+                min(1.0, done / (total or size)), text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
             bar.empty()
             return src
-        return _load_cached(path, _mtime(path))
+        return _load_cached(real, _mtime(real))
     except SourceError as exc:
         st.error(f"Could not open this source: {md_text(exc)}")
-    except Exception as exc:  # the app must never crash on a bad input
-        st.error(f"Could not open this source ({type(exc).__name__}): {md_text(exc)}")
+    except Exception as exc:  # the app must never crash on a bad input (and never echo it)
+        st.error(f"Could not open this source (internal error: {type(exc).__name__})")
     return None
 
 
@@ -70,8 +73,14 @@ def _apply_report_link() -> None:
                 st.session_state["source_path"], st.session_state["source_label"] = s.path, s.label
                 st.session_state["source_ref"] = {"kind": "sample", "key": s.key}
     elif src.get("kind") == "path":
-        st.session_state["source_path"] = src.get("path")
-        st.session_state["source_label"] = src.get("path")
+        try:  # a shared link opens only what Path on server would
+            real = str(resolve_in_roots(src.get("path")))
+        except SourceError as exc:
+            st.session_state["_report_error"] = str(exc)
+            src = {}
+        else:
+            st.session_state["source_path"] = real
+            st.session_state["source_label"] = src.get("path")
     if state.get("query_id") is not None:
         st.session_state["query_id"] = str(state["query_id"])
     if state.get("presets"):
@@ -123,13 +132,20 @@ def sidebar_source() -> Optional[LoadedSource]:
                 st.selectbox("Bundled sample", samples, index=keys.index(current) if current in keys else 0,
                              format_func=lambda x: x.label, key="sample_pick", on_change=_on_sample_pick)
         elif mode == "Upload":
+            max_mb = server_settings().max_upload_mb
             up = st.file_uploader("Event log, zipped log directory, or capture", key="upload",
-                                  help=f"up to {MAX_UPLOAD_MB} MB; any Spark codec (zstd, lz4, snappy, lzf), .zip/.gz")
+                                  help=f"up to {max_mb:g} MB; any Spark codec (zstd, lz4, snappy, lzf), .zip/.gz")
             if up is not None:
-                digest = store_upload(up.name, up.getvalue())
-                path = str(upload_path(digest))
-                if path != st.session_state.get("source_path"):
-                    _set_source(path, up.name, {"kind": "upload", "digest": digest})
+                try:
+                    if up.size > server_settings().max_upload_bytes:
+                        raise ShareError(f"this file is over the server's upload limit of {max_mb:g} MB")
+                    digest = store_upload(up.name, up.getvalue())
+                except ShareError as exc:
+                    st.error(str(exc))
+                else:
+                    path = str(upload_path(digest))
+                    if path != st.session_state.get("source_path"):
+                        _set_source(path, up.name, {"kind": "upload", "digest": digest})
         else:
             typed = st.text_input("Path to an event log, log directory or capture", key="server_path")
             if typed and st.button("Open", key="open_path"):

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from aqe_core.config import AQEConf
+from aqe_core.config import AQEConf, checked_layers
 from aqe_core.plan import PlanNode
 from aqe_core.rules.coalesce_shuffle_partitions import K_ADVISORY, K_MIN_NUM, K_MIN_SIZE, K_PAR_FIRST, min_num_partitions, min_partition_size
 from aqe_core.rules.explain import Reason, mib, num
@@ -20,7 +20,8 @@ from aqe_core.rules.skew_join import K_FACTOR, K_THRESHOLD, SideAnalysis, analyz
 from aqe_core.versions import SparkVersion, as_version
 
 _JOIN_TYPE_RE = re.compile(r"\b(Inner|Cross|LeftOuter|RightOuter|FullOuter|LeftSemi|LeftAnti|ExistenceJoin)\b")
-_MASTER_LOCAL_RE = re.compile(r"^local\[(\d+)")
+_MASTER_LOCAL_RE = re.compile(r"^local\[(\d{1,10})\b")
+_MAX_PARALLELISM = 2 ** 31 - 1  # an int in Spark; a log claiming more is not believed
 
 
 @dataclass(frozen=True)
@@ -199,11 +200,12 @@ def read_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Opt
 def default_parallelism_from_properties(props: dict[str, str]) -> Optional[int]:
     """``spark.default.parallelism`` if set, else N of a ``local[N]`` master (None if unknown)."""
     dp = props.get("spark.default.parallelism")
-    if dp and dp.strip().isdigit():
+    if dp and dp.strip().isdigit() and len(dp.strip()) <= 10 and 0 < int(dp) <= _MAX_PARALLELISM:
         return int(dp)
     m = _MASTER_LOCAL_RE.match(props.get("spark.master", ""))
     if m:
-        return int(m.group(1))
+        n = int(m.group(1))
+        return n if 0 < n <= _MAX_PARALLELISM else None
     if props.get("spark.master", "").strip() == "local":
         return 1
     return None
@@ -268,7 +270,12 @@ def view_from_execution(log: Any, ex: Any) -> QueryView:
         v = as_version(version_text)
     except ValueError:
         v = as_version("4.3.0")
-    conf = ex.aqe_conf if isinstance(ex.aqe_conf, AQEConf) else AQEConf.resolve(v, ex.conf_layers or [], validate=False)
+    notes: list[str] = []
+    if isinstance(ex.aqe_conf, AQEConf):
+        conf = ex.aqe_conf
+    else:
+        layers, notes = checked_layers(v, ex.conf_layers or [])
+        conf = AQEConf.resolve(v, layers, validate=False)
     dp = default_parallelism_from_properties(log.spark_properties)
     qv = QueryView(
         source_kind="eventlog",
@@ -285,7 +292,7 @@ def view_from_execution(log: Any, ex: Any) -> QueryView:
         join_changes=join_changes(ex),
         adaptive=ex.adaptive,
         outcome=_outcome(ex, outcome_line),
-        warnings=list(ex.warnings),
+        warnings=list(ex.warnings) + notes,
     )
     ctx = read_join_context(ex.final_plan)
     ctx_keys = _join_keys(ex.final_plan)

@@ -12,10 +12,10 @@ from typing import Any, Optional
 from aqe_core.analysis import (
     QueryView, ShuffleView, SkewRow, compute_lines, join_reads, join_type_of, regroup_coalesce_lines,
 )
-from aqe_core.capture.model import Capture, QueryCapture, load_capture
+from aqe_core.capture.model import DEFAULT_MAX_CAPTURE_BYTES, Capture, QueryCapture, load_capture
 from aqe_core.capture.simulate import QueryResult, ReadResult, simulate
 from aqe_core.compare import SIMULATORS, PresetOutcome, ShuffleOutcome
-from aqe_core.config import AQEConf
+from aqe_core.config import AQEConf, checked_layers
 from aqe_core.plan import PlanNode
 from aqe_core.presets import Preset
 from aqe_core.rules.explain import Reason
@@ -143,7 +143,8 @@ def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf
 
 def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult] = None) -> QueryView:
     v = as_version(capture.spark_version)
-    conf = AQEConf.resolve(v, [q.conf], validate=False)
+    layers, conf_notes = checked_layers(v, [q.conf])
+    conf = AQEConf.resolve(v, layers, validate=False)
     if qr is None:
         qr = simulate(_one_query(capture, q)).queries[0]
     updates = sorted(q.plan_updates, key=lambda u: u.sequence)
@@ -158,7 +159,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
         spark_version=v, conf=conf, default_parallelism=q.default_parallelism, status="COMPLETED",
         duration_ms=int(q.duration_ms) if q.duration_ms is not None else None, initial_plan=initial,
         plan_versions=versions or ([final] if final is not None else []), final_plan=final, join_changes=joins,
-        adaptive=q.adaptive, warnings=list(q.notes))
+        adaptive=q.adaptive, warnings=list(q.notes) + [n for n in conf_notes if n not in q.notes])
     keys = {idx: f"join-{j}" for idx, (_n, _s, _t, j) in ctx.items()}
     view.shuffles = [_shuffle_view(q, r, v, conf, {k: c[:3] for k, c in ctx.items()}, keys) for r in qr.reads]
     if v >= SparkVersion(3, 2, 0):  # 3.0/3.1 lines are over each side's own coalesced partitions
@@ -173,8 +174,11 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
     return view
 
 
-def views_from_capture_file(path: str) -> LoadedSource:
-    capture = load_capture(path)
+def views_from_capture_file(path: str, *, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+                            max_seconds: Optional[float] = None) -> LoadedSource:
+    """Views of every query of a capture file. Raises :class:`CaptureFormatError` for a file
+    that is not a well-formed capture (bounded by ``max_bytes`` decoded / ``max_seconds``)."""
+    capture = load_capture(path, max_bytes=max_bytes, max_seconds=max_seconds)
     report = simulate(capture)
     by_index = {qr.index: qr for qr in report.queries}
     views = [view_from_query(capture, q, by_index.get(q.index)) for q in capture.queries]

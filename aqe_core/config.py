@@ -8,6 +8,7 @@ SQLConf at run time.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -366,3 +367,32 @@ def as_conf(conf: "Mapping[str, Any] | AQEConf | None", spark_version: "str | Sp
 def default_conf(spark_version: "str | SparkVersion") -> AQEConf:
     """All defaults of a release."""
     return AQEConf(as_version(spark_version))
+
+
+def checked_layers(spark_version: "str | SparkVersion", layers: Iterable[Mapping[str, Any]]
+                   ) -> tuple[list[dict[str, str]], list[str]]:
+    """Conf layers read from a log or capture, without the values this release cannot parse
+    (``"maybe"`` for a boolean, ``"12x"`` for a size, a non-finite number), and one note per
+    value dropped: the key then takes its default, and the view says so instead of failing."""
+    known = keys_for(spark_version)
+    out: list[dict[str, str]] = []
+    notes: list[str] = []
+    for layer in layers:
+        kept: dict[str, str] = {}
+        for key, value in (layer or {}).items():
+            text = _to_conf_string(value)
+            entry = known.get(key)
+            if entry is not None:
+                try:
+                    parsed = parse_value(entry, text)
+                    if isinstance(parsed, float) and not math.isfinite(parsed):
+                        raise ConfValueError(f"{key} should be a finite number")
+                except (ConfValueError, ValueError, OverflowError) as exc:
+                    shown = text if len(text) <= 40 else text[:40] + "..."
+                    why = str(exc).split(", but was")[0]
+                    why = why[len(key):].lstrip(": ") if why.startswith(key) else why
+                    notes.append(f"{key} = {shown!r} is not a valid value ({why[:120]}); the default is used instead")
+                    continue
+            kept[str(key)] = text
+        out.append(kept)
+    return out, notes

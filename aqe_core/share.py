@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Optional
 
 from aqe_core import storage
 from aqe_core.presets import lens_home
+from aqe_core.storage import atomic_write_bytes, locked
 
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _DIGEST_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -85,21 +87,77 @@ def load_view_state(report_id: str) -> dict[str, Any]:
     return state
 
 
-def store_upload(name: str, data: bytes) -> str:
-    """Keep an uploaded source so shared links can reopen it; returns its sha256 digest."""
+class UploadRefused(ShareError):
+    """An upload over the size cap (message for people)."""
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.0f} MiB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def _upload_dirs(root: Path) -> list[tuple[float, int, Path]]:
+    """(mtime, bytes, folder) of every kept upload."""
+    out = []
+    for d in root.iterdir() if root.is_dir() else []:
+        if not (d.is_dir() and _DIGEST_RE.match(d.name)):
+            continue
+        try:
+            files = [f for f in d.iterdir() if f.is_file()]
+            size = sum(f.stat().st_size for f in files)
+            mtime = max((f.stat().st_mtime for f in files), default=d.stat().st_mtime)
+        except OSError:
+            continue
+        out.append((mtime, size, d))
+    return out
+
+
+def _remove_upload(d: Path) -> None:
+    for f in d.iterdir():
+        f.unlink(missing_ok=True)
+    d.rmdir()
+
+
+def store_upload(name: str, data: bytes, *, max_bytes: Optional[int] = None, quota_bytes: Optional[int] = None) -> str:
+    """Keep an uploaded source so shared links can reopen it; returns its sha256 digest.
+
+    Refuses more than ``max_bytes`` (default: the server's ``max_upload_mb``). Kept uploads
+    stay under ``quota_bytes`` (default: ``upload_quota_mb``): the least recently stored ones
+    are removed first. Written atomically, under a lock (several sessions upload at once)."""
+    from aqe_core.server_settings import server_settings
+
+    settings = server_settings()
+    max_bytes = settings.max_upload_bytes if max_bytes is None else max_bytes
+    quota_bytes = settings.upload_quota_bytes if quota_bytes is None else quota_bytes
+    if len(data) > max_bytes:
+        raise UploadRefused(f"this file is {_mib(len(data))}; the server accepts uploads up to {_mib(max_bytes)}")
+    if len(data) > quota_bytes:
+        raise UploadRefused(f"this file is {_mib(len(data))}, more than the server keeps for all uploads "
+                            f"({_mib(quota_bytes)})")
     digest = hashlib.sha256(data).hexdigest()
-    d = _dir("uploads") / digest
-    d.mkdir(exist_ok=True)
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name)[:120] or "upload"
-    target = d / safe
-    if not target.exists():
-        target.write_bytes(data)
+    root = _dir("uploads")
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name or "").name)[:120].lstrip(".") or "upload"
+    with locked(root / ".quota"):
+        d = root / digest
+        kept = [f for f in d.iterdir() if f.is_file() and not f.name.startswith(".")] if d.is_dir() else []
+        if kept:
+            os.utime(kept[0])  # stored again: now the most recent
+            return digest
+        others = sorted((e for e in _upload_dirs(root) if e[2] != d), key=lambda e: (e[0], e[2].name))
+        total = sum(size for _, size, _ in others)
+        while others and total + len(data) > quota_bytes:  # oldest first
+            _, size, old = others.pop(0)
+            try:
+                _remove_upload(old)
+            except OSError:
+                continue
+            total -= size
+        atomic_write_bytes(d / safe, data)
     return digest
 
 
 def upload_path(digest: str) -> Optional[Path]:
-    if not _DIGEST_RE.match(digest or ""):
+    if not isinstance(digest, str) or not _DIGEST_RE.match(digest):
         return None
     d = lens_home() / "uploads" / digest
-    files = sorted(d.iterdir()) if d.is_dir() else []
+    files = sorted(f for f in d.iterdir() if f.is_file() and not f.name.startswith(".")) if d.is_dir() else []
     return files[0] if files else None

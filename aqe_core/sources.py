@@ -2,17 +2,24 @@
 
 ``load_source(path)`` tells a capture from an event log by its bytes and returns the same
 :class:`LoadedSource` for both, so pages never care where a query came from. Errors come back
-as :class:`SourceError` with one line for people.
+as :class:`SourceError` with one line for people; nothing else escapes, whatever the bytes.
+
+On a shared server the app opens sources with :func:`open_on_server`: the path must resolve
+(symlinks followed) inside :meth:`ServerSettings.all_roots` (:func:`resolve_in_roots`), and
+decoding is bounded by :func:`server_limits`. The CLI opens the user's own files unconfined.
 """
 from __future__ import annotations
 
-import gzip
 import json
+import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 from aqe_core.analysis import QueryView, views_from_eventlog
+from aqe_core.eventlog.errors import Limits, LimitExceeded
+from aqe_core.eventlog.sources import Roots
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = REPO_ROOT / "sample_logs"
@@ -22,6 +29,49 @@ ProgressFn = Callable[[int, Optional[int]], None]
 
 class SourceError(ValueError):
     """A source that cannot be opened; the message is one clear line."""
+
+
+#: the message for a path outside the roots: the same whether or not the path exists
+OUTSIDE_ROOTS = ("this path is outside the folders this server may open (the bundled samples, the app's data"
+                 " directory and the roots set in server.toml)")
+_LIMIT_HINT = "the server's limits are max_decompressed_mb and max_decompress_s in server.toml"
+
+
+def resolve_in_roots(path: str, roots: Optional[Sequence["str | os.PathLike[str]"]] = None) -> Path:
+    """``path`` with symlinks resolved, if that lies inside one of ``roots`` (default: the
+    server's :meth:`~aqe_core.server_settings.ServerSettings.all_roots`); else
+    :class:`SourceError` with a message that does not tell whether the path exists."""
+    if roots is None:
+        from aqe_core.server_settings import server_settings
+
+        roots = server_settings().all_roots()
+    text = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise SourceError(OUTSIDE_ROOTS)
+    try:
+        real = Roots([os.fspath(r) for r in roots]).resolve(os.path.expanduser(text.strip()))
+    except (OSError, ValueError):
+        real = None
+    if real is None:
+        raise SourceError(OUTSIDE_ROOTS)
+    return Path(real)
+
+
+def server_limits() -> Limits:
+    """Decoding limits for sources opened in the app, from the server settings."""
+    from aqe_core.server_settings import server_settings
+
+    s = server_settings()
+    return Limits(max_decompressed_bytes=s.max_decompressed_bytes, max_seconds=s.max_decompress_s,
+                  max_task_slots=max(1 << 20, s.max_decompressed_bytes // 16))
+
+
+def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None) -> "LoadedSource":
+    """:func:`load_source` as the app does it: confined to the roots, bounded by the limits."""
+    from aqe_core.server_settings import server_settings
+
+    roots = [str(r) for r in server_settings().all_roots()]
+    return load_source(str(resolve_in_roots(path, roots)), progress=progress, limits=server_limits(), roots=roots)
 
 
 @dataclass
@@ -84,40 +134,79 @@ def default_sample() -> Optional[Sample]:
 
 
 def _looks_like_capture(path: Path) -> bool:
+    """A capture starts (after gzip, if any) with a JSON object naming its format; only the
+    first 4 KiB are decoded, so this is cheap and bounded whatever the file holds."""
     if not path.is_file():
         return False
     with open(path, "rb") as fh:
         head = fh.read(4096)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            with gzip.open(path, "rb") as g:
-                head = g.read(4096)
-        except OSError:
-            return False
+        if head[:2] == b"\x1f\x8b":
+            d = zlib.decompressobj(wbits=31)
+            try:
+                out = d.decompress(head, 4096)
+                while len(out) < 4096 and not d.eof:
+                    more = fh.read(4096)
+                    if not more and not d.unconsumed_tail:
+                        break
+                    out += d.decompress(d.unconsumed_tail + more, 4096 - len(out))
+            except zlib.error:
+                return False
+            head = out
     return head.lstrip().startswith(b"{") and b'"aqe-lens-capture"' in head
 
 
-def load_source(path: str, *, progress: Optional[ProgressFn] = None) -> LoadedSource:
-    p = Path(path)
+def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Optional[Limits] = None,
+                roots: Optional[Sequence[str]] = None) -> LoadedSource:
+    """Open an event log or a capture and build its views. Raises only :class:`SourceError`.
+
+    ``limits`` bound decoding (default: the reader's generous CLI limits); ``roots``, when
+    given, confine every file read (the app passes both, see :func:`open_on_server`)."""
+    try:
+        return _load_source(path, progress, limits, roots)
+    except SourceError:
+        raise
+    except Exception as exc:  # the last line of defence; the fuzz tests keep this unreached
+        raise SourceError(f"cannot open this source (internal error: {type(exc).__name__})") from None
+
+
+def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],
+                 roots: Optional[Sequence[str]]) -> LoadedSource:
+    if roots is not None:
+        p = resolve_in_roots(path, roots)
+    else:
+        p = Path(path)
     if not p.exists():
         raise SourceError(f"no such file or directory: {path}")
-    if _looks_like_capture(p):
+    try:
+        is_capture = _looks_like_capture(p)
+    except OSError as exc:
+        raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
+    if is_capture:
         try:
             from aqe_core.capture_view import views_from_capture_file
         except ImportError:
             raise SourceError("this is an AQE Lens capture, but capture support is not installed in this build") from None
+        from aqe_core.capture.model import DEFAULT_MAX_CAPTURE_BYTES, CaptureFormatError
+
+        max_bytes = DEFAULT_MAX_CAPTURE_BYTES if limits is None else min(DEFAULT_MAX_CAPTURE_BYTES, limits.max_decompressed_bytes)
         try:
-            return views_from_capture_file(str(p))
-        except ValueError as exc:  # CaptureFormatError and friends
+            return views_from_capture_file(str(p), max_bytes=max_bytes,
+                                           max_seconds=None if limits is None else limits.max_seconds)
+        except CaptureFormatError as exc:
             raise SourceError(f"cannot read this capture: {exc}") from None
+        except OSError as exc:
+            raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     from aqe_core.eventlog import EventLogError, load
 
     try:
-        log = load(str(p), progress=progress)
+        log = load(str(p), progress=progress, roots=list(roots) if roots is not None else None,
+                   **({"limits": limits} if limits is not None else {}))
+    except LimitExceeded as exc:
+        raise SourceError(f"{exc}" + (f"; {_LIMIT_HINT}" if roots is not None else "")) from None
     except EventLogError as exc:
         raise SourceError(str(exc)) from None
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc}") from None
+        raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
     return LoadedSource("eventlog", label, str(p), log.spark_version, views_from_eventlog(log),
                         warnings=list(log.warnings), notes=list(log.notes))

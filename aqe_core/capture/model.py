@@ -18,20 +18,208 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import os
+import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from aqe_core.plan import PlanNode
 from aqe_core.rules.specs import ShufflePartitionSpec, spec_from_dict, spec_to_dict
+from aqe_core.versions import as_version
 
 FORMAT = "aqe-lens-capture"
 FORMAT_VERSION = 1
 
 
 class CaptureFormatError(ValueError):
-    """The file is not an AQE Lens capture, or a version this release cannot read."""
+    """The file is not an AQE Lens capture, or a version this release cannot read, or it is
+    malformed (a value of the wrong type or out of range). The message is one line and never
+    quotes the file's content."""
+
+
+MiB = 1024 * 1024
+#: decoded JSON bytes of one capture (a capture is parsed whole; bundled ones are < 1 MiB)
+DEFAULT_MAX_CAPTURE_BYTES = 64 * MiB
+#: partitions / maps / plan nodes one capture may describe (the simulator allocates per item)
+MAX_COUNT = 1_000_000
+_I64 = (-(2 ** 63), 2 ** 63 - 1)
+
+
+# ----------------------------------------------------------------------------------------
+# Checked access to untrusted JSON: every value is checked for type and range where it is
+# read, so a malformed file gives a CaptureFormatError naming the field, never a TypeError
+# deep inside the simulator.
+
+
+def _bad(where: str, what: str) -> CaptureFormatError:
+    return CaptureFormatError(f"malformed capture: {where} {what}")
+
+
+def _dict(v: Any, where: str, optional: bool = False) -> dict[str, Any]:
+    if v is None and optional:
+        return {}
+    if not isinstance(v, dict):
+        raise _bad(where, "should be an object")
+    return v
+
+
+def _list(v: Any, where: str, optional: bool = True) -> list[Any]:
+    if v is None and optional:
+        return []
+    if not isinstance(v, list):
+        raise _bad(where, "should be a list")
+    return v
+
+
+def _int(v: Any, where: str, lo: int = _I64[0], hi: int = _I64[1], optional: bool = False) -> Optional[int]:
+    if v is None and optional:
+        return None
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 53:
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _bad(where, "should be an integer")
+    if not lo <= v <= hi:
+        raise _bad(where, f"is out of range ({lo}..{hi})")
+    return v
+
+
+def _count(v: Any, where: str, optional: bool = False) -> Optional[int]:
+    return _int(v, where, 0, MAX_COUNT, optional)
+
+
+def _size(v: Any, where: str, optional: bool = False) -> Optional[int]:
+    return _int(v, where, -1, _I64[1], optional)  # -1: Spark's "unknown" (missing map status)
+
+
+def _float(v: Any, where: str) -> Optional[float]:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or abs(v) > 1e18 or not math.isfinite(v):
+        raise _bad(where, "should be a finite number")
+    return float(v)
+
+
+def _str(v: Any, where: str, optional: bool = False) -> Optional[str]:
+    if v is None and optional:
+        return None
+    if not isinstance(v, str):
+        raise _bad(where, "should be a string")
+    return v
+
+
+def _bool(v: Any, where: str, optional: bool = False) -> Optional[bool]:
+    if v is None and optional:
+        return None
+    if not isinstance(v, bool):
+        raise _bad(where, "should be true or false")
+    return v
+
+
+def _ints(v: Any, where: str, check=None) -> list[int]:
+    check = check or _size
+    rows = _list(v, where, optional=False)
+    if len(rows) > MAX_COUNT:
+        raise _bad(where, f"has more than {MAX_COUNT} entries")
+    return [check(x, f"{where}[{i}]") for i, x in enumerate(rows)]  # type: ignore[misc]
+
+
+def _str_dict(v: Any, where: str) -> dict[str, str]:
+    d = _dict(v, where, optional=True)
+    return {str(k): (x if isinstance(x, str) else json.dumps(x) if isinstance(x, (int, float, bool)) or x is None else "")
+            for k, x in d.items() if isinstance(x, (str, int, float, bool)) or x is None}
+
+
+_INFO_TYPES: dict[str, Any] = {
+    "is_final": bool, "is_subquery": bool, "skew": bool, "read": bool, "can_change_num_partitions": bool,
+    "stage_id": int, "shuffle_id": int, "num_partitions": int,
+    "origin": str, "partitioning": str, "join_type": str, "left_keys": str, "right_keys": str, "build_side": str,
+}
+
+
+def _info(v: Any, where: str) -> dict[str, Any]:
+    """A node's ``info``: known keys must have their type (else dropped), unknown keys are kept
+    only as plain scalars, so the rules never see a value they cannot use."""
+    out: dict[str, Any] = {}
+    for k, x in _dict(v, where, optional=True).items():
+        want = _INFO_TYPES.get(k)
+        if k == "req":
+            if isinstance(x, list) and all(isinstance(r, str) for r in x):
+                out[k] = list(x)
+        elif want is int:
+            if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_COUNT * 1000:
+                out[k] = x
+        elif want is not None:
+            if isinstance(x, want):
+                out[k] = x
+        elif isinstance(x, (str, bool)) or x is None:
+            out[k] = x
+    return out
+
+
+def _metric(m: Any, where: str) -> dict[str, Any]:
+    d = _dict(m, where)
+    out = {k: x for k, x in d.items() if isinstance(x, (str, bool)) or x is None
+           or (isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x) < 2 ** 63 and math.isfinite(x))}
+    out["name"] = str(out.get("name", "")) if isinstance(out.get("name", ""), str) else ""
+    acc = out.get("accumulator_id")
+    if acc is not None and (isinstance(acc, bool) or not isinstance(acc, int)):
+        out["accumulator_id"] = None
+    return out
+
+
+def _plan_dict(data: Any, where: str) -> dict[str, Any]:
+    """A checked copy of a ``PlanNode.to_dict()`` tree (iterative: deep plans are fine)."""
+    root: dict[str, Any] = {}
+    stack = [(data, root, where)]
+    n = 0
+    while stack:
+        src, out, at = stack.pop()
+        n += 1
+        if n > MAX_COUNT:
+            raise _bad(where, f"has more than {MAX_COUNT} nodes")
+        d = _dict(src, at)
+        nid = d.get("id")
+        out["id"] = nid if isinstance(nid, int) and not isinstance(nid, bool) and _I64[0] <= nid <= _I64[1] else None
+        out["name"] = _str(d.get("name", ""), f"{at}.name")
+        out["description"] = _str(d.get("description", ""), f"{at}.description")
+        out["metrics"] = [_metric(m, f"{at}.metrics[{i}]") for i, m in enumerate(_list(d.get("metrics"), f"{at}.metrics"))]
+        if "info" in d:
+            out["info"] = _info(d.get("info"), f"{at}.info")
+        kids: list[dict[str, Any]] = []
+        out["children"] = kids
+        for i, c in enumerate(_list(d.get("children"), f"{at}.children")):
+            k: dict[str, Any] = {}
+            kids.append(k)
+            stack.append((c, k, f"{at}.children[{i}]"))
+    return root
+
+
+_SPEC_FIELDS = {
+    "CoalescedPartitionSpec": (("start_reducer_index", "end_reducer_index"), ("data_size",)),
+    "PartialReducerPartitionSpec": (("reducer_index", "start_map_index", "end_map_index"), ("data_size",)),
+    "PartialMapperPartitionSpec": (("map_index", "start_reducer_index", "end_reducer_index"), ()),
+    "CoalescedMapperPartitionSpec": (("start_map_index", "end_map_index", "num_reducers"), ()),
+}
+
+
+def _spec(v: Any, where: str) -> ShufflePartitionSpec:
+    d = _dict(v, where)
+    kind = d.get("type")
+    if not isinstance(kind, str) or kind not in _SPEC_FIELDS:
+        raise _bad(f"{where}.type", "is not a known shuffle partition spec")
+    required, optional = _SPEC_FIELDS[kind]
+    fields_ = {"type": kind}
+    for f in required:
+        fields_[f] = _count(d.get(f), f"{where}.{f}")
+    for f in optional:
+        fields_[f] = _int(d.get(f), f"{where}.{f}", 0, _I64[1], optional=True)
+    for a, b in (("start_reducer_index", "end_reducer_index"), ("start_map_index", "end_map_index")):
+        if a in fields_ and fields_[a] > fields_[b]:  # type: ignore[operator]
+            raise _bad(where, f"has {a} after {b}")
+    return spec_from_dict(fields_)
 
 
 # ----------------------------------------------------------------------------------------
@@ -67,7 +255,8 @@ class CapturedPlan:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CapturedPlan":
+    def from_dict(cls, data: dict[str, Any], where: str = "plan") -> "CapturedPlan":
+        data = _plan_dict(data, where)
         root = PlanNode.from_dict(data)
         info: list[dict[str, Any]] = []
         stack = [data]
@@ -94,9 +283,15 @@ class PlanUpdate:
                 "sequence": self.sequence, "plan": self.plan.to_dict()}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PlanUpdate":
-        return cls(int(d["execution_id"]), str(d.get("event", "update")), bool(d.get("is_final")),
-                   PlanNode.from_dict(d["plan"]), int(d.get("sequence", 0)))
+    def from_dict(cls, d: dict[str, Any], where: str = "plan_update") -> "PlanUpdate":
+        d = _dict(d, where)
+        event = d.get("event", "update")
+        if event not in ("start", "update"):
+            raise _bad(f"{where}.event", "should be \"start\" or \"update\"")
+        return cls(_int(d.get("execution_id"), f"{where}.execution_id", 0), event,  # type: ignore[arg-type]
+                   bool(_bool(d.get("is_final", False), f"{where}.is_final", optional=True)),
+                   PlanNode.from_dict(_plan_dict(d.get("plan"), f"{where}.plan")),
+                   _int(d.get("sequence", 0), f"{where}.sequence", 0, MAX_COUNT))  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------------------
@@ -136,10 +331,21 @@ class MapSizes:
                 "consistent": self.consistent, "sizes_by_reducer": self.sizes}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "MapSizes":
-        return cls(int(d["num_maps"]), [list(map(int, row)) for row in d["sizes_by_reducer"]],
-                   None if d.get("reducers") is None else [int(r) for r in d["reducers"]],
-                   list(d.get("status_classes") or []), d.get("consistent"))
+    def from_dict(cls, d: dict[str, Any], where: str = "map_sizes") -> "MapSizes":
+        d = _dict(d, where)
+        num_maps = _count(d.get("num_maps"), f"{where}.num_maps")
+        rows = _list(d.get("sizes_by_reducer"), f"{where}.sizes_by_reducer", optional=False)
+        if len(rows) > MAX_COUNT:
+            raise _bad(f"{where}.sizes_by_reducer", f"has more than {MAX_COUNT} rows")
+        sizes = [_ints(row, f"{where}.sizes_by_reducer[{i}]") for i, row in enumerate(rows)]
+        if any(len(row) != num_maps for row in sizes):
+            raise _bad(f"{where}.sizes_by_reducer", "has a row whose length is not num_maps")
+        reducers = None if d.get("reducers") is None else _ints(d["reducers"], f"{where}.reducers", _count)
+        if reducers is not None and len(reducers) != len(sizes):
+            raise _bad(f"{where}.reducers", "does not match sizes_by_reducer")
+        classes = [str(c) for c in _list(d.get("status_classes"), f"{where}.status_classes") if isinstance(c, str)]
+        return cls(num_maps, sizes, reducers, classes,  # type: ignore[arg-type]
+                   _bool(d.get("consistent"), f"{where}.consistent", optional=True))
 
 
 @dataclass
@@ -160,11 +366,21 @@ class ShuffleCapture:
                 "map_sizes_note": self.map_sizes_note}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ShuffleCapture":
+    def from_dict(cls, d: dict[str, Any], where: str = "shuffle") -> "ShuffleCapture":
+        d = _dict(d, where)
         b = d.get("bytes_by_partition_id")
-        return cls(int(d["shuffle_id"]), int(d["num_reducers"]), d.get("num_maps"),
-                   None if b is None else [int(x) for x in b],
-                   MapSizes.from_dict(d["map_sizes"]) if d.get("map_sizes") else None, d.get("map_sizes_note"))
+        num_reducers = _count(d.get("num_reducers"), f"{where}.num_reducers")
+        sizes = None if b is None else _ints(b, f"{where}.bytes_by_partition_id")
+        if sizes is not None and len(sizes) != num_reducers:
+            raise _bad(f"{where}.bytes_by_partition_id", "does not have num_reducers entries")
+        ms = d.get("map_sizes")
+        map_sizes = MapSizes.from_dict(ms, f"{where}.map_sizes") if ms else None
+        if map_sizes is not None and map_sizes.reducers is None and len(map_sizes.sizes) != num_reducers:
+            raise _bad(f"{where}.map_sizes", "does not have a row per reducer")
+        note = d.get("map_sizes_note")
+        return cls(_int(d.get("shuffle_id"), f"{where}.shuffle_id", -1), num_reducers,  # type: ignore[arg-type]
+                   _count(d.get("num_maps"), f"{where}.num_maps", optional=True), sizes, map_sizes,
+                   note if isinstance(note, str) else None)
 
 
 @dataclass
@@ -189,9 +405,24 @@ class StageCapture:
         return dict(self.__dict__)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "StageCapture":
-        known = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
-        return cls(**known)
+    def from_dict(cls, d: dict[str, Any], where: str = "stage") -> "StageCapture":
+        d = _dict(d, where)
+        kind = d.get("kind")
+        if kind not in ("shuffle", "broadcast", "other"):
+            raise _bad(f"{where}.kind", "should be shuffle, broadcast or other")
+        opt_str = {k: _str(d.get(k), f"{where}.{k}", optional=True) for k in ("origin", "output_partitioning")}
+        return cls(
+            stage_id=_int(d.get("stage_id"), f"{where}.stage_id", -1), kind=kind,  # type: ignore[arg-type]
+            node=_count(d.get("node"), f"{where}.node"),  # type: ignore[arg-type]
+            shuffle_id=_int(d.get("shuffle_id"), f"{where}.shuffle_id", -1, optional=True),
+            can_change_num_partitions=_bool(d.get("can_change_num_partitions"), f"{where}.can_change_num_partitions", True),
+            num_partitions=_count(d.get("num_partitions"), f"{where}.num_partitions", optional=True),
+            num_maps=_count(d.get("num_maps"), f"{where}.num_maps", optional=True),
+            advisory_partition_size=_int(d.get("advisory_partition_size"), f"{where}.advisory_partition_size", 0, optional=True),
+            # Spark's statistics are BigInts: estimates may pass the 64-bit range
+            size_in_bytes=_int(d.get("size_in_bytes"), f"{where}.size_in_bytes", 0, 2 ** 127, optional=True),
+            row_count=_int(d.get("row_count"), f"{where}.row_count", 0, 2 ** 127, optional=True),
+            reused=bool(_bool(d.get("reused", False), f"{where}.reused", optional=True)), **opt_str)
 
 
 @dataclass
@@ -209,9 +440,34 @@ class ReadCapture:
                 "description": self.description, "specs": [spec_to_dict(s) for s in self.specs]}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ReadCapture":
-        return cls(int(d["node"]), d.get("stage_id"), d.get("shuffle_id"), str(d.get("description", "")),
-                   [spec_from_dict(s) for s in d.get("specs") or []])
+    def from_dict(cls, d: dict[str, Any], where: str = "read") -> "ReadCapture":
+        d = _dict(d, where)
+        specs = _list(d.get("specs"), f"{where}.specs")
+        if len(specs) > MAX_COUNT:
+            raise _bad(f"{where}.specs", f"has more than {MAX_COUNT} entries")
+        return cls(_count(d.get("node"), f"{where}.node"),  # type: ignore[arg-type]
+                   _int(d.get("stage_id"), f"{where}.stage_id", -1, optional=True),
+                   _int(d.get("shuffle_id"), f"{where}.shuffle_id", -1, optional=True),
+                   _str(d.get("description", ""), f"{where}.description"),  # type: ignore[arg-type]
+                   [_spec(s, f"{where}.specs[{i}]") for i, s in enumerate(specs)])
+
+
+def _check_specs(read: ReadCapture, sh: Optional[ShuffleCapture], where: str) -> None:
+    """A read's specs stay inside its shuffle (reducers below ``num_reducers``, maps below
+    ``num_maps``), as Spark's always do: the views index the shuffle's sizes with them."""
+    if sh is None:
+        return
+    maps = sh.num_maps if sh.num_maps is not None else sh.map_sizes.num_maps if sh.map_sizes else None
+    for i, s in enumerate(read.specs):
+        reducers_end = getattr(s, "end_reducer_index", None)
+        reducer = getattr(s, "reducer_index", None)
+        map_end = getattr(s, "end_map_index", None)
+        map_index = getattr(s, "map_index", None)
+        if ((reducers_end is not None and reducers_end > sh.num_reducers)
+                or (reducer is not None and reducer >= sh.num_reducers)
+                or (maps is not None and ((map_end is not None and map_end > maps)
+                                          or (map_index is not None and map_index >= maps)))):
+            raise _bad(f"{where}.specs[{i}]", f"points outside shuffle {sh.shuffle_id}")
 
 
 @dataclass
@@ -237,9 +493,14 @@ class SparkStageTiming:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "SparkStageTiming":
-        return cls(int(d["stage_id"]), str(d.get("name", "")), int(d.get("num_tasks", 0)), d.get("submitted_ms"),
-                   d.get("completed_ms"), bool(d.get("failed", False)))
+    def from_dict(cls, d: dict[str, Any], where: str = "spark_stage") -> "SparkStageTiming":
+        d = _dict(d, where)
+        return cls(_int(d.get("stage_id"), f"{where}.stage_id", -1),  # type: ignore[arg-type]
+                   _str(d.get("name", ""), f"{where}.name"),  # type: ignore[arg-type]
+                   _count(d.get("num_tasks", 0), f"{where}.num_tasks"),  # type: ignore[arg-type]
+                   _int(d.get("submitted_ms"), f"{where}.submitted_ms", 0, optional=True),
+                   _int(d.get("completed_ms"), f"{where}.completed_ms", 0, optional=True),
+                   bool(_bool(d.get("failed", False), f"{where}.failed", optional=True)))
 
 
 @dataclass
@@ -294,25 +555,42 @@ class QueryCapture:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "QueryCapture":
+    def from_dict(cls, d: dict[str, Any], where: str = "query") -> "QueryCapture":
+        d = _dict(d, where)
         shuffles = {}
-        for s in d.get("shuffles") or []:
-            sc = ShuffleCapture.from_dict(s)
+        for i, s in enumerate(_list(d.get("shuffles"), f"{where}.shuffles")):
+            sc = ShuffleCapture.from_dict(s, f"{where}.shuffles[{i}]")
             shuffles[sc.shuffle_id] = sc
+
+        def plan(key: str) -> Optional[CapturedPlan]:
+            return CapturedPlan.from_dict(d[key], f"{where}.{key}") if d.get(key) else None
+
+        def items(key: str, fn) -> list:
+            return [fn(x, f"{where}.{key}[{i}]") for i, x in enumerate(_list(d.get(key), f"{where}.{key}"))]
+
+        reads = items("reads", ReadCapture.from_dict)
+        for i, r in enumerate(reads):
+            _check_specs(r, shuffles.get(r.shuffle_id) if r.shuffle_id is not None else None, f"{where}.reads[{i}]")
         return cls(
-            index=int(d.get("index", 0)), label=str(d.get("label", "")), conf={k: str(v) for k, v in (d.get("conf") or {}).items()},
-            default_parallelism=int(d.get("default_parallelism", 1)), adaptive=bool(d.get("adaptive", True)),
-            final_plan=CapturedPlan.from_dict(d["final_plan"]) if d.get("final_plan") else None,
-            initial_plan=CapturedPlan.from_dict(d["initial_plan"]) if d.get("initial_plan") else None,
-            plan_updates=[PlanUpdate.from_dict(u) for u in d.get("plan_updates") or []],
-            stages=[StageCapture.from_dict(s) for s in d.get("stages") or []],
+            index=_int(d.get("index", 0), f"{where}.index", 0, MAX_COUNT),  # type: ignore[arg-type]
+            label=_str(d.get("label", ""), f"{where}.label"),  # type: ignore[arg-type]
+            conf=_str_dict(d.get("conf"), f"{where}.conf"),
+            default_parallelism=_int(d.get("default_parallelism", 1), f"{where}.default_parallelism", 1, MAX_COUNT),  # type: ignore[arg-type]
+            adaptive=bool(_bool(d.get("adaptive", True), f"{where}.adaptive", optional=True)),
+            final_plan=plan("final_plan"), initial_plan=plan("initial_plan"),
+            plan_updates=items("plan_updates", PlanUpdate.from_dict),
+            stages=items("stages", StageCapture.from_dict),
             shuffles=shuffles,
-            reads=[ReadCapture.from_dict(r) for r in d.get("reads") or []],
-            required_distribution=d.get("required_distribution"), sql=d.get("sql"), preset=d.get("preset"),
-            execution_ids=[int(x) for x in d.get("execution_ids") or []],
-            spark_stages=[SparkStageTiming.from_dict(s) for s in d.get("spark_stages") or []],
-            duration_ms=d.get("duration_ms"), capture_ms=d.get("capture_ms"), row_count=d.get("row_count"),
-            notes=list(d.get("notes") or []),
+            reads=reads,
+            required_distribution=_str(d.get("required_distribution"), f"{where}.required_distribution", optional=True),
+            sql=_str(d.get("sql"), f"{where}.sql", optional=True),
+            preset=_str(d.get("preset"), f"{where}.preset", optional=True),
+            execution_ids=_ints(d.get("execution_ids") or [], f"{where}.execution_ids"),
+            spark_stages=items("spark_stages", SparkStageTiming.from_dict),
+            duration_ms=_float(d.get("duration_ms"), f"{where}.duration_ms"),
+            capture_ms=_float(d.get("capture_ms"), f"{where}.capture_ms"),
+            row_count=_int(d.get("row_count"), f"{where}.row_count", 0, optional=True),
+            notes=[n for n in _list(d.get("notes"), f"{where}.notes") if isinstance(n, str)],
         )
 
 
@@ -346,15 +624,29 @@ class Capture:
             raise CaptureFormatError("not an AQE Lens capture (no \"format\": \"aqe-lens-capture\")")
         v = d.get("format_version")
         if not isinstance(v, int) or v < 1:
-            raise CaptureFormatError(f"capture has no valid format_version: {v!r}")
+            raise CaptureFormatError("capture has no valid format_version (a positive integer)")
         if v > FORMAT_VERSION:
             raise CaptureFormatError(f"capture format version {v} is newer than this AQE Lens reads ({FORMAT_VERSION}); upgrade AQE Lens")
-        spark = d.get("spark") or {}
+        spark = _dict(d.get("spark"), "spark", optional=True)
+        version = spark.get("version")
+        try:
+            as_version(version if isinstance(version, str) else "")
+        except ValueError:
+            raise _bad("spark.version", "is not a Spark version AQE Lens models (3.0 or later)") from None
+        queries = [QueryCapture.from_dict(q, f"queries[{i}]") for i, q in enumerate(_list(d.get("queries"), "queries"))]
+        for q in queries:  # a conf value Spark itself would reject: note it, use the default
+            from aqe_core.config import checked_layers
+
+            (q.conf,), notes = checked_layers(version, [q.conf])
+            q.notes.extend(notes)
         return cls(
-            spark_version=str(spark.get("version")), master=spark.get("master"), app_id=spark.get("app_id"),
-            java=spark.get("java"), run=dict(d.get("run") or {}), created_at=d.get("created_at"),
-            producer=dict(d.get("producer") or {}), warnings=list(d.get("warnings") or []),
-            queries=[QueryCapture.from_dict(q) for q in d.get("queries") or []], format_version=v,
+            spark_version=version, master=_str(spark.get("master"), "spark.master", optional=True),
+            app_id=_str(spark.get("app_id"), "spark.app_id", optional=True),
+            java=_dict(spark.get("java"), "spark.java", optional=True) or None,
+            run=_dict(d.get("run"), "run", optional=True), created_at=_str(d.get("created_at"), "created_at", optional=True),
+            producer=_dict(d.get("producer"), "producer", optional=True),
+            warnings=[w for w in _list(d.get("warnings"), "warnings") if isinstance(w, str)],
+            queries=queries, format_version=v,
         )
 
 
@@ -387,22 +679,101 @@ def save_capture(capture: Capture, path: PathLike, *, compress: Optional[bool] =
     return p
 
 
-def loads(data: "bytes | str") -> Capture:
-    if isinstance(data, (bytes, bytearray)):
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        data = data.decode("utf-8")
+def _mib(n: int) -> str:
+    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
+
+
+def _read_limited(fh: Any, max_bytes: int, max_seconds: Optional[float]) -> bytes:
+    """The decoded bytes of a plain or gzip stream, never more than ``max_bytes`` (a gzip bomb
+    stops at the cap, with memory bounded by it) nor more than ``max_seconds`` of CPU time."""
+    start = time.thread_time()
+    head = fh.read(2)
+    out = bytearray()
+    chunk = 1 << 20
+
+    def check() -> None:
+        if len(out) > max_bytes:
+            raise CaptureFormatError(f"this capture decompresses to more than {_mib(max_bytes)}, the limit for"
+                                     " one capture")
+        if max_seconds is not None and time.thread_time() - start > max_seconds:
+            raise CaptureFormatError(f"decoding this capture took more than {max_seconds:g} s of CPU time, the limit")
+
+    if head != b"\x1f\x8b":
+        out += head
+        while True:
+            data = fh.read(chunk)
+            if not data:
+                return bytes(out)
+            out += data
+            check()
+    d = zlib.decompressobj(wbits=31)
+    pending = head
+    in_member = False
     try:
-        doc = json.loads(data)
+        while True:
+            more = fh.read(chunk)
+            pending += more
+            while pending:
+                in_member = True
+                out += d.decompress(pending, chunk)
+                check()
+                pending = d.unconsumed_tail
+                if d.eof:  # another gzip member may follow
+                    in_member = False
+                    pending = d.unused_data
+                    d = zlib.decompressobj(wbits=31)
+                    if pending and not pending.startswith(b"\x1f\x8b"):
+                        if pending.strip(b"\x00"):
+                            raise CaptureFormatError("not a capture: garbage after the gzip data")
+                        pending = b""
+            if not more:
+                break
+    except zlib.error:
+        raise CaptureFormatError("the gzip data of this capture is corrupt") from None
+    if in_member:
+        raise CaptureFormatError("the gzip data of this capture is cut short")
+    return bytes(out)
+
+
+def loads(data: "bytes | str", *, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+          max_seconds: Optional[float] = None) -> Capture:
+    """A capture from its (plain or gzip) JSON; raises only :class:`CaptureFormatError`."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return _parse(_read_limited(io.BytesIO(data), max_bytes, max_seconds))
+
+
+def _parse(raw: bytes) -> Capture:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CaptureFormatError("not a capture: the file is not UTF-8 text") from None
+    try:
+        doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise CaptureFormatError(f"not JSON: {e}") from None
-    return Capture.from_dict(doc)
+        raise CaptureFormatError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise CaptureFormatError("not a capture: JSON nested too deeply") from None
+    except (ValueError, MemoryError) as e:
+        raise CaptureFormatError(f"not JSON ({type(e).__name__})") from None
+    try:
+        return Capture.from_dict(doc)
+    except CaptureFormatError:
+        raise
+    except RecursionError:
+        raise CaptureFormatError("malformed capture: nested too deeply") from None
 
 
-def load_capture(source: "PathLike | bytes | io.IOBase") -> Capture:
-    """Read a capture from a path (plain or gzip JSON), bytes, or a binary file object."""
+def load_capture(source: "PathLike | bytes | io.IOBase", *, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+                 max_seconds: Optional[float] = None) -> Capture:
+    """Read a capture from a path (plain or gzip JSON), bytes, or a binary file object.
+
+    At most ``max_bytes`` of JSON are decoded (gzip bombs stop there) and at most
+    ``max_seconds`` of CPU time spent; raises only :class:`CaptureFormatError` (and
+    ``OSError`` when a path cannot be opened)."""
     if isinstance(source, (bytes, bytearray)):
-        return loads(source)
+        return loads(bytes(source), max_bytes=max_bytes, max_seconds=max_seconds)
     if hasattr(source, "read"):
-        return loads(source.read())  # type: ignore[union-attr]
-    return loads(Path(source).read_bytes())  # type: ignore[arg-type]
+        return _parse(_read_limited(source, max_bytes, max_seconds))
+    with open(source, "rb") as fh:  # type: ignore[arg-type]
+        return _parse(_read_limited(fh, max_bytes, max_seconds))

@@ -22,7 +22,7 @@ import struct
 import zlib
 from typing import Any, BinaryIO, Callable, Iterator
 
-from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, LimitExceeded, Limits
+from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, LimitExceeded, Limits, describe_bytes
 
 CHUNK = 1 << 20  # raw read size and target size of decoded chunks
 
@@ -471,7 +471,10 @@ def decode_gzip(r: CountingReader, limits: Limits = DEFAULT_LIMITS) -> Iterator[
                 raise DecodeError(f"gzip data is corrupt after {r.count} compressed bytes: {e}") from None
             if out:
                 yield out
-            while d.unconsumed_tail:
+            # once a member ends, zlib keeps the input after it in unused_data (unconsumed_tail
+            # may still be set when the end falls on an output-size boundary: looping on it
+            # would never end)
+            while d.unconsumed_tail and not d.eof:
                 try:
                     out = d.decompress(d.unconsumed_tail, CHUNK)
                 except zlib.error as e:
@@ -519,12 +522,20 @@ def decode(codec: str, r: CountingReader, limits: Limits = DEFAULT_LIMITS) -> It
     for chunk in it:
         total += len(chunk)
         if total > limits.max_decompressed_bytes:
-            raise LimitExceeded(
-                f"decompressed size passed the limit of {limits.max_decompressed_bytes} bytes"
-            )
+            raise LimitExceeded(size_limit_message(limits.max_decompressed_bytes))
         if total > limits.ratio_grace_bytes and total > limits.max_expansion_ratio * max(r.count, 1):
-            raise LimitExceeded(
-                f"decompression bomb suspected: {total} bytes decoded from {r.count} compressed bytes "
-                f"(ratio over {limits.max_expansion_ratio})"
-            )
+            raise LimitExceeded(ratio_limit_message(total, r.count, limits.max_expansion_ratio))
         yield chunk
+
+
+def size_limit_message(limit: int) -> str:
+    return f"the log decompresses to more than {describe_bytes(limit)}, the limit of decoded bytes"
+
+
+def ratio_limit_message(total: int, compressed: int, ratio: int) -> str:
+    return (f"decompression bomb suspected: {describe_bytes(total)} decoded from {describe_bytes(compressed)} of "
+            f"compressed data (more than {ratio} times, the limit)")
+
+
+def time_limit_message(seconds: float) -> str:
+    return f"decoding the log took more than {seconds:g} s of CPU time, the limit"

@@ -13,7 +13,7 @@ class DecodeError(EventLogError):
 
 
 class LimitExceeded(EventLogError):
-    """An explicit safety limit was hit (decompressed size, expansion ratio)."""
+    """An explicit safety limit was hit (decompressed size, expansion ratio, decode time)."""
 
 
 MiB = 1024 * 1024
@@ -31,6 +31,15 @@ class Limits:
     stops decompression bombs early. Spark logs compress 5-40x.
     ``max_block_bytes``: the largest single codec block/chunk accepted (lz4, snappy, lzf).
     ``max_files``: parts of a rolling directory or members of a zip/tar.
+    ``max_seconds``: CPU time (of the reading thread) to decode and parse one log; None = no
+    limit. Checked once per decoded chunk (about 1 MiB), so a log stops within a chunk of it.
+    ``max_task_slots``: per-task metric values kept at once (8 bytes each; a stage's arrays are
+    sized by its task count, which a log may overstate).
+
+    Size limits count decoded bytes of the whole log (every part of a rolling directory or
+    archive), and the expansion ratio is taken against the archive's size for zip/tar members.
+    The CLI keeps these generous defaults; the app passes :func:`server limits
+    <aqe_core.sources.server_limits>` derived from the server settings.
     """
 
     max_line_bytes: int = 64 * MiB
@@ -39,6 +48,17 @@ class Limits:
     ratio_grace_bytes: int = 64 * MiB
     max_block_bytes: int = 64 * MiB
     max_files: int = 100_000
+    max_seconds: float | None = None
+    max_task_slots: int = 512 * MiB
+
+
+def describe_bytes(n: int) -> str:
+    """``n`` bytes for people (limit messages)."""
+    if n >= GiB and n % GiB == 0:
+        return f"{n // GiB} GiB"
+    if n >= MiB:
+        return f"{n / MiB:.0f} MiB"
+    return f"{n} bytes"
 
 
 DEFAULT_LIMITS = Limits()

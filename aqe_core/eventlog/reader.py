@@ -11,7 +11,12 @@ line does not have the layout Spark's JsonProtocol writes).
 from __future__ import annotations
 
 import json
+import os
 import re
+import tarfile
+import time
+import zipfile
+import zlib
 from array import array
 from itertools import chain as _chain
 from collections import defaultdict
@@ -30,6 +35,11 @@ ProgressFn = Callable[[int, "int | None"], None]
 
 SQL_PREFIX = "org.apache.spark.sql.execution.ui."
 _MAX_SAMPLES = 5
+_I64_MIN, _I64_MAX = -(2 ** 63), 2 ** 63 - 1
+#: what a malformed event may raise while a handler reads it (the event is skipped, with a warning)
+_FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError)
+#: what reading a part of an archive may raise besides the codecs' own errors
+_CONTAINER_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, tarfile.TarError, RuntimeError, NotImplementedError)
 
 # --------------------------------------------------------------------------------------------
 # line splitting
@@ -138,11 +148,18 @@ _COMPLETION = re.compile(rb'"Completion Time":(-?\d+)')
 def _as_int(v: Any) -> int:
     if isinstance(v, bool):
         raise ValueError("boolean where a number was expected")
-    if isinstance(v, int):
-        return v
     if isinstance(v, str):
-        return int(v)
-    raise ValueError(f"not a number: {v!r}")
+        if len(v) > 20:
+            raise ValueError("a number with too many digits")
+        try:
+            v = int(v)
+        except ValueError:
+            raise ValueError("text where a number was expected") from None
+    if not isinstance(v, int):
+        raise ValueError(f"{type(v).__name__} where a number was expected")
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise ValueError("a number outside the 64-bit range")
+    return v
 
 
 def parse_task_end_fast(line: bytes):
@@ -222,12 +239,29 @@ def parse_task_end_json(d: dict):
 # live state (mirrors SQLAppStatusListener)
 
 
+class _SlotBudget:
+    """Per-task arrays are sized by a stage's task count, which the log states: a one-line log
+    claiming 2**31 tasks must not allocate gigabytes. Every array is charged here first."""
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int):
+        self.left = self.limit = limit
+
+    def zeros(self, n: int, fill: int = 0) -> array:
+        if n > self.left:
+            raise LimitExceeded(f"the log's stages declare more tasks than the reader keeps values for "
+                                f"({self.limit} per-task values in all)")
+        self.left -= n
+        return array("q", bytes(8 * n)) if fill == 0 else array("q", [fill]) * n
+
+
 class _StageMetrics:
     """Per-stage SQL metric slots indexed by task index (LiveStageMetrics)."""
 
-    __slots__ = ("stage_id", "attempt", "num_tasks", "types", "values", "completed", "maxes")
+    __slots__ = ("stage_id", "attempt", "num_tasks", "types", "values", "completed", "maxes", "budget")
 
-    def __init__(self, stage_id: int, attempt: int, num_tasks: int, types: dict[int, str]):
+    def __init__(self, stage_id: int, attempt: int, num_tasks: int, types: dict[int, str], budget: _SlotBudget):
         self.stage_id = stage_id
         self.attempt = attempt
         self.num_tasks = max(0, num_tasks)
@@ -235,6 +269,7 @@ class _StageMetrics:
         self.values: dict[int, array] = {}
         self.completed: set[int] = set()
         self.maxes: dict[int, list[int]] = {}
+        self.budget = budget
 
     def update(self, task_id: int, index: int, successful: bool, accs) -> None:
         if index in self.completed:
@@ -248,7 +283,7 @@ class _StageMetrics:
                 continue
             arr = self.values.get(acc)
             if arr is None:
-                arr = self.values[acc] = array("q", bytes(8 * n))
+                arr = self.values[acc] = self.budget.zeros(n)
             if 0 <= index < n:
                 arr[index] = value
             if t != M.SUM:
@@ -265,12 +300,13 @@ class _StageMetrics:
 class _ReadStore:
     """Per-stage shuffle read sizes of successful tasks, by task index (ours, not the UI's)."""
 
-    __slots__ = ("num_tasks", "by_acc", "tracked")
+    __slots__ = ("num_tasks", "by_acc", "tracked", "budget")
 
-    def __init__(self, num_tasks: int, tracked: dict[int, str]):
+    def __init__(self, num_tasks: int, tracked: dict[int, str], budget: _SlotBudget):
         self.num_tasks = max(0, num_tasks)
         self.by_acc: dict[int, array] = {}
         self.tracked = tracked  # exchange read-metric ids of the execution (shared)
+        self.budget = budget
 
     def record(self, index: int, accs) -> None:
         n = self.num_tasks
@@ -282,11 +318,15 @@ class _ReadStore:
             if acc in tracked:
                 arr = self.by_acc.get(acc)
                 if arr is None:
-                    arr = self.by_acc[acc] = array("q", bytes(8 * n))
+                    arr = self.by_acc[acc] = self.budget.zeros(n)
                 arr[index] = value
 
 
 _READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "records read": "records"}
+_OWN_MESSAGES = {"boolean where a number was expected", "a number with too many digits",
+                 "text where a number was expected", "a number outside the 64-bit range",
+                 "list where a number was expected", "dict where a number was expected",
+                 "NoneType where a number was expected", "float where a number was expected"}
 
 
 class _LiveExec:
@@ -313,9 +353,10 @@ class _LiveExec:
 
 
 class _Builder:
-    def __init__(self, log: EventLog, keep_tasks: bool = True):
+    def __init__(self, log: EventLog, keep_tasks: bool = True, limits: Limits = DEFAULT_LIMITS):
         self.log = log
         self.keep_tasks = keep_tasks
+        self.budget = _SlotBudget(limits.max_task_slots)
         self.execs: dict[int, _LiveExec] = {}
         self.live: dict[int, _LiveExec] = {}
         self.stage_metrics: dict[int, _StageMetrics] = {}
@@ -371,7 +412,7 @@ class _Builder:
                 if handler in raw:
                     try:
                         handler(line, None)
-                    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+                    except _FIELD_ERRORS as e:
                         self._field_error(name_b.decode("utf-8", "replace"), e)
                     continue
                 try:
@@ -384,7 +425,7 @@ class _Builder:
                     continue
                 try:
                     handler(None, d)
-                except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as e:
+                except _FIELD_ERRORS as e:
                     self._field_error(name_b.decode("utf-8", "replace"), e)
                 continue
             stripped = line.strip()
@@ -405,20 +446,33 @@ class _Builder:
                 continue
             try:
                 handler(None, d) if handler not in raw else handler(stripped, d)
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as e:
+            except _FIELD_ERRORS as e:
                 self._field_error(name, e)
 
     def _bad_line(self, line: bytes, e: Exception) -> None:
+        # Never quote the line: a file that is not an event log must not be echoed back.
         self.bad_lines += 1
         if len(self.bad_samples) < _MAX_SAMPLES:
-            snippet = line[:60].decode("utf-8", "replace")
-            self.bad_samples.append(f"line {self.line_no}: not a JSON event ({str(e)[:80]}): {snippet!r}")
+            if isinstance(e, json.JSONDecodeError):
+                why = f"{e.msg} at column {e.colno}"
+            elif isinstance(e, RecursionError):
+                why = "nested too deeply"
+            else:
+                why = "not a JSON object with an \"Event\" field"
+            self.bad_samples.append(f"line {self.line_no}: not a JSON event ({why}, {len(line)} bytes)")
 
     def _field_error(self, event: str, e: Exception) -> None:
-        short = event.rsplit(".", 1)[-1]
+        short = event.rsplit(".", 1)[-1][:80]
         self.field_errors[short] += 1
         if len(self.field_samples) < _MAX_SAMPLES:
-            what = f"missing field {e}" if isinstance(e, KeyError) else f"{type(e).__name__}: {str(e)[:100]}"
+            if isinstance(e, KeyError) and e.args and isinstance(e.args[0], str) and len(e.args[0]) <= 40:
+                what = f"missing field {e.args[0]!r}"
+            elif isinstance(e, ValueError) and str(e) in _OWN_MESSAGES:
+                what = str(e)
+            elif isinstance(e, (OverflowError, ValueError)):
+                what = "a value of the wrong type or out of range"
+            else:
+                what = f"unexpected structure ({type(e).__name__})"
             self.field_samples.append(f"line {self.line_no}: {short} skipped ({what})")
 
     # -- application ---------------------------------------------------------------------------
@@ -545,7 +599,7 @@ class _Builder:
             if isinstance(p, (list, tuple)) and len(p) == 2:
                 try:
                     pairs.append((_as_int(p[0]), _as_int(p[1])))
-                except (ValueError, TypeError):
+                except (ValueError, TypeError):  # also values outside the 64-bit range
                     continue
         ex = self.execs.get(eid)
         if ex is None:
@@ -633,19 +687,19 @@ class _Builder:
         eid_s = props.get("spark.sql.execution.id") if isinstance(props, dict) else None
         if eid_s is None:
             return
-        eid = int(eid_s)
+        eid = _as_int(eid_s)
         ex = self._exec(eid)
         m = ex.model
         if ex.types:
             for si in infos:
                 sid = _as_int(si["Stage ID"])
                 nt = si.get("Number of Tasks")
-                self.stage_metrics[sid] = _StageMetrics(sid, 0, nt if isinstance(nt, int) else 0, ex.types)
+                self.stage_metrics[sid] = _StageMetrics(sid, 0, nt if isinstance(nt, int) else 0, ex.types, self.budget)
         for si in infos:
             sid = _as_int(si["Stage ID"])
             if sid not in self.read_store:
                 nt = si.get("Number of Tasks")
-                self.read_store[sid] = _ReadStore(nt if isinstance(nt, int) else 0, ex.read_ids)
+                self.read_store[sid] = _ReadStore(nt if isinstance(nt, int) else 0, ex.read_ids, self.budget)
         ex.jobs[job_id] = "RUNNING"
         self.job_to_exec[job_id] = eid
         if job_id not in m.job_status:
@@ -688,7 +742,7 @@ class _Builder:
         st.submission_time = sub
         sm = self.stage_metrics.get(sid)
         if sm is not None and sm.attempt != attempt and self._is_sql_stage(sid):
-            self.stage_metrics[sid] = _StageMetrics(sid, attempt, sm.num_tasks, sm.types)
+            self.stage_metrics[sid] = _StageMetrics(sid, attempt, sm.num_tasks, sm.types, self.budget)
 
     def _is_sql_stage(self, sid: int) -> bool:
         return any(sid in ex.stages for ex in self.live.values())
@@ -739,8 +793,8 @@ class _Builder:
             st = self.log.stages.get(sid)
             if st is not None and self.keep_tasks and read is not None and 0 <= index < st.num_tasks:
                 if st.shuffle_bytes_read is None:
-                    st.shuffle_bytes_read = array("q", [-1]) * st.num_tasks
-                    st.shuffle_records_read = array("q", [-1]) * st.num_tasks
+                    st.shuffle_bytes_read = self.budget.zeros(st.num_tasks, -1)
+                    st.shuffle_records_read = self.budget.zeros(st.num_tasks, -1)
                 st.shuffle_bytes_read[index] = read[0] + read[1]
                 st.shuffle_records_read[index] = read[2]  # type: ignore[index]
             rs = self.read_store.get(sid)
@@ -909,16 +963,16 @@ def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: 
     if key in cache:
         m.aqe_conf, err = cache[key]
     else:
-        err = None
+        err: list[str] = []
         try:
-            from aqe_core.config import AQEConf
+            from aqe_core.config import AQEConf, checked_layers
 
-            m.aqe_conf = AQEConf.resolve(version, m.conf_layers, validate=False)
+            layers, err = checked_layers(version, m.conf_layers)
+            m.aqe_conf = AQEConf.resolve(version, layers, validate=False)
         except Exception as e:  # unsupported version string, missing module: keep the raw layers
-            err = f"effective AQE configuration not built: {e}"
+            err = [f"effective AQE configuration not built: {str(e)[:200]}"]
         cache[key] = (m.aqe_conf, err)
-    if err:
-        m.warnings.append(err)
+    m.warnings.extend(err)
 
 
 # --------------------------------------------------------------------------------------------
@@ -941,7 +995,7 @@ def _open_part_stream(part: Part, limits: Limits, on_read: Callable[[int], None]
             log.notes.append(f"{name}: empty file")
             return
         if fmt is None:
-            raise DecodeError(f"{name}: not an event log (unrecognised bytes {head[:8]!r})")
+            raise DecodeError(f"{name}: not an event log (the first bytes are neither JSON nor a known codec)")
         if fmt in ("zip", "tar"):
             raise DecodeError(f"{name}: a {fmt} archive inside an event log is not supported")
         if fmt not in codecs.DECODERS:
@@ -991,26 +1045,41 @@ def load(
     progress: ProgressFn | None = None,
     limits: Limits = DEFAULT_LIMITS,
     keep_task_metrics: bool = True,
+    roots: "list[str] | None" = None,
 ) -> EventLog:
     """Load an event log (any layout/codec, see :mod:`aqe_core.eventlog.sources`).
 
     Raises :class:`EventLogError` only when nothing usable can be read (missing file, not an
-    event log at all); every other problem (corrupt or truncated data, bad lines, unknown
-    events, missing fields, limits) gives a partial load with ``warnings``.
-    ``progress(bytes_read, total_bytes_or_None)`` is called as raw bytes are consumed.
+    event log at all, a limit hit before any execution was read); every other problem
+    (corrupt or truncated data, bad lines, unknown events, missing fields, limits) gives a
+    partial load with ``warnings``. ``progress(bytes_read, total_bytes_or_None)`` is called
+    as raw bytes are consumed. ``roots``: when given, every file read (the path, the parts of
+    a rolling directory, after symlinks are resolved) must lie inside one of these folders.
     """
-    src = open_source(path, limits)
-    with src:
-        return _load_source(src, progress, limits, keep_task_metrics)
+    try:
+        src = open_source(path, limits, roots=roots)
+        with src:
+            return _load_source(src, progress, limits, keep_task_metrics)
+    except EventLogError:
+        raise
+    except OSError as e:
+        raise EventLogError(f"cannot read {os.path.basename(os.fspath(path))}: {e.strerror or type(e).__name__}") from None
+    except (*_CONTAINER_ERRORS, *_FIELD_ERRORS, MemoryError) as e:
+        # the last line of defence; the fuzz tests keep this unreached
+        raise EventLogError(f"cannot read this log (internal error: {type(e).__name__})") from None
 
 
 def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, keep_tasks: bool) -> EventLog:
     log = EventLog(path=src.path, layout=src.layout, parts=[p.name for p in src.parts])
     log.warnings.extend(src.warnings)
     log.notes.extend(src.notes)
-    b = _Builder(log, keep_tasks)
+    b = _Builder(log, keep_tasks, limits)
     total = src.total_size
     done = 0
+    decoded_all = 0
+    started = time.thread_time()
+    # members of a zip/tar are counted decompressed: take the ratio against the archive
+    basis = src.container_size if src.container in ("zip", "tar") else None
 
     def on_read(n: int) -> None:
         nonlocal done
@@ -1025,9 +1094,18 @@ def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, ke
         decoded = 0
 
         def counted(chunks: Iterator[bytes]) -> Iterator[bytes]:
-            nonlocal decoded
+            """Whole-log limits, checked once per decoded chunk (~1 MiB)."""
+            nonlocal decoded, decoded_all
             for c in chunks:
                 decoded += len(c)
+                decoded_all += len(c)
+                if decoded_all > limits.max_decompressed_bytes:
+                    raise LimitExceeded(codecs.size_limit_message(limits.max_decompressed_bytes))
+                raw = basis if basis is not None else done
+                if decoded_all > limits.ratio_grace_bytes and decoded_all > limits.max_expansion_ratio * max(raw, 1):
+                    raise LimitExceeded(codecs.ratio_limit_message(decoded_all, raw, limits.max_expansion_ratio))
+                if limits.max_seconds is not None and time.thread_time() - started > limits.max_seconds:
+                    raise LimitExceeded(codecs.time_limit_message(limits.max_seconds))
                 yield c
 
         expected_trunc = last and src.complete_by_name is False
@@ -1048,9 +1126,10 @@ def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, ke
                 raise EventLogError(str(e)) from None
             log.warnings.append(f"{e}; the events after it are missing")
         except OSError as e:
-            log.warnings.append(f"{part.name}: read error: {e}")
-        except EOFError as e:
-            log.warnings.append(f"{part.name}: {e or 'unexpected end of data'}")
+            log.warnings.append(f"{part.name.rsplit('/', 1)[-1]}: read error ({e.strerror or type(e).__name__})")
+        except _CONTAINER_ERRORS as e:  # a corrupt zip/tar member, bad CRC, cut archive
+            log.warnings.append(f"{part.name.rsplit('/', 1)[-1]}: the archive member is corrupt or cut"
+                                f" ({type(e).__name__}); the events after it are missing")
         log.bytes_decoded += decoded
         if lines.oversize:
             log.warnings.append(
@@ -1067,7 +1146,9 @@ def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, ke
             break
     log.bytes_read = done
     if b.line_no == 0 and fatal is None and not log.warnings:
-        raise EventLogError(f"{src.path}: no events found (empty log)")
+        raise EventLogError(f"{os.path.basename(src.path)}: no events found (empty log)")
+    if fatal is not None and not b.execs:
+        raise LimitExceeded(fatal)
     b.finish()
     app = log.application
     log.events = b.line_no

@@ -9,17 +9,22 @@ hint that is checked.
 """
 from __future__ import annotations
 
+import gzip
 import io
 import os
+import posixpath
 import re
+import stat
 import tarfile
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterator
+from struct import error as struct_error
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 from aqe_core.eventlog import codecs
-from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, Limits
+from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
 
 ROLLING_DIR_PREFIX = "eventlog_v2_"
 _EVENTS_RE = re.compile(r"^events_(\d+)_([^/]+?)(\.compact)?$")
@@ -48,6 +53,7 @@ class LogSource:
     #: True/False from the name or the rolling appstatus marker; None if the name says nothing
     complete_by_name: bool | None = None
     container: str | None = None  # "zip" | "gzip" | "tar"
+    container_size: int | None = None  # bytes of the archive file (for the expansion ratio)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     _closers: list = field(default_factory=list, repr=False)
@@ -159,21 +165,58 @@ def _file_opener(path: str) -> Callable[[], BinaryIO]:
     return lambda: open(path, "rb")
 
 
+class Roots:
+    """The folders a server may read from; a path is inside when its real path (symlinks
+    resolved) is one of them or below one."""
+
+    def __init__(self, roots: Sequence[str]):
+        self.real = [os.path.realpath(r) for r in roots]
+
+    def resolve(self, path: str) -> str | None:
+        """The real path of ``path`` if it lies inside a root, else None."""
+        real = os.path.realpath(path)
+        for r in self.real:
+            if real == r or real.startswith(r.rstrip(os.sep) + os.sep):
+                return real
+        return None
+
+
+OUTSIDE_ROOTS = "this path is outside the folders this server may open"
+
+
+def _member_ok(name: str) -> bool:
+    """An archive member name that stays inside the archive's folder: relative, no ``..``,
+    no drive letters or backslash tricks (we never extract, but names are shown and grouped)."""
+    if not name or name.startswith(("/", "\\")) or "\\" in name or "\x00" in name or re.match(r"^[A-Za-z]:", name):
+        return False
+    parts = name.split("/")
+    return ".." not in parts and posixpath.normpath(name) == name.rstrip("/")
+
+
 def _read_head(opener: Callable[[], BinaryIO], n: int = _HEAD) -> bytes:
     with opener() as f:
         return f.read(n)
 
 
-def open_source(path: str, limits: Limits = DEFAULT_LIMITS) -> LogSource:
-    """Resolve ``path`` into a :class:`LogSource`. Raises :class:`EventLogError`."""
+def open_source(path: str, limits: Limits = DEFAULT_LIMITS, roots: "Sequence[str] | Roots | None" = None) -> LogSource:
+    """Resolve ``path`` into a :class:`LogSource`. Raises :class:`EventLogError`.
+
+    ``roots``: when given, ``path`` and every file read for it must resolve (symlinks followed)
+    inside one of these folders; a part pointing outside is skipped with a warning."""
     path = os.fspath(path)
+    if roots is not None:
+        roots = roots if isinstance(roots, Roots) else Roots(roots)
+        real = roots.resolve(path)
+        if real is None:
+            raise EventLogError(OUTSIDE_ROOTS)
+        path = real
     if not os.path.exists(path):
         raise EventLogError(f"no such file or directory: {path}")
     if os.path.isdir(path):
-        return _open_dir(path, limits)
+        return _open_dir(path, limits, roots)
     parent = os.path.dirname(os.path.abspath(path))
     if _EVENTS_RE.match(os.path.basename(path)) and _is_rolling_name(os.path.basename(parent)):
-        src = _open_dir(parent, limits)
+        src = _open_dir(parent, limits, roots)
         src.notes.append(f"{os.path.basename(path)} is one part of a rolling log: read the whole directory {parent}")
         return src
     try:
@@ -215,16 +258,29 @@ def _gzip_head(path: str, limits: Limits) -> bytes:
     return b""
 
 
-def _open_dir(path: str, limits: Limits) -> LogSource:
+def _open_dir(path: str, limits: Limits, roots: "Roots | None" = None) -> LogSource:
     names = sorted(os.listdir(path))
+    if len(names) > limits.max_files:
+        raise EventLogError(f"{os.path.basename(path)} holds {len(names)} files, over the limit of {limits.max_files}")
     base = os.path.basename(os.path.normpath(path))
     if _is_rolling_name(base) or any(_EVENTS_RE.match(n) for n in names):
         entries = []
+        outside = []
         for n in names:
             full = os.path.join(path, n)
-            if os.path.isfile(full):
-                entries.append((full, os.path.getsize(full), _file_opener(full)))
+            if roots is not None:
+                real = roots.resolve(full)
+                if real is None:
+                    outside.append(n)
+                    continue
+                full_real = real
+            else:
+                full_real = full
+            if os.path.isfile(full_real):
+                entries.append((full, os.path.getsize(full_real), _file_opener(full_real)))
         parts, status, notes, warnings = _rolling_parts(entries, path, limits)
+        if outside:
+            warnings.insert(0, f"{base}: skipped {len(outside)} file(s) that link outside the folders this server may open")
         return LogSource(path=path, layout="rolling", parts=parts, complete_by_name=status,
                          notes=notes, warnings=warnings)
     candidates = [
@@ -238,6 +294,8 @@ def _open_dir(path: str, limits: Limits) -> LogSource:
     if len(candidates) > 1 and len(dbx) == len(candidates):
         # Databricks rolls one log into eventlog-<yyyy-mm-dd--hh-mm>[.gz] files; "eventlog" is the newest
         dbx.sort(key=lambda n: (n == "eventlog", _DBX_RE.match(n).group(1) or ""))  # type: ignore[union-attr]
+        if roots is not None and any(roots.resolve(os.path.join(path, n)) is None for n in dbx):
+            raise EventLogError(f"{base}: a file of this log links outside the folders this server may open")
         parts = [Part(name=os.path.join(path, n), size=os.path.getsize(os.path.join(path, n)),
                       opener=_file_opener(os.path.join(path, n))) for n in dbx]
         return LogSource(path=path, layout="rolling", parts=parts,
@@ -245,40 +303,154 @@ def _open_dir(path: str, limits: Limits) -> LogSource:
     if len(candidates) > 1:
         shown = ", ".join(candidates[:5]) + (", ..." if len(candidates) > 5 else "")
         raise EventLogError(f"{path} holds {len(candidates)} event logs ({shown}); pass one of them")
-    return open_source(os.path.join(path, candidates[0]), limits)
+    return open_source(os.path.join(path, candidates[0]), limits, roots)
+
+
+def _zip_entry_count(path: str) -> int | None:
+    """Entries the zip's end record announces (read before ``ZipFile`` builds one object per
+    entry: a small file may announce millions)."""
+    try:
+        with open(path, "rb") as fh:
+            end = zipfile._EndRecData(fh)  # type: ignore[attr-defined]
+    except (OSError, ValueError, struct_error, zipfile.BadZipFile):
+        return None
+    return None if not end else int(end[zipfile._ECD_ENTRIES_TOTAL])  # type: ignore[attr-defined]
+
+
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 
 def _open_zip(path: str, limits: Limits) -> LogSource:
+    name = os.path.basename(path)
+    count = _zip_entry_count(path)
+    if count is not None and count > limits.max_files:
+        raise EventLogError(f"{name}: zip holds {count} files, over the limit of {limits.max_files}")
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as e:
-        raise EventLogError(f"{path}: not a readable zip file ({e})") from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct_error, NotImplementedError) as e:
+        raise EventLogError(f"{name}: not a readable zip file ({type(e).__name__})") from None
     infos = [i for i in zf.infolist() if not i.is_dir()]
     if len(infos) > limits.max_files:
         zf.close()
-        raise EventLogError(f"{path}: zip holds {len(infos)} files, over the limit of {limits.max_files}")
+        raise EventLogError(f"{name}: zip holds {len(infos)} files, over the limit of {limits.max_files}")
+    kept, skipped = [], 0
+    for i in infos:
+        is_link = stat.S_ISLNK(i.external_attr >> 16)
+        # stored/deflated only: bzip2/lzma members decompress without an output bound
+        if is_link or not _member_ok(i.filename) or i.compress_type not in _ZIP_METHODS or i.flag_bits & 0x1:
+            skipped += 1
+        else:
+            kept.append(i)
 
     def opener(info: zipfile.ZipInfo) -> Callable[[], BinaryIO]:
         return lambda: zf.open(info)  # type: ignore[return-value]
 
     try:
-        src = _select_members(path, [(i.filename, i.file_size, opener(i)) for i in infos], limits, "zip")
+        src = _select_members(path, [(i.filename, i.file_size, opener(i)) for i in kept], limits, "zip")
     except BaseException:
         zf.close()
         raise
+    if skipped:
+        src.warnings.insert(0, f"{name}: ignored {skipped} member(s) that are links, encrypted, use an unsupported"
+                               " compression, or have names outside the archive's folder")
+    src.container_size = os.path.getsize(path)
     src._closers.append(zf)
     return src
 
 
+class _CappedStream(io.RawIOBase):
+    """A seekable view of a decompressing stream that refuses to go past ``limit`` decoded
+    bytes, past ``ratio`` times the compressed size, or past ``max_seconds`` of CPU time:
+    ``tarfile`` skips members by seeking, and a gzip seek decompresses everything skipped."""
+
+    def __init__(self, inner: BinaryIO, limits: Limits, compressed_size: int):
+        self._inner = inner
+        cap = limits.max_decompressed_bytes
+        if compressed_size * limits.max_expansion_ratio > limits.ratio_grace_bytes:
+            cap = min(cap, max(limits.ratio_grace_bytes, compressed_size * limits.max_expansion_ratio))
+        self._cap = cap
+        self._limits = limits
+        self._started = time.thread_time()
+
+    def _check(self, pos: int) -> None:
+        if pos > self._cap:
+            raise LimitExceeded(codecs.size_limit_message(self._cap))
+        if self._limits.max_seconds is not None and time.thread_time() - self._started > self._limits.max_seconds:
+            raise LimitExceeded(codecs.time_limit_message(self._limits.max_seconds))
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._inner.tell()
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        target = pos if whence == 0 else self._inner.tell() + pos if whence == 1 else None
+        if target is None:
+            raise OSError("cannot seek from the end of a compressed tar")
+        self._check(target)
+        return self._inner.seek(target)
+
+    def read(self, n: int = -1) -> bytes:
+        pos = self._inner.tell()
+        if n is None or n < 0:
+            n = self._cap + 1 - pos
+        self._check(pos + 1)
+        data = self._inner.read(min(n, self._cap + 1 - pos))
+        self._check(pos + len(data))
+        return data
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
 def _open_tar(path: str, limits: Limits, wrapper: str | None) -> LogSource:
+    name = os.path.basename(path)
+    fobj: BinaryIO | None = None
     try:
-        tf = tarfile.open(path, "r:gz" if wrapper == "gzip" else "r:")
-        members = [m for m in tf.getmembers() if m.isfile()]
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-        raise EventLogError(f"{path}: not a readable tar archive ({e})") from None
-    if len(members) > limits.max_files:
-        tf.close()
-        raise EventLogError(f"{path}: tar holds {len(members)} files, over the limit of {limits.max_files}")
+        if wrapper == "gzip":
+            fobj = _CappedStream(gzip.open(path, "rb"), limits, os.path.getsize(path))  # type: ignore[assignment]
+            tf = tarfile.open(fileobj=fobj, mode="r:")
+        else:
+            tf = tarfile.open(path, "r:")
+        members = []
+        skipped = 0
+        listing_stopped = None
+        it = iter(tf)
+        while True:  # one header at a time: stop at the member limit, not after reading them all
+            try:
+                m = next(it)
+            except StopIteration:
+                break
+            except LimitExceeded as e:  # the members found so far are still read (partially)
+                if not members:
+                    raise
+                listing_stopped = str(e)
+                break
+            if m.isfile() and _member_ok(m.name):
+                members.append(m)
+            elif not m.isdir():
+                skipped += 1  # links, devices, names with .. or absolute: never read
+            if len(members) + skipped > limits.max_files:
+                tf.close()
+                raise EventLogError(f"{name}: tar holds more than {limits.max_files} files, over the limit")
+    except EventLogError:
+        if fobj is not None:
+            fobj.close()
+        raise
+    except (tarfile.TarError, OSError, EOFError, zlib.error, ValueError) as e:
+        if fobj is not None:
+            fobj.close()
+        raise EventLogError(f"{name}: not a readable tar archive ({type(e).__name__})") from None
 
     def opener(m: tarfile.TarInfo) -> Callable[[], BinaryIO]:
         return lambda: tf.extractfile(m)  # type: ignore[return-value]
@@ -288,7 +460,15 @@ def _open_tar(path: str, limits: Limits, wrapper: str | None) -> LogSource:
     except BaseException:
         tf.close()
         raise
+    if skipped:
+        src.warnings.insert(0, f"{name}: ignored {skipped} member(s) that are links or have names outside the"
+                               " archive's folder")
+    if listing_stopped:
+        src.warnings.insert(0, f"{name}: {listing_stopped}; members after that point were not looked at")
+    src.container_size = os.path.getsize(path)
     src._closers.append(tf)
+    if fobj is not None:
+        src._closers.append(fobj)
     return src
 
 
@@ -307,7 +487,7 @@ def _select_members(path: str, entries: list, limits: Limits, container: str) ->
             singles.append(e)
     logs = [("rolling", k) for k in sorted(rolling)] + [("single", e[0]) for e in singles]
     if not logs:
-        raise EventLogError(f"{path}: the {container} holds no event log")
+        raise EventLogError(f"{os.path.basename(path)}: the {container} holds no event log")
     warnings = []
     if len(logs) > 1:
         warnings.append(
