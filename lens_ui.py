@@ -141,7 +141,7 @@ def sidebar_source() -> Optional[LoadedSource]:
                         raise ShareError(f"this file is over the server's upload limit of {max_mb:g} MB")
                     digest = store_upload(up.name, up.getvalue())
                 except ShareError as exc:
-                    st.error(str(exc))
+                    st.error(md_text(exc))
                 else:
                     path = str(upload_path(digest))
                     if path != st.session_state.get("source_path"):

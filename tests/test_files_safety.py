@@ -17,6 +17,7 @@ import pytest
 import zstandard
 from streamlit.testing.v1 import AppTest
 
+from aqe_core.plain_text import md_text
 from aqe_core.capture.model import CaptureFormatError, load_capture
 from aqe_core.eventlog import EventLogError, LimitExceeded, Limits, load
 from aqe_core.server_settings import SAMPLES_DIR
@@ -107,7 +108,7 @@ def test_report_link_with_a_path_outside_the_roots_opens_nothing(server):
     at.run()
     assert not at.exception
     assert at.session_state["source_path"] != str(outside / "log")
-    assert any(OUTSIDE_ROOTS in e.value for e in at.sidebar.error)
+    assert any(md_text(OUTSIDE_ROOTS) in e.value for e in at.sidebar.error)
 
 
 def test_path_on_server_box_refuses_outside_paths(server):
@@ -119,7 +120,7 @@ def test_path_on_server_box_refuses_outside_paths(server):
     at.sidebar.button(key="open_path").click().run()
     assert not at.exception
     errors = [e.value for e in at.sidebar.error]
-    assert any(OUTSIDE_ROOTS in e for e in errors) and not any(SECRET in e for e in errors)
+    assert any(md_text(OUTSIDE_ROOTS) in e for e in errors) and not any(SECRET in e for e in errors)
 
 
 # -- no file bytes, no listings in messages ------------------------------------------------
