@@ -153,6 +153,7 @@ class RunManager:
                 return
             job.state = "running"
         runner = None
+        state, message = "failed", ""
         try:
             runner = self._get_runner(master)
             runner.limit_time(job.job_id, job.time_limit_s)
@@ -163,31 +164,34 @@ class RunManager:
             out.mkdir(parents=True, exist_ok=True)
             path = save_capture(capture, out / f"{time.strftime('%Y%m%d-%H%M%S')}-{job.job_id}.json.gz")
             job.result_path = str(path)
-            job.message = f"captured {len(capture.queries)} quer{'y' if len(capture.queries) == 1 else 'ies'}"
-            job.state = "done"
+            state = "done"
+            message = f"captured {len(capture.queries)} quer{'y' if len(capture.queries) == 1 else 'ies'}"
         except RunTimedOut:
-            job.state = "timed out"
-            job.message = (f"stopped at the time limit of {job.time_limit_s:g} s (server setting run_time_limit_s);"
-                           " its Spark jobs were cancelled")
+            state = "timed out"
+            message = (f"stopped at the time limit of {job.time_limit_s:g} s (server setting run_time_limit_s);"
+                       " its Spark jobs were cancelled")
         except RunCancelled:
-            job.state, job.message = "cancelled", "cancelled"
+            state, message = "cancelled", "cancelled"
         except Exception as exc:  # a failed run is reported, never raised into the app
-            job.message = _one_line(exc, with_type=not isinstance(exc, (RunFailed, ValueError, RuntimeError)))
-            if runner is not None and not runner.rt.alive:
-                job.message += " (Spark stopped during this run, e.g. out of memory; the next run starts a fresh Spark)"
-            job.state = "failed"
+            message = _one_line(exc, with_type=not isinstance(exc, (RunFailed, ValueError, RuntimeError)))
+            if runner is not None and not getattr(runner.rt, "alive", True):
+                message += " (Spark stopped during this run, e.g. out of memory; the next run starts a fresh Spark)"
         finally:
             job.finished = time.time()
             if runner is not None:
                 runner.forget(job.job_id)
-            self._record(job)
+            # indexed before the state is published: whoever sees the job finished also finds it on disk
+            job.message = message + self._record(job, state, message)
+            job.state = state
 
-    def _record(self, job: RunJob) -> None:
+    def _record(self, job: RunJob, state: str, message: str) -> str:
+        """Add the finished job to the run index; returns a note when that failed."""
         try:
-            self.index.record(RunEntry(job.job_id, job.label, job.kind, job.state, job.started, job.finished,
-                                       Path(job.result_path).name if job.result_path else None, job.message))
+            self.index.record(RunEntry(job.job_id, job.label, job.kind, state, job.started, job.finished,
+                                       Path(job.result_path).name if job.result_path else None, message))
         except Exception as exc:  # noqa: BLE001 - the run's result stands even if the index cannot be written
-            job.message += f" (not added to the list of past runs: {_one_line(exc, with_type=True)})"
+            return f" (not added to the list of past runs: {_one_line(exc, with_type=True)})"
+        return ""
 
     def status(self, job_id: str) -> Optional[RunJob]:
         return self._jobs.get(job_id)
