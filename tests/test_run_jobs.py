@@ -175,6 +175,14 @@ SUBPROCESS = textwrap.dedent('''
     while job.active:
         time.sleep(0.2)
     out["after_death"] = [job.state, job.message]
+    # a result too big for the driver (1g heap): the run fails, the next one gets a working Spark
+    boom = mgr.submit_sql("SELECT a.id x, b.id y FROM range(200000) a CROSS JOIN range(200000) b", label="explodes")
+    while boom.active:
+        time.sleep(0.2)
+    nxt = mgr.submit_sql("SELECT count(*) FROM range(0, 1000, 1, 1)", label="next")
+    while nxt.active:
+        time.sleep(0.2)
+    out["explosion"] = [boom.state, boom.message, nxt.state, nxt.message]
     print("RESULT " + json.dumps(out))
 ''')
 
@@ -197,3 +205,6 @@ def test_a_failed_start_is_reported_and_the_next_start_is_clean(tmp_path):
     assert out["retry"] == 5
     assert out["after_stop"] == [True, 4]
     assert out["after_death"][0] == "done", out["after_death"]
+    boom_state, boom_msg, next_state, next_msg = out["explosion"]
+    assert boom_state == "failed" and boom_msg.startswith("explodes: ") and "\n" not in boom_msg, boom_msg
+    assert next_state == "done", next_msg

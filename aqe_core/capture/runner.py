@@ -27,7 +27,7 @@ import aqe_core
 from aqe_core.capture import workloads as wl
 from aqe_core.capture.capture import DEFAULT_MAP_SIZE_CAP, Recorder
 from aqe_core.capture.model import Capture, QueryCapture
-from aqe_core.capture.runtime import SparkRuntime, get_runtime
+from aqe_core.capture.runtime import SparkRuntime, get_runtime, java_reason
 
 
 @dataclass
@@ -244,11 +244,16 @@ class Runner:
             if stopped is not None:
                 raise stopped from None
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if type(e).__name__ == "Py4JJavaError":  # its first line names only the py4j call
+                first = java_reason(e)
             raise RunFailed(f"{label}: {first[:500]}") from e
         finally:
             stop.set()
-            for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
-                sc.setLocalProperty(key, None)
+            try:
+                for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+                    sc.setLocalProperty(key, None)
+            except Exception:  # noqa: BLE001 - the JVM may be gone (the run's own error says why)
+                pass
             with self._lock:
                 self._running.pop(tag, None)
             if monitor is not None:

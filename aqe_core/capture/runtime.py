@@ -188,7 +188,7 @@ def check_master(master: str) -> None:
                                "spark://host:port, yarn or k8s://...")
 
 
-def _reason(exc: BaseException) -> str:
+def java_reason(exc: BaseException) -> str:
     """The line of a start failure that says why (Java's exception line when there is one)."""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     for ln in lines:
@@ -293,7 +293,7 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
     except Exception as exc:  # noqa: BLE001 - any start failure becomes one clear message
         _reset_pyspark()
         hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in str(exc) else ""
-        raise SparkStartFailed(f"could not start Spark on {master}: {_reason(exc)}{hint}") from None
+        raise SparkStartFailed(f"could not start Spark on {master}: {java_reason(exc)}{hint}") from None
     return SparkRuntime(spark, master, java, owned=True)
 
 
