@@ -208,3 +208,46 @@ def test_a_failed_start_is_reported_and_the_next_start_is_clean(tmp_path):
     boom_state, boom_msg, next_state, next_msg = out["explosion"]
     assert boom_state == "failed" and boom_msg.startswith("explodes: ") and "\n" not in boom_msg, boom_msg
     assert next_state == "done", next_msg
+
+
+def _run_page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/run.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_run_page_offers_only_the_allowed_masters_and_lists_past_runs(monkeypatch):
+    monkeypatch.setenv("AQE_LENS_MASTERS", "local[*],local[2]")
+    runs = Path(os.environ["AQE_LENS_HOME"]) / "runs"
+    runs.mkdir(parents=True)
+    name = "20260101-120000-0123456789ab.json.gz"
+    shutil.copy(SAMPLE, runs / name)
+    RunIndex().record(RunEntry("0123456789ab", "skew_join_inner", "workload", "done", time.time(), time.time(), name,
+                               "captured 2 queries"))
+    RunIndex().record(RunEntry("fedcba987654", "![x](http://203.0.113.9/px.png)", "sql", "timed out", time.time() - 60,
+                               time.time(), None, "stopped at the time limit of 600 s"))
+    at = _run_page()
+    assert at.selectbox(key="run_master").options == ["local[*]", "local[2]"]
+    assert not at.text_input  # no free-text master URL
+    texts = [t.value for t in at.text]
+    assert any("skew_join_inner" in t and "[done]" in t for t in texts)
+    assert any("![x](http://203.0.113.9/px.png)" in t and "[timed out]" in t for t in texts)  # shown as text
+    assert [b.key for b in at.button if (b.key or "").startswith("open_run_")] == ["open_run_0123456789ab"]
+    at.button(key="open_run_0123456789ab").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["source_path"] == str(runs / name)
+    assert at.session_state["source_ref"] == {"kind": "path", "path": str(runs / name)}
+
+
+def test_run_page_says_when_the_list_of_past_runs_was_rebuilt():
+    runs = Path(os.environ["AQE_LENS_HOME"]) / "runs"
+    runs.mkdir(parents=True)
+    shutil.copy(SAMPLE, runs / "20260101-120000-0123456789ab.json.gz")
+    (runs / "index.json").write_text("not json")
+    at = _run_page()
+    assert any("rebuilt from 1 capture file" in w.value for w in at.warning)
+    assert any(b.key == "open_run_0123456789ab" for b in at.button)
