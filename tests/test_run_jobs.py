@@ -251,3 +251,15 @@ def test_run_page_says_when_the_list_of_past_runs_was_rebuilt():
     at = _run_page()
     assert any("rebuilt from 1 capture file" in w.value for w in at.warning)
     assert any(b.key == "open_run_0123456789ab" for b in at.button)
+
+
+@pytest.mark.slow
+def test_cli_run_stops_at_its_time_limit(spark_runtime, tmp_path, capsys):
+    from aqe_core.cli import main
+
+    out = tmp_path / "endless.json"
+    assert main(["run", "--sql", ENDLESS, "--time-limit", "2", "--no-progress", "-o", str(out)]) == 130
+    assert "stopped at its time limit of 2 s" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["run", "--sql", SMALL, "--time-limit", "60", "--no-progress", "-o", str(out)]) == 0
+    assert out.exists()
