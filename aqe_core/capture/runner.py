@@ -178,7 +178,10 @@ class Runner:
         try:
             sc._jsc.sc().cancelJobGroupAndFutureJobs(group)
         except Exception:  # noqa: BLE001 - Spark < 4 has only cancelJobGroup
-            sc.cancelJobGroup(group)
+            try:
+                sc.cancelJobGroup(group)
+            except Exception:  # noqa: BLE001 - the JVM is gone: nothing left to cancel
+                pass
 
     def _deadline(self, tag: str) -> Optional[float]:
         """The run's deadline (the runner-wide limit counts from the run's first query). Caller holds the lock."""
