@@ -255,11 +255,18 @@ def test_run_page_says_when_the_list_of_past_runs_was_rebuilt():
 
 @pytest.mark.slow
 def test_cli_run_stops_at_its_time_limit(spark_runtime, tmp_path, capsys):
-    from aqe_core.cli import main
+    import argparse
+
+    from aqe_core.capture import cli_run
+
+    def main(argv: list[str]) -> int:  # the run command alone (aqe_core.cli would import every command)
+        p = argparse.ArgumentParser()
+        cli_run.add_arguments(p)
+        return cli_run.run(p.parse_args(argv))
 
     out = tmp_path / "endless.json"
-    assert main(["run", "--sql", ENDLESS, "--time-limit", "2", "--no-progress", "-o", str(out)]) == 130
+    assert main(["--sql", ENDLESS, "--time-limit", "2", "--no-progress", "-o", str(out)]) == 130
     assert "stopped at its time limit of 2 s" in capsys.readouterr().err
     assert not out.exists()
-    assert main(["run", "--sql", SMALL, "--time-limit", "60", "--no-progress", "-o", str(out)]) == 0
+    assert main(["--sql", SMALL, "--time-limit", "60", "--no-progress", "-o", str(out)]) == 0
     assert out.exists()

@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 class ProgressBar:
     """One status line on a terminal (``\\r``-rewritten); one line per phase elsewhere."""
 
-    def __init__(self, stream: TextIO = sys.stderr, width: int = 28) -> None:
-        self.stream = stream
+    def __init__(self, stream: Optional[TextIO] = None, width: int = 28) -> None:
+        self.stream = stream or sys.stderr  # looked up now: sys.stderr may have been swapped since import
         self.width = width
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self._last = ""
