@@ -5,6 +5,7 @@ Only UI wiring lives here; anything worth testing lives in ``aqe_core``.
 from __future__ import annotations
 
 import os
+import time
 from typing import Optional
 
 import streamlit as st
@@ -294,11 +295,15 @@ def run_page() -> None:
     from aqe_core.presets import BUILTIN_PRESETS
     from aqe_core.sql_guard import UnsafeSQL
 
+    from aqe_core.run_jobs import MasterNotAllowed
+    from aqe_core.server_settings import server_settings
+
     mgr = run_manager()
+    settings = server_settings()
     kind = st.segmented_control("What to run", ["Workload", "SQL"], default="Workload", key="run_kind")
-    master = st.text_input("Master URL", value="local[*]", key="run_master",
-                           help="local[*] runs embedded Spark; or spark://host:port, yarn, k8s://... "
-                                "(the first run fixes the master for this server process)")
+    master = st.selectbox("Master", list(settings.allowed_masters), key="run_master",
+                          help="the Spark masters this server allows (allowed_masters in server.toml); the first run "
+                               f"fixes the master for this server process. Runs stop after {settings.run_time_limit_s:g} s.")
     if kind == "SQL":
         sql = st.text_area("SQL (one read-only query)", key="run_sql", height=160,
                            value="SELECT id % 10 AS k, count(*) AS n FROM range(0, 1000000, 1, 8) GROUP BY id % 10")
@@ -310,7 +315,7 @@ def run_page() -> None:
             try:
                 job = mgr.submit_sql(sql, conf, master=master, label="sql")
                 st.session_state["run_job"] = job.job_id
-            except UnsafeSQL as exc:
+            except (UnsafeSQL, MasterNotAllowed) as exc:
                 st.error(f"Not run: {md_text(exc)}")
     else:
         names = list(workloads.WORKLOADS)
@@ -321,9 +326,37 @@ def run_page() -> None:
         chosen = st.multiselect("Presets", [p.name for p in w.presets], default=[p.name for p in w.presets][:2],
                                 key="run_presets", help="; ".join(f"{p.name}: {p.doc}" for p in w.presets))
         if st.button("Run", type="primary", key="run_start"):
-            job = mgr.submit_workload(name, scale=scale, presets=chosen or None, master=master)
-            st.session_state["run_job"] = job.job_id
+            try:
+                job = mgr.submit_workload(name, scale=scale, presets=chosen or None, master=master)
+                st.session_state["run_job"] = job.job_id
+            except MasterNotAllowed as exc:
+                st.error(f"Not run: {md_text(exc)}")
     _run_status(mgr)
+    _past_runs(mgr)
+
+
+def _past_runs(mgr) -> None:
+    """The server's finished runs (from the run index on disk, so they outlive a restart)."""
+    from aqe_core.storage import CorruptFile
+
+    try:
+        entries = mgr.past_runs(20)
+    except (OSError, CorruptFile) as exc:
+        st.warning(f"Past runs cannot be listed: {md_text(exc)}")
+        return
+    if mgr.index.note:
+        st.warning(md_text(mgr.index.note))
+    if not entries:
+        return
+    st.subheader("Past runs")
+    for e in entries:
+        path = mgr.index.file_of(e)
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.started))
+        left, right = st.columns([5, 1], vertical_alignment="center")
+        left.text(f"{when}  {e.label}  [{e.state}]" + (f"  {e.message}" if e.message else ""))
+        if path is not None and right.button("Open", key=f"open_run_{e.job_id}"):
+            _set_source(str(path), f"run {e.job_id}", {"kind": "path", "path": str(path)})
+            st.rerun()
 
 
 @st.fragment(run_every=1.0)
@@ -334,14 +367,19 @@ def _run_status(mgr) -> None:
         return
     with st.container(border=True, key="run-status"):
         p = job.progress
-        if job.active:
+        ahead = mgr.ahead(job.job_id)
+        if ahead:
+            st.progress(0.0, text=f"queued: {ahead} run(s) ahead")
+            if st.button("Cancel", key="run_cancel"):
+                mgr.cancel(job.job_id)
+        elif job.active:
             if p is not None and p.tasks_total:
                 st.progress(min(1.0, p.tasks_done / max(p.tasks_total, 1)),
-                            text=f"{job.label}: query {p.query_index + 1}/{p.query_count}, {p.phase}: jobs "
+                            text=f"{md_text(job.label)}: query {p.query_index + 1}/{p.query_count}, {p.phase}: jobs "
                                  f"{p.jobs_done}/{p.jobs_total}, stages {p.stages_done}/{p.stages_total}, tasks "
                                  f"{p.tasks_done}/{p.tasks_total}")
             else:
-                st.progress(0.0, text=f"{job.label}: {job.state} (starting Spark can take a few seconds)")
+                st.progress(0.0, text=f"{md_text(job.label)}: {job.state} (starting Spark can take a few seconds)")
             if st.button("Cancel", key="run_cancel"):
                 mgr.cancel(job.job_id)
         elif job.state == "done":
@@ -378,11 +416,7 @@ def rerun_for_real(src: LoadedSource, view: QueryView, presets: list, outcomes: 
         if job is None:
             return
         if job.active:
-            p = job.progress
-            st.progress(min(1.0, (p.tasks_done / max(p.tasks_total, 1)) if p and p.tasks_total else 0.0),
-                        text=f"{job.label}: {job.state}" + (f", preset {p.query_index + 1}/{p.query_count}" if p else ""))
-            if st.button("Refresh", key="rerun_refresh"):
-                st.rerun()
+            _rerun_progress(mgr, info[0], info[1])
             return
         if job.state != "done":
             st.error(md_text(f"{job.label}: {job.state}: {job.message}"))
@@ -400,6 +434,36 @@ def rerun_for_real(src: LoadedSource, view: QueryView, presets: list, outcomes: 
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         st.caption("Presets naming another Spark release are simulated with that release's rules but re-run on this "
                    "Spark with their settings, so only same-release rows must agree.")
+
+
+@st.fragment(run_every=1.0)
+def _rerun_progress(mgr, job_id: str, names: list) -> None:
+    """Re-run for real's progress, one line per preset; redraws itself until the run ends,
+    then reruns the page once so the comparison table appears."""
+    job = mgr.status(job_id)
+    if job is None or not job.active:
+        st.rerun(scope="app")
+        return
+    p = job.progress
+    ahead = mgr.ahead(job_id)
+    if ahead:
+        st.progress(0.0, text=f"queued: {ahead} run(s) ahead")
+    else:
+        done = (p.query_index + (1.0 if p.phase == "done" else (p.tasks_done / max(p.tasks_total, 1) if p.tasks_total else 0.0))
+                if p else 0.0)
+        st.progress(min(1.0, done / max(len(names), 1)),
+                    text=f"{job.state}: preset {p.query_index + 1} of {p.query_count}" if p else job.state)
+        lines = []
+        for i, name in enumerate(names):
+            if p is None or i > p.query_index:
+                lines.append(f"{name}: waiting")
+            elif i < p.query_index or p.phase == "done":
+                lines.append(f"{name}: done")
+            else:
+                lines.append(f"{name}: {p.phase}, stages {p.stages_done}/{p.stages_total}, tasks {p.tasks_done}/{p.tasks_total}")
+        st.text("\n".join(lines))
+    if st.button("Cancel", key="rerun_cancel"):
+        mgr.cancel(job_id)
 
 
 def _actual_preset():

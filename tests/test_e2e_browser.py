@@ -118,4 +118,11 @@ def test_fresh_run_becomes_the_source(app_url, browser):
     _shot(page, "run_partitions")
     _goto_page(page, "Compare presets")
     expect(page.get_by_test_id("stMetric")).to_have_count(3)
+    # Re-run for real: its progress redraws itself and the table appears without any click
+    page.get_by_role("button", name="Re-run for real").click()
+    expect(page.locator('.st-key-rerun [data-testid="stDataFrame"]')).to_be_visible(timeout=240_000)
+    _shot(page, "rerun_done")
+    expect(page.get_by_role("button", name="Refresh")).to_have_count(0)
+    _goto_page(page, "Run")
+    expect(page.get_by_text("Past runs")).to_be_visible()
     ctx.close()

@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default=None, help="Spark master URL (default local[*]; spark://, yarn, k8s://...)")
     p.add_argument("--spark-conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="setting for a new SparkContext (spark.driver.memory, spark.executor.*)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="cancel the run after this many seconds (default: run_time_limit_s of the server settings,"
+                        " 600; 0 = no limit)")
     p.add_argument("-o", "--output", help="capture file to write (.json or .json.gz)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--check", action="store_true", help="replay the capture and print the agreement")
@@ -43,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 class ProgressBar:
     """One status line on a terminal (``\\r``-rewritten); one line per phase elsewhere."""
 
-    def __init__(self, stream: TextIO = sys.stderr, width: int = 28) -> None:
-        self.stream = stream
+    def __init__(self, stream: Optional[TextIO] = None, width: int = 28) -> None:
+        self.stream = stream or sys.stderr  # looked up now: sys.stderr may have been swapped since import
         self.width = width
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self._last = ""
@@ -69,6 +72,14 @@ class ProgressBar:
         elif p.phase != "running" and text != self._last:
             self.stream.write(text + "\n")
         self._last = text
+
+
+def _time_limit(args: argparse.Namespace) -> Optional[float]:
+    if args.time_limit is None:
+        from aqe_core.server_settings import server_settings
+
+        return server_settings().run_time_limit_s
+    return args.time_limit if args.time_limit > 0 else None
 
 
 def list_workloads(out: TextIO = sys.stdout) -> None:
@@ -102,12 +113,13 @@ def run(args: argparse.Namespace) -> int:
     from aqe_core.capture.java import JavaNotFound
     from aqe_core.capture.model import save_capture
     from aqe_core.capture.runner import RunCancelled, RunFailed, Runner
+    from aqe_core.capture.runtime import SparkStartFailed
 
     conf = dict(args.conf)
     t0 = time.perf_counter()
     try:
-        runner = Runner(master=args.master, spark_conf=dict(args.spark_conf))
-    except JavaNotFound as e:
+        runner = Runner(master=args.master, spark_conf=dict(args.spark_conf), time_limit_s=_time_limit(args))
+    except (JavaNotFound, SparkStartFailed) as e:
         print(f"run: {e}", file=sys.stderr)
         return 3
     rt = runner.rt

@@ -8,6 +8,11 @@ Each query runs in its own ``spark.newSession()`` (settings isolated), under a j
 ``aqe-lens:<tag>:<n>`` that :meth:`Runner.cancel` cancels and the SQL execution's description
 names (that is how its plan updates are found in the event log). A progress callback gets a
 :class:`Progress` a few times a second.
+
+Time limits: ``Runner(time_limit_s=...)`` bounds every run, :meth:`Runner.limit_time` one run
+(from now). A watchdog thread per query sleeps until the deadline (no polling) and then cancels
+the run's job group, present and future jobs, so the query stops and the SparkContext keeps
+serving the next run; the run raises :class:`RunTimedOut`.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ import aqe_core
 from aqe_core.capture import workloads as wl
 from aqe_core.capture.capture import DEFAULT_MAP_SIZE_CAP, Recorder
 from aqe_core.capture.model import Capture, QueryCapture
-from aqe_core.capture.runtime import SparkRuntime, get_runtime
+from aqe_core.capture.runtime import SparkRuntime, get_runtime, java_reason
 
 
 @dataclass
@@ -51,6 +56,10 @@ class RunCancelled(RuntimeError):
     """The run was cancelled through :meth:`Runner.cancel`."""
 
 
+class RunTimedOut(RunCancelled):
+    """The run was stopped at its time limit."""
+
+
 class RunFailed(RuntimeError):
     """Spark failed to run the query (the message carries Spark's first line)."""
 
@@ -64,13 +73,17 @@ class Runner:
 
     def __init__(self, runtime: Optional[SparkRuntime] = None, *, master: Optional[str] = None,
                  spark_conf: Optional[Mapping[str, Any]] = None, progress: Optional[ProgressFn] = None,
-                 map_size_cap: int = DEFAULT_MAP_SIZE_CAP, poll_interval: float = 0.25) -> None:
+                 map_size_cap: int = DEFAULT_MAP_SIZE_CAP, poll_interval: float = 0.25,
+                 time_limit_s: Optional[float] = None) -> None:
         self.rt = runtime or get_runtime(master, spark_conf)
+        self.time_limit_s = time_limit_s  # for runs without a limit of their own (limit_time)
         self.progress = progress
         self.map_size_cap = map_size_cap
         self.poll_interval = poll_interval
         self._running: dict[str, str] = {}  # run tag -> job group of the query in flight
         self._cancelled: set[str] = set()
+        self._limits: dict[str, tuple[float, float]] = {}  # run tag -> (seconds, monotonic deadline)
+        self._timed_out: set[str] = set()
         self._lock = threading.Lock()
 
     # -- public ------------------------------------------------------------------------
@@ -133,16 +146,64 @@ class Runner:
 
     def cancel(self, tag: Optional[str] = None) -> None:
         """Cancel a run (every run when ``tag`` is None): its Spark jobs are killed and the
-        run raises :class:`RunCancelled`."""
+        run raises :class:`RunCancelled`. A tag not running yet is cancelled when it starts."""
         with self._lock:
             tags = [tag] if tag else list(self._running)
             for t in tags:
                 self._cancelled.add(t)
                 group = self._running.get(t)
                 if group:
-                    self.rt.spark.sparkContext.cancelJobGroup(group)
+                    self._cancel_group(group)
+
+    def limit_time(self, tag: str, seconds: Optional[float]) -> None:
+        """Stop run ``tag`` ``seconds`` from now (None: no limit of its own)."""
+        with self._lock:
+            if seconds is None:
+                self._limits.pop(tag, None)
+            else:
+                self._limits[tag] = (float(seconds), time.monotonic() + float(seconds))
+
+    def forget(self, tag: str) -> None:
+        """Drop what the runner keeps about a finished run (cancel flags, time limit)."""
+        with self._lock:
+            self._cancelled.discard(tag)
+            self._timed_out.discard(tag)
+            self._limits.pop(tag, None)
 
     # -- internals ---------------------------------------------------------------------
+    def _cancel_group(self, group: str) -> None:
+        """Cancel the group's jobs, and (Spark 4+) the ones it submits later: between two
+        query stages an adaptive query has no job running that a plain cancel would catch."""
+        sc = self.rt.spark.sparkContext
+        try:
+            sc._jsc.sc().cancelJobGroupAndFutureJobs(group)
+        except Exception:  # noqa: BLE001 - Spark < 4 has only cancelJobGroup
+            try:
+                sc.cancelJobGroup(group)
+            except Exception:  # noqa: BLE001 - the JVM is gone: nothing left to cancel
+                pass
+
+    def _deadline(self, tag: str) -> Optional[float]:
+        """The run's deadline (the runner-wide limit counts from the run's first query). Caller holds the lock."""
+        if tag not in self._limits and self.time_limit_s:
+            self._limits[tag] = (float(self.time_limit_s), time.monotonic() + float(self.time_limit_s))
+        lim = self._limits.get(tag)
+        return lim[1] if lim else None
+
+    def _stopped(self, tag: str) -> RunCancelled:
+        """The error for a cancelled run. Caller holds the lock."""
+        if tag in self._timed_out:
+            seconds = self._limits.get(tag, (0.0, 0.0))[0]
+            return RunTimedOut(f"run {tag} was stopped at its time limit of {seconds:g} s")
+        return RunCancelled(f"run {tag} was cancelled")
+
+    def _watchdog(self, tag: str, deadline: float, stop: threading.Event) -> None:
+        if stop.wait(max(0.0, deadline - time.monotonic())):
+            return
+        with self._lock:
+            self._timed_out.add(tag)
+        self.cancel(tag)
+
     def _new_capture(self, run: dict[str, Any]) -> Capture:
         sc = self.rt.spark.sparkContext
         cap = Capture(spark_version=self.rt.version, master=str(sc.master), app_id=str(sc.applicationId),
@@ -157,10 +218,17 @@ class Runner:
         sc = self.rt.spark.sparkContext
         group = f"aqe-lens:{tag}:{index}"
         with self._lock:
+            deadline = self._deadline(tag)
+            if deadline is not None and time.monotonic() >= deadline:
+                self._timed_out.add(tag)
+                self._cancelled.add(tag)
             if tag in self._cancelled:
-                raise RunCancelled(f"run {tag} was cancelled")
+                raise self._stopped(tag)
             self._running[tag] = group
         stop = threading.Event()
+        if deadline is not None:
+            threading.Thread(target=self._watchdog, args=(tag, deadline, stop), daemon=True,
+                             name=f"aqe-lens-limit-{tag}").start()
         t0 = time.perf_counter()
         monitor = None
         if progress is not None:
@@ -175,15 +243,20 @@ class Runner:
             duration = (time.perf_counter() - t0) * 1000.0
         except Exception as e:  # noqa: BLE001
             with self._lock:
-                cancelled = tag in self._cancelled
-            if cancelled:
-                raise RunCancelled(f"run {tag} was cancelled") from None
+                stopped = self._stopped(tag) if tag in self._cancelled else None
+            if stopped is not None:
+                raise stopped from None
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if type(e).__name__ == "Py4JJavaError":  # its first line names only the py4j call
+                first = java_reason(e)
             raise RunFailed(f"{label}: {first[:500]}") from e
         finally:
             stop.set()
-            for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
-                sc.setLocalProperty(key, None)
+            try:
+                for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+                    sc.setLocalProperty(key, None)
+            except Exception:  # noqa: BLE001 - the JVM may be gone (the run's own error says why)
+                pass
             with self._lock:
                 self._running.pop(tag, None)
             if monitor is not None:
