@@ -3,6 +3,11 @@
 The app's script threads must not block on Spark (a rerun cannot interrupt a JVM call), so runs
 go to a single worker thread; the page polls :meth:`RunManager.status`. Results are captures
 saved under ``$AQE_LENS_HOME/runs/``, which every page opens like any other source.
+
+Runs are guarded unless the server is ``trusted`` (see :mod:`aqe_core.sql_guard`): text-level
+problems and refused settings are raised by ``submit_*`` at once (:class:`UnsafeSQL`); what
+needs Spark to decide is checked by the runner in the worker, and the job then ends
+``refused`` with the reason. A guarded run's failure message never carries Spark's text.
 """
 from __future__ import annotations
 
@@ -14,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from aqe_core.conf_guard import check_conf
 from aqe_core.presets import lens_home
-from aqe_core.sql_guard import check_sql
+from aqe_core.sql_guard import UnsafeSQL, check_text, trusted_by_default
 
 
 @dataclass
@@ -23,7 +29,7 @@ class RunJob:
     job_id: str
     kind: str  # "sql" | "workload"
     label: str
-    state: str = "queued"  # queued | running | done | failed | cancelled
+    state: str = "queued"  # queued | running | done | failed | cancelled | refused
     progress: Any = None  # the runner's latest Progress
     message: str = ""
     result_path: Optional[str] = None
@@ -38,8 +44,10 @@ class RunJob:
 class RunManager:
     """Queue of Spark runs for one server process (share it with ``st.cache_resource``)."""
 
-    def __init__(self, master: Optional[str] = None) -> None:
+    def __init__(self, master: Optional[str] = None, *, trusted: Optional[bool] = None) -> None:
         self.master = master
+        #: False (the default unless the server is trusted): every run passes the SQL and conf guards
+        self.trusted = trusted_by_default() if trusted is None else bool(trusted)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aqe-lens-run")
         self._jobs: dict[str, RunJob] = {}
         self._lock = threading.Lock()
@@ -49,13 +57,17 @@ class RunManager:
         from aqe_core.capture.runner import Runner
 
         if self._runner is None:
-            self._runner = Runner(master=master or self.master)
+            self._runner = Runner(master=master or self.master, trusted=self.trusted)
         return self._runner
 
     def submit_sql(self, sql: str, conf: Optional[Mapping[str, str]] = None, *, master: Optional[str] = None,
                    label: str = "sql") -> RunJob:
-        """Queue one SQL query (checked by :func:`aqe_core.sql_guard.check_sql` first)."""
-        query = check_sql(sql)
+        """Queue one SQL query. Guarded, the text and settings are checked now (raising
+        :class:`UnsafeSQL`) and the query by Spark's parse in the worker (job ``refused``)."""
+        query = sql
+        if not self.trusted:
+            query = check_text(sql)
+            conf = check_conf(conf)
         return self._submit("sql", label, lambda r, job: r.run_sql(query, dict(conf or {}), label=label, tag=job.job_id,
                                                                   progress=self._progress(job)), master)
 
@@ -118,6 +130,8 @@ class RunManager:
                 job.message = f"captured {len(capture.queries)} quer{'y' if len(capture.queries) == 1 else 'ies'}"
             except RunCancelled:
                 job.state, job.message = "cancelled", "cancelled"
+            except UnsafeSQL as exc:  # the guard refused the SQL or a setting: nothing ran
+                job.state, job.message = "refused", f"not run: {exc}"
             except Exception as exc:  # a failed run is reported, never raised into the app
                 job.state = "failed"
                 job.message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"

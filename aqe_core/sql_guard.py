@@ -196,6 +196,17 @@ def verdict(sql: Any, spark: Any = None) -> Verdict:
     return Verdict(True, ALLOWED_REASON)
 
 
+def trusted_by_default() -> bool:
+    """The server's ``trusted`` switch (``AQE_LENS_TRUSTED=1``); a broken settings file never
+    lifts the guard."""
+    from aqe_core.server_settings import SettingsError, server_settings
+
+    try:
+        return server_settings().trusted
+    except SettingsError:
+        return False
+
+
 def guard_session(spark: Any) -> Any:
     """Turn off SQL on files in ``spark`` (a session a guarded query analyses or runs in)."""
     from aqe_core.config import RUN_SQL_ON_FILES
