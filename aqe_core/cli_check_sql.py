@@ -53,6 +53,12 @@ def run(args: argparse.Namespace) -> int:
     except JavaNotFound as e:
         print(f"check-sql: {e}", file=sys.stderr)
         return 3
+    try:  # PySpark 4 logs every analysis error it converts (with a Java stack): not news here
+        from pyspark.logger import PySparkLogger
+
+        PySparkLogger.getLogger("SQLQueryContextLogger").disabled = True
+    except ImportError:
+        pass
     session = guard_session(rt.spark.newSession())
     out = [verdict(s, session).to_dict() for s in statements]
     sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")

@@ -62,7 +62,7 @@ _EX = "org.apache.spark.sql.catalyst.expressions"
 
 #: relational operators allowed in both the parsed and the analysed plan
 _QUERY_NODES = frozenset(_L + n for n in (
-    "Project", "Filter", "Aggregate", "Join", "LateralJoin", "Sort", "GlobalLimit", "LocalLimit", "Limit",
+    "Project", "Filter", "Aggregate", "Join", "LateralJoin", "Sort", "GlobalLimit", "LocalLimit", "Limit", "LimitAll",
     "Offset", "Tail", "Union", "Intersect", "Except", "Distinct", "Deduplicate", "Window", "Generate",
     "SubqueryAlias", "Expand", "Sample", "Repartition", "RepartitionByExpression", "RebalancePartitions",
     "ResolvedHint", "WithCTE", "CTERelationDef", "CTERelationRef", "UnionLoop", "UnionLoopRef", "Range",
@@ -74,6 +74,8 @@ _PARSED_NODES = _QUERY_NODES | {
     _AN + "UnresolvedRelation", _AN + "UnresolvedTableValuedFunction", _AN + "UnresolvedInlineTable",
     _AN + "UnresolvedSubqueryColumnAliases", _AN + "UnresolvedHaving", _AN + "UnresolvedTVFAliases",
 }
+#: allowed nodes holding plans in fields that are neither children nor subquery expressions
+_INNER_CHILDREN_NODES = frozenset({_L + "UnresolvedWith", _L + "With"})
 _LOGICAL_RELATION = "org.apache.spark.sql.execution.datasources.LogicalRelation"
 _V2_RELATION = "org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation"
 #: leaves only analysis produces: relations behind catalog tables and DataFrame views
@@ -89,7 +91,7 @@ _DENIED_EXPR = re.compile(r"Reflect|UDF|UDAF|UDTF|Python|UserDefined|Avro|Protob
 _PARSED_EXPR = frozenset(_AN + n for n in (
     "UnresolvedAttribute", "UnresolvedStar", "UnresolvedStarExcept", "UnresolvedAlias", "UnresolvedFunction",
     "UnresolvedGenerator", "UnresolvedExtractValue", "UnresolvedRegex", "UnresolvedOrdinal", "UnresolvedSeed",
-    "MultiAlias",
+    "UnresolvedStarExceptOrReplace", "MultiAlias",
 ))
 #: subquery expressions: their ``plan`` field is walked as a plan (QueryPlan.subqueries), not here
 _SUBQUERY_EXPR = frozenset(f"{_EX}.{n}" for n in (
@@ -272,9 +274,23 @@ class _Guard:
         self.jss = spark._jsparkSession
         self.jvm = spark.sparkContext._jvm
         self.nodes = 0
+        # JVM classes looked up once: each ``jvm.a.b.C`` costs a reflection round trip per name
+        self._create_array = self.jvm.org.apache.spark.sql.catalyst.expressions.CreateArray
+        try:
+            self._class_utils: Any = self.jvm.org.apache.commons.lang3.ClassUtils
+        except Exception:  # noqa: BLE001
+            self._class_utils = None
 
     # -- entry points ----------------------------------------------------------------------
     def check_query(self, text: str) -> None:
+        try:
+            self._check_query(text)
+        except UnsafeSQL:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the guard cannot judge is refused
+            raise UnsafeSQL(f"the SQL guard could not check this query ({type(exc).__name__})") from None
+
+    def _check_query(self, text: str) -> None:
         with self._active():
             parsed = self._parse(text)
             self._walk(parsed, analyzed=False)
@@ -338,29 +354,35 @@ class _Guard:
         return [seq.apply(i) for i in range(int(seq.size()))]
 
     # -- plans -----------------------------------------------------------------------------
+    def _class_name(self, obj: Any) -> str:
+        """One round trip (``getClass().getName()`` takes two plus a proxy to release)."""
+        if self._class_utils is not None:
+            try:
+                return str(self._class_utils.getName(obj, ""))
+            except Exception:  # noqa: BLE001 - no commons-lang3 on this classpath
+                self._class_utils = None
+        return str(obj.getClass().getName())
+
     def _walk(self, root: Any, *, analyzed: bool) -> None:
         allowed = _ANALYZED_NODES if analyzed else _PARSED_NODES
         stack = [root]
-        seen: set[int] = set()
         while stack:
             node = stack.pop()
             self.nodes += 1
             if self.nodes > MAX_PLAN_NODES:
                 raise UnsafeSQL(f"the query plan has more than {MAX_PLAN_NODES:,} operators")
-            cls = str(node.getClass().getName())
+            cls = self._class_name(node)
             if cls not in allowed:
                 raise UnsafeSQL(self._node_reason(node, cls))
             self._check_node(node, cls, analyzed)
-            info = self._expressions(node, analyzed)
+            self._expressions(node, analyzed)
             stack.extend(self._seq(node.children()))
-            extra = self._seq(node.innerChildren())
-            if info["subqueries"]:
-                extra += self._seq(node.subqueries())
-            for p in extra:
-                ident = int(self.jvm.java.lang.System.identityHashCode(p))
-                if ident not in seen:
-                    seen.add(ident)
-                    stack.append(p)
+            # plans outside ``children``: subquery expressions' plans, and the CTE definitions
+            # of UnresolvedWith/With (the only allowed nodes whose innerChildren are more than
+            # their subqueries)
+            if cls in _INNER_CHILDREN_NODES:
+                stack.extend(self._seq(node.innerChildren()))
+            stack.extend(self._seq(node.subqueries()))
 
     def _node_reason(self, node: Any, cls: str) -> str:
         simple = cls.rsplit(".", 1)[-1]
@@ -387,7 +409,10 @@ class _Guard:
                 raise UnsafeSQL(f"table options and streaming reads are not allowed ({'.'.join(parts)})")
         elif cls == _AN + "UnresolvedTableValuedFunction":
             name = node.name()
-            parts = [str(p) for p in self._seq(name)] if hasattr(name, "size") else [str(name.funcName())]
+            try:
+                parts = [str(p) for p in self._seq(name)]  # Spark 3.4+: Seq[String]
+            except Exception:  # noqa: BLE001 - older: a FunctionIdentifier
+                parts = [str(name.funcName())]
             fn = parts[-1].lower() if parts else ""
             if tuple(p.lower() for p in parts[:-1]) not in _QUALIFIERS or fn not in _TABLE_FUNCTIONS:
                 raise UnsafeSQL(f"table function {'.'.join(parts)} is not allowed "
@@ -421,9 +446,7 @@ class _Guard:
     def _check_expr_seq(self, exprs: Any, analyzed: bool) -> dict[str, bool]:
         """Check a Scala ``Seq[Expression]`` in one JSON round trip: wrapped in a CreateArray
         (built, never evaluated), its ``toJSON`` lists every node of every tree with its class."""
-        if int(exprs.size()) == 0:
-            return {"subqueries": False}
-        ctor = self.jvm.org.apache.spark.sql.catalyst.expressions.CreateArray
+        ctor = self._create_array
         try:
             holder = ctor(exprs, False)
         except Exception:  # noqa: BLE001 - Spark before useStringTypeWhenEmpty
@@ -437,6 +460,9 @@ class _Guard:
         return state
 
     def _check_exprs(self, items: list[Any], holder: Any, analyzed: bool, state: dict[str, bool], *, top: bool) -> None:
+        """``items``: one expression tree as TreeNode JSON (pre-order, each node's children
+        following it). Every node is checked, and so is every tree nested in a node's other
+        fields (a subquery's plan excepted: the plan walk checks it)."""
         for idx, item in enumerate(items):
             if not isinstance(item, dict) or "class" not in item:
                 raise UnsafeSQL("the SQL guard cannot read this query's expressions")
@@ -444,13 +470,23 @@ class _Guard:
             self._check_expr(cls, item, analyzed, lambda i=idx: self._nth(holder, items, i) if top else None)
             for field, value in item.items():
                 if field == "plan" and cls in _SUBQUERY_EXPR:
-                    state["subqueries"] = True  # walked as a plan
-                elif isinstance(value, list) and value and all(isinstance(v, dict) and "class" in v for v in value):
-                    self._check_exprs(value, holder, analyzed, state, top=False)
-                elif isinstance(value, list):  # lists of expression trees (Seq[Seq[...]] fields)
-                    for v in value:
-                        if isinstance(v, list) and v and all(isinstance(x, dict) and "class" in x for x in v):
-                            self._check_exprs(v, holder, analyzed, state, top=False)
+                    state["subqueries"] = True
+                else:
+                    self._nested(value, holder, analyzed, state)
+
+    def _nested(self, value: Any, holder: Any, analyzed: bool, state: dict[str, bool]) -> None:
+        if isinstance(value, list):
+            if value and all(isinstance(v, dict) and "class" in v for v in value):
+                self._check_exprs(value, holder, analyzed, state, top=False)
+            else:
+                for v in value:
+                    self._nested(v, holder, analyzed, state)
+        elif isinstance(value, dict):
+            if "class" in value:
+                self._check_exprs([value], holder, analyzed, state, top=False)
+            else:
+                for v in value.values():
+                    self._nested(v, holder, analyzed, state)
 
     def _check_expr(self, cls: str, item: dict[str, Any], analyzed: bool, obj: Any) -> None:
         pkg, _, simple = cls.rpartition(".")
@@ -481,23 +517,25 @@ class _Guard:
 
     @staticmethod
     def _path(items: list[Any], index: int) -> list[int]:
-        def walk(i: int, path: list[int]) -> tuple[int, Optional[list[int]]]:
+        """Child ordinals from the root to the ``index``-th node of a pre-order node list
+        (each node says how many children follow it); iterative, so deep trees are fine."""
+        frames: list[list[int]] = []  # per open ancestor: [ordinal of the child being visited, children]
+        for i, item in enumerate(items):
+            if frames:
+                frames[-1][0] += 1
             if i == index:
-                return i + 1, path
-            n = int(items[i].get("num-children", 0))
-            j = i + 1
-            for k in range(n):
-                j, found = walk(j, path + [k])
-                if found is not None:
-                    return j, found
-            return j, None
-
-        _, found = walk(0, [])
-        if found is None:
-            raise UnsafeSQL("the SQL guard cannot read this query's expressions")
-        return found
+                return [f[0] for f in frames]
+            n = int(item.get("num-children", 0)) if isinstance(item, dict) else 0
+            if n:
+                frames.append([-1, n])
+                continue
+            while frames and frames[-1][0] == frames[-1][1] - 1:
+                frames.pop()
+        raise UnsafeSQL("the SQL guard cannot read this query's expressions")
 
     def _check_function(self, item: dict[str, Any], obj: Any) -> None:
+        if item.get("isInternal"):
+            raise UnsafeSQL("Spark's internal functions are not allowed")
         parts = _parts(item.get("nameParts"))
         if parts is None:
             raise UnsafeSQL("the SQL guard cannot read a function name in this query")
