@@ -46,18 +46,23 @@ class RunManager:
 
     def __init__(self, master: Optional[str] = None, *, trusted: Optional[bool] = None) -> None:
         self.master = master
-        #: False (the default unless the server is trusted): every run passes the SQL and conf guards
-        self.trusted = trusted_by_default() if trusted is None else bool(trusted)
+        self._trusted = trusted
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aqe-lens-run")
         self._jobs: dict[str, RunJob] = {}
         self._lock = threading.Lock()
         self._runner: Any = None
 
+    @property
+    def trusted(self) -> bool:
+        """False (unless given, or the server settings say ``trusted``): every run passes the
+        SQL and conf guards. Read at each submit, so a settings change applies to new runs."""
+        return trusted_by_default() if self._trusted is None else bool(self._trusted)
+
     def _get_runner(self, master: Optional[str]) -> Any:
         from aqe_core.capture.runner import Runner
 
         if self._runner is None:
-            self._runner = Runner(master=master or self.master, trusted=self.trusted)
+            self._runner = Runner(master=master or self.master, trusted=False)
         return self._runner
 
     def submit_sql(self, sql: str, conf: Optional[Mapping[str, str]] = None, *, master: Optional[str] = None,
@@ -76,6 +81,8 @@ class RunManager:
         from aqe_core.capture import workloads
 
         workloads.get(name)  # unknown names fail now, with the list of workloads
+        if not self.trusted:
+            conf = check_conf(conf)
         return self._submit("workload", name, lambda r, job: r.run_workload(
             name, scale=scale, presets=presets, conf=conf, tag=job.job_id, progress=self._progress(job)), master)
 
@@ -110,6 +117,7 @@ class RunManager:
 
     def _submit(self, kind: str, label: str, fn, master: Optional[str]) -> RunJob:
         job = RunJob(uuid.uuid4().hex[:12], kind, label)
+        trusted = self.trusted  # as when the job was submitted
         with self._lock:
             self._jobs[job.job_id] = job
 
@@ -121,7 +129,9 @@ class RunManager:
                 return
             job.state = "running"
             try:
-                capture = fn(self._get_runner(master), job)
+                runner = self._get_runner(master)
+                runner.trusted = trusted  # one worker thread: no other job uses the runner meanwhile
+                capture = fn(runner, job)
                 out = lens_home() / "runs"
                 out.mkdir(parents=True, exist_ok=True)
                 path = save_capture(capture, out / f"{time.strftime('%Y%m%d-%H%M%S')}-{job.job_id}.json.gz")

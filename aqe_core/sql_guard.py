@@ -408,11 +408,13 @@ class _Guard:
             if not node.options().isEmpty() or node.isStreaming():
                 raise UnsafeSQL(f"table options and streaming reads are not allowed ({'.'.join(parts)})")
         elif cls == _AN + "UnresolvedTableValuedFunction":
-            name = node.name()
             try:
-                parts = [str(p) for p in self._seq(name)]  # Spark 3.4+: Seq[String]
-            except Exception:  # noqa: BLE001 - older: a FunctionIdentifier
-                parts = [str(name.funcName())]
+                parts = [str(p) for p in self._seq(node.name())]  # Spark 3.4+: Seq[String]
+            except Exception:  # noqa: BLE001
+                try:
+                    parts = [str(node.name().funcName())]  # 3.2, 3.3: a FunctionIdentifier
+                except Exception:  # noqa: BLE001
+                    parts = [str(node.functionName())]  # 3.0, 3.1
             fn = parts[-1].lower() if parts else ""
             if tuple(p.lower() for p in parts[:-1]) not in _QUALIFIERS or fn not in _TABLE_FUNCTIONS:
                 raise UnsafeSQL(f"table function {'.'.join(parts)} is not allowed "
@@ -537,6 +539,13 @@ class _Guard:
         if item.get("isInternal"):
             raise UnsafeSQL("Spark's internal functions are not allowed")
         parts = _parts(item.get("nameParts"))
+        old = item.get("name")  # Spark before 3.3: a FunctionIdentifier
+        if parts is None and isinstance(old, dict) and isinstance(old.get("funcName"), str):
+            parts = [str(p) for p in (old.get("database"), old.get("funcName")) if p]
+            if not all(_PLAIN.match(p) for p in parts):
+                raise UnsafeSQL(f"function {'.'.join(parts)[:100]} is not one of Spark's built-in functions")
+            self._check_function_name(parts)
+            return
         if parts is None:
             raise UnsafeSQL("the SQL guard cannot read a function name in this query")
         if len(parts) != 1 or not _PLAIN.match(parts[0]):
