@@ -217,20 +217,20 @@ def guard_session(spark: Any) -> Any:
     return spark
 
 
-_SHARED: dict[int, Any] = {}
+_SHARED: dict[str, Any] = {}
 _SHARED_LOCK = threading.Lock()
 
 
 def shared_guard_session() -> Any:
-    """One session of the shared runtime for checks that have no run session of their own."""
+    """One session of the shared runtime for checks that have no run session of their own
+    (renewed when the runtime is)."""
     from aqe_core.capture.runtime import get_runtime
 
     rt = get_runtime()
     with _SHARED_LOCK:
-        s = _SHARED.get(id(rt))
-        if s is None:
-            s = _SHARED[id(rt)] = guard_session(rt.spark.newSession())
-        return s
+        if _SHARED.get("runtime") is not rt:
+            _SHARED.update(runtime=rt, session=guard_session(rt.spark.newSession()))
+        return _SHARED["session"]
 
 
 # ------------------------------------------------------------------------------------------

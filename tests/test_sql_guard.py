@@ -4,7 +4,6 @@ reason on every path that runs SQL (the guard itself, the Run page's RunManager,
 nothing, guarded failures do not leak data, and ``trusted`` turns the guard off."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -141,6 +140,24 @@ def test_harmless_query_is_allowed(guarded, sql):
 def test_reasons_name_what_was_refused(guarded, sql, why):
     with pytest.raises(UnsafeSQL, match=why):
         check_sql(sql, guarded)
+
+
+@pytest.mark.slow
+def test_the_analysed_plan_is_checked_too(spark, tmp_path):
+    """Views made by code (not SQL) are only seen after analysis: a view over a file read by
+    path and a view calling a Python UDF are refused there."""
+    from pyspark.sql.functions import udf
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET + "\n")
+    s = guard_session(spark.newSession())
+    s.read.text(str(secret)).createOrReplaceTempView("file_view")
+    s.range(3).select(udf(lambda x: x, "long")("id").alias("y")).createOrReplaceTempView("udf_view")
+    with pytest.raises(UnsafeSQL, match="files by path"):
+        check_sql("SELECT * FROM file_view", s)
+    with pytest.raises(UnsafeSQL, match="PythonUDF"):
+        check_sql("SELECT y FROM udf_view", s)
+    assert check_sql("SELECT 1", s)
 
 
 @pytest.mark.slow
