@@ -49,8 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 class ProgressBar:
     """One status line on a terminal (``\\r``-rewritten); one line per phase elsewhere."""
 
-    def __init__(self, stream: TextIO = sys.stderr, width: int = 28) -> None:
-        self.stream = stream
+    def __init__(self, stream: Optional[TextIO] = None, width: int = 28) -> None:
+        self.stream = stream or sys.stderr  # looked up now: sys.stderr may have been replaced since import
         self.width = width
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self._last = ""
@@ -77,7 +77,8 @@ class ProgressBar:
         self._last = text
 
 
-def list_workloads(out: TextIO = sys.stdout) -> None:
+def list_workloads(out: Optional[TextIO] = None) -> None:
+    out = out or sys.stdout
     for name in wl.names():
         w = wl.get(name)
         since = f" (Spark {w.min_version}+)" if w.min_version != "3.0.0" else ""
