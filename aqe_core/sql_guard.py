@@ -161,8 +161,9 @@ def check_text(sql: Any) -> str:
 def check_sql(sql: str, spark: Any = None) -> str:
     """Return the query (stripped) if it may run, else raise :class:`UnsafeSQL` saying why.
 
-    ``spark``: the PySpark session the query will run in (its temporary views are visible);
-    None uses a session of the shared runtime (:func:`shared_guard_session`).
+    ``spark``: the PySpark session the query will run in (its temporary views are visible;
+    the guard turns SQL on files off in it); None uses a session of the shared runtime
+    (:func:`shared_guard_session`). Nothing is executed: the text is parsed and analysed only.
     """
     text = check_text(sql)
     _Guard(spark if spark is not None else shared_guard_session()).check_query(text)
