@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("aqe_core.eventlog.cli", "summarise the AQE decisions in a Spark event log"),
     "run": ("aqe_core.capture.cli_run", "run a query or workload on Spark and write a capture"),
     "simulate": ("aqe_core.capture.cli_simulate", "replay a capture through AQE Lens's rules"),
+    "check-sql": ("aqe_core.cli_check_sql", "vet SQL statements (JSON array on stdin) with the SQL guard"),
 }
 
 

@@ -177,6 +177,24 @@ _KEYS: list[ConfKey] = [
     ConfKey("spark.sql.join.preferSortMergeJoin", "bool", "true", "Prefer sort-merge over shuffled hash joins at planning time.", internal=True),
 ]
 
+#: Spark's switch for SQL over files by path (`` parquet.`/dir` ``). Guarded runs and the SQL
+#: guard's own analysis turn it off, so a path can never resolve to a file relation.
+RUN_SQL_ON_FILES = "spark.sql.runSQLOnFiles"
+
+#: registry keys whose value names a JVM class that Spark loads: never taken from users.
+CLASS_VALUED_KEYS = frozenset({A + "customCostEvaluatorClass"})
+
+#: settings outside the AQE registry that users may still set on guarded runs: they change how
+#: a query's values are computed, never what Spark loads or reads.
+USER_SETTABLE_EXTRA_KEYS = ("spark.sql.ansi.enabled", "spark.sql.session.timeZone")
+
+
+def user_settable_keys() -> frozenset[str]:
+    """Keys a stranger may set on a guarded run: every registry key except the class-valued
+    ones, plus :data:`USER_SETTABLE_EXTRA_KEYS` (see :mod:`aqe_core.conf_guard`)."""
+    return frozenset(all_key_names()) - CLASS_VALUED_KEYS | frozenset(USER_SETTABLE_EXTRA_KEYS)
+
+
 _CHECKS = {
     "positive": (lambda v: v > 0, "must be positive"),
     "non_negative": (lambda v: v >= 0, "must not be negative"),

@@ -6,6 +6,11 @@ place with :meth:`RunManager.ahead`. Every run has a time limit (``run_time_limi
 server settings) and may only use a master URL of ``allowed_masters``. Results are captures
 saved under ``$AQE_LENS_HOME/runs/``, listed by :class:`aqe_core.run_index.RunIndex` (so past
 runs survive a restart), which every page opens like any other source.
+
+Runs are guarded unless the server is ``trusted`` (see :mod:`aqe_core.sql_guard`): text-level
+problems and refused settings are raised by ``submit_*`` at once (:class:`UnsafeSQL`); what
+needs Spark to decide is checked by the runner in the worker, and the job then ends
+``refused`` with the reason. A guarded run's failure message never carries Spark's text.
 """
 from __future__ import annotations
 
@@ -17,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from aqe_core.conf_guard import check_conf
 from aqe_core.run_index import RunEntry, RunIndex
 from aqe_core.server_settings import server_settings
-from aqe_core.sql_guard import check_sql
+from aqe_core.sql_guard import UnsafeSQL, check_text, trusted_by_default
 
 
 class MasterNotAllowed(ValueError):
@@ -31,7 +37,7 @@ class RunJob:
     job_id: str
     kind: str  # "sql" | "workload"
     label: str
-    state: str = "queued"  # queued | running | done | failed | cancelled | timed out
+    state: str = "queued"  # queued | running | done | failed | cancelled | timed out | refused
     progress: Any = None  # the runner's latest Progress
     message: str = ""
     result_path: Optional[str] = None
@@ -39,6 +45,7 @@ class RunJob:
     finished: Optional[float] = None
     time_limit_s: Optional[float] = None
     cancel_requested: bool = False
+    trusted: bool = False  # the guard's switch as it was when the job was submitted
 
     @property
     def active(self) -> bool:
@@ -49,18 +56,25 @@ class RunManager:
     """Queue of Spark runs for one server process (share it with ``st.cache_resource``)."""
 
     def __init__(self, master: Optional[str] = None, *, runtime: Any = None, time_limit_s: Optional[float] = None,
-                 runs_dir: Optional[Path] = None) -> None:
+                 runs_dir: Optional[Path] = None, trusted: Optional[bool] = None) -> None:
         """``master``: the operator's default (None: the running runtime, ``AQE_LENS_MASTER`` or
         local[*]); ``runtime``: run on this SparkRuntime only (tests share theirs);
-        ``time_limit_s``: instead of the server setting."""
+        ``time_limit_s``: instead of the server setting; ``trusted``: instead of the server setting."""
         self.master = master
         self.runtime = runtime
         self.time_limit_s = time_limit_s
         self.index = RunIndex(runs_dir)
+        self._trusted = trusted
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aqe-lens-run")
         self._jobs: dict[str, RunJob] = {}
         self._lock = threading.Lock()
         self._runner: Any = None
+
+    @property
+    def trusted(self) -> bool:
+        """False (unless given, or the server settings say ``trusted``): every run passes the
+        SQL and conf guards. Read at each submit, so a settings change applies to new runs."""
+        return trusted_by_default() if self._trusted is None else bool(self._trusted)
 
     def _get_runner(self, master: Optional[str]) -> Any:
         """The runner for the runtime in force; a stopped or dead runtime is replaced by
@@ -76,7 +90,7 @@ class RunManager:
         else:
             rt = get_runtime(wanted)
         if self._runner is None or self._runner.rt is not rt:
-            self._runner = Runner(rt)
+            self._runner = Runner(rt, trusted=False)
         return self._runner
 
     @staticmethod
@@ -89,8 +103,12 @@ class RunManager:
 
     def submit_sql(self, sql: str, conf: Optional[Mapping[str, str]] = None, *, master: Optional[str] = None,
                    label: str = "sql", time_limit_s: Optional[float] = None) -> RunJob:
-        """Queue one SQL query (checked by :func:`aqe_core.sql_guard.check_sql` first)."""
-        query = check_sql(sql)
+        """Queue one SQL query. Guarded, the text and settings are checked now (raising
+        :class:`UnsafeSQL`) and the query by Spark's parse in the worker (job ``refused``)."""
+        query = sql
+        if not self.trusted:
+            query = check_text(sql)
+            conf = check_conf(conf)
         return self._submit("sql", label, lambda r, job: r.run_sql(query, dict(conf or {}), label=label, tag=job.job_id,
                                                                   progress=self._progress(job)), master,
                             time_limit_s)
@@ -101,6 +119,8 @@ class RunManager:
         from aqe_core.capture import workloads
 
         workloads.get(name)  # unknown names fail now, with the list of workloads
+        if not self.trusted:
+            conf = check_conf(conf)
         return self._submit("workload", name, lambda r, job: r.run_workload(
             name, scale=scale, presets=presets, conf=conf, tag=job.job_id, progress=self._progress(job)), master,
             time_limit_s)
@@ -138,7 +158,7 @@ class RunManager:
                 time_limit_s: Optional[float] = None) -> RunJob:
         self.check_master(master)
         limit = time_limit_s or self.time_limit_s or server_settings().run_time_limit_s
-        job = RunJob(uuid.uuid4().hex[:12], kind, label, time_limit_s=float(limit))
+        job = RunJob(uuid.uuid4().hex[:12], kind, label, time_limit_s=float(limit), trusted=self.trusted)
         with self._lock:
             self._jobs[job.job_id] = job
         self._pool.submit(self._work, job, fn, master)
@@ -156,6 +176,7 @@ class RunManager:
         state, message = "failed", ""
         try:
             runner = self._get_runner(master)
+            runner.trusted = job.trusted  # one worker thread: no other job uses the runner meanwhile
             runner.limit_time(job.job_id, job.time_limit_s)
             if job.cancel_requested:
                 runner.cancel(job.job_id)
@@ -172,6 +193,8 @@ class RunManager:
                        " its Spark jobs were cancelled")
         except RunCancelled:
             state, message = "cancelled", "cancelled"
+        except UnsafeSQL as exc:  # the guard refused the SQL or a setting: nothing ran
+            state, message = "refused", f"not run: {exc}"
         except Exception as exc:  # a failed run is reported, never raised into the app
             message = _one_line(exc, with_type=not isinstance(exc, (RunFailed, ValueError, RuntimeError)))
             if runner is not None and not getattr(runner.rt, "alive", True):

@@ -4,6 +4,10 @@
     python -m aqe_core run --sql "SELECT ..." --conf spark.sql.shuffle.partitions=50 -o q.json
     python -m aqe_core run --workload aggregate_coalesce --master spark://host:7077 --scale 100 -o agg.json.gz
     python -m aqe_core run --list-workloads
+
+SQL and ``--conf`` settings pass the SQL guard (:mod:`aqe_core.sql_guard`) and the conf guard
+before anything runs, as on a shared server; ``--trusted`` (or ``AQE_LENS_TRUSTED=1``) turns
+both off for a single trusted user.
 """
 from __future__ import annotations
 
@@ -41,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="capture file to write (.json or .json.gz)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--check", action="store_true", help="replay the capture and print the agreement")
+    p.add_argument("--trusted", action="store_true",
+                   help="skip the SQL and settings guard (any SQL, including commands, runs as you)")
 
 
 class ProgressBar:
@@ -82,7 +88,8 @@ def _time_limit(args: argparse.Namespace) -> Optional[float]:
     return args.time_limit if args.time_limit > 0 else None
 
 
-def list_workloads(out: TextIO = sys.stdout) -> None:
+def list_workloads(out: Optional[TextIO] = None) -> None:
+    out = out or sys.stdout
     for name in wl.names():
         w = wl.get(name)
         since = f" (Spark {w.min_version}+)" if w.min_version != "3.0.0" else ""
@@ -95,8 +102,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sql: Optional[str] = args.sql
     if args.sql_file:
-        with open(args.sql_file) as fh:
-            sql = fh.read()
+        try:
+            with open(args.sql_file, encoding="utf-8") as fh:
+                sql = fh.read()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"run: cannot read {args.sql_file}: {type(e).__name__}", file=sys.stderr)
+            return 2
     if not sql and not args.workload:
         print("run: give --sql, --sql-file or --workload (or --list-workloads)", file=sys.stderr)
         return 2
@@ -114,11 +125,22 @@ def run(args: argparse.Namespace) -> int:
     from aqe_core.capture.model import save_capture
     from aqe_core.capture.runner import RunCancelled, RunFailed, Runner
     from aqe_core.capture.runtime import SparkStartFailed
+    from aqe_core.conf_guard import check_conf
+    from aqe_core.sql_guard import UnsafeSQL, check_text, trusted_by_default
 
     conf = dict(args.conf)
+    if not (args.trusted or trusted_by_default()):
+        try:  # what needs no Spark is refused before Spark starts; the runner checks the rest
+            check_conf(conf)
+            if sql is not None and not args.workload:
+                check_text(sql)
+        except UnsafeSQL as e:
+            print(f"run: not run: {e}", file=sys.stderr)
+            return 1
     t0 = time.perf_counter()
     try:
-        runner = Runner(master=args.master, spark_conf=dict(args.spark_conf), time_limit_s=_time_limit(args))
+        runner = Runner(master=args.master, spark_conf=dict(args.spark_conf), time_limit_s=_time_limit(args),
+                        trusted=True if args.trusted else None)
     except (JavaNotFound, SparkStartFailed) as e:
         print(f"run: {e}", file=sys.stderr)
         return 3
@@ -131,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
             cap = runner.run_workload(args.workload, scale=args.scale, presets=args.preset, conf=conf, progress=progress)
         else:
             cap = runner.run_sql(sql, conf, progress=progress)  # type: ignore[arg-type]
+    except UnsafeSQL as e:
+        print(f"run: not run: {e}", file=sys.stderr)
+        return 1
     except (RunFailed, ValueError, KeyError) as e:
         print(f"run: {e}", file=sys.stderr)
         return 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TextIO
+from typing import Optional, TextIO
 
 from aqe_core.capture.cli_run import _kv
 
@@ -34,10 +34,10 @@ def _spec_text(s) -> str:
     return f"{kind}({args}{'' if size is None else f'; {size} B'})"
 
 
-def format_report(rep, cap, *, specs: bool = False, out: TextIO = sys.stdout) -> None:
+def format_report(rep, cap, *, specs: bool = False, out: Optional[TextIO] = None) -> None:
     from aqe_core.rules.specs import PartialReducerPartitionSpec
 
-    w = out.write
+    w = (out or sys.stdout).write  # looked up now: sys.stdout may have been replaced since import
     mode = "replay" if rep.is_replay else "what-if"
     w(f"Capture of Spark {cap.spark_version}; rules of Spark {rep.spark_version} ({mode})\n")
     if rep.overrides:

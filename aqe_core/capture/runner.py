@@ -13,6 +13,14 @@ Time limits: ``Runner(time_limit_s=...)`` bounds every run, :meth:`Runner.limit_
 (from now). A watchdog thread per query sleeps until the deadline (no polling) and then cancels
 the run's job group, present and future jobs, so the query stops and the SparkContext keeps
 serving the next run; the run raises :class:`RunTimedOut`.
+
+Guarded by default: unless the runner is ``trusted`` (``Runner(trusted=True)``, or the server
+setting ``trusted`` / ``AQE_LENS_TRUSTED=1`` when not given), every SQL text and setup statement
+passes :mod:`aqe_core.sql_guard` in the session it runs in (SQL on files off), and every setting
+from a user passes :mod:`aqe_core.conf_guard`, before anything runs; refusals raise
+:class:`~aqe_core.sql_guard.UnsafeSQL`. A guarded query that fails while running reports
+Spark's error class, not Spark's message (which can carry data). Enforcing it here means no
+caller (Run page, CLI, Re-run for real) can skip it.
 """
 from __future__ import annotations
 
@@ -28,6 +36,8 @@ from aqe_core.capture import workloads as wl
 from aqe_core.capture.capture import DEFAULT_MAP_SIZE_CAP, Recorder
 from aqe_core.capture.model import Capture, QueryCapture
 from aqe_core.capture.runtime import SparkRuntime, get_runtime, java_reason
+from aqe_core.conf_guard import check_conf
+from aqe_core.sql_guard import check_setup, check_sql, check_text, guard_session, trusted_by_default
 
 
 @dataclass
@@ -61,7 +71,33 @@ class RunTimedOut(RunCancelled):
 
 
 class RunFailed(RuntimeError):
-    """Spark failed to run the query (the message carries Spark's first line)."""
+    """Spark failed to run the query (the message carries Spark's first line; on a guarded run
+    only Spark's error class, see :func:`redacted_failure`)."""
+
+
+def redacted_failure(exc: BaseException) -> str:
+    """What a guarded run may say about a failure: Spark's error class or condition and a
+    generic sentence. Spark's message text can carry data (``raise_error(secret)``, the value a
+    cast failed on), so it is never shown."""
+    cond = ""
+    for getter in ("getCondition", "getErrorClass"):
+        fn = getattr(exc, getter, None)
+        if callable(fn):
+            try:
+                cond = str(fn() or "")
+            except Exception:  # noqa: BLE001
+                cond = ""
+            if cond:
+                break
+    if not cond:
+        jexc = getattr(exc, "java_exception", None)
+        try:
+            cond = str(jexc.getClass().getSimpleName()) if jexc is not None else ""
+        except Exception:  # noqa: BLE001
+            cond = ""
+    cond = cond or type(exc).__name__
+    return (f"Spark failed while running the query ({cond[:120]}); its message is not shown on a guarded "
+            "server because it can carry query data")
 
 
 def _now() -> str:
@@ -74,9 +110,11 @@ class Runner:
     def __init__(self, runtime: Optional[SparkRuntime] = None, *, master: Optional[str] = None,
                  spark_conf: Optional[Mapping[str, Any]] = None, progress: Optional[ProgressFn] = None,
                  map_size_cap: int = DEFAULT_MAP_SIZE_CAP, poll_interval: float = 0.25,
-                 time_limit_s: Optional[float] = None) -> None:
+                 time_limit_s: Optional[float] = None, trusted: Optional[bool] = None) -> None:
         self.rt = runtime or get_runtime(master, spark_conf)
         self.time_limit_s = time_limit_s  # for runs without a limit of their own (limit_time)
+        #: False: SQL and settings pass the guards (see the module docstring)
+        self.trusted = trusted_by_default() if trusted is None else bool(trusted)
         self.progress = progress
         self.map_size_cap = map_size_cap
         self.poll_interval = poll_interval
@@ -94,9 +132,14 @@ class Runner:
     def run_sql(self, sql: str, conf: Optional[Mapping[str, Any]] = None, *, label: str = "sql",
                 tag: Optional[str] = None, progress: Optional[ProgressFn] = None, action: str = "collect") -> Capture:
         """Run one SQL query with ``conf`` (``spark.sql.*``) in a fresh session."""
+        if not self.trusted:
+            sql = check_text(sql)
+            conf = check_conf(conf, spark_version=self.rt.version)
         tag = tag or uuid.uuid4().hex[:12]
-        cap = self._new_capture({"kind": "sql", "sql": sql, "conf": dict(conf or {}), "tag": tag, "action": action})
         session = self.rt.new_session(conf)
+        if not self.trusted:
+            check_sql(sql, guard_session(session))
+        cap = self._new_capture({"kind": "sql", "sql": sql, "conf": dict(conf or {}), "tag": tag, "action": action})
         q = self._run_query(session, sql, tag=tag, index=0, count=1, label=label, preset=None,
                             progress=progress, action=action)
         cap.queries.append(q)
@@ -107,7 +150,15 @@ class Runner:
               run_info: Optional[Mapping[str, Any]] = None) -> Capture:
         """Run ``sql`` once per ``(name, settings)`` in ``runs``, each in a fresh session where the
         ``setup`` statements (a workload's temporary views) ran first. Settings Spark does not let
-        a session change (static ones such as the warehouse dir) are left as they are."""
+        a session change (static ones such as the warehouse dir) are left as they are.
+
+        Guarded, ``sql``, ``setup`` and ``runs`` typically come from an uploaded capture: every
+        setting passes the conf guard (settings a session cannot change, or that would not
+        change anything, are dropped first), each setup statement must be a temporary view of
+        an allowed query, and ``sql`` must pass the SQL guard, all before the query runs."""
+        if not self.trusted:
+            sql = check_text(sql)
+            runs = self._checked_runs(runs)
         tag = tag or uuid.uuid4().hex[:12]
         cap = self._new_capture({"kind": "rerun", "sql": sql, "presets": [n for n, _ in runs], "tag": tag,
                                  **dict(run_info or {})})
@@ -116,8 +167,12 @@ class Runner:
             for k, v in settings.items():
                 if session.conf.isModifiable(str(k)):
                     session.conf.set(str(k), str(v))
+            if not self.trusted:
+                guard_session(session)
             for stmt in setup:
-                session.sql(stmt)
+                session.sql(stmt if self.trusted else check_setup(stmt, session))
+            if not self.trusted:
+                check_sql(sql, session)
             cap.queries.append(self._run_query(session, sql, tag=tag, index=i, count=len(runs), label=f"{label} @ {name}",
                                                preset=name, progress=progress))
         return cap
@@ -131,6 +186,8 @@ class Runner:
         if not w.supports(self.rt.version):
             raise ValueError(f"workload {name} needs Spark {w.min_version}+ (running {self.rt.version})")
         chosen = w.presets_for(self.rt.version, presets)
+        if not self.trusted:
+            conf = check_conf(conf, spark_version=self.rt.version)
         tag = tag or uuid.uuid4().hex[:12]
         cap = self._new_capture({"kind": "workload", "workload": name, "scale": scale, "doc": w.doc, "sql": w.sql,
                                  "presets": [p.name for p in chosen], "conf_overrides": dict(conf or {}), "tag": tag})
@@ -204,6 +261,26 @@ class Runner:
             self._timed_out.add(tag)
         self.cancel(tag)
 
+    def _checked_runs(self, runs: list[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, dict[str, str]]]:
+        """The conf guard over every run's settings, dropping those that cannot matter: static
+        keys (a session cannot change them; a capture records the warehouse dir) and values the
+        fresh session already has."""
+        probe = self.rt.new_session({})
+        sqlconf = self.rt.spark._jvm.org.apache.spark.sql.internal.SQLConf
+
+        def ignore(key: str, value: str) -> bool:
+            try:
+                if bool(sqlconf.isStaticConfigKey(key)):
+                    return True
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                return probe.conf.get(key, None) == value
+            except Exception:  # noqa: BLE001
+                return False
+
+        return [(name, check_conf(settings, spark_version=self.rt.version, ignore=ignore)) for name, settings in runs]
+
     def _new_capture(self, run: dict[str, Any]) -> Capture:
         sc = self.rt.spark.sparkContext
         cap = Capture(spark_version=self.rt.version, master=str(sc.master), app_id=str(sc.applicationId),
@@ -246,6 +323,8 @@ class Runner:
                 stopped = self._stopped(tag) if tag in self._cancelled else None
             if stopped is not None:
                 raise stopped from None
+            if not self.trusted:
+                raise RunFailed(f"{label}: {redacted_failure(e)}") from None
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             if type(e).__name__ == "Py4JJavaError":  # its first line names only the py4j call
                 first = java_reason(e)
