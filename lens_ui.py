@@ -12,7 +12,7 @@ import streamlit as st
 
 from aqe_core.analysis import QueryView
 from aqe_core.plain_text import md_text
-from aqe_core.server_settings import server_settings
+from aqe_core.server_settings import SettingsError, server_settings
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
 from aqe_core.sources import (
     LoadedSource, SourceError, default_sample, open_on_server, resolve_in_roots, sample_sources,
@@ -114,6 +114,11 @@ def ensure_navigation() -> None:
 def sidebar_source() -> Optional[LoadedSource]:
     """The source picker shown on every page; returns the loaded source."""
     ensure_navigation()
+    try:
+        server_settings()  # a broken server.toml stops every page with one clear line
+    except SettingsError as exc:
+        st.error(f"The server's settings cannot be used: {md_text(exc)}")
+        st.stop()
     _apply_report_link()
     if "source_path" not in st.session_state:
         d = default_sample()
@@ -296,7 +301,7 @@ def run_page() -> None:
     from aqe_core.sql_guard import UnsafeSQL
 
     from aqe_core.run_jobs import MasterNotAllowed
-    from aqe_core.server_settings import server_settings
+    from aqe_core.server_settings import SettingsError, server_settings
 
     mgr = run_manager()
     settings = server_settings()
