@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from aqe_core import storage
-from aqe_core.presets import lens_home
-from aqe_core.storage import atomic_write_bytes, locked
+from aqe_core.eventlog.errors import describe_bytes
+from aqe_core.server_settings import lens_home
 
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _DIGEST_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -53,9 +53,7 @@ def save_view_state(state: dict[str, Any]) -> str:
     with storage.locked(path):
         try:
             intact = path.read_text(encoding="utf-8") == text
-        except FileNotFoundError:
-            intact = False
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError):  # missing or unreadable: write it anew
             intact = False
         if not intact:
             if path.exists():
@@ -89,10 +87,6 @@ def load_view_state(report_id: str) -> dict[str, Any]:
 
 class UploadRefused(ShareError):
     """An upload over the size cap (message for people)."""
-
-
-def _mib(n: int) -> str:
-    return f"{n / (1024 * 1024):.0f} MiB" if n >= 1024 * 1024 else f"{n} bytes"
 
 
 def _upload_dirs(root: Path) -> list[tuple[float, int, Path]]:
@@ -129,14 +123,14 @@ def store_upload(name: str, data: bytes, *, max_bytes: Optional[int] = None, quo
     max_bytes = settings.max_upload_bytes if max_bytes is None else max_bytes
     quota_bytes = settings.upload_quota_bytes if quota_bytes is None else quota_bytes
     if len(data) > max_bytes:
-        raise UploadRefused(f"this file is {_mib(len(data))}; the server accepts uploads up to {_mib(max_bytes)}")
+        raise UploadRefused(f"this file is {describe_bytes(len(data))}; the server accepts uploads up to {describe_bytes(max_bytes)}")
     if len(data) > quota_bytes:
-        raise UploadRefused(f"this file is {_mib(len(data))}, more than the server keeps for all uploads "
-                            f"({_mib(quota_bytes)})")
+        raise UploadRefused(f"this file is {describe_bytes(len(data))}, more than the server keeps for all uploads "
+                            f"({describe_bytes(quota_bytes)})")
     digest = hashlib.sha256(data).hexdigest()
     root = _dir("uploads")
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name or "").name)[:120].lstrip(".") or "upload"
-    with locked(root / ".quota"):
+    with storage.locked(root / ".quota"):
         d = root / digest
         kept = [f for f in d.iterdir() if f.is_file() and not f.name.startswith(".")] if d.is_dir() else []
         if kept:
@@ -151,7 +145,7 @@ def store_upload(name: str, data: bytes, *, max_bytes: Optional[int] = None, quo
             except OSError:
                 continue
             total -= size
-        atomic_write_bytes(d / safe, data)
+        storage.atomic_write_bytes(d / safe, data)
     return digest
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
+from aqe_core.eventlog.errors import describe_bytes
 from aqe_core.plan import PlanNode
 from aqe_core.rules.specs import ShufflePartitionSpec, spec_from_dict, spec_to_dict
 from aqe_core.versions import as_version
@@ -679,10 +680,6 @@ def save_capture(capture: Capture, path: PathLike, *, compress: Optional[bool] =
     return p
 
 
-def _mib(n: int) -> str:
-    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
-
-
 def _read_limited(fh: Any, max_bytes: int, max_seconds: Optional[float]) -> bytes:
     """The decoded bytes of a plain or gzip stream, never more than ``max_bytes`` (a gzip bomb
     stops at the cap, with memory bounded by it) nor more than ``max_seconds`` of CPU time."""
@@ -693,7 +690,7 @@ def _read_limited(fh: Any, max_bytes: int, max_seconds: Optional[float]) -> byte
 
     def check() -> None:
         if len(out) > max_bytes:
-            raise CaptureFormatError(f"this capture decompresses to more than {_mib(max_bytes)}, the limit for"
+            raise CaptureFormatError(f"this capture decompresses to more than {describe_bytes(max_bytes)}, the limit for"
                                      " one capture")
         if max_seconds is not None and time.thread_time() - start > max_seconds:
             raise CaptureFormatError(f"decoding this capture took more than {max_seconds:g} s of CPU time, the limit")
