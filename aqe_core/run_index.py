@@ -8,6 +8,7 @@ present; files the index misses (a crash between saving and indexing) are listed
 """
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import asdict, dataclass, fields
@@ -116,7 +117,5 @@ class RunIndex:
         return [RunEntry.from_dict(r) for r in data["runs"]]
 
     def _write(self, runs: list[RunEntry]) -> None:
-        import json
-
         runs = sorted(runs, key=lambda r: r.started)[-MAX_ENTRIES:]
         atomic_write_text(self.path, json.dumps({"runs": [asdict(r) for r in runs]}, indent=1))

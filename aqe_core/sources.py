@@ -19,10 +19,9 @@ from typing import Callable, Optional, Sequence
 
 from aqe_core.analysis import QueryView, views_from_eventlog
 from aqe_core.eventlog.errors import Limits, LimitExceeded
-from aqe_core.eventlog.sources import Roots
+from aqe_core.eventlog.sources import OUTSIDE_ROOTS, Roots
+from aqe_core.server_settings import SAMPLES_DIR, server_settings
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SAMPLES_DIR = REPO_ROOT / "sample_logs"
 
 ProgressFn = Callable[[int, Optional[int]], None]
 
@@ -31,9 +30,6 @@ class SourceError(ValueError):
     """A source that cannot be opened; the message is one clear line."""
 
 
-#: the message for a path outside the roots: the same whether or not the path exists
-OUTSIDE_ROOTS = ("this path is outside the folders this server may open (the bundled samples, the app's data"
-                 " directory and the roots set in server.toml)")
 _LIMIT_HINT = "the server's limits are max_decompressed_mb and max_decompress_s in server.toml"
 
 
@@ -42,8 +38,6 @@ def resolve_in_roots(path: str, roots: Optional[Sequence["str | os.PathLike[str]
     server's :meth:`~aqe_core.server_settings.ServerSettings.all_roots`); else
     :class:`SourceError` with a message that does not tell whether the path exists."""
     if roots is None:
-        from aqe_core.server_settings import server_settings
-
         roots = server_settings().all_roots()
     text = os.fspath(path) if isinstance(path, os.PathLike) else path
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
@@ -59,8 +53,6 @@ def resolve_in_roots(path: str, roots: Optional[Sequence["str | os.PathLike[str]
 
 def server_limits() -> Limits:
     """Decoding limits for sources opened in the app, from the server settings."""
-    from aqe_core.server_settings import server_settings
-
     s = server_settings()
     return Limits(max_decompressed_bytes=s.max_decompressed_bytes, max_seconds=s.max_decompress_s,
                   max_task_slots=max(1 << 20, s.max_decompressed_bytes // 16))
@@ -68,8 +60,6 @@ def server_limits() -> Limits:
 
 def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None) -> "LoadedSource":
     """:func:`load_source` as the app does it: confined to the roots, bounded by the limits."""
-    from aqe_core.server_settings import server_settings
-
     roots = [str(r) for r in server_settings().all_roots()]
     return load_source(str(resolve_in_roots(path, roots)), progress=progress, limits=server_limits(), roots=roots)
 

@@ -181,7 +181,9 @@ class Roots:
         return None
 
 
-OUTSIDE_ROOTS = "this path is outside the folders this server may open"
+#: the message for a path outside the roots: the same whether or not the path exists
+OUTSIDE_ROOTS = ("this path is outside the folders this server may open (the bundled samples, the app's data"
+                 " directory and the roots set in server.toml)")
 
 
 def _member_ok(name: str) -> bool:
