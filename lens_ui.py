@@ -373,12 +373,10 @@ def _run_status(mgr) -> None:
     with st.container(border=True, key="run-status"):
         p = job.progress
         ahead = mgr.ahead(job.job_id)
-        if ahead:
-            st.progress(0.0, text=f"queued: {ahead} run(s) ahead")
-            if st.button("Cancel", key="run_cancel"):
-                mgr.cancel(job.job_id)
-        elif job.active:
-            if p is not None and p.tasks_total:
+        if job.active:
+            if ahead:
+                st.progress(0.0, text=f"queued: {ahead} run(s) ahead")
+            elif p is not None and p.tasks_total:
                 st.progress(min(1.0, p.tasks_done / max(p.tasks_total, 1)),
                             text=f"{md_text(job.label)}: query {p.query_index + 1}/{p.query_count}, {p.phase}: jobs "
                                  f"{p.jobs_done}/{p.jobs_total}, stages {p.stages_done}/{p.stages_total}, tasks "

@@ -145,20 +145,25 @@ _SUBMISSION = re.compile(rb'"Submission Time":(-?\d+)')
 _COMPLETION = re.compile(rb'"Completion Time":(-?\d+)')
 
 
+class _BadNumber(ValueError):
+    """A log field that should hold a 64-bit integer does not; the message names only the kind
+    of value (never the value), so it may be shown as it is."""
+
+
 def _as_int(v: Any) -> int:
     if isinstance(v, bool):
-        raise ValueError("boolean where a number was expected")
+        raise _BadNumber("boolean where a number was expected")
     if isinstance(v, str):
         if len(v) > 20:
-            raise ValueError("a number with too many digits")
+            raise _BadNumber("a number with too many digits")
         try:
             v = int(v)
         except ValueError:
-            raise ValueError("text where a number was expected") from None
+            raise _BadNumber("text where a number was expected") from None
     if not isinstance(v, int):
-        raise ValueError(f"{type(v).__name__} where a number was expected")
+        raise _BadNumber(f"{type(v).__name__} where a number was expected")
     if not _I64_MIN <= v <= _I64_MAX:
-        raise ValueError("a number outside the 64-bit range")
+        raise _BadNumber("a number outside the 64-bit range")
     return v
 
 
@@ -323,10 +328,7 @@ class _ReadStore:
 
 
 _READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "records read": "records"}
-_OWN_MESSAGES = {"boolean where a number was expected", "a number with too many digits",
-                 "text where a number was expected", "a number outside the 64-bit range",
-                 "list where a number was expected", "dict where a number was expected",
-                 "NoneType where a number was expected", "float where a number was expected"}
+
 
 
 class _LiveExec:
@@ -467,7 +469,7 @@ class _Builder:
         if len(self.field_samples) < _MAX_SAMPLES:
             if isinstance(e, KeyError) and e.args and isinstance(e.args[0], str) and len(e.args[0]) <= 40:
                 what = f"missing field {e.args[0]!r}"
-            elif isinstance(e, ValueError) and str(e) in _OWN_MESSAGES:
+            elif isinstance(e, _BadNumber):
                 what = str(e)
             elif isinstance(e, (OverflowError, ValueError)):
                 what = "a value of the wrong type or out of range"
