@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aqe_core.config import AQEConf, checked_layers
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 from aqe_core.rules.coalesce_shuffle_partitions import K_ADVISORY, K_MIN_NUM, K_MIN_SIZE, K_PAR_FIRST, min_num_partitions, min_partition_size
-from aqe_core.rules.explain import Reason, mib, num
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib, num
 from aqe_core.rules.shuffle_partitions import coalesce_target
 from aqe_core.rules.skew_join import K_FACTOR, K_THRESHOLD, SideAnalysis, analyze_side
 from aqe_core.versions import SparkVersion, as_version

@@ -16,10 +16,10 @@ from aqe_core.capture.model import DEFAULT_MAX_CAPTURE_BYTES, Capture, QueryCapt
 from aqe_core.capture.simulate import QueryResult, ReadResult, simulate
 from aqe_core.compare import SIMULATORS, PresetOutcome, ShuffleOutcome
 from aqe_core.config import AQEConf, checked_layers
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 from aqe_core.presets import Preset
-from aqe_core.rules.explain import Reason
-from aqe_core.rules.specs import (
+from aqe_core.model.reasons import Reason
+from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec,
     CoalescedPartitionSpec,
     PartialMapperPartitionSpec,

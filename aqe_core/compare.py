@@ -14,7 +14,7 @@ from aqe_core.analysis import QueryView, ShuffleView, compute_lines
 from aqe_core.config import AQEConf
 from aqe_core.presets import Preset
 from aqe_core.rules.coalesce_shuffle_partitions import min_num_partitions, min_partition_size
-from aqe_core.rules.explain import mib
+from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions import coalesce_partitions
 from aqe_core.rules.skew_join import analyze_side
 

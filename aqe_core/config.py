@@ -70,16 +70,6 @@ def parse_byte_string(text: str, unit: str = "BYTE") -> int:
     return sign * value
 
 
-def format_bytes(n: int) -> str:
-    """Human size in binary units ("64.0 MiB"), for explanations."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
-
-
 def _parse_bool(key: str, text: str) -> bool:
     t = str(text).strip().lower()
     if t == "true":
@@ -176,6 +166,50 @@ _KEYS: list[ConfKey] = [
     ConfKey("spark.sql.autoBroadcastJoinThreshold", "bytes", "10MB", "Largest table size broadcast in a join (-1 disables).",),
     ConfKey("spark.sql.join.preferSortMergeJoin", "bool", "true", "Prefer sort-merge over shuffled hash joins at planning time.", internal=True),
 ]
+
+# --------------------------------------------------------------------------------------
+# Key handles: the only spelling of a ``spark.sql.*`` key outside the table above. Named after
+# the ``SQLConf`` entry (``SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES``) so a reader can find it in
+# Spark; a test checks every handle is a key of the table.
+
+ADAPTIVE_EXECUTION_ENABLED = A + "enabled"
+ADAPTIVE_EXECUTION_FORCE_APPLY = A + "forceApply"
+ADVISORY_PARTITION_SIZE_IN_BYTES = A + "advisoryPartitionSizeInBytes"
+COALESCE_PARTITIONS_ENABLED = A + "coalescePartitions.enabled"
+COALESCE_PARTITIONS_MIN_PARTITION_NUM = A + "coalescePartitions.minPartitionNum"
+COALESCE_PARTITIONS_INITIAL_PARTITION_NUM = A + "coalescePartitions.initialPartitionNum"
+COALESCE_PARTITIONS_MIN_PARTITION_SIZE = A + "coalescePartitions.minPartitionSize"
+COALESCE_PARTITIONS_PARALLELISM_FIRST = A + "coalescePartitions.parallelismFirst"
+COALESCE_PARTITIONS_MAX_REDUCER_PARTITIONS_PER_TASK = A + "coalescePartitions.maxReducerPartitionsPerTask"
+LOCAL_SHUFFLE_READER_ENABLED = A + "localShuffleReader.enabled"
+SKEW_JOIN_ENABLED = A + "skewJoin.enabled"
+SKEW_JOIN_SKEWED_PARTITION_FACTOR = A + "skewJoin.skewedPartitionFactor"
+SKEW_JOIN_SKEWED_PARTITION_THRESHOLD = A + "skewJoin.skewedPartitionThresholdInBytes"
+ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN = A + "forceOptimizeSkewedJoin"
+NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN = A + "nonEmptyPartitionRatioForBroadcastJoin"
+ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD = A + "autoBroadcastJoinThreshold"
+ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD = A + "maxShuffledHashJoinLocalMapThreshold"
+ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED = A + "optimizeSkewsInRebalancePartitions.enabled"
+ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR = A + "rebalancePartitionsSmallPartitionFactor"
+ADAPTIVE_CUSTOM_COST_EVALUATOR_CLASS = A + "customCostEvaluatorClass"
+ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS = A + "applyFinalStageShuffleOptimizations"
+CONVERT_SMJ_TO_SHJ_ENABLED = A + "convertSortMergeJoinToShuffledHashJoin.enabled"
+CONVERT_SMJ_TO_SHJ_MIN_WIDENING_FACTOR = A + "convertSortMergeJoinToShuffledHashJoin.minWideningFactor"
+ADAPTIVE_EXECUTION_ENABLED_IN_STATELESS_STREAMING = A + "streaming.stateless.enabled"
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+AUTO_BROADCASTJOIN_THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
+PREFER_SORTMERGEJOIN = "spark.sql.join.preferSortMergeJoin"
+
+#: every ``spark.sql.*`` property (what a log's or a run's SQL settings are filtered by)
+SQL_PREFIX = "spark.sql."
+#: every AQE property (``A`` above, under its public name)
+ADAPTIVE_PREFIX = A
+#: ``SQLExecution.EXECUTION_ID_KEY``: the local property tying jobs to a SQL execution
+EXECUTION_ID_KEY = "spark.sql.execution.id"
+#: local properties Spark sets per execution (``spark.sql.execution.*``), not user settings
+EXECUTION_PROPERTY_PREFIX = "spark.sql.execution."
+#: ``StaticSQLConf.UI_RETAINED_EXECUTIONS`` (the History Server drops executions beyond it)
+UI_RETAINED_EXECUTIONS = "spark.sql.ui.retainedExecutions"
 
 #: Spark's switch for SQL over files by path (`` parquet.`/dir` ``). Guarded runs and the SQL
 #: guard's own analysis turn it off, so a path can never resolve to a file relation.

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from aqe_core.analysis import Line, ShuffleView
-from aqe_core.rules.explain import mib
+from aqe_core.units import mib
 
 LINE_STYLE = {
     "median": ("#2b8a3e", "dot"),

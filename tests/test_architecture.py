@@ -1,8 +1,9 @@
 """Structure ratchets (issue 9): every module imports on its own, no import cycles (imports
-inside functions included), no module over 600 lines, no function over 80.
+inside functions included), imports only point down the layers of docs/architecture.md, no
+``spark.sql.*`` key spelled outside ``config.py``, no module over 600 lines, no function over 80.
 
 Today's exceptions are listed below; a listed exception that no longer occurs fails too, so the
-lists only shrink. The layering test of issue 9 joins these once the layers exist.
+lists only shrink. Tools, tests and bench scripts are outside these limits.
 """
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE_DIRS = ("aqe_core",)
+CODE_DIRS = ("aqe_core", "ui")
+#: scripts Streamlit runs: sizes and layers are checked, they are not imported in isolation
+SCRIPTS = ("app.py", "pages")
 
 #: import cycles known today (sorted module names per strongly connected component)
 KNOWN_CYCLES = {("aqe_core.capture_view", "aqe_core.compare", "aqe_core.sources")}
@@ -29,7 +32,15 @@ KNOWN_BIG_FUNCTIONS = {"aqe_core/plan_graph/figure.py:plan_figure", "aqe_core/pl
 
 
 def _files() -> list[Path]:
-    return sorted(p for d in CODE_DIRS for p in (ROOT / d).rglob("*.py"))
+    return sorted(p for d in CODE_DIRS if (ROOT / d).exists() for p in (ROOT / d).rglob("*.py"))
+
+
+def _scripts() -> list[Path]:
+    out = []
+    for name in SCRIPTS:
+        path = ROOT / name
+        out += sorted(path.glob("*.py")) if path.is_dir() else [path] if path.exists() else []
+    return out
 
 
 def _module(path: Path) -> str:
@@ -116,7 +127,7 @@ def test_no_new_import_cycles():
 
 def test_sizes_within_limits_or_known():
     big_modules, big_functions = set(), set()
-    for path in _files():
+    for path in _files() + _scripts() + [ROOT / "lens_ui.py"]:
         rel = path.relative_to(ROOT).as_posix()
         text = path.read_text(encoding="utf-8")
         if len(text.splitlines()) > 600:
@@ -162,3 +173,185 @@ def test_every_module_imports_on_its_own():
     proc = subprocess.run([sys.executable, "-c", script, *modules], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------------------
+# Layers (docs/architecture.md): a module may import its own layer and the layers listed.
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    "base": ("aqe_core", "aqe_core.versions", "aqe_core.config", "aqe_core.units", "aqe_core.plain_text",
+             "aqe_core.storage", "aqe_core.server_settings"),
+    "model": ("aqe_core.model",),
+    "readers": ("aqe_core.readers",),
+    "rules": ("aqe_core.rules",),
+    "engine": ("aqe_core.engine",),
+    "views": ("aqe_core.views",),
+    "live": ("aqe_core.live",),
+    "open": ("aqe_core.sources", "aqe_core.share"),
+    "figures": ("aqe_core.figures",),
+    "report": ("aqe_core.report",),
+    "cli": ("aqe_core.cli", "aqe_core.__main__"),
+    "ui": ("ui", "app", "pages"),
+}
+ALLOWED: dict[str, set[str]] = {
+    "base": {"base"},
+    "model": {"base"},
+    "readers": {"base", "model"},
+    "rules": {"base", "model"},
+    "engine": {"base", "model", "rules"},
+    "views": {"base", "model", "engine"},
+    "live": {"base", "model", "readers"},
+    "open": {"base", "model", "readers", "engine", "views"},
+    "figures": {"base", "model", "views"},
+    "report": {"base", "model", "views", "figures"},
+    "cli": {"base", "model", "readers", "rules", "engine", "views", "live", "open", "figures", "report"},
+    "ui": {"base", "model", "engine", "views", "open", "figures", "report", "live"},
+}
+#: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
+COMPAT = {"aqe_core.plan", "aqe_core.rules.specs"}
+#: modules not yet moved into a layer (issue 9 in progress): this list must end empty
+KNOWN_UNPLACED = {
+    "aqe_core.analysis", "aqe_core.capture", "aqe_core.capture.capture", "aqe_core.capture.cli_run",
+    "aqe_core.capture.cli_simulate", "aqe_core.capture.java", "aqe_core.capture.jvm", "aqe_core.capture.model",
+    "aqe_core.capture.runner", "aqe_core.capture.runtime", "aqe_core.capture.session", "aqe_core.capture.simulate",
+    "aqe_core.capture.workloads", "aqe_core.capture_view", "aqe_core.cli_check_sql", "aqe_core.compare",
+    "aqe_core.conf_guard", "aqe_core.eventlog", "aqe_core.eventlog.cli", "aqe_core.eventlog.codecs",
+    "aqe_core.eventlog.errors", "aqe_core.eventlog.history_server", "aqe_core.eventlog.metrics",
+    "aqe_core.eventlog.model", "aqe_core.eventlog.planinfo", "aqe_core.eventlog.reader", "aqe_core.eventlog.sources",
+    "aqe_core.eventlog.summary", "aqe_core.histograms", "aqe_core.plan_graph", "aqe_core.plan_graph.diff",
+    "aqe_core.plan_graph.figure", "aqe_core.plan_graph.layout", "aqe_core.plan_graph.synthetic",
+    "aqe_core.presets", "aqe_core.run_index", "aqe_core.run_jobs", "aqe_core.sql_guard", "lens_ui",
+}
+#: placed modules that still import upward (file:line target): this list must end empty
+KNOWN_UPWARD: set[str] = set()
+#: files that still spell ``spark.sql.*`` keys (count of string constants): must end empty
+KNOWN_KEY_LITERALS = {
+    "aqe_core/presets.py": 8, "aqe_core/run_jobs.py": 1, "aqe_core/conf_guard.py": 1,
+    "aqe_core/eventlog/history_server.py": 1, "aqe_core/eventlog/reader.py": 4, "aqe_core/rules/join_selection.py": 7,
+    "aqe_core/rules/skew_join.py": 5, "aqe_core/rules/coalesce_shuffle_partitions.py": 9,
+    "aqe_core/rules/optimize_skew_in_rebalance_partitions.py": 3, "aqe_core/rules/insert_adaptive_spark_plan.py": 3,
+    "aqe_core/plan_graph/diff.py": 2, "aqe_core/capture/simulate.py": 3, "aqe_core/capture/capture.py": 2,
+    "aqe_core/capture/workloads.py": 3, "aqe_core/capture/cli_run.py": 1, "pages/compare.py": 1, "pages/whatif.py": 4,
+}
+
+
+def _layer(module: str) -> str | None:
+    best = None
+    for layer, prefixes in LAYERS.items():
+        for prefix in prefixes:
+            inside = module == prefix or (layer != "base" and module.startswith(prefix + "."))
+            if inside and (best is None or len(prefix) > len(best[1])):
+                best = (layer, prefix)
+    return best[0] if best else None
+
+
+def _all_modules() -> dict[str, Path]:
+    out = {_module(p): p for p in _files()}
+    for path in _scripts():
+        out[_module(path)] = path
+    out["lens_ui"] = ROOT / "lens_ui.py"
+    return out
+
+
+def _import_lines(path: Path, modules: set[str]) -> list[tuple[int, str]]:
+    """(line, project module) for every import anywhere in ``path``, functions included, and
+    every ``importlib.import_module("...")`` with a literal name."""
+    me = _module(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            names = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules] or [base]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in
+              ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            names = [node.args[0].value]
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != me:
+                out.append((node.lineno, name))
+    return out
+
+
+def test_imports_point_down_the_layers():
+    modules = _all_modules()
+    unplaced, upward, problems = set(), set(), []
+    for module, path in modules.items():
+        if module in COMPAT:
+            continue
+        layer = _layer(module)
+        if layer is None:
+            unplaced.add(module)
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        for line, target in _import_lines(path, set(modules)):
+            if target in COMPAT:
+                upward.add(f"{rel}:{line} {target}")
+                problems.append(f"{rel}:{line} imports {target} (an old path kept for users; import the new one)")
+                continue
+            to = _layer(target)
+            if to is None or to == layer or to in ALLOWED[layer] or module.startswith(target + "."):
+                continue
+            upward.add(f"{rel}:{line} {target}")
+            problems.append(f"{rel}:{line} imports {target} (layer {layer} -> layer {to} not allowed)")
+    assert unplaced == KNOWN_UNPLACED, "modules outside every layer changed: " + repr(sorted(unplaced ^ KNOWN_UNPLACED))
+    assert upward == KNOWN_UPWARD, "\n".join(p for p in problems if p.split(" imports")[0] + " " + p.split(
+        " imports ")[1].split(" ")[0] not in KNOWN_UPWARD) or repr(sorted(KNOWN_UPWARD - upward))
+
+
+_KEY_RE = __import__("re").compile(r"(?<![\w.])spark\.sql\.")
+
+
+def _key_literals(path: Path) -> int:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and id(n) not in docs and _KEY_RE.search(n.value))
+
+
+def test_config_keys_only_spelled_in_config():
+    """``config.py`` is the registry; everything else uses its handles (``config.SHUFFLE_PARTITIONS``)."""
+    found = {}
+    for path in _files() + _scripts() + [ROOT / "lens_ui.py"]:
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in ("aqe_core/config.py",) or not path.exists() or _module(path) in COMPAT:
+            continue
+        n = _key_literals(path)
+        if n:
+            found[rel] = n
+    assert found == KNOWN_KEY_LITERALS
+
+
+def test_config_handles_are_registry_keys():
+    from aqe_core import config
+    names = set(config.all_key_names())
+    handles = {n: v for n, v in vars(config).items() if n.isupper() and isinstance(v, str)
+               and v.startswith("spark.sql.") and not v.endswith(".")}
+    extra = {"EXECUTION_ID_KEY", "UI_RETAINED_EXECUTIONS", "RUN_SQL_ON_FILES"}
+    assert {n for n, v in handles.items() if v not in names} <= extra
+
+
+def test_core_never_imports_streamlit_and_only_live_imports_spark():
+    bad = []
+    for path in _files():
+        module = _module(path)
+        if not module.startswith("aqe_core"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top == "streamlit" or (top in ("pyspark", "py4j") and _layer(module) not in (None, "live", "cli")):
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name}")
+    assert bad == []

@@ -14,7 +14,7 @@ import pytest
 from aqe_core.capture import workloads as wl
 from aqe_core.capture.model import Capture, dumps, loads
 from aqe_core.capture.simulate import SimulationReport, simulate
-from aqe_core.rules.specs import CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec
+from aqe_core.model.specs import CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from aqe_core.capture.jvm import DECOMPRESS_TABLE, decompress_size, parse_specs, split_top_level
+from aqe_core.capture.jvm import DECOMPRESS_TABLE, decompress_size, parse_specs
+from aqe_core.model.scala_text import split_top_level
 from aqe_core.capture.model import (
     FORMAT_VERSION,
     Capture,
@@ -20,8 +21,8 @@ from aqe_core.capture.model import (
     load_capture,
     save_capture,
 )
-from aqe_core.plan import PlanNode
-from aqe_core.rules.specs import (
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec,
     CoalescedPartitionSpec,
     PartialMapperPartitionSpec,

@@ -12,7 +12,7 @@ import pytest
 from aqe_core.capture.model import load_capture
 from aqe_core.compare import compare_presets
 from aqe_core.presets import get_preset
-from aqe_core.rules.specs import PartialReducerPartitionSpec
+from aqe_core.model.specs import PartialReducerPartitionSpec
 from aqe_core.sources import load_source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "captures"

@@ -13,7 +13,7 @@ import pytest
 from aqe_core.eventlog import EventLogError, load
 from aqe_core.eventlog.planinfo import graph_nodes
 from aqe_core.eventlog.summary import log_json
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_logs" / "eventlogs"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aqe_core.eventlog import load
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 from aqe_core.plan_graph import (
     COALESCED_AND_SKEWED, COALESCED_READ, EMPTY_PRUNED, LOCAL_READ, NEW_NODE, REMOVED, SHUFFLE_READ, SKEW_JOIN,
     SKEWED_READ, SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, Change, PlanDiff, diff_execution, diff_plans, diff_versions,

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from aqe_core.eventlog import load
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 from aqe_core.plan_graph import (
     CHANGE_KINDS, NODE_KINDS, SMJ_TO_BROADCAST, diff_plans, format_metric, layout_plan, node_at, node_details,
     node_kind, node_position, plan_figure, plan_search, zoom_ranges, zoom_to_node,

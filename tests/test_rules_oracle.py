@@ -92,7 +92,7 @@ def test_fixture_well_formed(fx):
 @pytest.mark.parametrize("version,case", _params("coalesce_partitions"))
 def test_coalesce_partitions_matches_spark(version, case):
     from aqe_core.rules.shuffle_partitions import coalesce_partitions
-    from aqe_core.rules.specs import spec_from_dict, spec_to_dict
+    from aqe_core.model.specs import spec_from_dict, spec_to_dict
 
     a = case["args"]
     specs_in = a["input_partition_specs"]
@@ -183,7 +183,7 @@ def test_skew_side_analysis_matches_spark(version, case):
 @pytest.mark.parametrize("version,case", _params("create_skew_partition_specs"))
 def test_create_skew_partition_specs_matches_spark(version, case):
     from aqe_core.rules.shuffle_partitions import create_skew_partition_specs
-    from aqe_core.rules.specs import spec_to_dict
+    from aqe_core.model.specs import spec_to_dict
 
     a = case["args"]
     kwargs = {}

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from aqe_core.rules.specs import (
+from aqe_core.model.specs import (
     CoalescedPartitionSpec,
     PartialMapperPartitionSpec,
     PartialReducerPartitionSpec,

@@ -60,7 +60,7 @@ def _load(version: str, name: str):
 
 
 def test_what_if_on_a_recorded_capture_reruns_only_the_rules():
-    from aqe_core.rules.specs import PartialReducerPartitionSpec
+    from aqe_core.model.specs import PartialReducerPartitionSpec
 
     cap = _load("4.3.0", "skew_join_inner")
     rep = simulate(cap, {"spark.sql.adaptive.skewJoin.enabled": "false"})

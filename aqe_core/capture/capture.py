@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from aqe_core.capture.jvm import DECOMPRESS_TABLE, Jvm, JvmError, parse_specs, split_top_level
+from aqe_core.capture.jvm import DECOMPRESS_TABLE, Jvm, JvmError, parse_specs
+from aqe_core.model.scala_text import split_top_level
 from aqe_core.capture.model import (
     CapturedPlan,
     MapSizes,
@@ -35,7 +36,7 @@ from aqe_core.capture.model import (
     SparkStageTiming,
     StageCapture,
 )
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 #: Per-map sizes are stored for all reducers while maps x reducers stays under this; above
 #: it, for the largest reducers (those a preset could call skewed) up to this many entries.

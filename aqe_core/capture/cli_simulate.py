@@ -35,7 +35,7 @@ def _spec_text(s) -> str:
 
 
 def format_report(rep, cap, *, specs: bool = False, out: Optional[TextIO] = None) -> None:
-    from aqe_core.rules.specs import PartialReducerPartitionSpec
+    from aqe_core.model.specs import PartialReducerPartitionSpec
 
     w = (out or sys.stdout).write  # looked up now: sys.stdout may have been replaced since import
     mode = "replay" if rep.is_replay else "what-if"

@@ -22,7 +22,7 @@ import re
 import struct
 from typing import Any, Optional
 
-from aqe_core.rules.specs import (
+from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec,
     CoalescedPartitionSpec,
     PartialMapperPartitionSpec,
@@ -174,28 +174,3 @@ def parse_specs(text: str) -> list[ShufflePartitionSpec]:
         else:
             out.append(CoalescedMapperPartitionSpec(int(args[0]), int(args[1]), int(args[2])))
     return out
-
-
-def split_top_level(text: str) -> list[str]:
-    """``"List(A(x, y), B)"`` -> ``["A(x, y)", "B"]``: the items of a Scala collection string."""
-    t = text.strip()
-    m = re.match(r"^(?:List|Vector|ArrayBuffer|ArraySeq|WrappedArray|Buffer|Stream|LazyList|Seq)\((.*)\)$", t, re.S)
-    if m:
-        t = m.group(1)
-    elif t in ("Nil", ""):
-        return []
-    items, depth, cur = [], 0, []
-    for ch in t:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            items.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    last = "".join(cur).strip()
-    if last:
-        items.append(last)
-    return items

@@ -1,7 +1,7 @@
 """Capture files: what a live Spark run recorded about AQE, as dataclasses and versioned JSON.
 
 A capture holds, per query, the plans (initial, every adaptive update, final) as
-:class:`~aqe_core.plan.PlanNode` trees, the statistics AQE decided with (per shuffle
+:class:`~aqe_core.model.plan.PlanNode` trees, the statistics AQE decided with (per shuffle
 ``bytesByPartitionId`` and the per-map block sizes ``MapStatus.getSizeForBlock``), the
 partition specs each adaptive shuffle read used, and the configuration in force. The format
 is documented field by field in ``docs/capture-format.md``; :data:`FORMAT_VERSION` changes
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
 from aqe_core.eventlog.errors import describe_bytes
-from aqe_core.plan import PlanNode
-from aqe_core.rules.specs import ShufflePartitionSpec, spec_from_dict, spec_to_dict
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.specs import ShufflePartitionSpec, spec_from_dict, spec_to_dict
 from aqe_core.versions import as_version
 
 FORMAT = "aqe-lens-capture"

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from aqe_core.capture.jvm import split_top_level
+from aqe_core.model.scala_text import split_top_level
 from aqe_core.capture.model import Capture, QueryCapture, ShuffleCapture, StageCapture
 from aqe_core.config import AQEConf
 from aqe_core.rules.coalesce_shuffle_partitions import (
@@ -47,7 +47,8 @@ from aqe_core.rules.coalesce_shuffle_partitions import (
     min_num_partitions,
     split_min_num_across_groups,
 )
-from aqe_core.rules.explain import Reason, mib
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib
 from aqe_core.rules.join_selection import (
     NO_BROADCAST_HASH,
     PREFER_SHUFFLE_HASH,
@@ -61,7 +62,7 @@ from aqe_core.rules.join_selection import (
 from aqe_core.rules.local_shuffle_read import local_read_specs
 from aqe_core.rules.optimize_skew_in_rebalance_partitions import REBALANCE_ORIGINS, optimize_skew_in_rebalance
 from aqe_core.rules.skew_join import SkewJoinSide, normalize_join_type, optimize_broadcast_stream_side, optimize_skewed_join
-from aqe_core.rules.specs import (
+from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec,
     CoalescedPartitionSpec,
     PartialMapperPartitionSpec,

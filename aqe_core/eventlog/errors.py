@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aqe_core.units import GiB, MiB, format_bytes
+
 
 class EventLogError(Exception):
     """The input cannot be read as a Spark event log. The message is one clear line."""
@@ -14,10 +16,6 @@ class DecodeError(EventLogError):
 
 class LimitExceeded(EventLogError):
     """An explicit safety limit was hit (decompressed size, expansion ratio, decode time)."""
-
-
-MiB = 1024 * 1024
-GiB = 1024 * MiB
 
 
 @dataclass(frozen=True)
@@ -54,11 +52,7 @@ class Limits:
 
 def describe_bytes(n: int) -> str:
     """``n`` bytes for people (limit messages)."""
-    if n >= GiB and n % GiB == 0:
-        return f"{n // GiB} GiB"
-    if n >= MiB:
-        return f"{n / MiB:.0f} MiB"
-    return f"{n} bytes"
+    return format_bytes(n, "limit")
 
 
 DEFAULT_LIMITS = Limits()

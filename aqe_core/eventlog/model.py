@@ -5,7 +5,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 #: Facts an event log does not hold (stated in every load result; docs/eventlog-limits.md).
 NOT_IN_LOG = [

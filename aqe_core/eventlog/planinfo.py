@@ -1,4 +1,4 @@
-"""Turn a ``sparkPlanInfo`` JSON tree into a :class:`~aqe_core.plan.PlanNode` tree.
+"""Turn a ``sparkPlanInfo`` JSON tree into a :class:`~aqe_core.model.plan.PlanNode` tree.
 
 Node ids follow Spark's ``SparkPlanGraph`` numbering (pre-order counter, WholeStageCodegen
 clusters numbered before their members, ``InputAdapter`` and query-stage wrappers folded away,
@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 #: query-stage wrappers that point at a (possibly reused) exchange
 _STAGE_WRAPPERS = ("BroadcastQueryStage", "ShuffleQueryStage")

@@ -29,7 +29,7 @@ from aqe_core.eventlog.model import (
 )
 from aqe_core.eventlog.planinfo import SHUFFLE_READ_NAMES, build_plan, graph_nodes, plan_metrics
 from aqe_core.eventlog.sources import IterStream, LogSource, Part, open_source
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 ProgressFn = Callable[[int, "int | None"], None]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from aqe_core.eventlog.model import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
 from aqe_core.eventlog.planinfo import graph_nodes
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 SCHEMA_VERSION = 1
 

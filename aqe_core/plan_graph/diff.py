@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 from aqe_core.plan_graph.layout import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
 
 # --- change kinds (stable strings, in legend / priority order) ------------------------------

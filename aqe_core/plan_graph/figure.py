@@ -22,7 +22,8 @@ from typing import Any, Iterable, Mapping
 
 import plotly.graph_objects as go
 
-from aqe_core.plan import PlanNode
+from aqe_core import units
+from aqe_core.model.plan import PlanNode
 from aqe_core.plan_graph import diff as _diff
 from aqe_core.plan_graph.layout import (
     CODEGEN_PREFIX, INPUT_ADAPTER, SHUFFLE_READ_NAMES, STAGE_WRAPPERS, PlanLayout, codegen_stage_id, iter_paths,
@@ -95,15 +96,9 @@ def node_kind(node: PlanNode) -> str:
 # --------------------------------------------------------------------------------------------
 # metric formatting
 # --------------------------------------------------------------------------------------------
-_SIZE_UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
-
-
 def format_bytes(n: float) -> str:
-    n = float(n)
-    for unit, name in _SIZE_UNITS:
-        if abs(n) >= unit:
-            return f"{n / unit:.1f} {name}"
-    return f"{int(n)} B"
+    """Plan-graph sizes line up: always one decimal ("3.0 MiB")."""
+    return units.format_bytes(n, "fixed")
 
 
 def format_ms(ms: float) -> str:

@@ -28,7 +28,7 @@ from typing import Iterable
 
 import networkx as nx
 
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 #: operator names that are wrappers of a codegen stage or of a stage input
 CODEGEN_PREFIX = "WholeStageCodegen"

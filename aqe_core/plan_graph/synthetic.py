@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from aqe_core.plan import PlanNode
+from aqe_core.model.plan import PlanNode
 
 _CHAIN = [
     ("Project", "Project [{c}#{i}L, v#{j}L, (w#{k}L * 2) AS w2#{i}L]", 6),

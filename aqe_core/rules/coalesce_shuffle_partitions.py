@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from aqe_core.config import AQEConf, as_conf as _conf
-from aqe_core.rules.explain import Reason, mib
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions import INT_MAX, coalesce_partitions, coalesce_target
-from aqe_core.rules.specs import ShufflePartitionSpec
+from aqe_core.model.specs import ShufflePartitionSpec
 from aqe_core.versions import SparkVersion, as_version
 
 K_ENABLED = "spark.sql.adaptive.coalescePartitions.enabled"

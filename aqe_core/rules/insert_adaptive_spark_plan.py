@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from aqe_core.config import AQEConf, as_conf
-from aqe_core.rules.explain import Reason
+from aqe_core.model.reasons import Reason
 from aqe_core.versions import SparkVersion, as_version
 
 K_AQE = "spark.sql.adaptive.enabled"

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from aqe_core.config import AQEConf, as_conf as _conf
-from aqe_core.rules.explain import Reason, mib
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib
 from aqe_core.rules.skew_join import normalize_join_type
 from aqe_core.versions import SparkVersion, as_version
 

@@ -6,7 +6,7 @@ mirror ``getPartitionSpecs`` and ``equallyDivide`` of those rules.
 """
 from __future__ import annotations
 
-from aqe_core.rules.specs import CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.specs import CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, ShufflePartitionSpec
 from aqe_core.versions import SparkVersion, as_version
 
 

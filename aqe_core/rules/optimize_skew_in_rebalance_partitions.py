@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from aqe_core.config import AQEConf, as_conf
-from aqe_core.rules.explain import Reason, mib
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions import MapSizesFor, optimize_skewed_partitions
-from aqe_core.rules.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
 from aqe_core.versions import SparkVersion, as_version
 
 K_ENABLED = "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from aqe_core.rules.specs import (
+from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec,
     CoalescedPartitionSpec,
     PartialMapperPartitionSpec,

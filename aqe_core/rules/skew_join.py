@@ -25,13 +25,14 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from aqe_core.config import AQEConf, as_conf as _conf
-from aqe_core.rules.explain import Reason, mib, num
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib, num
 from aqe_core.rules.shuffle_partitions import (
     MapSizesFor,
     create_skew_partition_specs,
     optimize_skewed_partitions,
 )
-from aqe_core.rules.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
 from aqe_core.versions import SparkVersion, as_version
 
 K_FACTOR = "spark.sql.adaptive.skewJoin.skewedPartitionFactor"

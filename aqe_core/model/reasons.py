@@ -32,25 +32,3 @@ class Reason:
             "config_keys": list(self.config_keys),
             "subject": dict(self.subject),
         }
-
-
-def mib(n: int | float | None) -> str:
-    """Bytes as a short human string in binary units: 812 MiB, 1.5 GiB, 640 B."""
-    if n is None:
-        return "unknown"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            if unit == "B":
-                return f"{int(value)} B"
-            text = f"{value:.1f}".rstrip("0").rstrip(".")
-            return f"{text} {unit}"
-        value /= 1024
-    return f"{n} B"
-
-
-def num(x: "int | float") -> str:
-    """A factor as people write it: 5.0 -> "5", 2.5 -> "2.5"."""
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x))
-    return str(x)
