@@ -26,7 +26,6 @@ KNOWN_CYCLES = {
 KNOWN_BIG_MODULES = {
     "aqe_core/capture/capture.py",
     "aqe_core/capture/model.py",
-    "aqe_core/capture/simulate.py",
     "aqe_core/eventlog/reader.py",
     "aqe_core/plan_graph/diff.py",
     "aqe_core/plan_graph/figure.py",
@@ -34,7 +33,7 @@ KNOWN_BIG_MODULES = {
 #: functions over 80 lines known today
 KNOWN_BIG_FUNCTIONS = {
     "aqe_core/capture/cli_run.py:run",
-    "aqe_core/capture/simulate.py:_skew_join",
+    "aqe_core/engine/steps.py:skew_join",
     "aqe_core/eventlog/reader.py:_load_source",
     "aqe_core/plan_graph/diff.py:_match",
     "aqe_core/plan_graph/diff.py:diff_plans",
@@ -223,6 +222,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 #: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
 COMPAT = {
+    "aqe_core.capture.simulate",
     "aqe_core.plan",
     "aqe_core.rules.specs",
 }
@@ -239,7 +239,6 @@ KNOWN_UNPLACED = {
     "aqe_core.capture.runner",
     "aqe_core.capture.runtime",
     "aqe_core.capture.session",
-    "aqe_core.capture.simulate",
     "aqe_core.capture.workloads",
     "aqe_core.capture_view",
     "aqe_core.cli_check_sql",
@@ -274,7 +273,6 @@ KNOWN_UPWARD: set[str] = set()
 KNOWN_KEY_LITERALS = {
     "aqe_core/capture/capture.py": 2,
     "aqe_core/capture/cli_run.py": 1,
-    "aqe_core/capture/simulate.py": 3,
     "aqe_core/capture/workloads.py": 3,
     "aqe_core/conf_guard.py": 1,
     "aqe_core/eventlog/history_server.py": 1,
