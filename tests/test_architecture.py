@@ -40,7 +40,7 @@ KNOWN_BIG_FUNCTIONS = {
     "aqe_core/plan_graph/figure.py:plan_figure",
     "aqe_core/plan_graph/layout.py:layout_plan",
     "aqe_core/plan_graph/layout.py:tidy_x",
-    "aqe_core/rules/skew_join.py:optimize_skewed_join",
+    "aqe_core/rules/optimize_skewed_join.py:optimize_skewed_join",
 }
 
 
@@ -224,6 +224,10 @@ ALLOWED: dict[str, set[str]] = {
 COMPAT = {
     "aqe_core.capture.simulate",
     "aqe_core.plan",
+    "aqe_core.rules.join_selection",
+    "aqe_core.rules.local_shuffle_read",
+    "aqe_core.rules.shuffle_partitions",
+    "aqe_core.rules.skew_join",
     "aqe_core.rules.specs",
 }
 #: modules not yet moved into a layer (issue 9 in progress): this list must end empty
@@ -279,11 +283,6 @@ KNOWN_KEY_LITERALS = {
     "aqe_core/eventlog/reader.py": 4,
     "aqe_core/plan_graph/diff.py": 2,
     "aqe_core/presets.py": 8,
-    "aqe_core/rules/coalesce_shuffle_partitions.py": 9,
-    "aqe_core/rules/insert_adaptive_spark_plan.py": 3,
-    "aqe_core/rules/join_selection.py": 7,
-    "aqe_core/rules/optimize_skew_in_rebalance_partitions.py": 3,
-    "aqe_core/rules/skew_join.py": 5,
     "aqe_core/run_jobs.py": 1,
     "pages/compare.py": 1,
     "pages/whatif.py": 4,

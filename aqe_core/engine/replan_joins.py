@@ -12,17 +12,11 @@ from aqe_core.engine.results import JoinResult, QueryResult
 from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, StageNode
 from aqe_core.model.reasons import Reason
 from aqe_core.model.scala_text import split_top_level
-from aqe_core.rules.join_selection import (
-    NO_BROADCAST_HASH,
-    PREFER_SHUFFLE_HASH,
-    SHUFFLE_HASH,
-    broadcast_threshold,
-    can_build_broadcast_left,
-    can_build_broadcast_right,
-    choose_shuffled_hash_join_build_side,
-    select_join_hints,
-)
-from aqe_core.rules.skew_join import normalize_join_type
+from aqe_core.rules.convert_sort_merge_join_to_shuffled_hash_join import choose_shuffled_hash_join_build_side
+from aqe_core.rules.demote_broadcast_hash_join import NO_BROADCAST_HASH
+from aqe_core.rules.dynamic_join_selection import PREFER_SHUFFLE_HASH, SHUFFLE_HASH, select_join_hints
+from aqe_core.rules.join_selection_helper import broadcast_threshold, can_build_broadcast_left, can_build_broadcast_right
+from aqe_core.rules.optimize_skewed_join import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
 

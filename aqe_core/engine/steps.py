@@ -30,9 +30,9 @@ from aqe_core.rules.coalesce_shuffle_partitions import (
     min_num_partitions,
     split_min_num_across_groups,
 )
-from aqe_core.rules.local_shuffle_read import local_read_specs
+from aqe_core.rules.optimize_shuffle_with_local_read import local_read_specs
 from aqe_core.rules.optimize_skew_in_rebalance_partitions import REBALANCE_ORIGINS, optimize_skew_in_rebalance
-from aqe_core.rules.skew_join import SkewJoinSide, normalize_join_type, optimize_broadcast_stream_side, optimize_skewed_join
+from aqe_core.rules.optimize_skewed_join import SkewJoinSide, normalize_join_type, optimize_broadcast_stream_side, optimize_skewed_join
 from aqe_core.versions import SparkVersion
 
 
