@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from aqe_core.engine.adaptive import AdaptiveVerdict
 from aqe_core.model.reasons import Reason
 from aqe_core.model.specs import ShufflePartitionSpec, spec_to_dict
 from aqe_core.versions import as_version
@@ -93,6 +94,8 @@ class QueryResult:
     reads: list[ReadResult] = field(default_factory=list)
     joins: list[JoinResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: why AQE did not apply (``InsertAdaptiveSparkPlan``), for a query that ran without it
+    adaptive: Optional[AdaptiveVerdict] = None
 
     @property
     def reads_agreeing(self) -> int:
@@ -101,7 +104,7 @@ class QueryResult:
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "label": self.label, "preset": self.preset,
                 "reads": [r.to_dict() for r in self.reads], "joins": [j.to_dict() for j in self.joins],
-                "notes": self.notes}
+                "notes": self.notes, **({"adaptive": self.adaptive.to_dict()} if self.adaptive else {})}
 
 
 @dataclass

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from aqe_core import config
 from aqe_core.config import AQEConf
+from aqe_core.engine.adaptive import AdaptiveVerdict, adaptive_verdict
 from aqe_core.engine.pipeline import APPLY_FINAL_STAGE_FLAG, SUPPORTED_ORIGINS_3_1, Pipeline, final_stage_rules_3_1, pipeline_for
 from aqe_core.engine.replan_joins import decide_joins, rewrite_joins
 from aqe_core.engine.results import Agreement, JoinResult, QueryResult, ReadResult, SimulationReport
@@ -89,6 +90,10 @@ def _tally(agreement: Agreement, label: str, qr: QueryResult) -> None:
 
 def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersion) -> QueryResult:
     qr = QueryResult(q.index, q.label, q.preset)
+    if not q.adaptive and q.final_plan is not None:
+        qr.adaptive = adaptive_verdict(q.final_plan.root, AQEConf.resolve(v, [q.conf, overrides], validate=False), v)
+        qr.notes.append(_not_adaptive_note(qr.adaptive))
+        return qr
     if not q.adaptive or q.final_plan is None:
         qr.notes.append("AQE did not run for this query: nothing to simulate")
         return qr
@@ -121,6 +126,14 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     return qr
 
 
+
+
+def _not_adaptive_note(verdict: AdaptiveVerdict) -> str:
+    """The note for a query Spark ran without AQE, with ``InsertAdaptiveSparkPlan``'s reason."""
+    if verdict.applies:  # our rule disagrees with the recorded plan: say so, do not guess
+        return ("AQE did not run for this query: nothing to simulate (InsertAdaptiveSparkPlan as we read it"
+                " would have applied: " + "; ".join(r.message for r in verdict.reasons) + ")")
+    return "AQE did not run for this query: " + "; ".join(r.message for r in verdict.reasons) + ": nothing to simulate"
 
 
 def _simulate_fragment(ctx: Context, fr: Fragment, qr: QueryResult) -> set[int]:
