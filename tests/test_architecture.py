@@ -26,7 +26,6 @@ KNOWN_CYCLES = {
 KNOWN_BIG_MODULES = {
     "aqe_core/capture/capture.py",
     "aqe_core/capture/model.py",
-    "aqe_core/capture/simulate.py",
     "aqe_core/eventlog/reader.py",
     "aqe_core/plan_graph/diff.py",
     "aqe_core/plan_graph/figure.py",
@@ -34,14 +33,14 @@ KNOWN_BIG_MODULES = {
 #: functions over 80 lines known today
 KNOWN_BIG_FUNCTIONS = {
     "aqe_core/capture/cli_run.py:run",
-    "aqe_core/capture/simulate.py:_skew_join",
+    "aqe_core/engine/steps.py:skew_join",
     "aqe_core/eventlog/reader.py:_load_source",
     "aqe_core/plan_graph/diff.py:_match",
     "aqe_core/plan_graph/diff.py:diff_plans",
     "aqe_core/plan_graph/figure.py:plan_figure",
     "aqe_core/plan_graph/layout.py:layout_plan",
     "aqe_core/plan_graph/layout.py:tidy_x",
-    "aqe_core/rules/skew_join.py:optimize_skewed_join",
+    "aqe_core/rules/optimize_skewed_join.py:optimize_skewed_join",
 }
 
 
@@ -223,7 +222,12 @@ ALLOWED: dict[str, set[str]] = {
 }
 #: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
 COMPAT = {
+    "aqe_core.capture.simulate",
     "aqe_core.plan",
+    "aqe_core.rules.join_selection",
+    "aqe_core.rules.local_shuffle_read",
+    "aqe_core.rules.shuffle_partitions",
+    "aqe_core.rules.skew_join",
     "aqe_core.rules.specs",
 }
 #: modules not yet moved into a layer (issue 9 in progress): this list must end empty
@@ -239,7 +243,6 @@ KNOWN_UNPLACED = {
     "aqe_core.capture.runner",
     "aqe_core.capture.runtime",
     "aqe_core.capture.session",
-    "aqe_core.capture.simulate",
     "aqe_core.capture.workloads",
     "aqe_core.capture_view",
     "aqe_core.cli_check_sql",
@@ -274,18 +277,12 @@ KNOWN_UPWARD: set[str] = set()
 KNOWN_KEY_LITERALS = {
     "aqe_core/capture/capture.py": 2,
     "aqe_core/capture/cli_run.py": 1,
-    "aqe_core/capture/simulate.py": 3,
     "aqe_core/capture/workloads.py": 3,
     "aqe_core/conf_guard.py": 1,
     "aqe_core/eventlog/history_server.py": 1,
     "aqe_core/eventlog/reader.py": 4,
     "aqe_core/plan_graph/diff.py": 2,
     "aqe_core/presets.py": 8,
-    "aqe_core/rules/coalesce_shuffle_partitions.py": 9,
-    "aqe_core/rules/insert_adaptive_spark_plan.py": 3,
-    "aqe_core/rules/join_selection.py": 7,
-    "aqe_core/rules/optimize_skew_in_rebalance_partitions.py": 3,
-    "aqe_core/rules/skew_join.py": 5,
     "aqe_core/run_jobs.py": 1,
     "pages/compare.py": 1,
     "pages/whatif.py": 4,

@@ -1,8 +1,11 @@
 """The engine: Spark's AQE pipeline per release, run over a query's stage plan by calling
 :mod:`aqe_core.rules`, with join replanning and the agreement report. The only caller of rules.
+
+Modules: :mod:`.simulate` (entry points), :mod:`.pipeline` (the rule order per release, as
+data), :mod:`.stage_plan` (the fragments rules see), :mod:`.steps` (one step per rule),
+:mod:`.replan_joins` (join strategies), :mod:`.results` (what a run returns).
 """
-from aqe_core.capture.simulate import (  # moving here in issue 9 (WP1)
-    Agreement, JoinResult, QueryResult, ReadResult, SimulationReport, simulate, simulate_query,
-)
+from aqe_core.engine.results import Agreement, JoinResult, QueryResult, ReadResult, SimulationReport
+from aqe_core.engine.simulate import simulate, simulate_query
 
 __all__ = ["Agreement", "JoinResult", "QueryResult", "ReadResult", "SimulationReport", "simulate", "simulate_query"]

@@ -18,22 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
+from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib
-from aqe_core.rules.shuffle_partitions import INT_MAX, coalesce_partitions, coalesce_target
+from aqe_core.rules.shuffle_partitions_util import INT_MAX, coalesce_partitions, coalesce_target
 from aqe_core.model.specs import ShufflePartitionSpec
 from aqe_core.versions import SparkVersion, as_version
 
-K_ENABLED = "spark.sql.adaptive.coalescePartitions.enabled"
-K_MIN_NUM = "spark.sql.adaptive.coalescePartitions.minPartitionNum"
-K_MIN_SIZE = "spark.sql.adaptive.coalescePartitions.minPartitionSize"
-K_PAR_FIRST = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
-K_INITIAL = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
-K_MAX_RED = "spark.sql.adaptive.coalescePartitions.maxReducerPartitionsPerTask"
-K_ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
-K_AQE = "spark.sql.adaptive.enabled"
-K_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 #: ShuffleOrigin values (``ShuffleExchangeLike.shuffleOrigin``) coalescing accepts, 3.2+.
 SUPPORTED_ORIGINS = frozenset(
@@ -50,10 +42,10 @@ def num_shuffle_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *,
     and it is set, else ``spark.sql.shuffle.partitions`` (all releases)."""
     v = as_version(spark_version)
     c = _conf(conf, v)
-    initial = c.get(K_INITIAL)
-    if c.get(K_AQE) and c.get(K_ENABLED) and initial is not None:
+    initial = c.get(config.COALESCE_PARTITIONS_INITIAL_PARTITION_NUM)
+    if c.get(config.ADAPTIVE_EXECUTION_ENABLED) and c.get(config.COALESCE_PARTITIONS_ENABLED) and initial is not None:
         return initial
-    return c.get(K_SHUFFLE_PARTITIONS)
+    return c.get(config.SHUFFLE_PARTITIONS)
 
 
 def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
@@ -61,19 +53,19 @@ def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
     """The ``minNumPartitions`` CoalesceShufflePartitions passes on, with where it came from."""
     v = as_version(spark_version)
     c = _conf(conf, v)
-    explicit = c.get(K_MIN_NUM)
+    explicit = c.get(config.COALESCE_PARTITIONS_MIN_PARTITION_NUM)
     if explicit is not None:
-        return explicit, Reason("min_num_from_conf", f"at least {explicit} partitions ({K_MIN_NUM})",
-                                {"min_num_partitions": explicit}, (K_MIN_NUM,))
-    if v < SparkVersion(3, 2, 0) or c.get(K_PAR_FIRST):
-        keys = (K_PAR_FIRST,) if v >= SparkVersion(3, 2, 0) else ()
+        return explicit, Reason("min_num_from_conf", f"at least {explicit} partitions ({config.COALESCE_PARTITIONS_MIN_PARTITION_NUM})",
+                                {"min_num_partitions": explicit}, (config.COALESCE_PARTITIONS_MIN_PARTITION_NUM,))
+    if v < SparkVersion(3, 2, 0) or c.get(config.COALESCE_PARTITIONS_PARALLELISM_FIRST):
+        keys = (config.COALESCE_PARTITIONS_PARALLELISM_FIRST,) if v >= SparkVersion(3, 2, 0) else ()
         return default_parallelism, Reason(
             "min_num_from_parallelism",
             f"at least {default_parallelism} partitions (the default parallelism"
-            + (f", because {K_PAR_FIRST}=true)" if keys else ")"),
+            + (f", because {config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=true)" if keys else ")"),
             {"min_num_partitions": default_parallelism, "default_parallelism": default_parallelism}, keys)
-    return 1, Reason("min_num_one", f"{K_PAR_FIRST}=false: coalescing aims at the advisory size only (minimum 1 partition)",
-                     {"min_num_partitions": 1}, (K_PAR_FIRST,))
+    return 1, Reason("min_num_one", f"{config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=false: coalescing aims at the advisory size only (minimum 1 partition)",
+                     {"min_num_partitions": 1}, (config.COALESCE_PARTITIONS_PARALLELISM_FIRST,))
 
 
 def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
@@ -84,7 +76,7 @@ def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
     if v < SparkVersion(3, 2, 0):
         return 0
     c = _conf(conf, v)
-    size = c.get(K_MIN_SIZE)
+    size = c.get(config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE)
     if testing:
         adv = advisory if advisory is not None else c.advisory_partition_size
         size = min(size, adv // 5)
@@ -172,8 +164,8 @@ def coalesce_group(
     v = as_version(spark_version)
     c = _conf(conf, v)
     d = CoalesceDecision(False)
-    if not c.get(K_ENABLED):
-        d.reasons.append(Reason("coalesce_disabled", f"{K_ENABLED} is false", {}, (K_ENABLED,)))
+    if not c.get(config.COALESCE_PARTITIONS_ENABLED):
+        d.reasons.append(Reason("coalesce_disabled", f"{config.COALESCE_PARTITIONS_ENABLED} is false", {}, (config.COALESCE_PARTITIONS_ENABLED,)))
         return d
     unsupported = [s for s in stages if not is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
                                                                   user_specified_num_partitions=s.user_specified_num_partitions)]
@@ -189,7 +181,7 @@ def coalesce_group(
         min_num = group_min_num
     advisory = advisory_override if advisory_override is not None else c.advisory_partition_size
     min_size = min_partition_size(c, spark_version=v, advisory=advisory, testing=testing)
-    max_red = c.get_or(K_MAX_RED, INT_MAX)
+    max_red = c.get_or(config.COALESCE_PARTITIONS_MAX_REDUCER_PARTITIONS_PER_TASK, INT_MAX)
     d.min_num_partitions, d.min_partition_size, d.advisory_size = min_num, min_size, advisory
     d.reasons.append(why_min)
     stats = [s.bytes_by_partition_id for s in stages]
@@ -210,7 +202,7 @@ def coalesce_group(
     d.partitions_before = before
     if not result:
         d.reasons.append(Reason("no_change", f"coalescing towards {mib(tgt.target_size)} would not reduce the"
-                                f" {before} partitions", tgt.__dict__, (K_ADVISORY,)))
+                                f" {before} partitions", tgt.__dict__, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,)))
         return d
     d.applied = True
     d.specs_by_stage = {s.stage_id: list(r) for s, r in zip(stages, result)}
@@ -223,7 +215,7 @@ def coalesce_group(
         f"{before} partitions coalesced into {d.partitions_after}: target {mib(tgt.target_size)} ({target_why};"
         f" advisory {mib(advisory)}, at least {min_num} partitions, minimum size {mib(min_size)})",
         {"before": before, "after": d.partitions_after, **tgt.__dict__},
-        (K_ADVISORY, K_MIN_SIZE, K_MIN_NUM, K_PAR_FIRST)))
+        (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE, config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST)))
     return d
 
 
@@ -293,3 +285,11 @@ def coalesce_groups(plan: PlanShape, *, spark_version: "str | SparkVersion") -> 
 
     visit(plan)
     return groups
+
+
+# compat (issue 9): aqe_core/analysis.py imports these names until it moves to views/ (WP4);
+# the config handles are the one spelling. Remove once nothing imports them.
+K_ADVISORY = config.ADVISORY_PARTITION_SIZE_IN_BYTES
+K_MIN_NUM = config.COALESCE_PARTITIONS_MIN_PARTITION_NUM
+K_MIN_SIZE = config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE
+K_PAR_FIRST = config.COALESCE_PARTITIONS_PARALLELISM_FIRST

@@ -8,12 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from aqe_core import config
 from aqe_core.config import AQEConf, as_conf
 from aqe_core.model.reasons import Reason
 from aqe_core.versions import SparkVersion, as_version
 
-K_AQE = "spark.sql.adaptive.enabled"
-K_FORCE = "spark.sql.adaptive.forceApply"
 
 
 @dataclass(frozen=True)
@@ -43,26 +42,26 @@ def adaptive_applies(
     v = as_version(spark_version)
     c = as_conf(conf, v)
     reasons: list[Reason] = []
-    if not c.get(K_AQE):
+    if not c.get(config.ADAPTIVE_EXECUTION_ENABLED):
         default = "false" if v < SparkVersion(3, 2, 0) else "true"
-        return False, [Reason("aqe_disabled", f"{K_AQE} is false (default in Spark {v}: {default})", {}, (K_AQE,))]
+        return False, [Reason("aqe_disabled", f"{config.ADAPTIVE_EXECUTION_ENABLED} is false (default in Spark {v}: {default})", {}, (config.ADAPTIVE_EXECUTION_ENABLED,))]
     if facts.is_command:
         return False, [Reason("command", "the plan is a command; AQE only wraps the query inside a write command")]
-    should = (c.get(K_FORCE) or facts.is_subquery or facts.has_exchange or facts.requires_child_distribution
+    should = (c.get(config.ADAPTIVE_EXECUTION_FORCE_APPLY) or facts.is_subquery or facts.has_exchange or facts.requires_child_distribution
               or facts.has_subquery_expression)
     if facts.has_aqe_cached_plan and v >= SparkVersion(3, 5, 0):
         if v >= SparkVersion(4, 3, 0) or can_change_cached_plan_output_partitioning:
             should = True
     if not should:
         reasons.append(Reason("nothing_to_adapt", "the plan has no exchange, no required distribution and no subquery:"
-                              " nothing for AQE to re-optimise", {}, (K_FORCE,)))
+                              " nothing for AQE to re-optimise", {}, (config.ADAPTIVE_EXECUTION_FORCE_APPLY,)))
         return False, reasons
     if not facts.all_nodes_have_logical_link:
         return False, [Reason("no_logical_link", "a plan node has no logical link, so AQE cannot re-plan it")]
     if facts.is_streaming:
         if v < SparkVersion(4, 1, 0):
             return False, [Reason("streaming", "AQE does not apply to streaming queries in this Spark release")]
-        if not facts.is_stateless_streaming or not c.get_or("spark.sql.adaptive.streaming.stateless.enabled", True):
+        if not facts.is_stateless_streaming or not c.get_or(config.ADAPTIVE_EXECUTION_ENABLED_IN_STATELESS_STREAMING, True):
             return False, [Reason("streaming", "AQE applies only to stateless streaming queries")]
     if v < SparkVersion(3, 1, 0) and facts.has_dynamic_pruning_subquery:
         return False, [Reason("dynamic_pruning", "Spark 3.0 does not run AQE on plans with dynamic partition pruning")]

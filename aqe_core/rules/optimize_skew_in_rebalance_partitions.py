@@ -11,16 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
+from aqe_core import config
 from aqe_core.config import AQEConf, as_conf
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib
-from aqe_core.rules.shuffle_partitions import MapSizesFor, optimize_skewed_partitions
+from aqe_core.rules.shuffle_partitions_util import MapSizesFor, optimize_skewed_partitions
 from aqe_core.model.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
 from aqe_core.versions import SparkVersion, as_version
 
-K_ENABLED = "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled"
-K_FACTOR = "spark.sql.adaptive.rebalancePartitionsSmallPartitionFactor"
-K_ADVISORY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
 REBALANCE_ORIGINS = frozenset({"REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL"})
 
 
@@ -51,14 +49,14 @@ def optimize_skew_in_rebalance(
         return RebalanceSkewResult(False, reasons=[Reason("not_in_version", f"Spark {v} has no OptimizeSkewInRebalancePartitions")])
     if origin not in REBALANCE_ORIGINS:
         return RebalanceSkewResult(False, reasons=[Reason("not_rebalance", f"shuffle origin {origin} is not a rebalance")])
-    if not c.get(K_ENABLED):
-        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{K_ENABLED} is false", {}, (K_ENABLED,))])
+    if not c.get(config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED):
+        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED} is false", {}, (config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED,))])
     advisory = advisory_override if (advisory_override is not None and v >= SparkVersion(3, 5, 0)) else c.advisory_partition_size
-    small = c.get_or(K_FACTOR, 0.2)
+    small = c.get_or(config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR, 0.2)
     res = RebalanceSkewResult(False, advisory_size=advisory)
     if not any(b > advisory for b in bytes_by_partition_id):
         res.reasons.append(Reason("no_large_partition", f"no partition exceeds the advisory size {mib(advisory)}",
-                                  {"advisory": advisory}, (K_ADVISORY,)))
+                                  {"advisory": advisory}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,)))
         return res
     specs = optimize_skewed_partitions(bytes_by_partition_id, map_sizes_for or (lambda _i: None), advisory, advisory,
                                        spark_version=v, small_partition_factor=small)
@@ -69,7 +67,7 @@ def optimize_skew_in_rebalance(
         res.reasons.append(Reason("split", f"rebalance partition {r} ({mib(bytes_by_partition_id[r])}) is larger than"
                                   f" the advisory size {mib(advisory)}: split into {n} parts",
                                   {"size": bytes_by_partition_id[r], "advisory": advisory, "splits": n},
-                                  (K_ADVISORY, K_FACTOR), {"partition": r}))
+                                  (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR), {"partition": r}))
     if len(specs) != len(bytes_by_partition_id):
         res.applied, res.specs = True, specs
     return res

@@ -1,0 +1,134 @@
+"""Spark's AQE rule order per release, as data: what runs on a stage fragment, in which order.
+
+Mirrors ``AdaptiveSparkPlanExec``'s rule lists (``queryStagePreparationRules``,
+``queryStageOptimizerRules`` and the final-stage filter of ``optimizeQueryStage`` /
+``finalStageOptimizerRules``) for the rules that change shuffle reads. Rules that do not touch
+a read (``ReuseAdaptiveSubquery``, ``PlanAdaptiveDynamicPruningFilters``, ``EnsureRequirements``
+...) are left out; the join rules of the AQE optimizer (``DemoteBroadcastHashJoin`` /
+``DynamicJoinSelection``) and the planner are :mod:`aqe_core.engine.replan_joins`, run before
+the fragments because a changed join changes the fragments' shape.
+
+The order matters: from 3.2, ``OptimizeSkewedJoin`` runs *before* ``CoalesceShufflePartitions``
+(coalescing keeps the skew sections), in 3.0/3.1 after it (skew is judged on coalesced sizes);
+``OptimizeShuffleWithLocalRead`` always comes last because it reads the specs coalescing made.
+
+    >>> [s.rule for s in pipeline_for("3.0.1").steps]
+    ['CoalesceShufflePartitions', 'OptimizeSkewedJoin', 'OptimizeLocalShuffleReader']
+    >>> [s.rule for s in pipeline_for("3.5.1").steps]
+    ['OptimizeSkewedJoin', 'OptimizeSkewInRebalancePartitions', 'CoalesceShufflePartitions', 'OptimizeShuffleWithLocalRead']
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from aqe_core.engine import steps
+from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, all_origins
+from aqe_core.versions import SparkVersion, as_version
+
+StepFn = Callable[[Context, Fragment, FragmentState], None]
+
+#: final-stage filters (``Pipeline.final_stage``)
+ALL_RULES = "all"  # every rule runs on the final stage too (3.0, 3.2 - 3.4.1)
+SUPPORTED_ORIGINS_3_1 = "supported_origins"  # 3.1 finalStageOptimizerRules
+APPLY_FINAL_STAGE_FLAG = "apply_final_stage_shuffle_optimizations"  # 3.4.2+ optimizeQueryStage
+
+
+@dataclass(frozen=True)
+class Step:
+    """One Spark rule as the engine runs it on a fragment."""
+
+    rule: str  # Spark's class name
+    run: StepFn  # the engine step (plan shape + the rule's math)
+    phase: str  # "preparation" (queryStagePreparationRules) or "query_stage" (queryStageOptimizerRules)
+    shuffle_read_rule: bool = True  # an AQEShuffleReadRule (3.1: CustomShuffleReaderRule)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The rules of one release range, in Spark's order (preparation rules first)."""
+
+    since: SparkVersion
+    steps: tuple[Step, ...]
+    final_stage: str = ALL_RULES
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(s.rule for s in self.steps)
+
+
+def _prep(rule: str, run: StepFn) -> Step:
+    return Step(rule, run, "preparation", shuffle_read_rule=False)
+
+
+def _opt(rule: str, run: StepFn) -> Step:
+    return Step(rule, run, "query_stage")
+
+
+# 3.0.x queryStageOptimizerRules = Seq(ReuseAdaptiveSubquery, CoalesceShufflePartitions,
+#   OptimizeSkewedJoin, OptimizeLocalShuffleReader): skew after coalescing (post-coalesce sizes).
+_STEPS_3_0 = (
+    _opt("CoalesceShufflePartitions", steps.coalesce_3_0),
+    _opt("OptimizeSkewedJoin", steps.skew_join),
+    _opt("OptimizeLocalShuffleReader", steps.local_read),
+)
+# 3.2.x queryStageOptimizerRules = Seq(PlanAdaptiveDynamicPruningFilters, ReuseAdaptiveSubquery,
+#   OptimizeSkewedJoin, OptimizeSkewInRebalancePartitions, CoalesceShufflePartitions,
+#   OptimizeShuffleWithLocalRead): skew first, on raw sizes; local read after coalescing.
+_STEPS_3_2 = (
+    _opt("OptimizeSkewedJoin", steps.skew_join),
+    _opt("OptimizeSkewInRebalancePartitions", steps.rebalance),
+    _opt("CoalesceShufflePartitions", steps.coalesce),
+    _opt("OptimizeShuffleWithLocalRead", steps.local_read),
+)
+# 3.3+ OptimizeSkewedJoin(ensureRequirements) is the last queryStagePreparationRule (it sees the
+#   whole plan; forceOptimizeSkewedJoin); queryStageOptimizerRules = Seq(
+#   PlanAdaptiveDynamicPruningFilters, ReuseAdaptiveSubquery, OptimizeSkewInRebalancePartitions,
+#   CoalesceShufflePartitions, OptimizeShuffleWithLocalRead). Unchanged through 4.3.0 (4.3 adds
+#   ConvertSortMergeJoinToShuffledHashJoin to the preparation rules: see replan_joins).
+_STEPS_3_3 = (
+    _prep("OptimizeSkewedJoin", steps.skew_join),
+    _opt("OptimizeSkewInRebalancePartitions", steps.rebalance),
+    _opt("CoalesceShufflePartitions", steps.coalesce),
+    _opt("OptimizeShuffleWithLocalRead", steps.local_read),
+)
+
+#: release ranges, oldest first: a release uses the last entry whose ``since`` is not after it
+PIPELINES: tuple[Pipeline, ...] = (
+    Pipeline(SparkVersion(3, 0, 0), _STEPS_3_0),
+    # 3.1.x: same rules; finalStageOptimizerRules keeps a CustomShuffleReaderRule on the final
+    # stage only if it supports the origin of every shuffle in the input plan
+    Pipeline(SparkVersion(3, 1, 0), _STEPS_3_0, SUPPORTED_ORIGINS_3_1),
+    Pipeline(SparkVersion(3, 2, 0), _STEPS_3_2),
+    Pipeline(SparkVersion(3, 3, 0), _STEPS_3_3),
+    # 3.4.2+ optimizeQueryStage: on the final stage, applyFinalStageShuffleOptimizations=false
+    # drops every AQEShuffleReadRule from queryStageOptimizerRules
+    Pipeline(SparkVersion(3, 4, 2), _STEPS_3_3, APPLY_FINAL_STAGE_FLAG),
+)
+
+
+def pipeline_for(spark_version: "str | SparkVersion") -> Pipeline:
+    """The rule pipeline of a release."""
+    v = as_version(spark_version)
+    chosen = PIPELINES[0]
+    for p in PIPELINES:
+        if p.since <= v:
+            chosen = p
+    return chosen
+
+
+#: 3.1.x ``CustomShuffleReaderRule.supportedShuffleOrigins`` (checked in the 3.1.3 release)
+RULE_ORIGINS_3_1 = {
+    "CoalesceShufflePartitions": frozenset({"ENSURE_REQUIREMENTS", "REPARTITION"}),
+    "OptimizeSkewedJoin": frozenset({"ENSURE_REQUIREMENTS"}),
+    "OptimizeLocalShuffleReader": frozenset({"ENSURE_REQUIREMENTS"}),
+}
+
+
+def final_stage_rules_3_1(ctx: Context) -> set[str]:
+    """3.1 ``AdaptiveSparkPlanExec.finalStageOptimizerRules``: a shuffle-reader rule runs on the
+    final stage only if it supports the origin of *every* shuffle of the input plan, so a
+    user repartition keeps the partitioning it asked for (3.2 replaced this by validating the
+    required distribution)."""
+    origins = all_origins(ctx)
+    return {name for name, ok in RULE_ORIGINS_3_1.items() if origins <= ok}

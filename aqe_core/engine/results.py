@@ -1,0 +1,155 @@
+"""What a simulation returns: per read, per join, per query, and the agreement with Spark.
+
+Plain data (``to_dict`` for the CLI's JSON and the report); no plotting, no Spark.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from aqe_core.engine.adaptive import AdaptiveVerdict
+from aqe_core.model.reasons import Reason
+from aqe_core.model.specs import ShufflePartitionSpec, spec_to_dict
+from aqe_core.versions import as_version
+
+
+@dataclass
+class ReadResult:
+    """One shuffle stage's read in one fragment: Spark's specs and ours."""
+
+    stage_node: int
+    read_node: Optional[int]  # Spark's read node in the final plan (None: Spark read the stage as is)
+    stage_id: Optional[int]
+    shuffle_id: Optional[int]
+    fragment: int
+    spark_specs: Optional[list[ShufflePartitionSpec]]  # None: no adaptive read in Spark's plan
+    simulated_specs: Optional[list[ShufflePartitionSpec]]  # None: our rules put no read there
+    rules: list[str] = field(default_factory=list)
+    description: str = ""
+    reasons: list[Reason] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool:
+        return _norm(self.spark_specs) == _norm(self.simulated_specs)
+
+    def first_difference(self) -> Optional[str]:
+        a, b = _norm(self.spark_specs), _norm(self.simulated_specs)
+        if a == b:
+            return None
+        if a is None or b is None:
+            return f"Spark {'had no read' if a is None else f'read {len(a)} specs'}; simulation " \
+                   f"{'puts no read' if b is None else f'gives {len(b)} specs'}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return f"spec {i}: Spark {x} vs simulated {y}"
+        return f"Spark has {len(a)} specs, simulation {len(b)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stage_node": self.stage_node, "read_node": self.read_node, "stage_id": self.stage_id,
+            "shuffle_id": self.shuffle_id, "fragment": self.fragment, "agrees": self.agrees,
+            "rules": self.rules, "description": self.description,
+            "spark_specs": None if self.spark_specs is None else [spec_to_dict(s) for s in self.spark_specs],
+            "simulated_specs": None if self.simulated_specs is None else [spec_to_dict(s) for s in self.simulated_specs],
+            "difference": self.first_difference(), "reasons": [r.to_dict() for r in self.reasons],
+        }
+
+
+def _norm(specs: Optional[list[ShufflePartitionSpec]]) -> Optional[list[ShufflePartitionSpec]]:
+    return None if specs is None else list(specs)
+
+
+@dataclass
+class JoinResult:
+    """A join's strategy: planned (initial plan), Spark's final, and simulated."""
+
+    node: int  # final-plan node
+    join_type: str
+    keys: str
+    initial: Optional[str]
+    spark: str
+    simulated: Optional[str]
+    spark_skew: bool = False
+    simulated_skew: Optional[bool] = None
+    reasons: list[Reason] = field(default_factory=list)
+    simulated_build_side: Optional[str] = None  # "left" / "right" for a simulated broadcast
+
+    @property
+    def agrees(self) -> bool:
+        return (self.simulated is None or self.simulated == self.spark) and \
+            (self.simulated_skew is None or self.simulated_skew == self.spark_skew)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "join_type": self.join_type, "keys": self.keys, "initial": self.initial,
+                "spark": self.spark, "simulated": self.simulated, "spark_skew": self.spark_skew,
+                "simulated_skew": self.simulated_skew, "agrees": self.agrees,
+                "reasons": [r.to_dict() for r in self.reasons]}
+
+
+@dataclass
+class QueryResult:
+    index: int
+    label: str
+    preset: Optional[str]
+    reads: list[ReadResult] = field(default_factory=list)
+    joins: list[JoinResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    #: why AQE did not apply (``InsertAdaptiveSparkPlan``), for a query that ran without it
+    adaptive: Optional[AdaptiveVerdict] = None
+
+    @property
+    def reads_agreeing(self) -> int:
+        return sum(1 for r in self.reads if r.agrees)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "label": self.label, "preset": self.preset,
+                "reads": [r.to_dict() for r in self.reads], "joins": [j.to_dict() for j in self.joins],
+                "notes": self.notes, **({"adaptive": self.adaptive.to_dict()} if self.adaptive else {})}
+
+
+@dataclass
+class Agreement:
+    """How many adaptive reads (and join decisions) the rules reproduced exactly."""
+
+    total: int = 0
+    agreeing: int = 0
+    joins_total: int = 0
+    joins_agreeing: int = 0
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 if self.total == 0 else 100.0 * self.agreeing / self.total
+
+    @property
+    def complete(self) -> bool:
+        return self.agreeing == self.total and self.joins_agreeing == self.joins_total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reads": self.total, "reads_agreeing": self.agreeing, "percent": round(self.percent, 3),
+                "joins": self.joins_total, "joins_agreeing": self.joins_agreeing, "complete": self.complete,
+                "mismatches": self.mismatches}
+
+
+@dataclass
+class SimulationReport:
+    spark_version: str
+    captured_version: str
+    overrides: dict[str, str]
+    queries: list[QueryResult]
+    agreement: Agreement
+    elapsed_ms: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_replay(self) -> bool:
+        """No override and the captured release: the agreement figures are meaningful."""
+        return not self.overrides and as_version(self.spark_version) == as_version(self.captured_version)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spark_version": self.spark_version, "captured_version": self.captured_version,
+                "overrides": self.overrides, "replay": self.is_replay, "agreement": self.agreement.to_dict(),
+                "elapsed_ms": round(self.elapsed_ms, 3), "notes": self.notes,
+                "queries": [q.to_dict() for q in self.queries]}
+
+

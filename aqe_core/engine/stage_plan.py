@@ -1,0 +1,281 @@
+"""The stage plan the rules work on: a query's final plan cut into *stage fragments*.
+
+A fragment is the plan between an exchange (or the root) and the query stages below it, the
+unit Spark's query-stage rules see. Codegen wrappers and adaptive reads are taken out of the
+nodes (a stage leaf remembers Spark's read above it). :class:`Context` gives a rule step the
+captured statistics of a stage leaf; :class:`FragmentState` holds the specs the steps put on
+the leaves; :func:`breaks_distribution` is Spark's "no extra shuffle" check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+from aqe_core.config import AQEConf
+from aqe_core.model.reasons import Reason
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec,
+    CoalescedPartitionSpec,
+    PartialMapperPartitionSpec,
+    PartialReducerPartitionSpec,
+    ShufflePartitionSpec,
+)
+from aqe_core.versions import SparkVersion
+
+if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
+    from aqe_core.capture.model import QueryCapture, ShuffleCapture, StageCapture
+
+WRAPPERS = ("WholeStageCodegen", "InputAdapter", "ColumnarToRow", "RowToColumnar")
+STAGES = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage")
+READS = ("AQEShuffleRead", "CustomShuffleReader")
+SHUFFLED_JOINS = ("SortMergeJoin", "ShuffledHashJoin")
+
+
+@dataclass
+class StageNode:
+    """A node of a stage fragment, with the codegen wrappers and adaptive reads taken out."""
+
+    idx: int
+    name: str
+    desc: str
+    info: dict[str, Any]
+    children: list["StageNode"] = field(default_factory=list)
+    parent: Optional["StageNode"] = None
+    pos: int = 0  # position among Spark's children of the parent (for required distributions)
+    read_idx: Optional[int] = None  # for a stage leaf: Spark's read above it
+
+    @property
+    def is_stage(self) -> bool:
+        return self.name in STAGES
+
+    @property
+    def is_shuffle_stage(self) -> bool:
+        return self.name == "ShuffleQueryStage"
+
+    def walk(self):
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            yield n
+            stack.extend(reversed(n.children))
+
+
+@dataclass
+class Fragment:
+    fid: int
+    root: StageNode
+    is_final: bool
+    stages: list[StageNode]  # stage leaves, plan order
+    main: bool = True  # under the query's own AdaptiveSparkPlan (not a subquery's)
+
+
+class PlanIndex:
+    """Index of the captured final plan: names, infos, children, parents."""
+
+    def __init__(self, q: QueryCapture) -> None:
+        assert q.final_plan is not None
+        self.nodes = q.final_plan.nodes()
+        info = q.final_plan.info
+        self.info = [info[i] if i < len(info) else {} for i in range(len(self.nodes))]
+        ids = {id(n): i for i, n in enumerate(self.nodes)}
+        self.kids = [[ids[id(c)] for c in n.children] for n in self.nodes]
+        self.parent = [-1] * len(self.nodes)
+        for i, ks in enumerate(self.kids):
+            for k in ks:
+                self.parent[k] = i
+        self.stage_by_node = {s.node: s for s in q.stages}
+        self.read_by_node = {r.node: r for r in q.reads}
+
+    def name(self, i: int) -> str:
+        return self.nodes[i].name
+
+    def fragments(self) -> list[Fragment]:
+        out: list[Fragment] = []
+        seen_exchanges: set[int] = set()
+        seen_shuffles: set[int] = set()
+
+        def add(root_idx: int, is_final: bool, main: bool = True) -> None:
+            fr = Fragment(len(out), None, is_final, [], main)  # type: ignore[arg-type]
+            out.append(fr)
+            fr.root = self._build(root_idx, None, 0, fr)
+            for st in fr.stages:
+                self._descend(st.idx, add, seen_exchanges, seen_shuffles)
+
+        for i, n in enumerate(self.nodes):
+            # every AdaptiveSparkPlan is a root: the query's (possibly under a write command)
+            # and each subquery's; a fragment stops at a nested one, so none is seen twice
+            if n.name == "AdaptiveSparkPlan":
+                r = self.kids[i][0] if self.kids[i] else None
+                while r is not None and self.name(r) == "ResultQueryStage":
+                    r = self.kids[r][0] if self.kids[r] else None
+                if r is not None:
+                    add(r, True, not self.info[i].get("is_subquery", False) and not any(
+                        f.main and f.is_final for f in out))
+        return out
+
+    def _descend(self, stage_idx: int, add, seen_exchanges: set[int], seen_shuffles: set[int]) -> None:
+        kids = self.kids[stage_idx]
+        if not kids:
+            return
+        ex = kids[0]
+        if self.name(ex) == "ReusedExchange":
+            return  # the original stage's fragment is elsewhere in the plan
+        st = self.stage_by_node.get(stage_idx)
+        if st is not None and st.shuffle_id is not None:
+            if st.shuffle_id in seen_shuffles:
+                return
+            seen_shuffles.add(st.shuffle_id)
+        if ex in seen_exchanges or not self.kids[ex]:
+            return
+        seen_exchanges.add(ex)
+        add(self.kids[ex][0], False)
+
+    def _build(self, i: int, parent: Optional[StageNode], pos: int, fr: Fragment) -> StageNode:
+        name = self.name(i)
+        while name.startswith(WRAPPERS) and self.kids[i]:
+            i = self.kids[i][0]
+            name = self.name(i)
+        read_idx = None
+        if name in READS and self.kids[i]:
+            read_idx = i
+            i = self.kids[i][0]
+            name = self.name(i)
+        node = StageNode(i, name, self.nodes[i].description, self.info[i], [], parent, pos, read_idx)
+        if node.is_stage:
+            fr.stages.append(node)
+            return node
+        if name == "AdaptiveSparkPlan":
+            return node  # a subquery's plan: its own fragments
+        for p, k in enumerate(self.kids[i]):
+            node.children.append(self._build(k, node, p, fr))
+        return node
+
+
+class Context:
+    def __init__(self, q: QueryCapture, conf: AQEConf, v: SparkVersion, plan: PlanIndex) -> None:
+        self.q, self.conf, self.v, self.plan = q, conf, v, plan
+        self.default_parallelism = q.default_parallelism
+
+    def stage(self, n: StageNode) -> Optional[StageCapture]:
+        return self.plan.stage_by_node.get(n.idx)
+
+    def shuffle(self, n: StageNode) -> Optional[ShuffleCapture]:
+        st = self.stage(n)
+        return self.q.shuffle(st.shuffle_id) if st else None
+
+    def bytes(self, n: StageNode) -> Optional[list[int]]:
+        sh = self.shuffle(n)
+        return sh.bytes_by_partition_id if sh else None
+
+    def origin(self, n: StageNode) -> str:
+        st = self.stage(n)
+        if st is None:
+            return "UNKNOWN"
+        if st.origin:
+            return st.origin
+        # 3.0.x has no ShuffleOrigin: canChangeNumPartitions=false means a user repartition
+        if st.can_change_num_partitions is False:
+            return "SINGLE_PARTITION" if (st.output_partitioning or "").startswith("SinglePartition") else "REPARTITION"
+        return "ENSURE_REQUIREMENTS"
+
+    def single_partition(self, n: StageNode) -> bool:
+        st = self.stage(n)
+        return bool(st and (st.output_partitioning or "").startswith("SinglePartition"))
+
+    def map_sizes_for(self, n: StageNode):
+        sh = self.shuffle(n)
+        if sh is None or sh.map_sizes is None:
+            return None
+        return sh.map_sizes.for_reducer
+
+
+
+@dataclass
+class FragmentState:
+    """Specs put on each stage leaf of a fragment (keyed by node idx) and the rules that did it."""
+
+    specs: dict[int, list[ShufflePartitionSpec]] = field(default_factory=dict)
+    rules: dict[int, list[str]] = field(default_factory=dict)
+    reasons: dict[int, list[Reason]] = field(default_factory=dict)
+    skew_joins: set[int] = field(default_factory=set)
+    descriptions: dict[int, str] = field(default_factory=dict)
+
+    def put(self, n: StageNode, specs: list[ShufflePartitionSpec], rule: str) -> None:
+        self.specs[n.idx] = list(specs)
+        self.rules.setdefault(n.idx, []).append(rule)
+
+    def why(self, n: StageNode, reasons: list[Reason]) -> None:
+        self.reasons.setdefault(n.idx, []).extend(reasons)
+
+    def copy(self) -> "FragmentState":
+        return FragmentState({k: list(v) for k, v in self.specs.items()}, {k: list(v) for k, v in self.rules.items()},
+                      {k: list(v) for k, v in self.reasons.items()}, set(self.skew_joins), dict(self.descriptions))
+
+
+
+def describe_specs(specs: list[ShufflePartitionSpec], v: SparkVersion) -> str:
+    """``AQEShuffleReadExec``'s description (3.2+)."""
+    if any(isinstance(s, (PartialMapperPartitionSpec, CoalescedMapperPartitionSpec)) for s in specs):
+        return "local"
+    coalesced = any(isinstance(s, CoalescedPartitionSpec) and s.is_coalesced for s in specs)
+    skewed = any(isinstance(s, PartialReducerPartitionSpec) for s in specs)
+    if coalesced and skewed:
+        return "coalesced and skewed"
+    if coalesced:
+        return "coalesced"
+    if skewed:
+        return "skewed"
+    return ""
+
+
+def _unknown_partitioning(specs: list[ShufflePartitionSpec]) -> bool:
+    """Does a read with these specs lose its child's partitioning (``UnknownPartitioning``)?"""
+    if not specs:
+        return False
+    if all(isinstance(s, CoalescedPartitionSpec) for s in specs):
+        return any(a.end_reducer_index != b.start_reducer_index for a, b in zip(specs, specs[1:]))
+    if all(isinstance(s, PartialMapperPartitionSpec) for s in specs):
+        return len({s.map_index for s in specs}) != len(specs)
+    return True
+
+
+def breaks_distribution(ctx: Context, fr: Fragment, changed: list[StageNode], skew_joins: set[int]) -> Optional[str]:
+    """Would making these stage leaves' partitioning unknown break a requirement above them?
+
+    Walks up from each leaf to the fragment root: a node (other than a join being split) that
+    requires a distribution other than ``UnspecifiedDistribution`` of the child on the path
+    relied on the partitioning that flows from below; so does the final stage's required
+    distribution. Returns a sentence, or None when nothing breaks.
+    """
+    for leaf in changed:
+        child, node = leaf, leaf.parent
+        while node is not None:
+            if node.idx not in skew_joins:
+                reqs = node.info.get("req") or []
+                req = reqs[child.pos] if child.pos < len(reqs) else "UnspecifiedDistribution"
+                if not (req.startswith("UnspecifiedDistribution") or req.startswith("BroadcastDistribution")):
+                    return f"{node.name} needs {req.split('(')[0]} from its child"
+            child, node = node, node.parent
+        if fr.is_final and fr.main and ctx.q.required_distribution and not ctx.q.required_distribution.startswith(
+                ("UnspecifiedDistribution", "None")):
+            return f"the query's result must keep {ctx.q.required_distribution.split('(')[0]}"
+    return None
+
+
+
+def merge_reasons(state: FragmentState, trial: FragmentState) -> None:
+    for k, rs in trial.reasons.items():
+        have = state.reasons.setdefault(k, [])
+        for r in rs:
+            if r not in have:
+                have.append(r)
+
+
+
+def all_origins(ctx: Context) -> set[str]:
+    """Shuffle origins of every shuffle exchange in the query (3.1 ``inputPlan.collect``)."""
+    out = {st.origin for st in ctx.q.stages if st.kind == "shuffle" and st.origin}
+    out |= {str(i["origin"]) for i in ctx.plan.info if i.get("origin")}
+    return out
+
+

@@ -1,0 +1,60 @@
+"""Local shuffle reads: ``OptimizeLocalShuffleReader`` (3.0/3.1) / ``OptimizeShuffleWithLocalRead`` (3.2+).
+
+When a shuffle no longer needs its data redistributed (its consumer became a broadcast join,
+or it is the root of the stage), each task reads map outputs where they are. These functions
+mirror ``getPartitionSpecs`` and ``equallyDivide`` of those rules.
+"""
+from __future__ import annotations
+
+from aqe_core.model.specs import CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, ShufflePartitionSpec
+from aqe_core.versions import SparkVersion, as_version
+
+
+def equally_divide(num_elements: int, num_buckets: int) -> list[int]:
+    """Start indices of ``num_buckets`` near-equal buckets; the first ``n % k`` get one more."""
+    size = num_elements // num_buckets
+    remainder = num_elements % num_buckets
+    return [i * size + min(i, remainder) for i in range(num_buckets)]
+
+
+def local_read_specs(
+    num_mappers: int,
+    num_reducers: int,
+    expected_parallelism: int | None = None,
+    *,
+    spark_version: "str | SparkVersion",
+) -> list[ShufflePartitionSpec]:
+    """``getPartitionSpecs``: with ``expected`` = the current reader's spec count (else the
+    reducer count), every mapper reads ``expected / mappers`` reducer ranges; from 3.2, when
+    there are more mappers than ``expected``, groups of mappers read all reducers."""
+    v = as_version(spark_version)
+    expected = expected_parallelism if expected_parallelism is not None else num_reducers
+    if num_mappers <= 0:
+        return []
+    if expected >= num_mappers or v < SparkVersion(3, 2, 0):
+        split_points = max(1, expected // num_mappers)
+        starts = equally_divide(num_reducers, split_points)
+        out: list[ShufflePartitionSpec] = []
+        for m in range(num_mappers):
+            for k, s in enumerate(starts):
+                e = starts[k + 1] if k + 1 < len(starts) else num_reducers
+                out.append(PartialMapperPartitionSpec(m, s, e))
+        return out
+    starts = equally_divide(num_mappers, expected)
+    return [CoalescedMapperPartitionSpec(s, starts[k + 1] if k + 1 < len(starts) else num_mappers, num_reducers)
+            for k, s in enumerate(starts)]
+
+
+def can_use_local_read(origin: str, has_map_stats: bool, *, spark_version: "str | SparkVersion",
+                       over_existing_read: bool = False, user_specified_num_partitions: bool = False) -> bool:
+    """Eligibility of a stage: 3.0/3.1 ``canChangeNumPartitions`` and map stats; 3.2+ a bare
+    stage with map stats and origin ENSURE_REQUIREMENTS or REBALANCE_PARTITIONS_BY_NONE, or an
+    existing read over an ENSURE_REQUIREMENTS stage."""
+    v = as_version(spark_version)
+    if not has_map_stats:
+        return False
+    if v < SparkVersion(3, 2, 0):
+        return not user_specified_num_partitions
+    if over_existing_read:
+        return origin == "ENSURE_REQUIREMENTS"
+    return origin in {"ENSURE_REQUIREMENTS", "REBALANCE_PARTITIONS_BY_NONE"}

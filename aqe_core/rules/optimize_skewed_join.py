@@ -1,0 +1,436 @@
+"""Spark's ``OptimizeSkewedJoin``: find skewed join partitions and split them.
+
+Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin`` (3.0.0 - 4.3.0):
+
+* 3.0.x/3.1.x  runs *after* ``CoalesceShufflePartitions``: the skew test and the target use the
+  post-coalesce partition sizes, a partition is skewed if ``size > factor x median`` *and*
+  ``size > thresholdBytes`` (two conditions, no single threshold), and only partitions that
+  were not coalesced (one reducer) are split. The median is over the post-coalesce sizes in
+  3.0.x (``medianSize(Seq[Long])``) but over the shuffle's own ``bytesByPartitionId`` in 3.1.x
+  (``medianSize(MapOutputStatistics)``; checked in the 3.1.3 release and against live 3.1.3
+  runs);
+* 3.2+  runs *before* coalescing on the raw ``bytesByPartitionId``: one threshold
+  ``max(thresholdBytes, factor x median)``; 3.4 made the factor a double (product truncated);
+* 4.3   also splits the stream side of a broadcast hash join when local shuffle reads are off.
+
+Plan-shape conditions (which joins match, the "no extra shuffle" check, forceOptimizeSkewedJoin)
+are decided by the caller from the plan; this module does the numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from collections.abc import Sequence as SequenceABC
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from aqe_core import config
+from aqe_core.config import AQEConf, as_conf as _conf
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib, num
+from aqe_core.rules.shuffle_partitions_util import (
+    MapSizesFor,
+    create_skew_partition_specs,
+    optimize_skewed_partitions,
+)
+from aqe_core.model.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.versions import SparkVersion, as_version
+
+
+#: Join types whose left / right side may be split (``canSplitLeftSide`` / ``canSplitRightSide``).
+LEFT_SPLITTABLE = frozenset({"Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter"})
+RIGHT_SPLITTABLE = frozenset({"Inner", "Cross", "RightOuter"})
+SUPPORTED_JOIN_TYPES = LEFT_SPLITTABLE | RIGHT_SPLITTABLE
+
+_JOIN_TYPE_ALIASES = {
+    "inner": "Inner", "cross": "Cross", "leftsemi": "LeftSemi", "semi": "LeftSemi",
+    "leftanti": "LeftAnti", "anti": "LeftAnti", "leftouter": "LeftOuter", "left": "LeftOuter",
+    "rightouter": "RightOuter", "right": "RightOuter", "fullouter": "FullOuter", "full": "FullOuter",
+    "outer": "FullOuter", "existencejoin": "ExistenceJoin",
+}
+
+
+def normalize_join_type(join_type: str) -> str:
+    """Spark's JoinType names ("LeftOuter") from plan strings or SQL words ("left_outer")."""
+    key = join_type.replace("_", "").replace(" ", "").lower()
+    if key.startswith("existencejoin"):
+        return "ExistenceJoin"
+    return _JOIN_TYPE_ALIASES.get(key, join_type)
+
+
+def can_split_left(join_type: str) -> bool:
+    """``OptimizeSkewedJoin.canSplitLeftSide`` (all releases)."""
+    return normalize_join_type(join_type) in LEFT_SPLITTABLE
+
+
+def can_split_right(join_type: str) -> bool:
+    """``OptimizeSkewedJoin.canSplitRightSide`` (all releases)."""
+    return normalize_join_type(join_type) in RIGHT_SPLITTABLE
+
+
+
+
+def median_size(sizes: Sequence[int]) -> int:
+    """``OptimizeSkewedJoin.medianSize`` (all releases): middle of the sorted sizes, the
+    truncated mean of the two middle ones for an even count, and never below 1."""
+    if not sizes:
+        raise ValueError("median of no partitions")
+    b = sorted(sizes)
+    n = len(b)
+    if n % 2 == 0:
+        return max((b[n // 2] + b[n // 2 - 1]) // 2, 1)
+    return max(b[n // 2], 1)
+
+
+def skew_threshold(median: int, conf: "Mapping[str, Any] | AQEConf | None", *, spark_version: "str | SparkVersion") -> Optional[int]:
+    """``OptimizeSkewedJoin.getSkewThreshold`` (3.2+): ``max(thresholdBytes, median x factor)``.
+
+    Returns None for 3.0/3.1, which test the two conditions separately (:func:`is_skewed`).
+    From 3.4 the factor is a double and the product is truncated to a long.
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    if v < SparkVersion(3, 2, 0):
+        return None
+    return max(c.skew_threshold_bytes, _times_factor(median, c.skew_factor))
+
+
+def _times_factor(median: int, factor: "int | float") -> int:
+    if isinstance(factor, float):
+        product = median * factor
+        return int(product) if product < 9.223372036854775807e18 else 2**63 - 1
+    return median * factor
+
+
+def is_skewed(size: int, median: int, conf: "Mapping[str, Any] | AQEConf | None", *, spark_version: "str | SparkVersion") -> bool:
+    """``OptimizeSkewedJoin.isSkewed``: 3.0/3.1 ``size > median x factor && size > thresholdBytes``;
+    3.2+ ``size > getSkewThreshold(median)``."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    if v < SparkVersion(3, 2, 0):
+        return size > median * c.skew_factor and size > c.skew_threshold_bytes
+    return size > skew_threshold(median, c, spark_version=v)  # type: ignore[operator]
+
+
+def target_size(sizes: Sequence[int], median: int, conf: "Mapping[str, Any] | AQEConf | None", *, spark_version: "str | SparkVersion") -> int:
+    """``OptimizeSkewedJoin.targetSize``: the split target, ``max(advisory, mean of the non-skewed
+    sizes)`` (truncated long mean). 3.2+ uses the advisory size when every partition is skewed;
+    3.0/3.1 assert there is a non-skewed one."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    advisory = c.advisory_partition_size
+    non_skewed = [s for s in sizes if not is_skewed(s, median, c, spark_version=v)]
+    if not non_skewed:
+        if v < SparkVersion(3, 2, 0):
+            raise AssertionError("There should be at least one non-skewed partition")
+        return advisory
+    return max(advisory, sum(non_skewed) // len(non_skewed))
+
+
+@dataclass(frozen=True)
+class SideAnalysis:
+    """Skew statistics of one join side (or one rebalance/stream shuffle).
+
+    ``skew_threshold`` is None for 3.0/3.1 (two conditions: ``factor_threshold`` and
+    ``threshold_bytes``); the UI draws whichever lines exist.
+    """
+
+    spark_version: SparkVersion
+    sizes: tuple[int, ...]
+    median: int
+    skew_threshold: Optional[int]
+    factor_threshold: int
+    threshold_bytes: int
+    factor: "int | float"
+    advisory_size: int
+    target_size: int
+    skewed_indices: tuple[int, ...]
+    reasons: tuple[Reason, ...] = ()
+
+    @property
+    def effective_threshold(self) -> int:
+        """The size a partition must exceed to be skewed (3.0/3.1: the larger of both conditions)."""
+        if self.skew_threshold is not None:
+            return self.skew_threshold
+        return max(self.factor_threshold, self.threshold_bytes)
+
+
+def analyze_side(
+    partition_sizes: Sequence[int],
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+    side: str = "",
+    median_of: Optional[Sequence[int]] = None,
+) -> SideAnalysis:
+    """Median, skew threshold, split target and skewed partitions of one side, as computed by
+    ``OptimizeSkewedJoin.tryOptimizeJoinChildren`` (3.2+) / ``optimizeSkewJoin`` (3.0/3.1).
+
+    ``conf`` holds Spark conf strings (or an :class:`AQEConf`); unspecified keys take the
+    release's defaults. For 3.0/3.1 pass the post-coalesce sizes, as Spark does; for 3.1 also
+    ``median_of`` = the shuffle's ``bytesByPartitionId`` (3.1's median is over those).
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    sizes = tuple(partition_sizes)
+    arr = np.asarray(sizes, dtype=np.int64)  # vectorised: a what-if re-runs this per side
+    n = len(arr)
+    if n == 0:
+        raise ValueError("median of no partitions")
+    if median_of is not None:
+        med = median_size(median_of)
+    else:
+        mid = np.partition(arr, [n // 2 - 1, n // 2] if n > 1 else [0])
+        med = max((int(mid[n // 2]) + int(mid[n // 2 - 1])) // 2 if n % 2 == 0 else int(mid[n // 2]), 1)
+    factor = c.skew_factor
+    thr_bytes = c.skew_threshold_bytes
+    factor_thr = _times_factor(med, factor)
+    if v < SparkVersion(3, 2, 0):
+        thr = None
+        mask = (arr > med * factor) & (arr > thr_bytes)
+    else:
+        thr = max(thr_bytes, factor_thr)
+        mask = arr > thr
+    skewed = tuple(int(i) for i in np.flatnonzero(mask))
+    n_plain = n - len(skewed)
+    advisory = c.advisory_partition_size
+    if n_plain:
+        plain_sum = sum(sizes) - sum(sizes[i] for i in skewed)  # exact Python ints
+        tgt = max(advisory, plain_sum // n_plain)
+    elif v < SparkVersion(3, 2, 0):
+        raise AssertionError("There should be at least one non-skewed partition")
+    else:
+        tgt = advisory
+    label = f"{side} side: " if side else ""
+    reasons = tuple(
+        Reason(
+            "skewed",
+            f"{label}partition {i} is skewed: {mib(sizes[i])} > {num(factor)} x median {mib(med)}"
+            f" and > {mib(thr_bytes)}",
+            {"size": sizes[i], "median": med, "factor": factor, "threshold": thr,
+             "factor_threshold": factor_thr, "threshold_bytes": thr_bytes, "target": tgt},
+            (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
+            {"partition": i, "side": side} if side else {"partition": i},
+        )
+        for i in skewed
+    )
+    return SideAnalysis(v, sizes, med, thr, factor_thr, thr_bytes, factor, advisory, tgt, skewed, reasons)
+
+
+@dataclass
+class SkewJoinSide:
+    """One join child as the rule sees it.
+
+    ``bytes_by_partition_id`` is the shuffle's map statistics; ``map_sizes_for(reducer)`` gives
+    ``MapStatus.getSizeForBlock`` per map (None when unknown). ``coalesced_specs`` is the 3.0/3.1
+    reader's specs from ``CoalesceShufflePartitions`` (None = a bare stage).
+    """
+
+    bytes_by_partition_id: Sequence[int]
+    map_sizes_for: Optional[MapSizesFor] = None
+    coalesced_specs: Optional[Sequence[CoalescedPartitionSpec]] = None
+
+
+@dataclass
+class SkewJoinResult:
+    """Outcome of ``OptimizeSkewedJoin`` for one join: new specs per side, or unchanged.
+
+    ``sections`` maps each split reducer to the (left parts, right parts) pairs after the
+    cartesian expansion; ``left_specs`` / ``right_specs`` expand to Spark's full spec lists
+    (one per task) on first use.
+    """
+
+    applied: bool
+    join_type: str
+    left: SideAnalysis
+    right: SideAnalysis
+    num_skewed_left: int = 0
+    num_skewed_right: int = 0
+    left_splits: dict[int, int] = field(default_factory=dict)  # reducer -> number of splits
+    right_splits: dict[int, int] = field(default_factory=dict)
+    reasons: list[Reason] = field(default_factory=list)
+    sections: dict[int, tuple[list[ShufflePartitionSpec], list[ShufflePartitionSpec]]] = field(default_factory=dict)
+    base_left: Sequence[CoalescedPartitionSpec] = field(default_factory=list, repr=False)
+    base_right: Sequence[CoalescedPartitionSpec] = field(default_factory=list, repr=False)
+    _expanded: Optional[tuple[list[ShufflePartitionSpec], list[ShufflePartitionSpec]]] = field(default=None, repr=False)
+
+    def _expand(self) -> tuple[list[ShufflePartitionSpec], list[ShufflePartitionSpec]]:
+        if self._expanded is None:
+            out_l: list[ShufflePartitionSpec] = []
+            out_r: list[ShufflePartitionSpec] = []
+            if self.applied:
+                for i, (ls, rs) in enumerate(zip(self.base_left, self.base_right)):
+                    sec = self.sections.get(i)
+                    if sec is None:
+                        out_l.append(ls)
+                        out_r.append(rs)
+                    else:
+                        out_l.extend(sec[0])
+                        out_r.extend(sec[1])
+            self._expanded = (out_l, out_r)
+        return self._expanded
+
+    @property
+    def left_specs(self) -> list[ShufflePartitionSpec]:
+        return self._expand()[0]
+
+    @property
+    def right_specs(self) -> list[ShufflePartitionSpec]:
+        return self._expand()[1]
+
+    @property
+    def num_specs(self) -> int:
+        """Tasks of the join after the rule (== len(left_specs))."""
+        extra = sum(len(sec[0]) - 1 for sec in self.sections.values())
+        return len(self.base_left) + extra
+
+
+class _UnitSpecs(SequenceABC):
+    """``C(i, i+1, bytes[i])`` for every reducer, created only when looked at."""
+
+    def __init__(self, sizes: Sequence[int]) -> None:
+        self._sizes = sizes
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return CoalescedPartitionSpec(i, i + 1, self._sizes[i])
+
+
+def _side_specs(side: SkewJoinSide, v: SparkVersion) -> Sequence[CoalescedPartitionSpec]:
+    if side.coalesced_specs is not None and v < SparkVersion(3, 2, 0):
+        return list(side.coalesced_specs)
+    b = side.bytes_by_partition_id
+    if v >= SparkVersion(3, 2, 0):
+        return _UnitSpecs(b)
+    return [CoalescedPartitionSpec(i, i + 1) for i in range(len(b))]
+
+
+def _spec_size(spec: CoalescedPartitionSpec, b: Sequence[int]) -> int:
+    return sum(b[spec.start_reducer_index : spec.end_reducer_index])
+
+
+def optimize_skewed_join(
+    left: SkewJoinSide,
+    right: SkewJoinSide,
+    join_type: str,
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+) -> SkewJoinResult:
+    """``OptimizeSkewedJoin.tryOptimizeJoinChildren`` (3.2+) / ``optimizeSkewJoin`` (3.0/3.1).
+
+    For each partition index, each splittable skewed side is split by its per-map sizes, and
+    the pairs are the cartesian product of both sides' parts (left outer loop). The join is
+    changed only if at least one side's partition was actually split.
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    jt = normalize_join_type(join_type)
+    lspecs, rspecs = _side_specs(left, v), _side_specs(right, v)
+    if len(lspecs) != len(rspecs):
+        raise AssertionError("join sides must have the same number of partitions")
+    if v >= SparkVersion(3, 2, 0):  # raw map statistics, one entry per reducer
+        lsizes, rsizes = list(left.bytes_by_partition_id), list(right.bytes_by_partition_id)
+    else:  # post-coalesce sizes, one entry per reader spec
+        lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
+        rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
+    median_raw = SparkVersion(3, 1, 0) <= v < SparkVersion(3, 2, 0)  # 3.1: medianSize(mapStats)
+    la = analyze_side(lsizes, c, spark_version=v, side="left",
+                      median_of=left.bytes_by_partition_id if median_raw else None)
+    ra = analyze_side(rsizes, c, spark_version=v, side="right",
+                      median_of=right.bytes_by_partition_id if median_raw else None)
+    result = SkewJoinResult(False, jt, la, ra, base_left=lspecs, base_right=rspecs)
+    reasons = result.reasons
+    if not c.get(config.SKEW_JOIN_ENABLED):
+        reasons.append(Reason("skew_join_disabled", f"{config.SKEW_JOIN_ENABLED} is false", {}, (config.SKEW_JOIN_ENABLED,)))
+        return result
+    if jt not in SUPPORTED_JOIN_TYPES:
+        reasons.append(Reason("join_type_not_supported", f"{jt} joins are never split: neither side may be split", {"join_type": jt}))
+    split_left, split_right = can_split_left(jt), can_split_right(jt)
+    lskewed, rskewed = set(la.skewed_indices), set(ra.skewed_indices)
+
+    def parts(name: str, side: SkewJoinSide, spec: CoalescedPartitionSpec, i: int, analysis: SideAnalysis,
+              skewed: set[int], splittable: bool, splits: dict[int, int]) -> tuple[list[ShufflePartitionSpec], bool]:
+        if i not in skewed:
+            return [spec], False
+        size = analysis.sizes[i]
+        subject = {"partition": spec.start_reducer_index, "side": name}
+        if not splittable:
+            reasons.append(Reason("side_not_splittable", f"{name} partition {spec.start_reducer_index} is skewed"
+                                  f" ({mib(size)}) but the {name} side of a {jt} join cannot be split", {"size": size}, (), subject))
+            return [spec], False
+        if spec.end_reducer_index - spec.start_reducer_index != 1:
+            reasons.append(Reason("coalesced", f"{name} partition {i} is skewed ({mib(size)}) but was coalesced from"
+                                  f" reducers {spec.start_reducer_index}-{spec.end_reducer_index - 1}; only single"
+                                  " reducers are split", {"size": size}, (), subject))
+            return [spec], False
+        reducer = spec.start_reducer_index
+        map_sizes = side.map_sizes_for(reducer) if side.map_sizes_for else None
+        if map_sizes is None:
+            reasons.append(Reason("map_sizes_unknown", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
+                                  " per-map sizes are unknown, so the split cannot be computed", {"size": size}, (), subject))
+            return [spec], False
+        split = create_skew_partition_specs(reducer, map_sizes, analysis.target_size, spark_version=v)
+        if not split:
+            reasons.append(Reason("not_splittable_by_maps", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
+                                  f" {len(map_sizes)} map outputs cannot be cut into two or more parts of about"
+                                  f" {mib(analysis.target_size)}", {"size": size, "target": analysis.target_size,
+                                  "num_maps": len(map_sizes)}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,), subject))
+            return [spec], False
+        splits[reducer] = len(split)
+        thr = analysis.skew_threshold
+        cond = (f"> {num(analysis.factor)} x median {mib(analysis.median)} and > {mib(analysis.threshold_bytes)}")
+        reasons.append(Reason("split", f"{name} partition {reducer} is skewed: {mib(size)} {cond}; split into"
+                              f" {len(split)} parts of about {mib(analysis.target_size)}",
+                              {"size": size, "median": analysis.median, "threshold": thr,
+                               "factor": analysis.factor, "threshold_bytes": analysis.threshold_bytes,
+                               "target": analysis.target_size, "splits": len(split)},
+                              (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD, config.ADVISORY_PARTITION_SIZE_IN_BYTES), subject))
+        return list(split), True
+
+    for i in sorted(lskewed | rskewed):  # every other partition index keeps its one spec
+        lparts, lsplit = parts("left", left, lspecs[i], i, la, lskewed, split_left, result.left_splits)
+        rparts, rsplit = parts("right", right, rspecs[i], i, ra, rskewed, split_right, result.right_splits)
+        result.num_skewed_left += int(lsplit)
+        result.num_skewed_right += int(rsplit)
+        if lsplit or rsplit:
+            result.sections[i] = ([lp for lp in lparts for _ in rparts], [rp for _ in lparts for rp in rparts])
+    if result.num_skewed_left > 0 or result.num_skewed_right > 0:
+        result.applied = True
+    else:
+        reasons.append(Reason("no_split", "no partition was split: the join is unchanged",
+                              {"left_median": la.median, "right_median": ra.median}))
+    return result
+
+
+def optimize_broadcast_stream_side(
+    stream: SkewJoinSide,
+    conf: "Mapping[str, Any] | AQEConf | None" = None,
+    *,
+    spark_version: "str | SparkVersion",
+) -> tuple[Optional[list[ShufflePartitionSpec]], SideAnalysis, list[Reason]]:
+    """4.3's ``OptimizeSkewedJoin`` case for ``BroadcastHashJoinExec``: split the skewed
+    partitions of the shuffled stream side (only when local shuffle reads are disabled).
+    Returns the new specs (None = unchanged), the analysis and the reasons."""
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    a = analyze_side(stream.bytes_by_partition_id, c, spark_version=v, side="stream")
+    if v < SparkVersion(4, 3, 0):
+        return None, a, [Reason("not_in_version", f"Spark {v} never splits the stream side of a broadcast join")]
+    if c.get(config.LOCAL_SHUFFLE_READER_ENABLED):
+        return None, a, [Reason("local_read_enabled", f"broadcast stream-side split needs {config.LOCAL_SHUFFLE_READER_ENABLED}=false",
+                                {}, (config.LOCAL_SHUFFLE_READER_ENABLED,))]
+    sizes_for = stream.map_sizes_for or (lambda _i: None)
+    specs = optimize_skewed_partitions(stream.bytes_by_partition_id, sizes_for, a.effective_threshold,
+                                       a.target_size, spark_version=v)
+    if len(specs) == len(stream.bytes_by_partition_id):
+        return None, a, [Reason("no_split", "no stream-side partition was split")]
+    n_split = len({s.reducer_index for s in specs if isinstance(s, PartialReducerPartitionSpec)})
+    return specs, a, [Reason("split", f"{n_split} stream-side partitions split into parts of about {mib(a.target_size)}",
+                             {"target": a.target_size, "median": a.median, "threshold": a.skew_threshold})]
