@@ -32,7 +32,6 @@ KNOWN_BIG_MODULES = {
 }
 #: functions over 80 lines known today
 KNOWN_BIG_FUNCTIONS = {
-    "aqe_core/capture/cli_run.py:run",
     "aqe_core/capture/simulate.py:_skew_join",
     "aqe_core/eventlog/reader.py:_load_source",
     "aqe_core/plan_graph/diff.py:_match",
@@ -223,13 +222,17 @@ ALLOWED: dict[str, set[str]] = {
 #: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
 COMPAT = {
     "aqe_core.capture.capture",
+    "aqe_core.capture.cli_run",
+    "aqe_core.capture.cli_simulate",
     "aqe_core.capture.java",
     "aqe_core.capture.jvm",
     "aqe_core.capture.runner",
     "aqe_core.capture.runtime",
     "aqe_core.capture.session",
     "aqe_core.capture.workloads",
+    "aqe_core.cli_check_sql",
     "aqe_core.conf_guard",
+    "aqe_core.eventlog.cli",
     "aqe_core.eventlog.history_server",
     "aqe_core.plan",
     "aqe_core.rules.specs",
@@ -241,15 +244,11 @@ COMPAT = {
 KNOWN_UNPLACED = {
     "aqe_core.analysis",
     "aqe_core.capture",
-    "aqe_core.capture.cli_run",
-    "aqe_core.capture.cli_simulate",
     "aqe_core.capture.model",
     "aqe_core.capture.simulate",
     "aqe_core.capture_view",
-    "aqe_core.cli_check_sql",
     "aqe_core.compare",
     "aqe_core.eventlog",
-    "aqe_core.eventlog.cli",
     "aqe_core.eventlog.codecs",
     "aqe_core.eventlog.errors",
     "aqe_core.eventlog.metrics",
@@ -271,7 +270,6 @@ KNOWN_UNPLACED = {
 KNOWN_UPWARD: set[str] = set()
 #: files that still spell ``spark.sql.*`` keys (count of string constants): must end empty
 KNOWN_KEY_LITERALS = {
-    "aqe_core/capture/cli_run.py": 1,
     "aqe_core/capture/simulate.py": 3,
     "aqe_core/eventlog/reader.py": 4,
     "aqe_core/plan_graph/diff.py": 2,
