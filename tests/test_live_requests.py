@@ -61,3 +61,11 @@ def test_every_command_has_help():
         with pytest.raises(SystemExit) as e:
             parser.parse_args([name, "--help"])
         assert e.value.code == 0
+
+
+def test_workload_presets_have_a_name_of_their_own():
+    from aqe_core import presets
+    from aqe_core.live import workloads
+
+    assert workloads.Preset is workloads.WorkloadPreset is not presets.Preset
+    assert all(isinstance(p, workloads.WorkloadPreset) for n in workloads.names() for p in workloads.get(n).presets)

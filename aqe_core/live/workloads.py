@@ -29,11 +29,18 @@ def _kb(n: float) -> str:
 
 
 @dataclass(frozen=True)
-class Preset:
+class WorkloadPreset:
+    """One named set of settings a workload runs under (not :class:`aqe_core.presets.Preset`,
+    the what-if presets of the compare page)."""
+
     name: str
     conf: dict[str, str]
     doc: str = ""
     min_version: str = "3.0.0"
+
+
+#: the old name, kept for callers (issue 9)
+Preset = WorkloadPreset
 
 
 @dataclass(frozen=True)
@@ -46,14 +53,14 @@ class Workload:
     sql: str
     views: Callable[[Any, float], dict[str, str]]
     base_conf: Callable[[float], dict[str, str]]
-    presets: tuple[Preset, ...]
+    presets: tuple[WorkloadPreset, ...]
     min_version: str = "3.0.0"
     decisions: tuple[str, ...] = ()
 
     def supports(self, version: "str | SparkVersion") -> bool:
         return as_version(version) >= as_version(self.min_version)
 
-    def presets_for(self, version: "str | SparkVersion", names: Optional[list[str]] = None) -> list[Preset]:
+    def presets_for(self, version: "str | SparkVersion", names: Optional[list[str]] = None) -> list[WorkloadPreset]:
         v = as_version(version)
         out = [p for p in self.presets if v >= as_version(p.min_version)]
         if names:
@@ -64,7 +71,7 @@ class Workload:
             out = [p for p in out if p.name in names]
         return out
 
-    def conf_for(self, preset: Preset, scale: float) -> dict[str, str]:
+    def conf_for(self, preset: WorkloadPreset, scale: float) -> dict[str, str]:
         return {**self.base_conf(scale), **preset.conf}
 
 
@@ -192,11 +199,11 @@ def _base(scale: float, *, broadcast: bool = False) -> dict[str, str]:
     return conf
 
 
-def _skew_presets(extra: tuple[Preset, ...] = ()) -> tuple[Preset, ...]:
+def _skew_presets(extra: tuple[WorkloadPreset, ...] = ()) -> tuple[WorkloadPreset, ...]:
     return (
-        Preset("default", {}, "small-data thresholds: skewed partitions split, the rest coalesced"),
-        Preset("factor_2", {A + "skewJoin.skewedPartitionFactor": "2"}, "a lower skew factor"),
-        Preset("skew_join_off", {A + "skewJoin.enabled": "false"}, "skew join handling disabled"),
+        WorkloadPreset("default", {}, "small-data thresholds: skewed partitions split, the rest coalesced"),
+        WorkloadPreset("factor_2", {A + "skewJoin.skewedPartitionFactor": "2"}, "a lower skew factor"),
+        WorkloadPreset("skew_join_off", {A + "skewJoin.enabled": "false"}, "skew join handling disabled"),
     ) + extra
 
 
@@ -240,48 +247,48 @@ _add(Workload(
     " aggregation's distribution, so Spark keeps the join unsplit (unless forced, 3.3+).",
     "SELECT f.k, count(*) AS n, sum(f.v) AS sv FROM facts f JOIN dims d ON f.k = d.k GROUP BY f.k",
     _views_fact_dim, _base,
-    (Preset("default", {}), Preset("force", {A + "forceOptimizeSkewedJoin": "true"}, "split anyway, adding a shuffle", "3.3.0")),
+    (WorkloadPreset("default", {}), WorkloadPreset("force", {A + "forceOptimizeSkewedJoin": "true"}, "split anyway, adding a shuffle", "3.3.0")),
     decisions=("skew_not_split_distribution",)))
 _add(Workload(
     "aggregate_coalesce", "Group-by over many small shuffle partitions: AQE coalesces them.",
     "SELECT k % 300 AS g, count(*) AS n, sum(v) AS sv FROM facts GROUP BY k % 300",
     _views_fact_dim, _base, (
-        Preset("default", {}, "parallelismFirst (3.2+) aims at the default parallelism"),
-        Preset("parallelism_first_off", {A + "coalescePartitions.parallelismFirst": "false"},
+        WorkloadPreset("default", {}, "parallelismFirst (3.2+) aims at the default parallelism"),
+        WorkloadPreset("parallelism_first_off", {A + "coalescePartitions.parallelismFirst": "false"},
                "respect the advisory size instead of the default parallelism", "3.2.0"),
-        Preset("min_partition_num_6", {A + "coalescePartitions.minPartitionNum": "6"}, "at least 6 partitions"),
-        Preset("advisory_8k", {A + "advisoryPartitionSizeInBytes": "8k"}, "a smaller advisory size"),
-        Preset("coalesce_off", {A + "coalescePartitions.enabled": "false"}, "no coalescing"),
+        WorkloadPreset("min_partition_num_6", {A + "coalescePartitions.minPartitionNum": "6"}, "at least 6 partitions"),
+        WorkloadPreset("advisory_8k", {A + "advisoryPartitionSizeInBytes": "8k"}, "a smaller advisory size"),
+        WorkloadPreset("coalesce_off", {A + "coalescePartitions.enabled": "false"}, "no coalescing"),
     ), decisions=("coalesce",)))
 _add(Workload(
     "repartition_by_number", "A user repartition(30) is never coalesced; the aggregation after it is.",
     "SELECT k % 50 AS g, count(*) AS n FROM (SELECT /*+ REPARTITION(30) */ * FROM facts) GROUP BY k % 50",
-    _views_fact_dim, _base, (Preset("default", {}),), decisions=("no_coalesce_user_repartition",)))
+    _views_fact_dim, _base, (WorkloadPreset("default", {}),), decisions=("no_coalesce_user_repartition",)))
 _add(Workload(
     "repartition_by_column", "A user repartition by column: coalesced from 3.2 (origin REPARTITION_BY_COL), not in 3.0/3.1.",
     "SELECT k, count(*) AS n, sum(v) AS sv FROM (SELECT /*+ REPARTITION(k) */ k, v FROM facts WHERE v % 5 = 0) GROUP BY k",
-    _views_fact_dim, _base, (Preset("default", {}), Preset("advisory_8k", {A + "advisoryPartitionSizeInBytes": "8k"})),
+    _views_fact_dim, _base, (WorkloadPreset("default", {}), WorkloadPreset("advisory_8k", {A + "advisoryPartitionSizeInBytes": "8k"})),
     decisions=("coalesce",)))
 _add(Workload(
     "rebalance", "REBALANCE hint on skewed data: the hot partition is split by map ranges, the rest coalesced.",
     "SELECT /*+ REBALANCE(k) */ k, v FROM facts WHERE v % 4 = 0",
     _views_fact_dim, lambda sc: {**_base(sc), A + "advisoryPartitionSizeInBytes": _kb(16 * sc)}, (
-        Preset("default", {}),
-        Preset("small_factor", {A + "rebalancePartitionsSmallPartitionFactor": "0.5"}, "merge small splits more", "3.3.0"),
-        Preset("rebalance_skew_off", {A + "optimizeSkewsInRebalancePartitions.enabled": "false"}),
+        WorkloadPreset("default", {}),
+        WorkloadPreset("small_factor", {A + "rebalancePartitionsSmallPartitionFactor": "0.5"}, "merge small splits more", "3.3.0"),
+        WorkloadPreset("rebalance_skew_off", {A + "optimizeSkewsInRebalancePartitions.enabled": "false"}),
     ), min_version="3.2.0", decisions=("rebalance_split", "coalesce")))
 _add(Workload(
     "rebalance_no_column", "REBALANCE without columns (round robin): splits and local reads (3.2+).",
     "SELECT /*+ REBALANCE */ k, v FROM facts WHERE v % 4 = 1",
-    _views_fact_dim, lambda sc: {**_base(sc), A + "advisoryPartitionSizeInBytes": _kb(16 * sc)}, (Preset("default", {}),), min_version="3.2.0", decisions=("rebalance",)))
+    _views_fact_dim, lambda sc: {**_base(sc), A + "advisoryPartitionSizeInBytes": _kb(16 * sc)}, (WorkloadPreset("default", {}),), min_version="3.2.0", decisions=("rebalance",)))
 _add(Workload(
     "runtime_broadcast", "A join whose filtered side is tiny at run time becomes a broadcast hash join"
     " (the planner, seeing the unfiltered size, chose sort-merge).",
     "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN (SELECT * FROM catalog WHERE item % 997 = 7) c ON f.k = c.k",
     _views_broadcast, lambda s: _base(s, broadcast=True), (
-        Preset("default", {}),
-        Preset("threshold_off", {A + "autoBroadcastJoinThreshold": "-1"}, "no runtime broadcast (3.2+ AQE threshold)", "3.2.0"),
-        Preset("local_read_off", {A + "localShuffleReader.enabled": "false"}, "no local shuffle read"),
+        WorkloadPreset("default", {}),
+        WorkloadPreset("threshold_off", {A + "autoBroadcastJoinThreshold": "-1"}, "no runtime broadcast (3.2+ AQE threshold)", "3.2.0"),
+        WorkloadPreset("local_read_off", {A + "localShuffleReader.enabled": "false"}, "no local shuffle read"),
     ), decisions=("runtime_broadcast", "local_read")))
 _add(Workload(
     "demote_broadcast", "The small side has data in only a few partitions: AQE demotes broadcasting it"
@@ -289,32 +296,32 @@ _add(Workload(
     "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN (SELECT * FROM catalog WHERE item % 997 = 7 AND item < 5000) c"
     " ON f.k = c.k",
     _views_broadcast, lambda s: _base(s, broadcast=True), (
-        Preset("default", {}),
-        Preset("no_demotion", {A + "nonEmptyPartitionRatioForBroadcastJoin": "0"}, "never demote"),
+        WorkloadPreset("default", {}),
+        WorkloadPreset("no_demotion", {A + "nonEmptyPartitionRatioForBroadcastJoin": "0"}, "never demote"),
     ), decisions=("demote_broadcast",)))
 _add(Workload(
     "union_aggregates", "A union of two aggregations: each branch is coalesced on its own (coalesce groups, 3.3+).",
     "SELECT k % 200 AS g, count(*) AS n FROM facts GROUP BY k % 200 "
     "UNION ALL SELECT k % 7 AS g, count(*) AS n FROM dims GROUP BY k % 7",
-    _views_fact_dim, _base, (Preset("default", {}), Preset("min_partition_num_8", {A + "coalescePartitions.minPartitionNum": "8"})),
+    _views_fact_dim, _base, (WorkloadPreset("default", {}), WorkloadPreset("min_partition_num_8", {A + "coalescePartitions.minPartitionNum": "8"})),
     decisions=("coalesce_groups",)))
 _add(Workload(
     "multi_way_join", "Three-way join on different keys: each join is its own stage, each can be split.",
     "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN dims d ON f.k = d.k JOIN regions r ON d.dim_id % 200 = r.dim_id_mod",
-    _views_three, _base, (Preset("default", {}), Preset("factor_2", {A + "skewJoin.skewedPartitionFactor": "2"})),
+    _views_three, _base, (WorkloadPreset("default", {}), WorkloadPreset("factor_2", {A + "skewJoin.skewedPartitionFactor": "2"})),
     decisions=("skew_split", "coalesce")))
 _add(Workload(
     "multi_way_join_same_key", "Three tables joined on the same key in one stage: a split would break the"
     " upper join's distribution, so neither join is split.",
     "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN dims a ON f.k = a.k JOIN dims2 b ON f.k = b.k",
     lambda spark, s: {**_views_fact_dim(spark, s), "dims2": _dims(spark, s, "dims2")}, _base,
-    (Preset("default", {}), Preset("force", {A + "forceOptimizeSkewedJoin": "true"}, "split anyway", "3.3.0")),
+    (WorkloadPreset("default", {}), WorkloadPreset("force", {A + "forceOptimizeSkewedJoin": "true"}, "split anyway", "3.3.0")),
     decisions=("skew_not_split_distribution",)))
 _add(Workload(
     "shuffled_hash_join", "Every partition of one side fits maxShuffledHashJoinLocalMapThreshold: the sort-merge"
     " join becomes a shuffled hash join at run time (3.2+).",
     "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN dims d ON f.k = d.k",
-    _views_fact_dim, _base, (Preset("default", {A + "maxShuffledHashJoinLocalMapThreshold": "8m",
+    _views_fact_dim, _base, (WorkloadPreset("default", {A + "maxShuffledHashJoinLocalMapThreshold": "8m",
                                                 A + "advisoryPartitionSizeInBytes": "1m"}, "SHJ preferred"),),
     min_version="3.2.0", decisions=("shuffled_hash_join",)))
 
