@@ -20,11 +20,10 @@ SCRIPTS = ("app.py", "pages")
 
 #: import cycles known today (sorted module names per strongly connected component)
 KNOWN_CYCLES = {
-    ("aqe_core.capture_view", "aqe_core.compare", "aqe_core.sources"),
+    ('aqe_core.capture_view', 'aqe_core.compare', 'aqe_core.sources'),
 }
 #: modules over 600 lines known today
 KNOWN_BIG_MODULES = {
-    "aqe_core/capture/capture.py",
     "aqe_core/capture/model.py",
     "aqe_core/eventlog/reader.py",
     "aqe_core/plan_graph/diff.py",
@@ -32,7 +31,6 @@ KNOWN_BIG_MODULES = {
 }
 #: functions over 80 lines known today
 KNOWN_BIG_FUNCTIONS = {
-    "aqe_core/capture/cli_run.py:run",
     "aqe_core/engine/steps.py:skew_join",
     "aqe_core/eventlog/reader.py:_load_source",
     "aqe_core/plan_graph/diff.py:_match",
@@ -222,37 +220,40 @@ ALLOWED: dict[str, set[str]] = {
 }
 #: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
 COMPAT = {
+    "aqe_core.capture.capture",
+    "aqe_core.capture.cli_run",
+    "aqe_core.capture.cli_simulate",
+    "aqe_core.capture.java",
+    "aqe_core.capture.jvm",
+    "aqe_core.capture.runner",
+    "aqe_core.capture.runtime",
+    "aqe_core.capture.session",
     "aqe_core.capture.simulate",
+    "aqe_core.capture.workloads",
+    "aqe_core.cli_check_sql",
+    "aqe_core.conf_guard",
+    "aqe_core.eventlog.cli",
+    "aqe_core.eventlog.history_server",
     "aqe_core.plan",
     "aqe_core.rules.join_selection",
     "aqe_core.rules.local_shuffle_read",
     "aqe_core.rules.shuffle_partitions",
     "aqe_core.rules.skew_join",
     "aqe_core.rules.specs",
+    "aqe_core.run_index",
+    "aqe_core.run_jobs",
+    "aqe_core.sql_guard",
 }
 #: modules not yet moved into a layer (issue 9 in progress): this list must end empty
 KNOWN_UNPLACED = {
     "aqe_core.analysis",
     "aqe_core.capture",
-    "aqe_core.capture.capture",
-    "aqe_core.capture.cli_run",
-    "aqe_core.capture.cli_simulate",
-    "aqe_core.capture.java",
-    "aqe_core.capture.jvm",
     "aqe_core.capture.model",
-    "aqe_core.capture.runner",
-    "aqe_core.capture.runtime",
-    "aqe_core.capture.session",
-    "aqe_core.capture.workloads",
     "aqe_core.capture_view",
-    "aqe_core.cli_check_sql",
     "aqe_core.compare",
-    "aqe_core.conf_guard",
     "aqe_core.eventlog",
-    "aqe_core.eventlog.cli",
     "aqe_core.eventlog.codecs",
     "aqe_core.eventlog.errors",
-    "aqe_core.eventlog.history_server",
     "aqe_core.eventlog.metrics",
     "aqe_core.eventlog.model",
     "aqe_core.eventlog.planinfo",
@@ -266,24 +267,15 @@ KNOWN_UNPLACED = {
     "aqe_core.plan_graph.layout",
     "aqe_core.plan_graph.synthetic",
     "aqe_core.presets",
-    "aqe_core.run_index",
-    "aqe_core.run_jobs",
-    "aqe_core.sql_guard",
     "lens_ui",
 }
 #: placed modules that still import upward (file:line target): this list must end empty
 KNOWN_UPWARD: set[str] = set()
 #: files that still spell ``spark.sql.*`` keys (count of string constants): must end empty
 KNOWN_KEY_LITERALS = {
-    "aqe_core/capture/capture.py": 2,
-    "aqe_core/capture/cli_run.py": 1,
-    "aqe_core/capture/workloads.py": 3,
-    "aqe_core/conf_guard.py": 1,
-    "aqe_core/eventlog/history_server.py": 1,
     "aqe_core/eventlog/reader.py": 4,
     "aqe_core/plan_graph/diff.py": 2,
     "aqe_core/presets.py": 8,
-    "aqe_core/run_jobs.py": 1,
     "pages/compare.py": 1,
     "pages/whatif.py": 4,
 }

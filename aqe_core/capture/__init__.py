@@ -6,10 +6,12 @@
     report = simulate(cap)                              # our rules on the captured statistics
     print(report.agreement.percent)                     # 100.0
 
-Modules: :mod:`.java` (finding Java), :mod:`.runtime` (the shared SparkSession),
-:mod:`.runner` (runs, tags, cancel, progress), :mod:`.workloads` (built-in catalogue),
-:mod:`.capture` (recording), :mod:`.model` (capture file format), :mod:`.simulate` (replay),
-:mod:`.session` (capturing inside a user's own PySpark program). Importing this package does
+Running Spark lives in :mod:`aqe_core.live` (issue 9): :mod:`~aqe_core.live.java` (finding
+Java), :mod:`~aqe_core.live.runtime` (the shared SparkSession), :mod:`~aqe_core.live.runner`
+(runs, tags, cancel, progress), :mod:`~aqe_core.live.workloads` (built-in catalogue),
+:mod:`~aqe_core.live.recorder` and :mod:`~aqe_core.live.event_tap` (recording),
+:mod:`~aqe_core.live.session` (capturing inside a user's own PySpark program); here remain
+:mod:`.model` (capture file format) and :mod:`.simulate` (replay). Importing this package does
 not import PySpark; only running does.
 """
 from aqe_core.capture.model import Capture, QueryCapture, load_capture, save_capture
@@ -21,15 +23,15 @@ __all__ = ["Capture", "QueryCapture", "load_capture", "save_capture", "simulate"
 
 def __getattr__(name: str):  # lazy: keep `import aqe_core.capture` free of PySpark
     if name == "Runner":
-        from aqe_core.capture.runner import Runner
+        from aqe_core.live.runner import Runner
 
         return Runner
     if name == "get_runtime":
-        from aqe_core.capture.runtime import get_runtime
+        from aqe_core.live.runtime import get_runtime
 
         return get_runtime
     if name == "capture_queries":
-        from aqe_core.capture.session import capture_queries
+        from aqe_core.live.session import capture_queries
 
         return capture_queries
     raise AttributeError(name)

@@ -1,0 +1,176 @@
+"""py4j access to the Spark internals a capture needs, robust across Spark 3.0 - 4.3.
+
+Two traps drive the design:
+
+* **No py4j method call on ``SparkEnv``.** py4j resolves a method by listing the declared
+  methods of the object's class; in PySpark 4.3 listing ``SparkEnv``'s methods loads a class
+  that refers to ``com.google.protobuf.MessageOrBuilder``, which is not on the classpath of a
+  ``pip install pyspark``, and the call dies with ``NoClassDefFoundError``. We never call a
+  ``SparkEnv`` method: the ``SparkEnv`` object comes from ``SparkContext.env`` (a reference is
+  returned without looking at its class) and its ``mapOutputTracker`` *field* is read through
+  ``java.lang.reflect.Field`` obtained with ``Class.forName`` + ``getDeclaredField``, which
+  does not resolve method signatures.
+* **Round trips are expensive** (100-300 µs each on a busy laptop). Arrays are moved in one
+  call: ``long[]`` through a ``ByteBuffer``, the per-map ``byte[]`` of compressed block sizes
+  directly (py4j turns ``byte[]`` into ``bytes``), and lists of partition specs through
+  their Scala ``toString`` (parsed and checked against the list's size).
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+from typing import Any, Optional
+
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec,
+    CoalescedPartitionSpec,
+    PartialMapperPartitionSpec,
+    PartialReducerPartitionSpec,
+    ShufflePartitionSpec,
+)
+
+#: ``MapStatus.LOG_BASE``: block sizes are stored as one byte, ``ceil(log_1.1(size))``
+LOG_BASE = 1.1
+
+
+def decompress_size(code: int) -> int:
+    """``MapStatus.decompressSize``: ``0`` for 0, else ``(long) pow(1.1, code & 0xFF)``."""
+    c = code & 0xFF
+    return 0 if c == 0 else int(math.pow(LOG_BASE, c))
+
+
+DECOMPRESS_TABLE = [decompress_size(c) for c in range(256)]
+
+
+_CACHES: dict[int, dict[str, Any]] = {}
+
+
+class JvmError(RuntimeError):
+    """A Spark internal could not be reached the expected way."""
+
+
+class Jvm:
+    """Reflection and bulk-transfer helpers over one SparkSession's py4j gateway."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.jvm = spark._jvm
+        self.sc = spark.sparkContext
+        self.jsc = self.sc._jsc.sc()
+        # reflection handles live as long as the JVM: share them between Recorders
+        cache = _CACHES.setdefault(id(self.jvm), {"fields": {}, "mot": None})
+        self._fields: dict[tuple[str, str], Any] = cache["fields"]
+        self._cache = cache
+
+    # -- reflection --------------------------------------------------------------------
+    def class_for(self, name: str) -> Any:
+        return self.jvm.java.lang.Class.forName(name)
+
+    def field_handle(self, class_name: str, field_name: str) -> Any:
+        """An accessible ``java.lang.reflect.Field`` (searched up the class hierarchy)."""
+        key = (class_name, field_name)
+        f = self._fields.get(key)
+        if f is not None:
+            return f
+        c = self.class_for(class_name)
+        last: Optional[Exception] = None
+        while c is not None:
+            try:
+                f = c.getDeclaredField(field_name)
+                f.setAccessible(True)
+                self._fields[key] = f
+                return f
+            except Exception as e:  # noqa: BLE001 - py4j wraps NoSuchFieldException
+                last = e
+                c = c.getSuperclass()
+        raise JvmError(f"no field {field_name} in {class_name}: {last}")
+
+    def field(self, obj: Any, class_name: str, field_name: str) -> Any:
+        return self.field_handle(class_name, field_name).get(obj)
+
+    def member(self, obj: Any, name: str, class_name: Optional[str] = None) -> Any:
+        """``obj.name()`` if it is a public method, else the (private) field ``name``."""
+        try:
+            return getattr(obj, name)()
+        except Exception:  # noqa: BLE001
+            cname = class_name or obj.getClass().getName()
+            return self.field(obj, cname, name)
+
+    # -- conversions -------------------------------------------------------------------
+    def long_array(self, arr: Any) -> list[int]:
+        """A Java ``long[]`` as a Python list, in a handful of calls whatever its length."""
+        n = len(arr)
+        if n == 0:
+            return []
+        bb = self.jvm.java.nio.ByteBuffer.allocate(8 * n)
+        bb.asLongBuffer().put(arr)
+        raw = bb.array()
+        return list(struct.unpack(f">{n}q", bytes(raw)))
+
+    @staticmethod
+    def seq(seq: Any) -> list[Any]:
+        """A Scala ``Seq`` as a list of py4j references."""
+        n = seq.size()
+        return [seq.apply(i) for i in range(n)]
+
+    @staticmethod
+    def option(opt: Any) -> Any:
+        return opt.get() if opt.isDefined() else None
+
+    # -- map output tracker -----------------------------------------------------------
+    def map_output_tracker(self) -> Any:
+        """``SparkEnv.get.mapOutputTracker`` without calling a method of ``SparkEnv``."""
+        if self._cache["mot"] is None:
+            env = self.jsc.env()
+            self._cache["mot"] = self.field(env, "org.apache.spark.SparkEnv", "mapOutputTracker")
+        return self._cache["mot"]
+
+    def map_statuses(self, shuffle_id: int) -> Optional[Any]:
+        """The ``MapStatus[]`` of a registered shuffle (None when unregistered / cleaned up)."""
+        mot = self.map_output_tracker()
+        statuses = mot.shuffleStatuses()
+        opt = statuses.get(shuffle_id)
+        status = self.option(opt) if hasattr(opt, "isDefined") else opt
+        if status is None:
+            return None
+        return self.field(status, "org.apache.spark.ShuffleStatus", "mapStatuses")
+
+
+# ----------------------------------------------------------------------------------------
+# Partition specs from their Scala toString
+
+_SPEC_RE = re.compile(r"(CoalescedPartitionSpec|PartialReducerPartitionSpec|PartialMapperPartitionSpec|"
+                      r"CoalescedMapperPartitionSpec)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def _int_or_option(text: str) -> Optional[int]:
+    t = text.strip()
+    if t == "None":
+        return None
+    if t.startswith("Some(") and t.endswith(")"):
+        return int(t[5:-1])
+    return int(t)
+
+
+def parse_specs(text: str) -> list[ShufflePartitionSpec]:
+    """Parse ``partitionSpecs.toString`` (``Vector(CoalescedPartitionSpec(0,7,Some(3550)), ...)``).
+
+    Handles every release's field lists: 3.0 ``CoalescedPartitionSpec(start,end)`` and
+    ``PartialReducerPartitionSpec(reducer,startMap,endMap)``; 3.1 adds the reducer spec's
+    ``dataSize``; 3.2+ ``CoalescedPartitionSpec(start,end,Option[dataSize])``.
+    """
+    out: list[ShufflePartitionSpec] = []
+    for m in _SPEC_RE.finditer(text):
+        kind, args = m.group(1), [a for a in m.group(2).split(",")]
+        if kind == "CoalescedPartitionSpec":
+            size = _int_or_option(args[2]) if len(args) > 2 else None
+            out.append(CoalescedPartitionSpec(int(args[0]), int(args[1]), size))
+        elif kind == "PartialReducerPartitionSpec":
+            size = _int_or_option(args[3]) if len(args) > 3 else None
+            out.append(PartialReducerPartitionSpec(int(args[0]), int(args[1]), int(args[2]), size))
+        elif kind == "PartialMapperPartitionSpec":
+            out.append(PartialMapperPartitionSpec(int(args[0]), int(args[1]), int(args[2])))
+        else:
+            out.append(CoalescedMapperPartitionSpec(int(args[0]), int(args[1]), int(args[2])))
+    return out

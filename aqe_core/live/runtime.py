@@ -1,0 +1,304 @@
+"""The shared Spark runtime AQE Lens runs queries on.
+
+One SparkSession per process (Spark allows one SparkContext per JVM). By default it is
+embedded (``local[*]``); a master URL (``spark://host:port``, ``yarn``, ``k8s://...``) runs
+on a cluster, where the data lives. Each run gets its own ``spark.newSession()`` so one
+preset's ``spark.sql.*`` settings never leak into another run. If the process already has
+an active SparkSession (a notebook, a user's PySpark program), it is adopted as it is.
+
+The runtime heals itself: a SparkContext that was stopped or whose JVM died (a result that
+ran the driver out of memory) is dropped, with PySpark's class-level leftovers, and the next
+:func:`get_runtime` starts a fresh one. A start that fails raises :class:`SparkStartFailed`
+with a one-line reason and leaves nothing half-started behind, so the next attempt is clean.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from aqe_core.live.event_tap import EventLogTap
+from aqe_core.live.java import JavaChoice, ensure_java, installed_pyspark_version
+
+DEFAULT_MASTER = "local[*]"
+
+#: JDK packages Spark < 3.3 needs opened to run on Java 17 (3.3+ opens them itself).
+JDK_OPENS = ["java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio", "java.util",
+             "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch", "sun.nio.cs",
+             "sun.security.action", "sun.util.calendar"]
+
+
+#: Largest total of serialized task results one action may bring to the driver (Spark's default is
+#: 1g, as large as a default local driver heap); a run above it fails, Spark stays up.
+DEFAULT_MAX_RESULT_SIZE = "256m"
+
+
+class RuntimeConflict(RuntimeError):
+    """A runtime with another master is already running in this process."""
+
+
+class SparkStartFailed(RuntimeError):
+    """Spark could not be started (message for people: the master and Spark's reason)."""
+
+
+def _vtuple(v: Optional[str]) -> tuple[int, int, int]:
+    parts = ((v or "0").split("-")[0].split(".") + ["0", "0"])[:3]
+    out = []
+    for p in parts:
+        digits = "".join(ch for ch in p if ch.isdigit())
+        out.append(int(digits or 0))
+    return tuple(out)  # type: ignore[return-value]
+
+
+@dataclass
+class SparkRuntime:
+    """The shared session and what was learned starting it."""
+
+    spark: Any
+    master: str
+    java: Optional[JavaChoice] = None
+    owned: bool = False  # we started it (and may stop it)
+    tap: Optional[EventLogTap] = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def version(self) -> str:
+        return str(self.spark.version)
+
+    @property
+    def default_parallelism(self) -> int:
+        return int(self.spark.sparkContext.defaultParallelism)
+
+    def new_session(self, sql_conf: Optional[Mapping[str, Any]] = None) -> Any:
+        """A fresh session sharing the SparkContext, with ``sql_conf`` applied (later wins)."""
+        session = self.spark.newSession()
+        for k, v in (sql_conf or {}).items():
+            session.conf.set(str(k), _conf_str(v))
+        return session
+
+    def java_info(self) -> Optional[dict[str, Any]]:
+        info = self.java.to_dict() if self.java else None
+        try:
+            jvm = self.spark._jvm
+            props = {"java.version": str(jvm.java.lang.System.getProperty("java.version")),
+                     "java.home": str(jvm.java.lang.System.getProperty("java.home"))}
+            info = dict(info or {}, runtime=props)
+        except Exception:  # noqa: BLE001
+            pass
+        return info
+
+    @property
+    def alive(self) -> bool:
+        """The SparkContext still runs (False once it was stopped or its JVM died)."""
+        return _context_alive(self.spark)
+
+    def stop(self) -> None:
+        global _RUNTIME
+        if self.tap is not None:
+            try:
+                self.tap.close()
+            except Exception:  # noqa: BLE001 - the JVM may be gone
+                pass
+            self.tap = None
+        if self.owned:
+            try:
+                self.spark.stop()
+            except Exception:  # noqa: BLE001
+                _reset_pyspark()
+        with _LOCK:
+            if _RUNTIME is self:
+                _RUNTIME = None
+
+
+def _conf_str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+_RUNTIME: Optional[SparkRuntime] = None
+_LOCK = threading.RLock()
+
+
+def _context_alive(spark: Any) -> bool:
+    try:
+        jsc = spark.sparkContext._jsc
+        return jsc is not None and not bool(jsc.sc().isStopped())
+    except Exception:  # noqa: BLE001 - py4j errors when the JVM is gone
+        return False
+
+
+def _gateway_alive(gateway: Any) -> bool:
+    try:
+        gateway.jvm.java.lang.System.currentTimeMillis()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _reset_pyspark() -> None:
+    """Forget PySpark's class-level state of a dead or half-started Spark so the next
+    ``getOrCreate`` starts afresh: the active SparkContext, the instantiated and active
+    SparkSession, and (when its JVM is gone) the py4j gateway and its process. PySpark
+    only clears the active context itself when a start fails inside the JVM; after a dead
+    JVM it would hand back the stale session, or fail with "connection refused"."""
+    try:
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                sc.stop()
+            except Exception:  # noqa: BLE001
+                pass
+    with SparkContext._lock:
+        SparkContext._active_spark_context = None
+        gateway = SparkContext._gateway
+        if gateway is not None and not _gateway_alive(gateway):
+            try:
+                gateway.close()
+            except Exception:  # noqa: BLE001
+                pass
+            proc = getattr(gateway, "proc", None)
+            if proc is not None:
+                try:
+                    proc.kill()
+                    proc.wait(timeout=10)
+                except Exception:  # noqa: BLE001
+                    pass
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+
+
+def check_master(master: str) -> None:
+    """Refuse a master URL Spark cannot parse before starting a JVM for it (the JVM's own
+    refusal only reaches the server's stderr)."""
+    ok = (master == "yarn" or master.startswith(("spark://", "k8s://", "local-cluster[")) or
+          master == "local" or (master.startswith("local[") and master.endswith("]")))
+    if not ok:
+        raise SparkStartFailed(f"cannot start Spark on {master!r}: a master URL is local, local[N], local[*], "
+                               "spark://host:port, yarn or k8s://...")
+
+
+def java_reason(exc: BaseException) -> str:
+    """The line of a start failure that says why (Java's exception line when there is one)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    for ln in lines:
+        body = ln.lstrip(": ")
+        if ("Exception: " in body or "Error: " in body) and not body.startswith("at "):
+            return body[:300]
+    return (lines[0] if lines else type(exc).__name__)[:300]
+
+
+def _active_session() -> Any:
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    s = None
+    getter = getattr(SparkSession, "getActiveSession", None)
+    if getter is not None:
+        try:
+            s = getter()
+        except Exception:  # noqa: BLE001
+            s = None
+    if s is None:
+        s = getattr(SparkSession, "_instantiatedSession", None)
+    if s is not None and not _context_alive(s):
+        _reset_pyspark()
+        return None
+    return s
+
+
+def get_runtime(
+    master: Optional[str] = None,
+    conf: Optional[Mapping[str, Any]] = None,
+    *,
+    app_name: str = "AQE Lens",
+    log_level: str = "ERROR",
+    event_log: bool = True,
+) -> SparkRuntime:
+    """The process-wide runtime, started on first use.
+
+    ``conf`` holds SparkConf settings for a new SparkContext (``spark.driver.memory`` ...);
+    they cannot change an already running one (a warning is recorded). Java is chosen by
+    :func:`aqe_core.live.java.find_java` when this call starts the JVM. A runtime that
+    stopped or died is replaced by a fresh one (raises :class:`SparkStartFailed`,
+    :class:`RuntimeConflict` or ``JavaNotFound`` with a message for people).
+    """
+    global _RUNTIME
+    with _LOCK:
+        if _RUNTIME is not None:
+            if _RUNTIME.alive:
+                if master and master != _RUNTIME.master:
+                    raise RuntimeConflict(f"a Spark runtime on {_RUNTIME.master} is already running in this"
+                                          f" process; cannot also start {master}")
+                return _RUNTIME
+            dead, _RUNTIME = _RUNTIME, None
+            if dead.tap is not None:
+                try:
+                    dead.tap.close()
+                except Exception:  # noqa: BLE001
+                    pass
+            _reset_pyspark()
+        active = _active_session()
+        if active is not None:
+            rt = SparkRuntime(active, str(active.sparkContext.master), None, owned=False)
+            if master and master != rt.master:
+                raise RuntimeConflict(f"this process already runs Spark on {rt.master}; cannot start {master}")
+            if conf:
+                rt.warnings.append("an existing SparkSession was reused: Spark settings given for a new one were not applied")
+        else:
+            rt = _start(master or os.environ.get("AQE_LENS_MASTER") or DEFAULT_MASTER, conf or {}, app_name, log_level)
+        if event_log:
+            rt.tap = EventLogTap(rt.spark)
+            if rt.tap.error:
+                rt.warnings.append(rt.tap.error)
+        _RUNTIME = rt
+        return rt
+
+
+def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) -> SparkRuntime:
+    check_master(master)
+    version = installed_pyspark_version()
+    java = ensure_java(version)
+    from pyspark.sql import SparkSession
+
+    b = SparkSession.builder.master(master).appName(app_name)
+    defaults: dict[str, str] = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.maxResultSize": DEFAULT_MAX_RESULT_SIZE,
+    }
+    if master.startswith("local"):
+        defaults["spark.driver.bindAddress"] = "127.0.0.1"
+        defaults["spark.driver.host"] = "127.0.0.1"
+    if _vtuple(version) < (3, 3, 0) and java.major >= 17:
+        opens = " ".join(["-XX:+IgnoreUnrecognizedVMOptions"] + [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in JDK_OPENS])
+        defaults["spark.driver.extraJavaOptions"] = opens
+    for k, v in {**defaults, **{k: _conf_str(v) for k, v in conf.items()}}.items():
+        b = b.config(k, v)
+    try:
+        spark = b.getOrCreate()
+        if log_level:
+            spark.sparkContext.setLogLevel(log_level)
+    except Exception as exc:  # noqa: BLE001 - any start failure becomes one clear message
+        _reset_pyspark()
+        hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in str(exc) else ""
+        raise SparkStartFailed(f"could not start Spark on {master}: {java_reason(exc)}{hint}") from None
+    return SparkRuntime(spark, master, java, owned=True)
+
+
+def stop_runtime() -> None:
+    with _LOCK:
+        rt = _RUNTIME
+    if rt is not None:
+        rt.stop()
