@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from aqe_core.eventlog.errors import describe_bytes
+from aqe_core.readers.eventlog.errors import describe_bytes
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.units import MiB
 
