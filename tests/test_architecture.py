@@ -26,18 +26,11 @@ KNOWN_CYCLES = {
 KNOWN_BIG_MODULES = {
     "aqe_core/capture/capture.py",
     "aqe_core/capture/simulate.py",
-    "aqe_core/plan_graph/diff.py",
-    "aqe_core/plan_graph/figure.py",
 }
 #: functions over 80 lines known today
 KNOWN_BIG_FUNCTIONS = {
     "aqe_core/capture/cli_run.py:run",
     "aqe_core/capture/simulate.py:_skew_join",
-    "aqe_core/plan_graph/diff.py:_match",
-    "aqe_core/plan_graph/diff.py:diff_plans",
-    "aqe_core/plan_graph/figure.py:plan_figure",
-    "aqe_core/plan_graph/layout.py:layout_plan",
-    "aqe_core/plan_graph/layout.py:tidy_x",
     "aqe_core/rules/skew_join.py:optimize_skewed_join",
 }
 
@@ -231,6 +224,11 @@ COMPAT = {
     "aqe_core.eventlog.sources",
     "aqe_core.eventlog.summary",
     "aqe_core.plan",
+    "aqe_core.plan_graph",
+    "aqe_core.plan_graph.diff",
+    "aqe_core.plan_graph.figure",
+    "aqe_core.plan_graph.layout",
+    "aqe_core.plan_graph.synthetic",
     "aqe_core.rules.specs",
 }
 #: modules not yet moved into a layer (issue 9 in progress): this list must end empty
@@ -254,11 +252,6 @@ KNOWN_UNPLACED = {
     "aqe_core.eventlog.cli",
     "aqe_core.eventlog.history_server",
     "aqe_core.histograms",
-    "aqe_core.plan_graph",
-    "aqe_core.plan_graph.diff",
-    "aqe_core.plan_graph.figure",
-    "aqe_core.plan_graph.layout",
-    "aqe_core.plan_graph.synthetic",
     "aqe_core.presets",
     "aqe_core.run_index",
     "aqe_core.run_jobs",
@@ -281,7 +274,6 @@ KNOWN_KEY_LITERALS = {
     "aqe_core/capture/workloads.py": 3,
     "aqe_core/conf_guard.py": 1,
     "aqe_core/eventlog/history_server.py": 1,
-    "aqe_core/plan_graph/diff.py": 2,
     "aqe_core/presets.py": 8,
     "aqe_core/rules/coalesce_shuffle_partitions.py": 9,
     "aqe_core/rules/insert_adaptive_spark_plan.py": 3,
