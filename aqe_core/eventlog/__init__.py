@@ -12,7 +12,7 @@ See docs/eventlog-json.md and docs/eventlog-limits.md. This package is the docum
 """
 from aqe_core.model.eventlog import Application, EventLog, ShuffleRead, SQLExecution, StageInfo
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
-from aqe_core.readers.eventlog.load import load
+from aqe_core.readers.eventlog.loader import load
 
 __all__ = [
     "load", "EventLog", "Application", "SQLExecution", "ShuffleRead", "StageInfo",

@@ -1,6 +1,6 @@
 """Compatibility path (issue 9): the reader was split into :mod:`aqe_core.readers.eventlog`'s
 ``lines`` (line splitting, task-end parsing), ``live_state`` and ``builder`` (events -> state),
-``executions`` (end of log) and ``load`` (the entry point)."""
+``executions`` (end of log) and ``loader`` (the entry point)."""
 # compat shim (issue 9)
 from aqe_core.model.eventlog import NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution, StageInfo  # noqa: F401
 from aqe_core.model.plan_walk import exchange_below as _exchange_below  # noqa: F401
@@ -52,7 +52,7 @@ from aqe_core.readers.eventlog.live_state import (  # noqa: F401
     _SlotBudget,
     _StageMetrics,
 )
-from aqe_core.readers.eventlog.load import (  # noqa: F401
+from aqe_core.readers.eventlog.loader import (  # noqa: F401
     _CONTAINER_ERRORS,
     ProgressFn,
     _load_source,

@@ -6,11 +6,11 @@
 Modules: :mod:`.sources` (files, folders, archives), :mod:`.codecs` (Spark's compression
 codecs), :mod:`.lines` (line splitting, task-end fast path), :mod:`.builder` and
 :mod:`.live_state` (listener events -> state), :mod:`.executions` (end of log),
-:mod:`.load` (the entry point), :mod:`.planinfo` (``sparkPlanInfo`` -> PlanNode),
+:mod:`.loader` (the entry point), :mod:`.planinfo` (``sparkPlanInfo`` -> PlanNode),
 :mod:`.metrics` (Spark's metric text), :mod:`.errors`. The dataclasses read into are in
 :mod:`aqe_core.model.eventlog`.
 """
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
-from aqe_core.readers.eventlog.load import load, not_in_log
+from aqe_core.readers.eventlog.loader import load, not_in_log
 
 __all__ = ["load", "not_in_log", "EventLogError", "DecodeError", "LimitExceeded", "Limits", "DEFAULT_LIMITS"]

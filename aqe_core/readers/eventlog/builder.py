@@ -36,6 +36,9 @@ _FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Re
 
 
 class _Builder:
+    """Feeds lines to one handler per event type and fills ``log``; :meth:`finish` ends the
+    executions still running when the log stops (as the History Server does)."""
+
     def __init__(self, log: EventLog, keep_tasks: bool = True, limits: Limits = DEFAULT_LIMITS):
         self.log = log
         self.keep_tasks = keep_tasks
