@@ -73,8 +73,8 @@ def _clear(show) -> None:
 
 def _inspect_load(args: argparse.Namespace):
     """The event log, or the exit code after a one-line error (never a traceback)."""
-    from aqe_core.eventlog import reader
-    from aqe_core.eventlog.errors import EventLogError, Limits
+    from aqe_core.readers.eventlog import loader as reader
+    from aqe_core.readers.eventlog.errors import EventLogError, Limits
 
     limits = Limits(max_line_bytes=args.max_line_mb * MiB, max_decompressed_bytes=args.max_decompressed_gb * GiB)
     show = _progress(not args.quiet and sys.stderr.isatty())
@@ -101,7 +101,7 @@ def _inspect_load(args: argparse.Namespace):
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from aqe_core.eventlog.summary import log_json, outcome_line
+    from aqe_core.views.eventlog_summary import log_json, outcome_line
 
     if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
         print("aqe_core inspect: error: limits must be positive", file=sys.stderr)
@@ -276,7 +276,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_and_write(req, runner, args: argparse.Namespace) -> int:
     """Run the request, write the capture, report (and with ``--check`` replay) it."""
-    from aqe_core.capture.model import save_capture
+    from aqe_core.readers.capture_file import save_capture
     from aqe_core.live.runner import RunCancelled, RunFailed
     from aqe_core.live.sql_guard import UnsafeSQL
 
@@ -394,7 +394,8 @@ def format_report(rep, cap, *, specs: bool = False, out: Optional[TextIO] = None
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from aqe_core.capture.model import CaptureFormatError, load_capture
+    from aqe_core.model._checks import CaptureFormatError
+    from aqe_core.readers.capture_file import load_capture
     from aqe_core.config import ConfValueError
     from aqe_core.engine import simulate
     from aqe_core.versions import UnsupportedSparkVersion

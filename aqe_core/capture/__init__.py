@@ -14,7 +14,8 @@ Java), :mod:`~aqe_core.live.runtime` (the shared SparkSession), :mod:`~aqe_core.
 :mod:`.model` (capture file format) and :mod:`.simulate` (replay). Importing this package does
 not import PySpark; only running does.
 """
-from aqe_core.capture.model import Capture, QueryCapture, load_capture, save_capture
+from aqe_core.model.capture import Capture, QueryCapture
+from aqe_core.readers.capture_file import load_capture, save_capture
 from aqe_core.capture.simulate import SimulationReport, simulate
 
 __all__ = ["Capture", "QueryCapture", "load_capture", "save_capture", "simulate", "SimulationReport",

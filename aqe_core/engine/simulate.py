@@ -36,7 +36,7 @@ from aqe_core.model.reasons import Reason
 from aqe_core.versions import SparkVersion, as_version
 
 if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
-    from aqe_core.capture.model import Capture, QueryCapture
+    from aqe_core.model.capture import Capture, QueryCapture
 
 __all__ = ["Agreement", "JoinResult", "PLAN_CHANGING_KEYS", "QueryResult", "ReadResult", "SimulationReport",
            "simulate", "simulate_query"]

@@ -23,7 +23,7 @@ from aqe_core.model.specs import (
 from aqe_core.versions import SparkVersion
 
 if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
-    from aqe_core.capture.model import QueryCapture, ShuffleCapture, StageCapture
+    from aqe_core.model.capture import QueryCapture, ShuffleCapture, StageCapture
 
 WRAPPERS = ("WholeStageCodegen", "InputAdapter", "ColumnarToRow", "RowToColumnar")
 STAGES = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage")

@@ -5,11 +5,14 @@
     for ex in log.executions.values():
         print(ex.id, ex.status, [r.partition_sizes for r in ex.shuffle_reads])
 
-See docs/eventlog-json.md and docs/eventlog-limits.md.
+See docs/eventlog-json.md and docs/eventlog-limits.md. This package is the documented facade
+(issue 9): the reader lives in :mod:`aqe_core.readers.eventlog`, the dataclasses in
+:mod:`aqe_core.model.eventlog`, the outcome lines and JSON document in
+:mod:`aqe_core.views.eventlog_summary` (``aqe_core.eventlog.summary`` stays as its old path).
 """
-from aqe_core.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
-from aqe_core.eventlog.model import Application, EventLog, ShuffleRead, SQLExecution, StageInfo
-from aqe_core.eventlog.reader import load
+from aqe_core.model.eventlog import Application, EventLog, ShuffleRead, SQLExecution, StageInfo
+from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
+from aqe_core.readers.eventlog.loader import load
 
 __all__ = [
     "load", "EventLog", "Application", "SQLExecution", "ShuffleRead", "StageInfo",

@@ -1,58 +1,6 @@
-"""Errors and limits of the event-log reader."""
-from __future__ import annotations
+"""Compatibility path (issue 9): moved to :mod:`aqe_core.readers.eventlog.errors`."""
+# compat shim (issue 9)
+import importlib
+import sys
 
-from dataclasses import dataclass
-
-from aqe_core.units import GiB, MiB, format_bytes
-
-
-class EventLogError(Exception):
-    """The input cannot be read as a Spark event log. The message is one clear line."""
-
-
-class DecodeError(EventLogError):
-    """The bytes do not follow the codec's stream format (corrupt, truncated, wrong codec)."""
-
-
-class LimitExceeded(EventLogError):
-    """An explicit safety limit was hit (decompressed size, expansion ratio, decode time)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Safety limits; see docs/eventlog-limits.md.
-
-    ``max_line_bytes``: a longer line is skipped (with a warning) without being buffered whole.
-    ``max_decompressed_bytes``: total decoded bytes of one log; reading stops past it.
-    ``max_expansion_ratio``: for compressed input, decoded bytes may not exceed this many times
-    the compressed bytes consumed (checked once ``ratio_grace_bytes`` have been decoded), which
-    stops decompression bombs early. Spark logs compress 5-40x.
-    ``max_block_bytes``: the largest single codec block/chunk accepted (lz4, snappy, lzf).
-    ``max_files``: parts of a rolling directory or members of a zip/tar.
-    ``max_seconds``: CPU time (of the reading thread) to decode and parse one log; None = no
-    limit. Checked once per decoded chunk (about 1 MiB), so a log stops within a chunk of it.
-    ``max_task_slots``: per-task metric values kept at once (8 bytes each; a stage's arrays are
-    sized by its task count, which a log may overstate).
-
-    Size limits count decoded bytes of the whole log (every part of a rolling directory or
-    archive), and the expansion ratio is taken against the archive's size for zip/tar members.
-    The CLI keeps these generous defaults; the app passes :func:`server limits
-    <aqe_core.sources.server_limits>` derived from the server settings.
-    """
-
-    max_line_bytes: int = 64 * MiB
-    max_decompressed_bytes: int = 256 * GiB
-    max_expansion_ratio: int = 1000
-    ratio_grace_bytes: int = 64 * MiB
-    max_block_bytes: int = 64 * MiB
-    max_files: int = 100_000
-    max_seconds: float | None = None
-    max_task_slots: int = 512 * MiB
-
-
-def describe_bytes(n: int) -> str:
-    """``n`` bytes for people (limit messages)."""
-    return format_bytes(n, "limit")
-
-
-DEFAULT_LIMITS = Limits()
+sys.modules[__name__] = importlib.import_module("aqe_core.readers.eventlog.errors")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from aqe_core import config
-from aqe_core.capture.model import SparkStageTiming
+from aqe_core.model.capture import SparkStageTiming
 from aqe_core.live.jvm import Jvm
 
 _SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"

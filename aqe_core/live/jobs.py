@@ -131,7 +131,7 @@ class RunManager:
         """Re-run one captured query on Spark under each preset (the "Re-run for real" of the
         compare page). Presets are applied as settings on this Spark; the result is a capture
         with one query per preset, in order."""
-        from aqe_core.capture.model import load_capture
+        from aqe_core.readers.capture_file import load_capture
 
         cap = load_capture(capture_path)
         q = next(x for x in cap.queries if x.index == query_index)
@@ -166,7 +166,7 @@ class RunManager:
         return job
 
     def _work(self, job: RunJob, fn, master: Optional[str]) -> None:
-        from aqe_core.capture.model import save_capture
+        from aqe_core.readers.capture_file import save_capture
         from aqe_core.live.runner import RunCancelled, RunFailed, RunTimedOut
 
         with self._lock:

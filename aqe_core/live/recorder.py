@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aqe_core import config
-from aqe_core.capture.model import (
+from aqe_core.model.capture import (
     CapturedPlan,
     MapSizes,
     PlanUpdate,
@@ -514,9 +514,9 @@ class Recorder:
     # -- event log ---------------------------------------------------------------------
     def _plan_updates(self, q: QueryCapture, exs: list[Any]) -> None:
         try:
-            from aqe_core.eventlog.planinfo import build_plan
+            from aqe_core.readers.eventlog.planinfo import build_plan
         except Exception:  # noqa: BLE001
-            q.notes.append("intermediate plans not decoded: aqe_core.eventlog.planinfo unavailable")
+            q.notes.append("intermediate plans not decoded: aqe_core.readers.eventlog.planinfo unavailable")
             return
         seq = 0
         for ex in exs:

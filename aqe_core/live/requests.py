@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from aqe_core.capture.model import Capture
+from aqe_core.model.capture import Capture
 from aqe_core.live.conf_guard import check_conf
 from aqe_core.live.runner import ProgressFn, Runner
 from aqe_core.live.runtime import get_runtime

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import aqe_core
-from aqe_core.capture.model import Capture, QueryCapture
+from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.live import workloads as wl
 from aqe_core.live.conf_guard import check_conf
 from aqe_core.live.recorder import DEFAULT_MAP_SIZE_CAP, Recorder

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
 import aqe_core
-from aqe_core.capture.model import Capture, save_capture
+from aqe_core.model.capture import Capture
+from aqe_core.readers.capture_file import save_capture
 from aqe_core.live.event_tap import EventLogTap
 from aqe_core.live.recorder import DEFAULT_MAP_SIZE_CAP, Recorder
 

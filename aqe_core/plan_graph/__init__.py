@@ -9,17 +9,22 @@
 
 Path ids (``"0"``, ``"0.1.0"``) address nodes of the unfolded plan tree; they are the
 ``customdata`` of every node marker, the keys of :class:`PlanLayout` and ``Change.path``.
+
+A facade since issue 9: the diff lives in :mod:`aqe_core.views.plan_diff` (matching in
+:mod:`aqe_core.views.plan_match`), the layout in :mod:`aqe_core.figures.plan_layout`, the figure in
+:mod:`aqe_core.figures.plan_figure` (text and hover in :mod:`aqe_core.figures.plan_hover`), the
+synthetic plans in :mod:`aqe_core.figures.synthetic`.
 """
-from aqe_core.plan_graph.diff import (
+from aqe_core.views.plan_diff import (
     CHANGE_KINDS, COALESCED_AND_SKEWED, COALESCED_READ, EMPTY_PRUNED, JOIN_CHANGED, LOCAL_READ, NEW_NODE, REMOVED,
     SHUFFLE_READ, SKEW_JOIN, SKEWED_READ, SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, Change, PlanDiff, classify_node,
     diff_execution, diff_plans, diff_versions,
 )
-from aqe_core.plan_graph.figure import (
+from aqe_core.figures.plan_figure import (
     CHANGE_STYLES, KIND_COLORS, NODE_KINDS, format_bytes, format_metric, format_ms, node_details, node_kind,
     node_position, plan_figure, plan_search, zoom_ranges, zoom_to_node,
 )
-from aqe_core.plan_graph.layout import (
+from aqe_core.figures.plan_layout import (
     CodegenGroup, CrossLink, PlanLayout, iter_paths, layout_plan, node_at, short_label, tidy_x,
 )
 

@@ -1,0 +1,196 @@
+"""What the reader keeps from an event log (see docs/eventlog-json.md for the JSON form)."""
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+from aqe_core.model.plan import PlanNode
+
+#: Facts an event log does not hold (stated in every load result; docs/eventlog-limits.md).
+NOT_IN_LOG = [
+    "pre-AQE per-reducer shuffle sizes (MapOutputStatistics.bytesByPartitionId for all shuffle partitions)",
+    "per-map, per-reducer block sizes",
+    "the reducer range of each coalesced partition and the map range / reducer of each skew split",
+    "runtime thresholds (median size, skew threshold, target size): recompute them from the configuration",
+    "which AQE rule made a change: compare the plan versions instead",
+]
+
+APPROXIMATE_NOTE = (
+    "approximate: an event log holds only post-AQE partition sizes (sums of MapStatus sizes, which are "
+    "log-encoded and overstate each block by up to ~10%), not the per-reducer sizes AQE started from"
+)
+
+
+@dataclass
+class Application:
+    id: str | None = None
+    name: str | None = None
+    attempt_id: str | None = None
+    spark_version: str | None = None
+    user: str | None = None
+    start_time: int | None = None
+    end_time: int | None = None
+    exit_code: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "name": self.name, "spark_version": self.spark_version,
+            "attempt_id": self.attempt_id, "user": self.user, "start_time": self.start_time,
+            "end_time": self.end_time, "exit_code": self.exit_code,
+        }
+
+
+@dataclass
+class StageInfo:
+    stage_id: int
+    attempt: int = 0
+    name: str = ""
+    num_tasks: int = 0
+    submission_time: int | None = None
+    completion_time: int | None = None
+    failed: bool = False
+    #: per task index (successful attempt of the latest stage attempt): shuffle bytes read
+    #: (local + remote) and records read, -1 where no successful task was seen
+    shuffle_bytes_read: array | None = None
+    shuffle_records_read: array | None = None
+
+    def to_dict(self, tasks: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "stage_id": self.stage_id, "attempt": self.attempt, "name": self.name,
+            "num_tasks": self.num_tasks, "submission_time": self.submission_time,
+            "completion_time": self.completion_time, "failed": self.failed,
+        }
+        if tasks:
+            d["task_shuffle_bytes_read"] = list(self.shuffle_bytes_read) if self.shuffle_bytes_read is not None else None
+            d["task_shuffle_records_read"] = (
+                list(self.shuffle_records_read) if self.shuffle_records_read is not None else None
+            )
+        return d
+
+
+@dataclass
+class ShuffleRead:
+    """One adaptive shuffle read (``AQEShuffleRead`` / ``CustomShuffleReader``) of a plan."""
+
+    node_id: int | None
+    name: str
+    description: str
+    num_partitions: int | None = None
+    #: post-AQE size of each output partition, in order (bytes)
+    partition_sizes: list[int] | None = None
+    #: "driver_metrics" (3.1+: the "partition data size" driver updates, i.e. what AQE used) or
+    #: "task_shuffle_read" (3.0.x: bytes the reduce tasks actually read) or None
+    partition_sizes_source: str | None = None
+    coalesced_partitions: int | None = None
+    skewed_partitions: int | None = None
+    skew_splits: int | None = None
+    empty_partitions: int | None = None
+    local: bool = False
+    #: bytes the reduce tasks read from this read's exchange, per output partition (task index)
+    bytes_read: list[int] | None = None
+    records_read: list[int] | None = None
+    stage_id: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def coalesced(self) -> bool:
+        return "coalesced" in self.description
+
+    @property
+    def skewed(self) -> bool:
+        return "skew" in self.description
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id, "name": self.name, "description": self.description,
+            "num_partitions": self.num_partitions, "partition_sizes": self.partition_sizes,
+            "partition_sizes_source": self.partition_sizes_source,
+            "coalesced_partitions": self.coalesced_partitions, "skewed_partitions": self.skewed_partitions,
+            "skew_splits": self.skew_splits, "empty_partitions": self.empty_partitions, "local": self.local,
+            "bytes_read": self.bytes_read, "records_read": self.records_read, "stage_id": self.stage_id,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class SQLExecution:
+    id: int
+    description: str | None = None
+    root_execution_id: int | None = None
+    query_id: str | None = None
+    submission_time: int | None = None
+    completion_time: int | None = None
+    error_message: str | None = None
+    status: str = "RUNNING"
+    job_ids: list[int] = field(default_factory=list)
+    job_status: dict[int, str] = field(default_factory=dict)
+    stage_ids: list[int] = field(default_factory=list)
+    initial_plan: PlanNode | None = None
+    #: every SQLAdaptiveExecutionUpdate tree, in log order
+    plan_versions: list[PlanNode] = field(default_factory=list)
+    #: accumulator id -> summary dict (metrics.summarize), as the UI shows them
+    metric_values: dict[int, dict[str, Any]] = field(default_factory=dict)
+    shuffle_reads: list[ShuffleRead] = field(default_factory=list)
+    #: reads that posted sizes but are not in the final plan (earlier plan versions, AQE subqueries)
+    other_shuffle_reads: list[ShuffleRead] = field(default_factory=list)
+    modified_configs: dict[str, str] = field(default_factory=dict)
+    job_properties: dict[str, str] = field(default_factory=dict)
+    #: effective AQE configuration (AQEConf) or None when it could not be built
+    aqe_conf: Any = None
+    conf_layers: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    physical_plan_description: str | None = None
+
+    @property
+    def final_plan(self) -> PlanNode | None:
+        return self.plan_versions[-1] if self.plan_versions else self.initial_plan
+
+    @property
+    def adaptive(self) -> bool:
+        root = self.initial_plan or self.final_plan
+        return root is not None and any(n.name == "AdaptiveSparkPlan" for n in root.walk())
+
+    @property
+    def duration(self) -> int | None:
+        if self.submission_time is None or self.completion_time is None:
+            return None
+        return self.completion_time - self.submission_time
+
+    def plan_with_values(self, plan: PlanNode | None) -> PlanNode | None:
+        """A copy of ``plan`` whose metrics carry the aggregated values."""
+        if plan is None:
+            return None
+        d = plan.to_dict()
+        stack = [d]
+        while stack:
+            n = stack.pop()
+            for m in n["metrics"]:
+                v = self.metric_values.get(m.get("accumulator_id"))
+                if v is not None:
+                    m.update(v)
+            stack.extend(n["children"])
+        return PlanNode.from_dict(d)
+
+
+@dataclass
+class EventLog:
+    path: str
+    application: Application = field(default_factory=Application)
+    executions: dict[int, SQLExecution] = field(default_factory=dict)
+    stages: dict[int, StageInfo] = field(default_factory=dict)
+    spark_properties: dict[str, str] = field(default_factory=dict)
+    complete: bool = False
+    layout: str = "single"
+    codec: str | None = None
+    parts: list[str] = field(default_factory=list)
+    bytes_read: int = 0
+    bytes_decoded: int = 0
+    events: int = 0
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    event_counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def spark_version(self) -> str | None:
+        return self.application.spark_version

@@ -1,0 +1,60 @@
+"""Walks over a :class:`~aqe_core.model.plan.PlanNode` tree that the event-log reader, the
+outcome summary, the plan diff and the plan layout all need, and the Spark node names they
+test against, spelled once.
+
+The names are Spark's ``nodeName`` values: ``AQEShuffleReadExec`` (3.2+; ``CustomShuffleReaderExec``
+in 3.0/3.1) and the query-stage wrappers of ``AdaptiveSparkPlanExec``'s executed plan.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from aqe_core.model.plan import PlanNode
+
+#: adaptive shuffle reads: ``AQEShuffleReadExec`` (3.2+), ``CustomShuffleReaderExec`` (3.0, 3.1)
+SHUFFLE_READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader")
+#: query-stage wrappers of an executed adaptive plan (the stage's plan is their only child)
+STAGE_WRAPPERS = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage", "ResultQueryStage")
+#: the stage wrappers that run an exchange (``SparkPlanGraph`` points a reused one at its first occurrence)
+EXCHANGE_STAGE_WRAPPERS = ("BroadcastQueryStage", "ShuffleQueryStage")
+#: the stage wrappers that run something else (a cached relation, the result stage)
+OTHER_STAGE_WRAPPERS = ("TableCacheQueryStage", "ResultQueryStage")
+
+
+def is_shuffle_exchange(node: PlanNode) -> bool:
+    """A shuffle exchange node (``Exchange``, ``ShuffleExchange``), not a broadcast one."""
+    name = node.name or ""
+    return name.endswith("Exchange") and "Broadcast" not in name
+
+
+def _any_exchange(node: PlanNode) -> bool:
+    return "Exchange" in node.name
+
+
+def exchange_below(node: PlanNode, *, through: Callable[[PlanNode], bool] | None = None) -> PlanNode | None:
+    """The first exchange under ``node`` (``node`` itself excluded), in pre-order.
+
+    ``through=None``: any node whose name holds ``Exchange`` (a reused or broadcast one too),
+    anywhere below: what the reader and the outcome summary use to find the exchange an
+    adaptive read reads. ``through=pred``: only a shuffle exchange (:func:`is_shuffle_exchange`),
+    descending only through the nodes ``pred`` accepts (the plan diff passes wrappers and
+    ``ReusedExchange``), so an exchange deeper in another stage is not taken.
+    """
+    match = _any_exchange if through is None else is_shuffle_exchange
+    stack = list(reversed(node.children))
+    while stack:
+        n = stack.pop()
+        if match(n):
+            return n
+        if through is None or through(n):
+            stack.extend(reversed(n.children))
+    return None
+
+
+def graph_nodes(plan: PlanNode) -> list[PlanNode]:
+    """The nodes of the UI graph (those with an id), each once, in id order."""
+    seen: dict[int, PlanNode] = {}
+    for n in plan.walk():
+        if n.id is not None and n.id not in seen:
+            seen[n.id] = n
+    return [seen[i] for i in sorted(seen)]

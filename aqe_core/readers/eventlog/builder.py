@@ -1,0 +1,510 @@
+"""The event-log builder: one handler per listener event, fed line by line, keeping what
+Spark's ``SQLAppStatusListener`` and ``AppStatusListener`` keep (per-execution metric
+summaries, stage and job status, plans) and no more.
+
+Event types that are not needed are skipped by peeking at the ``{"Event":"..."`` prefix
+without parsing the line.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from aqe_core import config
+from aqe_core.model.eventlog import EventLog, SQLExecution, StageInfo
+from aqe_core.model.plan import PlanNode
+from aqe_core.readers.eventlog import metrics as M
+from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
+from aqe_core.readers.eventlog.executions import _effective_conf, _opt_str, _set_status, _shuffle_reads
+from aqe_core.readers.eventlog.lines import (
+    _COMPLETION,
+    _STAGE_INFO,
+    _SUBMISSION,
+    _as_int,
+    _BadNumber,
+    parse_task_end_fast,
+    parse_task_end_json,
+)
+from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
+from aqe_core.readers.eventlog.planinfo import build_plan, graph_nodes, plan_metrics
+
+#: the package of Spark's SQL listener events (``org.apache.spark.sql.execution.ui``), not a conf key
+SQL_EVENT_PREFIX = "org.apache.spark.sql.execution.ui."
+_MAX_SAMPLES = 5
+#: what a malformed event may raise while a handler reads it (the event is skipped, with a warning)
+_FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError)
+
+
+class _Builder:
+    """Feeds lines to one handler per event type and fills ``log``; :meth:`finish` ends the
+    executions still running when the log stops (as the History Server does)."""
+
+    def __init__(self, log: EventLog, keep_tasks: bool = True, limits: Limits = DEFAULT_LIMITS):
+        self.log = log
+        self.keep_tasks = keep_tasks
+        self.budget = _SlotBudget(limits.max_task_slots)
+        self.execs: dict[int, _LiveExec] = {}
+        self.live: dict[int, _LiveExec] = {}
+        self.stage_metrics: dict[int, _StageMetrics] = {}
+        self.read_store: dict[int, _ReadStore] = {}
+        self.stage_to_exec: dict[int, int] = {}
+        self.job_to_exec: dict[int, int] = {}
+        self.conf_cache: dict = {}
+        self.line_no = 0
+        self.bad_lines = 0
+        self.bad_samples: list[str] = []
+        self.field_errors: dict[str, int] = defaultdict(int)
+        self.field_samples: list[str] = []
+        self.unknown: dict[str, int] = defaultdict(int)
+        self.counts: dict[str, int] = defaultdict(int)
+        self.saw_app_end = False
+        self.saw_log_start = False
+        h = {
+            "SparkListenerLogStart": self.on_log_start,
+            "SparkListenerApplicationStart": self.on_app_start,
+            "SparkListenerApplicationEnd": self.on_app_end,
+            "SparkListenerEnvironmentUpdate": self.on_env,
+            "SparkListenerJobStart": self.on_job_start,
+            "SparkListenerJobEnd": self.on_job_end,
+            "SparkListenerStageSubmitted": self.on_stage_submitted,
+            "SparkListenerStageCompleted": self.on_stage_completed,
+            "SparkListenerTaskEnd": self.on_task_end,
+            SQL_EVENT_PREFIX + "SparkListenerSQLExecutionStart": self.on_sql_start,
+            SQL_EVENT_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate": self.on_sql_update,
+            SQL_EVENT_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates": self.on_sql_metric_updates,
+            SQL_EVENT_PREFIX + "SparkListenerSQLExecutionEnd": self.on_sql_end,
+            SQL_EVENT_PREFIX + "SparkListenerDriverAccumUpdates": self.on_driver_accum,
+        }
+        self.handlers_str = h
+        self.handlers = {k.encode(): v for k, v in h.items()}
+        # handlers that want the raw line (fast paths); the others get the parsed dict
+        self.raw = {self.on_task_end, self.on_stage_submitted, self.on_stage_completed}
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def feed(self, lines: list[bytes]) -> None:
+        handlers = self.handlers
+        counts = self.counts
+        raw = self.raw
+        loads = json.loads
+        for line in lines:
+            self.line_no += 1
+            if line[:10] == b'{"Event":"':
+                end = line.find(b'"', 10)
+                name_b = line[10:end]
+                counts[name_b] += 1
+                handler = handlers.get(name_b)
+                if handler is None:
+                    continue
+                if handler in raw:
+                    try:
+                        handler(line, None)
+                    except _FIELD_ERRORS as e:
+                        self._field_error(name_b.decode("utf-8", "replace"), e)
+                    continue
+                try:
+                    d = loads(line)
+                except (ValueError, RecursionError) as e:
+                    self._bad_line(line, e)
+                    continue
+                if not isinstance(d, dict):
+                    self._bad_line(line, ValueError("not a JSON object"))
+                    continue
+                try:
+                    handler(None, d)
+                except _FIELD_ERRORS as e:
+                    self._field_error(name_b.decode("utf-8", "replace"), e)
+                continue
+            stripped = line.strip()
+            if not stripped:
+                continue
+            try:
+                d = loads(stripped)
+            except (ValueError, RecursionError) as e:
+                self._bad_line(line, e)
+                continue
+            if not isinstance(d, dict) or not isinstance(d.get("Event"), str):
+                self._bad_line(line, ValueError("a JSON value without an \"Event\" field"))
+                continue
+            name = d["Event"]
+            counts[name.encode("utf-8", "replace")] += 1
+            handler = self.handlers_str.get(name)
+            if handler is None:
+                continue
+            try:
+                handler(None, d) if handler not in raw else handler(stripped, d)
+            except _FIELD_ERRORS as e:
+                self._field_error(name, e)
+
+    def _bad_line(self, line: bytes, e: Exception) -> None:
+        # Never quote the line: a file that is not an event log must not be echoed back.
+        self.bad_lines += 1
+        if len(self.bad_samples) < _MAX_SAMPLES:
+            if isinstance(e, json.JSONDecodeError):
+                why = f"{e.msg} at column {e.colno}"
+            elif isinstance(e, RecursionError):
+                why = "nested too deeply"
+            else:
+                why = "not a JSON object with an \"Event\" field"
+            self.bad_samples.append(f"line {self.line_no}: not a JSON event ({why}, {len(line)} bytes)")
+
+    def _field_error(self, event: str, e: Exception) -> None:
+        short = event.rsplit(".", 1)[-1][:80]
+        self.field_errors[short] += 1
+        if len(self.field_samples) < _MAX_SAMPLES:
+            if isinstance(e, KeyError) and e.args and isinstance(e.args[0], str) and len(e.args[0]) <= 40:
+                what = f"missing field {e.args[0]!r}"
+            elif isinstance(e, _BadNumber):
+                what = str(e)
+            elif isinstance(e, (OverflowError, ValueError)):
+                what = "a value of the wrong type or out of range"
+            else:
+                what = f"unexpected structure ({type(e).__name__})"
+            self.field_samples.append(f"line {self.line_no}: {short} skipped ({what})")
+
+    # -- application ---------------------------------------------------------------------------
+    def on_log_start(self, line, d) -> None:
+        self.saw_log_start = True
+        v = d.get("Spark Version")
+        if isinstance(v, str):
+            self.log.application.spark_version = v
+
+    def on_app_start(self, line, d) -> None:
+        app = self.log.application
+        app.name = _opt_str(d.get("App Name"))
+        app.id = _opt_str(d.get("App ID"))
+        app.attempt_id = _opt_str(d.get("App Attempt ID"))
+        app.user = _opt_str(d.get("User"))
+        ts = d.get("Timestamp")
+        app.start_time = ts if isinstance(ts, int) else None
+
+    def on_app_end(self, line, d) -> None:
+        self.saw_app_end = True
+        ts = d.get("Timestamp")
+        self.log.application.end_time = ts if isinstance(ts, int) else None
+        ec = d.get("ExitCode")
+        self.log.application.exit_code = ec if isinstance(ec, int) else None
+
+    def on_env(self, line, d) -> None:
+        props = d.get("Spark Properties")
+        if isinstance(props, dict):
+            self.log.spark_properties.update({str(k): str(v) for k, v in props.items()})
+        elif isinstance(props, list):  # very old layout: [[k, v], ...]
+            for kv in props:
+                if isinstance(kv, (list, tuple)) and len(kv) == 2:
+                    self.log.spark_properties[str(kv[0])] = str(kv[1])
+
+    # -- executions ----------------------------------------------------------------------------
+    def _exec(self, eid: int) -> _LiveExec:
+        ex = self.live.get(eid)
+        if ex is None:
+            ex = self.execs.get(eid)
+            if ex is None:
+                ex = _LiveExec(SQLExecution(id=eid))
+                self.execs[eid] = ex
+                self.log.executions[eid] = ex.model
+            ex.live = True
+            self.live[eid] = ex
+        return ex
+
+    def _add_metrics(self, ex: _LiveExec, defs: dict[int, tuple[str, str]], plan: PlanNode | None) -> None:
+        for acc, (name, typ) in defs.items():
+            ex.types[acc] = typ
+        if plan is not None:
+            for n in graph_nodes(plan):
+                if "Exchange" in n.name:
+                    for m in n.metrics:
+                        kind = _READ_METRICS.get(m["name"])
+                        if kind and m["accumulator_id"] is not None:
+                            ex.read_ids[m["accumulator_id"]] = kind
+
+    def on_sql_start(self, line, d) -> None:
+        eid = _as_int(d["executionId"])
+        ex = self._exec(eid)
+        m = ex.model
+        if m.initial_plan is not None:
+            m.warnings.append("a second SQLExecutionStart for this execution id was ignored")
+            return
+        m.description = _opt_str(d.get("description"))
+        root = d.get("rootExecutionId")
+        m.root_execution_id = root if isinstance(root, int) else eid
+        m.query_id = _opt_str(d.get("queryId"))
+        t = d.get("time")
+        m.submission_time = t if isinstance(t, int) else None
+        mc = d.get("modifiedConfigs")
+        if isinstance(mc, dict):
+            m.modified_configs = {str(k): str(v) for k, v in mc.items()}
+        m.physical_plan_description = _opt_str(d.get("physicalPlanDescription"))
+        plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
+        m.initial_plan = plan
+        self._add_metrics(ex, plan_metrics(plan), plan)
+        self._update(ex)
+
+    def on_sql_update(self, line, d) -> None:
+        ex = self._exec(_as_int(d["executionId"]))
+        plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
+        ex.model.plan_versions.append(plan)
+        ex.model.physical_plan_description = _opt_str(d.get("physicalPlanDescription"))
+        self._add_metrics(ex, plan_metrics(plan), plan)
+        self._update(ex)
+
+    def on_sql_metric_updates(self, line, d) -> None:
+        ex = self._exec(_as_int(d["executionId"]))
+        defs = {}
+        for m in d.get("sqlPlanMetrics") or ():
+            if isinstance(m, dict) and isinstance(m.get("accumulatorId"), int):
+                defs[m["accumulatorId"]] = (str(m.get("name", "")), str(m.get("metricType", "sum")))
+                if m.get("name") == "partition data size":  # a read inside an AQE subquery
+                    ex.subquery_size_ids.append(m["accumulatorId"])
+        self._add_metrics(ex, defs, None)
+        self._update(ex)
+
+    def on_sql_end(self, line, d) -> None:
+        eid = _as_int(d["executionId"])
+        ex = self.live.get(eid)
+        if ex is None:
+            if eid in self.execs and self.execs[eid].model.completion_time is None:
+                self.execs[eid].model.completion_time = d.get("time") if isinstance(d.get("time"), int) else None
+            return
+        m = ex.model
+        t = d.get("time")
+        m.completion_time = t if isinstance(t, int) else None
+        err = d.get("errorMessage")
+        m.error_message = err if isinstance(err, str) and err else None
+        self._update(ex)
+        if not ex.live:
+            return
+        self._aggregate(ex)
+        self._remove_stale(ex)
+        ex.end_events += 1
+        self._update(ex)
+
+    def on_driver_accum(self, line, d) -> None:
+        eid = _as_int(d["executionId"])
+        pairs = []
+        for p in d.get("accumUpdates") or ():
+            if isinstance(p, (list, tuple)) and len(p) == 2:
+                try:
+                    pairs.append((_as_int(p[0]), _as_int(p[1])))
+                except (ValueError, TypeError):  # also values outside the 64-bit range
+                    continue
+        ex = self.execs.get(eid)
+        if ex is None:
+            ex = self._exec(eid)
+        ex.driver_all.extend(pairs)
+        if ex.live:
+            ex.driver_updates.extend(pairs)
+            self._update(ex)
+
+    def _update(self, ex: _LiveExec) -> None:
+        if ex.live and ex.end_events >= len(ex.jobs) + 1:
+            self._remove_stale(ex)
+            ex.live = False
+            self.live.pop(ex.model.id, None)
+
+    def _remove_stale(self, ex: _LiveExec) -> None:
+        self._snapshot_reads(ex)
+        active: set[int] = set()
+        for other in self.live.values():
+            if other is not ex:
+                active.update(other.stages)
+        for sid in [s for s in self.stage_metrics if s not in active]:
+            del self.stage_metrics[sid]
+
+    def _snapshot_reads(self, ex: _LiveExec) -> None:
+        for sid in ex.stages:
+            rs = self.read_store.get(sid)
+            if rs is not None and rs.by_acc:
+                ex.reads_snapshot.setdefault(sid, {}).update(rs.by_acc)
+
+    def _aggregate(self, ex: _LiveExec) -> None:
+        if ex.aggregated:
+            return
+        ex.aggregated = True
+        types = ex.types
+        stages = [self.stage_metrics[s] for s in ex.stages if s in self.stage_metrics]
+        maxes: dict[int, tuple[int, int, int, int]] = {}
+        for sm in stages:
+            for acc, (value, task) in sm.maxes.items():
+                if acc not in types:
+                    continue
+                cur = maxes.get(acc)
+                if cur is None or value > cur[0]:
+                    maxes[acc] = (value, sm.stage_id, sm.attempt, task)
+        driver: dict[int, list[int]] = defaultdict(list)
+        for acc, value in ex.driver_updates:
+            if acc in types:
+                driver[acc].append(value)
+        ids = {acc for sm in stages for acc in sm.values if acc in types} | set(driver)
+        out = {}
+        for acc in ids:
+            stage_vals = [sm.values[acc] for sm in stages if acc in sm.values]
+            dv = driver.get(acc, ())
+            mx = maxes.get(acc)
+            if mx is not None and any(v > mx[0] for v in dv):
+                mx = None
+            typ = types[acc]
+            if typ == M.SUM:
+                values = [sum(sum(a) for a in stage_vals) + sum(dv)]
+            else:
+                values = M.concat(stage_vals, dv)
+            out[acc] = M.summarize(typ, values, (mx[1], mx[2], mx[3]) if mx else None)
+        ex.model.metric_values = out
+
+    # -- jobs and stages ----------------------------------------------------------------------
+    def _stage(self, sid: int) -> StageInfo:
+        st = self.log.stages.get(sid)
+        if st is None:
+            st = self.log.stages[sid] = StageInfo(stage_id=sid)
+        return st
+
+    def on_job_start(self, line, d) -> None:
+        job_id = _as_int(d["Job ID"])
+        infos = [si for si in (d.get("Stage Infos") or ()) if isinstance(si, dict)]
+        for si in infos:
+            sid = _as_int(si["Stage ID"])
+            st = self._stage(sid)
+            if not st.name:
+                st.name = _opt_str(si.get("Stage Name")) or ""
+            nt = si.get("Number of Tasks")
+            if isinstance(nt, int) and not st.num_tasks:
+                st.num_tasks = nt
+        stage_ids = [_as_int(s) for s in (d.get("Stage IDs") or [si["Stage ID"] for si in infos])]
+        props = d.get("Properties") or {}
+        eid_s = props.get(config.EXECUTION_ID_KEY) if isinstance(props, dict) else None
+        if eid_s is None:
+            return
+        eid = _as_int(eid_s)
+        ex = self._exec(eid)
+        m = ex.model
+        if ex.types:
+            for si in infos:
+                sid = _as_int(si["Stage ID"])
+                nt = si.get("Number of Tasks")
+                self.stage_metrics[sid] = _StageMetrics(sid, 0, nt if isinstance(nt, int) else 0, ex.types, self.budget)
+        for si in infos:
+            sid = _as_int(si["Stage ID"])
+            if sid not in self.read_store:
+                nt = si.get("Number of Tasks")
+                self.read_store[sid] = _ReadStore(nt if isinstance(nt, int) else 0, ex.read_ids, self.budget)
+        ex.jobs[job_id] = "RUNNING"
+        self.job_to_exec[job_id] = eid
+        if job_id not in m.job_status:
+            m.job_ids.append(job_id)
+        m.job_status[job_id] = "RUNNING"
+        for sid in stage_ids:
+            if sid not in ex.stages:
+                ex.stages[sid] = None
+                m.stage_ids.append(sid)
+            self.stage_to_exec.setdefault(sid, eid)
+        for k, v in props.items():
+            if isinstance(k, str) and k.startswith(config.SQL_PREFIX) and not k.startswith(config.EXECUTION_PROPERTY_PREFIX):
+                m.job_properties[k] = str(v)
+        self._update(ex)
+
+    def on_job_end(self, line, d) -> None:
+        job_id = _as_int(d["Job ID"])
+        res = d.get("Job Result")
+        ok = isinstance(res, dict) and res.get("Result") == "JobSucceeded"
+        status = "SUCCEEDED" if ok else "FAILED"
+        for ex in list(self.live.values()):
+            if job_id in ex.jobs:
+                ex.jobs[job_id] = status
+                ex.model.job_status[job_id] = status
+                ex.end_events += 1
+                self._update(ex)
+        eid = self.job_to_exec.get(job_id)
+        ex = self.execs.get(eid) if eid is not None else None
+        if ex is not None and not ex.live and job_id in ex.model.job_status:
+            ex.model.job_status[job_id] = status  # executions no longer tracked live still get it
+
+    def on_stage_submitted(self, line, d) -> None:
+        sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
+        st = self._stage(sid)
+        st.attempt = attempt
+        if name:
+            st.name = name
+        if num_tasks is not None:
+            st.num_tasks = num_tasks
+        st.submission_time = sub
+        sm = self.stage_metrics.get(sid)
+        if sm is not None and sm.attempt != attempt and self._is_sql_stage(sid):
+            self.stage_metrics[sid] = _StageMetrics(sid, attempt, sm.num_tasks, sm.types, self.budget)
+
+    def _is_sql_stage(self, sid: int) -> bool:
+        return any(sid in ex.stages for ex in self.live.values())
+
+    def on_stage_completed(self, line, d) -> None:
+        sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
+        st = self._stage(sid)
+        if line is not None:
+            m = _COMPLETION.search(line)
+            st.completion_time = int(m.group(1)) if m else None
+            st.failed = b'"Failure Reason":' in line
+        else:
+            info = d["Stage Info"]
+            ct = info.get("Completion Time")
+            st.completion_time = ct if isinstance(ct, int) else None
+            st.failed = "Failure Reason" in info
+
+    def _stage_info(self, line, d):
+        if line is not None and d is None:
+            m = _STAGE_INFO.search(line, 0, 300)
+            if m is not None:
+                sub = _SUBMISSION.search(line, m.end())
+                name = m.group(3).decode("utf-8", "replace")
+                if "\\" in name:
+                    name = json.loads(b'"' + m.group(3) + b'"')
+                return (int(m.group(1)), int(m.group(2)), name, int(m.group(4)),
+                        int(sub.group(1)) if sub else None)
+            d = json.loads(line)
+        info = d["Stage Info"]
+        nt = info.get("Number of Tasks")
+        sub = info.get("Submission Time")
+        return (_as_int(info["Stage ID"]), _as_int(info.get("Stage Attempt ID", 0)),
+                _opt_str(info.get("Stage Name")), nt if isinstance(nt, int) else None,
+                sub if isinstance(sub, int) else None)
+
+    def on_task_end(self, line, d) -> None:
+        rec = parse_task_end_fast(line) if line is not None and d is None else None
+        if rec is None:
+            if d is None:
+                try:
+                    d = json.loads(line)
+                except (ValueError, RecursionError) as e:
+                    self._bad_line(line, e)
+                    return
+            rec = parse_task_end_json(d)
+        sid, attempt, task_id, index, successful, accs, read = rec
+        if successful:
+            st = self.log.stages.get(sid)
+            if st is not None and self.keep_tasks and read is not None and 0 <= index < st.num_tasks:
+                if st.shuffle_bytes_read is None:
+                    st.shuffle_bytes_read = self.budget.zeros(st.num_tasks, -1)
+                    st.shuffle_records_read = self.budget.zeros(st.num_tasks, -1)
+                st.shuffle_bytes_read[index] = read[0] + read[1]
+                st.shuffle_records_read[index] = read[2]  # type: ignore[index]
+            rs = self.read_store.get(sid)
+            if rs is not None and rs.tracked:
+                rs.record(index, accs)
+        sm = self.stage_metrics.get(sid)
+        if sm is not None and sm.attempt == attempt:
+            sm.update(task_id, index, successful, accs)
+
+    # -- end of input ---------------------------------------------------------------------------
+    def finish(self) -> None:
+        for ex in list(self.live.values()):
+            # As the History Server does when it flushes: aggregate what is there.
+            self._aggregate(ex)
+            self._snapshot_reads(ex)
+        self.stage_metrics.clear()
+        self.read_store.clear()
+        version = self.log.application.spark_version
+        for ex in self.execs.values():
+            m = ex.model
+            _set_status(m, ex)
+            m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version)
+            _effective_conf(m, self.log, version, self.conf_cache)
+            ex.reads_snapshot = {}
+            ex.types = {}
+            ex.shared_metrics = {}
+            ex.driver_updates = []

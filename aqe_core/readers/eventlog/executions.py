@@ -1,0 +1,162 @@
+"""End of an event log: each SQL execution's status, its adaptive shuffle reads (sizes from the
+driver's metric updates, bytes read from the reduce tasks) and its effective AQE configuration.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from aqe_core import config
+from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, graph_nodes
+from aqe_core.readers.eventlog.live_state import _LiveExec
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _set_status(m: SQLExecution, ex: _LiveExec) -> None:
+    if m.initial_plan is None and m.submission_time is None:
+        # known only from its jobs: the start event is missing (compacted away, or the log is cut)
+        m.status = "UNKNOWN"
+        m.warnings.append("no SQLExecutionStart for this execution in the log (compacted away or cut): "
+                          "only its jobs are known")
+    elif m.completion_time is None:
+        m.status = "RUNNING"
+    elif m.error_message or any(s == "FAILED" for s in m.job_status.values()):
+        m.status = "FAILED"
+    else:
+        m.status = "COMPLETED"
+
+
+_SKEW_DESC = re.compile(r"(\d+) skewed partitions")
+
+
+def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None) -> tuple[list[ShuffleRead], list[ShuffleRead]]:
+    """Adaptive shuffle reads of the final plan, and the others that posted sizes (reads of
+    earlier plan versions that were replaced, reads inside AQE subqueries)."""
+    m = ex.model
+    plan = m.final_plan
+    if plan is None:
+        return [], []
+    driver: dict[int, list[int]] = defaultdict(list)
+    for acc, value in ex.driver_all:
+        driver[acc].append(value)
+    out = [_read_of(node, ex, log, driver) for node in graph_nodes(plan) if node.name in SHUFFLE_READ_NAMES]
+    seen = {n.metric("partition data size")["accumulator_id"] for n in graph_nodes(plan)  # type: ignore[index]
+            if n.name in SHUFFLE_READ_NAMES and n.metric("partition data size")}
+    others: list[ShuffleRead] = []
+    for version_no, p in enumerate([m.initial_plan, *m.plan_versions[:-1]]):
+        if p is None:
+            continue
+        for node in graph_nodes(p):
+            size = node.metric("partition data size") if node.name in SHUFFLE_READ_NAMES else None
+            if size is None or size["accumulator_id"] in seen or not driver.get(size["accumulator_id"]):
+                continue
+            seen.add(size["accumulator_id"])
+            r = _read_of(node, ex, log, driver)
+            r.node_id = None
+            r.notes.append(f"read of plan version {version_no} (0 = initial plan), not in the final plan")
+            others.append(r)
+    for acc in ex.subquery_size_ids:
+        if acc in seen or not driver.get(acc):
+            continue
+        seen.add(acc)
+        sizes = list(driver[acc])
+        others.append(ShuffleRead(
+            node_id=None, name="AQEShuffleRead", description="", num_partitions=len(sizes),
+            partition_sizes=sizes, partition_sizes_source="driver_metrics",
+            notes=["read inside an adaptive subquery: Spark logs its metrics but no plan tree, so only the "
+                   "sizes are known (counts of coalesced/skewed partitions are not attributed)"]))
+    return out, others
+
+
+def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, list[int]]) -> ShuffleRead:
+    ids = {mm["name"]: mm["accumulator_id"] for mm in node.metrics}
+
+    def last(name: str) -> int | None:
+        vals = driver.get(ids.get(name), [])  # type: ignore[arg-type]
+        return vals[-1] if vals else None
+
+    desc = node.description
+    r = ShuffleRead(node_id=node.id, name=node.name, description=desc)
+    r.local = desc.rstrip().endswith(" local")
+    r.num_partitions = last("number of partitions")
+    r.coalesced_partitions = last("number of coalesced partitions")
+    r.skewed_partitions = last("number of skewed partitions")
+    r.skew_splits = last("number of skewed partition splits")
+    r.empty_partitions = last("number of empty partitions")
+    if "skewed partitions" in desc and r.skewed_partitions is None:
+        sm = _SKEW_DESC.search(desc)
+        if sm:
+            r.skewed_partitions = int(sm.group(1))
+    sizes_id = ids.get("partition data size")
+    if sizes_id is not None and driver.get(sizes_id):
+        sizes = list(driver[sizes_id])
+        n = r.num_partitions
+        if n and len(sizes) > n and len(sizes) % n == 0:
+            r.notes.append(
+                f"'partition data size' was posted {len(sizes) // n} times (the read was built more "
+                "than once); the last set is used"
+            )
+            sizes = sizes[-n:]
+        r.partition_sizes = sizes
+        r.partition_sizes_source = "driver_metrics"
+    # bytes actually read, per output partition, from the reduce tasks' SQL accumulators
+    exch = exchange_below(node)
+    if exch is not None:
+        eids = {mm["name"]: mm["accumulator_id"] for mm in exch.metrics}
+        loc, rem, rec = eids.get("local bytes read"), eids.get("remote bytes read"), eids.get("records read")
+        for sid, by_acc in ex.reads_snapshot.items():
+            if loc in by_acc or rem in by_acc:
+                n = len(by_acc.get(loc) or by_acc.get(rem))  # type: ignore[arg-type]
+                la = by_acc.get(loc)
+                ra = by_acc.get(rem)
+                r.bytes_read = [(la[i] if la else 0) + (ra[i] if ra else 0) for i in range(n)]
+                ca = by_acc.get(rec)
+                r.records_read = list(ca) if ca is not None else None
+                r.stage_id = sid
+                break
+    if r.partition_sizes is None and not r.local and r.bytes_read is not None:
+        r.partition_sizes = list(r.bytes_read)
+        r.partition_sizes_source = "task_shuffle_read"
+        r.notes.append(
+            f"{node.name} has no partition size metrics in this Spark version: sizes are the shuffle "
+            "bytes each reduce task read (task metrics), not the MapStatus sizes AQE used"
+        )
+    if r.num_partitions is None:
+        if r.partition_sizes is not None:
+            r.num_partitions = len(r.partition_sizes)
+        elif r.stage_id is not None and r.stage_id in log.stages:
+            r.num_partitions = log.stages[r.stage_id].num_tasks or None
+    return r
+
+
+def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: dict) -> None:
+    def sql_only(d: dict[str, str]) -> dict[str, str]:
+        return {k: v for k, v in d.items() if k.startswith(config.SQL_PREFIX)}
+
+    m.conf_layers = [sql_only(log.spark_properties), dict(m.job_properties), sql_only(m.modified_configs)]
+    if version is None:
+        return
+    key = (version, tuple(tuple(sorted(layer.items())) for layer in m.conf_layers))
+    if key in cache:
+        m.aqe_conf, err = cache[key]
+    else:
+        err: list[str] = []
+        try:
+            from aqe_core.config import AQEConf, checked_layers
+
+            layers, err = checked_layers(version, m.conf_layers)
+            m.aqe_conf = AQEConf.resolve(version, layers, validate=False)
+        except Exception as e:  # unsupported version string, missing module: keep the raw layers
+            err = [f"effective AQE configuration not built: {str(e)[:200]}"]
+        cache[key] = (m.aqe_conf, err)
+    m.warnings.extend(err)
+
+
+# --------------------------------------------------------------------------------------------
+# entry point

@@ -1,0 +1,209 @@
+"""Event-log lines: decoded chunks split into bounded lines, and the fields of the most common
+event, ``SparkListenerTaskEnd``, read with a few anchored regular expressions (falling back to
+``json`` when a line does not have the layout Spark's ``JsonProtocol`` writes).
+"""
+from __future__ import annotations
+
+import re
+from itertools import chain as _chain
+from typing import Any, Iterable, Iterator
+
+_I64_MIN, _I64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+# --------------------------------------------------------------------------------------------
+# line splitting
+
+
+class _Lines:
+    """Split decoded chunks into lines with a bounded line length."""
+
+    def __init__(self, max_line: int):
+        self.max_line = max_line
+        self.oversize: list[int] = []  # lengths of skipped lines
+        self.partial_tail = 0  # bytes of an unterminated last line (dropped)
+
+    def split(self, chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
+        pending: list[bytes] = []
+        plen = 0
+        skipping = False
+        max_line = self.max_line
+        for chunk in chunks:
+            start = 0
+            if skipping:
+                i = chunk.find(b"\n")
+                if i < 0:
+                    plen += len(chunk)
+                    continue
+                self.oversize.append(plen + i)
+                skipping = False
+                plen = 0
+                start = i + 1
+            elif pending:
+                i = chunk.find(b"\n")
+                if i < 0:
+                    pending.append(chunk)
+                    plen += len(chunk)
+                    if plen > max_line:
+                        pending = []
+                        skipping = True
+                    continue
+                pending.append(chunk[:i])
+                line = b"".join(pending)
+                pending = []
+                plen = 0
+                start = i + 1
+                if len(line) > max_line:
+                    self.oversize.append(len(line))
+                else:
+                    yield [line]
+            j = chunk.rfind(b"\n")
+            if j < start:
+                tail = chunk[start:] if start else chunk
+            else:
+                lines = chunk[start:j].split(b"\n")
+                if max_line < len(chunk):
+                    keep = [ln for ln in lines if len(ln) <= max_line]
+                    if len(keep) != len(lines):
+                        self.oversize.extend(len(ln) for ln in lines if len(ln) > max_line)
+                    lines = keep
+                yield lines
+                tail = chunk[j + 1 :]
+            if tail:
+                pending = [tail]
+                plen = len(tail)
+                if plen > max_line:
+                    pending = []
+                    skipping = True
+        if skipping:
+            self.oversize.append(plen)
+        elif pending:
+            rest = b"".join(pending)
+            if rest.strip():
+                self.partial_tail = len(rest)
+
+
+# --------------------------------------------------------------------------------------------
+# fast extraction of the fields we need from task/stage events
+
+_TE_SUCCESS = re.compile(
+    rb'\{"Event":"SparkListenerTaskEnd","Stage ID":(\d+),"Stage Attempt ID":(\d+),"Task Type":"[^"\\]*",'
+    rb'"Task End Reason":\{"Reason":"Success"\},"Task Info":\{"Task ID":(\d+),"Index":(\d+),"Attempt":\d+,'
+    rb'(?:"Partition ID":-?\d+,)?"Launch Time":-?\d+,"Executor ID":"[^"\\]*","Host":"[^"\\]*",'
+    rb'"Locality":"[^"\\]*","Speculative":(?:true|false),"Getting Result Time":-?\d+,"Finish Time":(\d+),'
+    rb'"Failed":false,"Killed":false,"Accumulables":\['
+)
+_TE_HEAD = re.compile(rb'"Stage ID":(-?\d+),"Stage Attempt ID":(-?\d+)')
+_TE_INFO = re.compile(rb'"Task Info":\{"Task ID":(-?\d+),"Index":(-?\d+),"Attempt":(-?\d+)')
+_TE_FINISH = re.compile(
+    rb'"Finish Time":(-?\d+),"Failed":(true|false),"Killed":(true|false),"Accumulables":\['
+)
+_ACC = re.compile(rb'\{"ID":(\d+),(?:"Name":"[^"\\]*(?:\\.[^"\\]*)*",)?"Update":("?)(-?\d+)[",]')
+# SQL metric updates are strings ("Update":"123"); names without escapes (the common case)
+# (internal.metrics.* entries carry numeric updates and are skipped early by the lookahead)
+_ACC_SQL = re.compile(rb'\{"ID":(\d+),"Name":"(?!internal\.metrics\.)[^"\\]*","Update":"(-?\d+)"')
+_SRM = re.compile(
+    rb'"Shuffle Read Metrics":\{"Remote Blocks Fetched":-?\d+,"Local Blocks Fetched":-?\d+,'
+    rb'"Fetch Wait Time":-?\d+,"Remote Bytes Read":(-?\d+),(?:"Remote Bytes Read To Disk":-?\d+,)?'
+    rb'"Local Bytes Read":(-?\d+),"Total Records Read":(-?\d+)'
+)
+_STAGE_INFO = re.compile(
+    rb'"Stage Info":\{"Stage ID":(-?\d+),"Stage Attempt ID":(-?\d+),"Stage Name":"((?:[^"\\]|\\.)*)",'
+    rb'"Number of Tasks":(-?\d+)'
+)
+_SUBMISSION = re.compile(rb'"Submission Time":(-?\d+)')
+_COMPLETION = re.compile(rb'"Completion Time":(-?\d+)')
+
+
+class _BadNumber(ValueError):
+    """A log field that should hold a 64-bit integer does not; the message names only the kind
+    of value (never the value), so it may be shown as it is."""
+
+
+def _as_int(v: Any) -> int:
+    if isinstance(v, bool):
+        raise _BadNumber("boolean where a number was expected")
+    if isinstance(v, str):
+        if len(v) > 20:
+            raise _BadNumber("a number with too many digits")
+        try:
+            v = int(v)
+        except ValueError:
+            raise _BadNumber("text where a number was expected") from None
+    if not isinstance(v, int):
+        raise _BadNumber(f"{type(v).__name__} where a number was expected")
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise _BadNumber("a number outside the 64-bit range")
+    return v
+
+
+def parse_task_end_fast(line: bytes):
+    """(stage, attempt, task_id, index, successful, [acc0, value0, acc1, value1, ...],
+    (remote, local, records) | None), or None when the line does not have the layout
+    Spark's JsonProtocol writes. Only string-valued (SQL metric) updates are returned."""
+    ok = _TE_SUCCESS.match(line)
+    if ok is not None:  # the common case: one anchored match
+        i = ok.end()
+        head = (int(ok.group(1)), int(ok.group(2)), int(ok.group(3)), int(ok.group(4)), ok.group(5) != b"0")
+    else:
+        h = _TE_HEAD.search(line, 0, 200)
+        if h is None:
+            return None
+        ti = _TE_INFO.search(line, h.end())
+        if ti is None:
+            return None
+        fin = _TE_FINISH.search(line, ti.end())
+        if fin is None:
+            return None
+        i = fin.end()
+        successful = fin.group(2) == b"false" and fin.group(3) == b"false" and int(fin.group(1)) != 0
+        head = (int(h.group(1)), int(h.group(2)), int(ti.group(1)), int(ti.group(2)), successful)
+    j = line.find(b'"Task Executor Metrics"', i)
+    if j < 0:
+        j = line.find(b'"Task Metrics"', i)
+        if j < 0:
+            j = len(line)
+    # Only string-valued updates matter (SQL metrics); internal.metrics.* carry numbers and are
+    # never plan metrics. Fall back to the escape-aware pattern when a name has a backslash.
+    if line.find(b"\\", i, j) < 0:
+        # JsonProtocol sorts accumulables by id and the internal.metrics.* ones (numeric updates)
+        # usually come last: stop there unless a string update still follows.
+        k = line.find(b'"Name":"internal.metrics.', i, j)
+        if k < 0 or line.find(b'"Update":"', k, j) >= 0:
+            k = j
+        accs = list(map(int, _chain(*_ACC_SQL.findall(line, i, k))))
+    else:
+        accs = [int(x) for a, b, q in _ACC.findall(line, i, j) if q for x in (a, b)]
+    k = line.find(b'"Shuffle Read Metrics":', j)
+    srm = _SRM.match(line, k) if k >= 0 else None
+    if srm is None:
+        if k >= 0:
+            return None
+        read = None
+    else:
+        read = (int(srm.group(1)), int(srm.group(2)), int(srm.group(3)))
+    return (*head, accs, read)
+
+
+def parse_task_end_json(d: dict):
+    """Same tuple as :func:`parse_task_end_fast`, from a parsed event."""
+    info = d["Task Info"]
+    accs: list[int] = []
+    for a in info.get("Accumulables") or ():
+        if not isinstance(a, dict) or not isinstance(a.get("Update"), str) or "ID" not in a:
+            continue
+        try:
+            acc, value = _as_int(a["ID"]), int(a["Update"])
+        except (ValueError, TypeError):
+            continue
+        accs.append(acc)
+        accs.append(value)
+    read = None
+    tm = d.get("Task Metrics")
+    if isinstance(tm, dict) and isinstance(tm.get("Shuffle Read Metrics"), dict):
+        s = tm["Shuffle Read Metrics"]
+        read = (_as_int(s.get("Remote Bytes Read", 0)), _as_int(s.get("Local Bytes Read", 0)),
+                _as_int(s.get("Total Records Read", 0)))
+    finish = _as_int(info.get("Finish Time", 0))
+    successful = finish != 0 and not info.get("Failed", False) and not info.get("Killed", False)
+    return (_as_int(d["Stage ID"]), _as_int(d.get("Stage Attempt ID", 0)), _as_int(info["Task ID"]),
+            _as_int(info["Index"]), successful, accs, read)

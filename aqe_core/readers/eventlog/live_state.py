@@ -1,0 +1,120 @@
+"""Live state of the event-log reader while it streams a log, mirroring Spark's
+``SQLAppStatusListener`` (``LiveStageMetrics``, ``LiveExecutionData``): per-task metric slots
+kept until their execution ends, charged to one budget so a hostile log cannot allocate
+gigabytes.
+"""
+from __future__ import annotations
+
+from array import array
+
+from aqe_core.model.eventlog import SQLExecution
+from aqe_core.readers.eventlog import metrics as M
+from aqe_core.readers.eventlog.errors import LimitExceeded
+
+
+
+class _SlotBudget:
+    """Per-task arrays are sized by a stage's task count, which the log states: a one-line log
+    claiming 2**31 tasks must not allocate gigabytes. Every array is charged here first."""
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int):
+        self.left = self.limit = limit
+
+    def zeros(self, n: int, fill: int = 0) -> array:
+        if n > self.left:
+            raise LimitExceeded(f"the log's stages declare more tasks than the reader keeps values for "
+                                f"({self.limit} per-task values in all)")
+        self.left -= n
+        return array("q", bytes(8 * n)) if fill == 0 else array("q", [fill]) * n
+
+
+class _StageMetrics:
+    """Per-stage SQL metric slots indexed by task index (LiveStageMetrics)."""
+
+    __slots__ = ("stage_id", "attempt", "num_tasks", "types", "values", "completed", "maxes", "budget")
+
+    def __init__(self, stage_id: int, attempt: int, num_tasks: int, types: dict[int, str], budget: _SlotBudget):
+        self.stage_id = stage_id
+        self.attempt = attempt
+        self.num_tasks = max(0, num_tasks)
+        self.types = types  # shared with the execution: metrics added later are tracked too
+        self.values: dict[int, array] = {}
+        self.completed: set[int] = set()
+        self.maxes: dict[int, list[int]] = {}
+        self.budget = budget
+
+    def update(self, task_id: int, index: int, successful: bool, accs) -> None:
+        if index in self.completed:
+            return
+        types = self.types
+        n = self.num_tasks
+        it = iter(accs)
+        for acc, value in zip(it, it):
+            t = types.get(acc)
+            if t is None:
+                continue
+            arr = self.values.get(acc)
+            if arr is None:
+                arr = self.values[acc] = self.budget.zeros(n)
+            if 0 <= index < n:
+                arr[index] = value
+            if t != M.SUM:
+                mx = self.maxes.get(acc)
+                if mx is None:
+                    self.maxes[acc] = [value, task_id]
+                elif value > mx[0]:
+                    mx[0] = value
+                    mx[1] = task_id
+        if successful:
+            self.completed.add(index)
+
+
+class _ReadStore:
+    """Per-stage shuffle read sizes of successful tasks, by task index (ours, not the UI's)."""
+
+    __slots__ = ("num_tasks", "by_acc", "tracked", "budget")
+
+    def __init__(self, num_tasks: int, tracked: dict[int, str], budget: _SlotBudget):
+        self.num_tasks = max(0, num_tasks)
+        self.by_acc: dict[int, array] = {}
+        self.tracked = tracked  # exchange read-metric ids of the execution (shared)
+        self.budget = budget
+
+    def record(self, index: int, accs) -> None:
+        n = self.num_tasks
+        if not 0 <= index < n:
+            return
+        tracked = self.tracked
+        it = iter(accs)
+        for acc, value in zip(it, it):
+            if acc in tracked:
+                arr = self.by_acc.get(acc)
+                if arr is None:
+                    arr = self.by_acc[acc] = self.budget.zeros(n)
+                arr[index] = value
+
+
+_READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "records read": "records"}
+
+
+
+class _LiveExec:
+    __slots__ = ("model", "types", "jobs", "stages", "driver_updates", "driver_all", "end_events",
+                 "aggregated", "read_ids", "reads_snapshot", "live", "shared_metrics", "subquery_size_ids")
+
+    def __init__(self, model: SQLExecution):
+        self.model = model
+        self.types: dict[int, str] = {}
+        self.jobs: dict[int, str] = {}
+        self.stages: dict[int, None] = {}
+        self.driver_updates: list[tuple[int, int]] = []  # while live (UI semantics)
+        self.driver_all: list[tuple[int, int]] = []  # every update (partition sizes)
+        self.end_events = 0
+        self.aggregated = False
+        self.read_ids: dict[int, str] = {}
+        self.reads_snapshot: dict[int, dict[int, array]] = {}
+        self.live = True
+        self.shared_metrics: dict = {}
+        self.subquery_size_ids: list[int] = []

@@ -1,0 +1,184 @@
+"""Turn a ``sparkPlanInfo`` JSON tree into a :class:`~aqe_core.model.plan.PlanNode` tree.
+
+Node ids follow Spark's ``SparkPlanGraph`` numbering (pre-order counter, WholeStageCodegen
+clusters numbered before their members, ``InputAdapter`` and query-stage wrappers folded away,
+reused exchanges/subqueries pointing at the first occurrence), so they equal the ``nodeId``
+values of the History Server's ``/sql`` REST API for the same plan.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import EXCHANGE_STAGE_WRAPPERS, OTHER_STAGE_WRAPPERS, SHUFFLE_READ_NAMES, graph_nodes
+
+__all__ = ["SHUFFLE_READ_NAMES", "build_plan", "graph_nodes", "plan_metrics"]
+
+#: query-stage wrappers that point at a (possibly reused) exchange
+_STAGE_WRAPPERS = EXCHANGE_STAGE_WRAPPERS
+#: wrappers folded away without reuse handling
+_PASS_THROUGH = OTHER_STAGE_WRAPPERS
+
+
+_intern = sys.intern
+
+
+def _metrics(info: dict) -> list[dict[str, Any]]:
+    ms = info.get("metrics")
+    if not ms:
+        return []
+    try:
+        # names and types repeat across every node of every plan: intern them
+        return [{"name": _intern(m["name"]), "type": _intern(m["metricType"]), "accumulator_id": m["accumulatorId"]}
+                for m in ms if type(m["accumulatorId"]) is int and type(m["name"]) is str
+                and type(m["metricType"]) is str]
+    except (KeyError, TypeError):
+        out = []
+        for m in ms:
+            if not isinstance(m, dict):
+                continue
+            acc = m.get("accumulatorId")
+            out.append({"name": str(m.get("name", "")), "type": str(m.get("metricType", "sum")),
+                        "accumulator_id": acc if isinstance(acc, int) and not isinstance(acc, bool) else None})
+        return out
+
+
+def _ref(node: PlanNode) -> PlanNode:
+    """A childless copy standing for a reused exchange / subquery (same id as the original)."""
+    return PlanNode(node.id, node.name, node.description, [dict(m) for m in node.metrics], [])
+
+
+class _Builder:
+    def __init__(self, shared_metrics: dict | None = None) -> None:
+        self.shared = shared_metrics
+        self.next_id = 0
+        self.exchanges: dict[int, PlanNode] = {}
+        self._keys: dict[int, int] = {}
+        self._intern: dict[tuple, int] = {}
+
+    def key(self, info: dict) -> int:
+        """Structural identity of a plan subtree (Spark compares SparkPlanInfo by value): equal
+        subtrees get the same small int. Computed bottom-up once per node."""
+        k = self._keys.get(id(info))
+        if k is not None:
+            return k
+        accs = tuple(m.get("accumulatorId") for m in (info.get("metrics") or ()) if isinstance(m, dict))
+        if accs:
+            # accumulator ids belong to one SparkPlan instance: equal ids mean the same subtree
+            sig = ("#acc", info.get("nodeName"), info.get("simpleString"), accs)
+            k = self._keys[id(info)] = self._intern.setdefault(sig, len(self._intern))
+            return k
+        stack = [(info, False)]
+        while stack:
+            node, ready = stack.pop()
+            if id(node) in self._keys:
+                continue
+            kids = [c for c in (node.get("children") or []) if isinstance(c, dict)]
+            if not ready:
+                stack.append((node, True))
+                stack.extend((c, False) for c in kids if id(c) not in self._keys)
+                continue
+            meta = node.get("metadata")
+            sig = (
+                node.get("nodeName"), node.get("simpleString"),
+                tuple((m.get("name"), m.get("accumulatorId"), m.get("metricType"))
+                      for m in (node.get("metrics") or ()) if isinstance(m, dict)),
+                json.dumps(meta, sort_keys=True, default=str) if meta else None,
+                tuple(self._keys[id(c)] for c in kids),
+            )
+            self._keys[id(node)] = self._intern.setdefault(sig, len(self._intern))
+        return self._keys[id(info)]
+
+    def metrics(self, info: dict) -> list[dict[str, Any]]:
+        ms = _metrics(info)
+        shared = self.shared
+        if shared is None or not ms:
+            return ms
+        out = []
+        for m in ms:
+            acc = m["accumulator_id"]
+            prev = shared.get(acc)
+            if prev is not None and prev == m:
+                out.append(prev)
+            else:
+                shared[acc] = m
+                out.append(m)
+        return out
+
+    def take_id(self) -> int:
+        i = self.next_id
+        self.next_id += 1
+        return i
+
+    def build(self, info: Any, in_cluster: bool) -> PlanNode:
+        if not isinstance(info, dict):
+            return PlanNode(None, "?", "malformed plan node", [], [])
+        name = _intern(str(info.get("nodeName", "")))
+        desc = str(info.get("simpleString", ""))
+        children = [c for c in (info.get("children") or []) if isinstance(c, dict)]
+        first = children[0] if children else None
+        if name.startswith("WholeStageCodegen"):
+            node = PlanNode(self.take_id(), name, desc, self.metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, True))
+            return node
+        if name == "InputAdapter":
+            node = PlanNode(None, name, desc, self.metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, False))
+            return node
+        if name in _STAGE_WRAPPERS:
+            node = PlanNode(None, name, desc, self.metrics(info), [])
+            if first is not None:
+                orig = self.exchanges.get(self.key(first))
+                node.children.append(_ref(orig) if orig is not None else self.build(first, False))
+            return node
+        if name in _PASS_THROUGH:
+            node = PlanNode(None, name, desc, self.metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, False))
+            return node
+        if name == "Subquery" and in_cluster:
+            return self.build(info, False)
+        if name == "Subquery" and self.key(info) in self.exchanges:
+            return _ref(self.exchanges[self.key(info)])
+        if name == "ReusedSubquery":
+            node = PlanNode(None, name, desc, self.metrics(info), [])
+            if first is not None:
+                node.children.append(self.build(first, in_cluster))
+            return node
+        if name == "ReusedExchange" and first is not None and self.key(first) in self.exchanges:
+            return PlanNode(None, name, desc, self.metrics(info), [_ref(self.exchanges[self.key(first)])])
+        node = PlanNode(self.take_id(), name, desc, self.metrics(info), [])
+        if "Exchange" in name or name == "Subquery":
+            self.exchanges[self.key(info)] = node
+        for c in children:
+            node.children.append(self.build(c, in_cluster))
+        return node
+
+
+def build_plan(info: Any, shared_metrics: dict | None = None) -> PlanNode:
+    """PlanNode tree for one ``sparkPlanInfo``. Very deep plans raise the recursion limit.
+
+    ``shared_metrics`` (accumulator id -> metric dict), when given, lets the plan versions of
+    one execution share their identical metric dicts (treat them as read-only)."""
+    b = _Builder(shared_metrics)
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(limit, 20000))
+        return b.build(info, False)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
+    """accumulator id -> (name, type) for every metric of the UI graph's nodes."""
+    out: dict[int, tuple[str, str]] = {}
+    for n in graph_nodes(plan):
+        for m in n.metrics:
+            acc = m.get("accumulator_id")
+            if acc is not None:
+                out[acc] = (m["name"], m["type"])
+    return out

@@ -1,0 +1,167 @@
+"""AQE outcome of an execution (for the CLI) and the JSON document (docs/eventlog-json.md)."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from aqe_core.model.eventlog import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
+from aqe_core.model.plan_walk import exchange_below, graph_nodes
+from aqe_core.model.plan import PlanNode
+
+SCHEMA_VERSION = 1
+
+_PARTITIONING = re.compile(r"(?:hashpartitioning|rangepartitioning)\(.*,\s*(\d+)\)|RoundRobinPartitioning\((\d+)\)")
+
+
+def exchange_partitions(ex: SQLExecution, exchange: PlanNode) -> int | None:
+    """Shuffle partitions an exchange was planned with (before AQE changed the read)."""
+    m = exchange.metric("number of partitions")
+    if m is not None:
+        v = ex.metric_values.get(m.get("accumulator_id"))
+        if v is not None and v.get("total"):
+            return int(v["total"])
+    if "SinglePartition" in exchange.description:
+        return 1
+    mm = _PARTITIONING.search(exchange.description)
+    if mm:
+        return int(mm.group(1) or mm.group(2))
+    return None
+
+
+def read_before_partitions(ex: SQLExecution, read: ShuffleRead) -> int | None:
+    plan = ex.final_plan
+    if plan is None:
+        return None
+    for n in plan.walk():
+        if n.id == read.node_id and n.name == read.name:
+            exch = exchange_below(n)
+            return exchange_partitions(ex, exch) if exch is not None else None
+    return None
+
+
+def _joins(plan: PlanNode | None) -> Counter:
+    if plan is None:
+        return Counter()
+    return Counter(n.name for n in graph_nodes(plan) if "Join" in n.name)
+
+
+def join_changes(ex: SQLExecution) -> list[str]:
+    """``SortMergeJoin -> BroadcastHashJoin`` style changes between the initial and final plan."""
+    before, after = _joins(ex.initial_plan), _joins(ex.final_plan)
+    gone = list((before - after).elements())
+    new = list((after - before).elements())
+    out = []
+    for a, b in zip(gone, new):
+        out.append(f"{a} -> {b}")
+    out += [f"{a} removed" for a in gone[len(new):]]
+    out += [f"{b} added" for b in new[len(gone):]]
+    return out
+
+
+def outcome_line(ex: SQLExecution) -> str:
+    """The CLI's one line per execution: id, status, a 40-character description, then
+    :func:`outcome_text`."""
+    desc = (ex.description or "").replace("\n", " ")
+    if len(desc) > 40:
+        desc = desc[:37] + "..."
+    head = f"#{ex.id:<4} {ex.status:<9} {desc:<40}"
+    return head + "  " + outcome_text(ex)
+
+
+def outcome_text(ex: SQLExecution) -> str:
+    """What AQE did to one execution, in a few words (plan versions, partitions before -> after
+    per adaptive read, join changes), or ``no AQE``."""
+    if not ex.adaptive:
+        return "no AQE"
+    parts = [f"{len(ex.plan_versions)} plan versions"]
+    reads = []
+    for r in ex.shuffle_reads:
+        before = read_before_partitions(ex, r)
+        s = f"{before if before is not None else '?'}->{r.num_partitions if r.num_partitions is not None else '?'}"
+        extra = []
+        if r.local:
+            extra.append("local")
+        if r.coalesced_partitions:
+            extra.append(f"{r.coalesced_partitions} coalesced")
+        elif r.coalesced and r.coalesced_partitions is None:
+            extra.append("coalesced")
+        if r.skewed_partitions:
+            extra.append(f"{r.skewed_partitions} skewed" + (f" -> {r.skew_splits} splits" if r.skew_splits else ""))
+        if extra:
+            s += f" ({', '.join(extra)})"
+        reads.append(s)
+    if reads:
+        parts.append("partitions " + ", ".join(reads))
+    jc = join_changes(ex)
+    if jc:
+        parts.append("joins: " + "; ".join(jc))
+    if not reads and not jc:
+        parts.append("no shuffle read changes")
+    return " | ".join(parts)
+
+
+def _plan_json(ex: SQLExecution, plan: PlanNode | None) -> dict[str, Any] | None:
+    p = ex.plan_with_values(plan)
+    return p.to_dict() if p is not None else None
+
+
+def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": ex.id,
+        "description": ex.description,
+        "status": ex.status,
+        "adaptive": ex.adaptive,
+        "root_execution_id": ex.root_execution_id,
+        "query_id": ex.query_id,
+        "submission_time": ex.submission_time,
+        "completion_time": ex.completion_time,
+        "duration_ms": ex.duration,
+        "error_message": ex.error_message,
+        "job_ids": list(ex.job_ids),
+        "stage_ids": list(ex.stage_ids),
+        "num_plan_versions": len(ex.plan_versions),
+        "join_changes": join_changes(ex),
+    }
+    if plans:
+        d["initial_plan"] = _plan_json(ex, ex.initial_plan)
+        d["plan_versions"] = [_plan_json(ex, p) for p in ex.plan_versions]
+        d["final_plan"] = _plan_json(ex, ex.final_plan)
+    reads = []
+    for r in ex.shuffle_reads:
+        rd = r.to_dict()
+        rd["partitions_before"] = read_before_partitions(ex, r)
+        reads.append(rd)
+    d["shuffle_reads"] = reads
+    d["other_shuffle_reads"] = [r.to_dict() for r in ex.other_shuffle_reads]
+    d["modified_configs"] = dict(ex.modified_configs)
+    d["aqe_conf"] = ex.aqe_conf.to_strings() if ex.aqe_conf is not None else None
+    d["aqe_conf_layers"] = {
+        "spark_properties": ex.conf_layers[0] if ex.conf_layers else {},
+        "job_properties": ex.conf_layers[1] if len(ex.conf_layers) > 1 else {},
+        "modified_configs": ex.conf_layers[2] if len(ex.conf_layers) > 2 else {},
+    }
+    d["warnings"] = list(ex.warnings)
+    return d
+
+
+def log_json(log: EventLog, *, plans: bool = True, tasks: bool = False) -> dict[str, Any]:
+    warnings = list(log.warnings)
+    for ex in log.executions.values():
+        warnings.extend(f"execution {ex.id}: {w}" for w in ex.warnings)
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "application": log.application.to_dict(),
+        "source": {
+            "path": log.path, "layout": log.layout, "codec": log.codec, "parts": list(log.parts),
+            "complete": log.complete, "bytes_read": log.bytes_read, "bytes_decoded": log.bytes_decoded,
+            "events": log.events,
+        },
+        "executions": [execution_json(ex, plans=plans) for ex in sorted(log.executions.values(), key=lambda e: e.id)],
+        "limitations": {"not_in_log": list(NOT_IN_LOG), "simulation": APPROXIMATE_NOTE},
+        "notes": list(log.notes),
+        "warnings": warnings,
+    }
+    if tasks:
+        doc["stages"] = [st.to_dict(tasks=True) for st in sorted(log.stages.values(), key=lambda s: s.stage_id)]
+    return doc

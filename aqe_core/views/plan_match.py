@@ -1,0 +1,220 @@
+"""Matching the operators of two plans of one query, for :mod:`aqe_core.views.plan_diff`.
+
+Matching. Both plans are first reduced to their operators: the wrappers that only exist in
+executed adaptive plans (``WholeStageCodegen (n)``, ``InputAdapter``, ``ShuffleQueryStage``,
+``BroadcastQueryStage``, ``TableCacheQueryStage``, ``ResultQueryStage``) are dropped, so the
+initial plan's ``Exchange`` lines up with the final plan's ``ShuffleQueryStage → Exchange``.
+Operator signatures ignore the numbers Spark renumbers on re-planning (``[plan_id=..]``,
+``[id=#..]``, ``isFinalPlan``, stage statistics, ``(skew=true)``). Then, GumTree-style:
+
+1. top-down: identical subtrees (same signatures all the way down) are matched;
+2. bottom-up: an unmatched operator is matched to the unmatched earlier-plan ancestor of
+   its matched descendants' partners that shares most descendants with it (Dice ≥ 0.2) and
+   is compatible (same operator, or both joins: a sort-merge join that became a broadcast
+   hash join keeps its inputs);
+3. top-down leftovers: an unmatched child of a matched pair takes a compatible unmatched
+   child of the partner (same position first).
+"""
+from __future__ import annotations
+
+import re
+
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
+
+_WRAPPERS = STAGE_WRAPPERS + ("InputAdapter",)
+_JOINS = ("SortMergeJoin", "BroadcastHashJoin", "ShuffledHashJoin", "BroadcastNestedLoopJoin", "CartesianProduct")
+_SKEW_SUFFIX = "(skew=true)"
+
+_RE_PLAN_ID = re.compile(r",?\s*\[(?:plan_id=\d+|id=#\d+)\]")
+_RE_STATS = re.compile(r",?\s*Statistics\(.*$")
+_RE_FINAL = re.compile(r"isFinalPlan=\w+")
+
+
+# --------------------------------------------------------------------------------------------
+# signatures
+# --------------------------------------------------------------------------------------------
+def base_name(name: str) -> str:
+    return name[: -len(_SKEW_SUFFIX)] if name.endswith(_SKEW_SUFFIX) else name
+
+
+def is_join(name: str) -> bool:
+    b = base_name(name)
+    return b in _JOINS or b.endswith("Join")
+
+
+def is_wrapper(node: PlanNode) -> bool:
+    n = node.name or ""
+    return n in _WRAPPERS or n.startswith("WholeStageCodegen")
+
+
+def is_empty_relation(node: PlanNode) -> bool:
+    n = node.name or ""
+    d = node.description or ""
+    return n == "EmptyRelation" or (n in ("LocalTableScan", "LocalRelation") and "<empty>" in d)
+
+
+def _norm_desc(node: PlanNode) -> str:
+    d = node.description or ""
+    if d.startswith(node.name):
+        d = d[len(node.name):]
+    d = d.replace(_SKEW_SUFFIX, "")
+    d = _RE_PLAN_ID.sub("", d)
+    d = _RE_STATS.sub("", d)
+    d = _RE_FINAL.sub("", d)
+    return " ".join(d.split())
+
+
+def _sig(node: PlanNode) -> tuple[str, str]:
+    return (base_name(node.name or ""), _norm_desc(node))
+
+
+def _compatible(a: PlanNode, b: PlanNode) -> bool:
+    na, nb = base_name(a.name or ""), base_name(b.name or "")
+    if na == nb:
+        return True
+    if is_join(na) and is_join(nb):
+        return True
+    return na in SHUFFLE_READ_NAMES and nb in SHUFFLE_READ_NAMES
+
+
+# --------------------------------------------------------------------------------------------
+# reduced trees
+# --------------------------------------------------------------------------------------------
+class _Tree:
+    """Operators of a plan (wrappers dropped), pre-order arrays."""
+
+    def __init__(self, plan: PlanNode, intern: dict) -> None:
+        self.paths: list[str] = []
+        self.nodes: list[PlanNode] = []
+        self.parent: list[int] = []
+        self.children: list[list[int]] = []
+        self.index: dict[str, int] = {}
+        stack: list[tuple[PlanNode, str, int]] = [(plan, "0", -1)]
+        while stack:
+            node, path, p = stack.pop()
+            kids = node.children
+            if is_wrapper(node) and len(kids) <= 1:
+                for i in range(len(kids) - 1, -1, -1):
+                    stack.append((kids[i], f"{path}.{i}", p))
+                continue
+            i = len(self.paths)
+            self.paths.append(path)
+            self.nodes.append(node)
+            self.parent.append(p)
+            self.children.append([])
+            self.index[path] = i
+            if p >= 0:
+                self.children[p].append(i)
+            for k in range(len(kids) - 1, -1, -1):
+                stack.append((kids[k], f"{path}.{k}", i))
+        n = len(self.paths)
+        self.sig = [_sig(nd) for nd in self.nodes]
+        self.key = [0] * n
+        self.size = [1] * n
+        for i in range(n - 1, -1, -1):  # reverse pre-order: children before parents
+            ch = self.children[i]
+            k = (self.sig[i], tuple(self.key[c] for c in ch))
+            self.key[i] = intern.setdefault(k, len(intern))
+            for c in ch:
+                self.size[i] += self.size[c]
+
+    def subtree(self, i: int) -> range:
+        return range(i, i + self.size[i])  # pre-order: a subtree is a contiguous range
+
+
+def _match(A: _Tree, B: _Tree) -> tuple[list[int], list[int]]:
+    """``ma[a]`` = index in B matched to A's ``a`` (or -1), and ``mb`` the other way: identical
+    subtrees first, then bottom-up by shared matched descendants, then leftovers by position."""
+    ma = [-1] * len(A.paths)
+    mb = [-1] * len(B.paths)
+    _match_identical(A, B, ma, mb)
+    _match_bottom_up(A, B, ma, mb)
+    _match_leftovers(A, B, ma, mb)
+    return ma, mb
+
+
+def _match_identical(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
+    """1. identical subtrees, top-down."""
+    na, nb = len(A.paths), len(B.paths)
+    pool: dict[int, list[int]] = {}
+    for i in range(na):
+        pool.setdefault(A.key[i], []).append(i)
+    for b in range(nb):
+        if mb[b] >= 0:
+            continue
+        cands = [a for a in pool.get(B.key[b], ()) if ma[a] < 0]
+        if not cands:
+            continue
+        a = cands[0]
+        if len(cands) > 1:
+            pb = B.parent[b]
+            for c in cands:
+                pc = A.parent[c]
+                if (pb < 0) == (pc < 0) and (pb < 0 or A.sig[pc] == B.sig[pb]):
+                    a = c
+                    break
+        for x, y in zip(A.subtree(a), B.subtree(b)):
+            ma[x] = y
+            mb[y] = x
+
+
+def _match_bottom_up(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
+    """2. bottom-up by shared matched descendants."""
+    nb = len(B.paths)
+    mcount = [0] * nb  # matched nodes in the subtree
+    front: dict[int, list[int]] = {}
+    for b in range(nb - 1, -1, -1):
+        ch = B.children[b]
+        if mb[b] < 0:
+            fr: list[int] = []
+            for c in ch:
+                if mb[c] >= 0:
+                    fr.append(c)
+                else:
+                    fr.extend(front.get(c, ()))
+            score: dict[int, int] = {}
+            for f in fr:
+                a = A.parent[mb[f]]
+                w = mcount[f]
+                while a >= 0 and ma[a] < 0:
+                    score[a] = score.get(a, 0) + w
+                    a = A.parent[a]
+            best, best_dice = -1, 0.2
+            node_b = B.nodes[b]
+            for a in sorted(score):
+                if not _compatible(A.nodes[a], node_b):
+                    continue
+                dice = 2.0 * score[a] / max(1, (A.size[a] - 1) + (B.size[b] - 1))
+                if dice > best_dice + 1e-12:
+                    best, best_dice = a, dice
+            if best >= 0:
+                ma[best] = b
+                mb[b] = best
+            else:
+                front[b] = fr
+        mcount[b] = (1 if mb[b] >= 0 else 0) + sum(mcount[c] for c in ch)
+        for c in ch:
+            front.pop(c, None)
+
+
+def _match_leftovers(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
+    """3. leftovers under matched parents."""
+    for b in range(len(B.paths)):
+        if mb[b] >= 0:
+            continue
+        pb = B.parent[b]
+        if pb < 0:
+            if A.paths and ma[0] < 0 and _compatible(A.nodes[0], B.nodes[b]):
+                ma[0], mb[b] = b, 0
+            continue
+        pa = mb[pb]
+        if pa < 0:
+            continue
+        free = [a for a in A.children[pa] if ma[a] < 0 and _compatible(A.nodes[a], B.nodes[b])]
+        if not free:
+            continue
+        pos = B.children[pb].index(b)
+        same = [a for a in free if A.children[pa].index(a) == pos]
+        a = same[0] if same else free[0]
+        ma[a], mb[b] = b, a
