@@ -1,6 +1,8 @@
 """Spark's ``CoalesceShufflePartitions`` rule: which shuffles are coalesced together, and how.
 
-Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions`` (3.0.0 - 4.3.0):
+Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions.apply`` /
+``collectCoalesceGroups`` / ``isSupported`` (3.0.1 - 4.3.0), calling
+:mod:`aqe_core.rules.shuffle_partitions_util` for the packing:
 
 * applicability: all leaves of the stage plan are query stages; every shuffle's origin can
   change its partition count (3.0: no user-specified partition count at all; 3.1: origin
@@ -12,6 +14,30 @@ Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions`` (3
 * ``minNumPartitions``: ``minPartitionNum`` if set, else ``defaultParallelism`` (3.0/3.1
   always, 3.2+ only with ``parallelismFirst``), else 1;
 * ``numShufflePartitions`` with ``initialPartitionNum``.
+
+Worked example (3.5): the two shuffles of ``ShufflePartitionsUtil``'s example, read by one
+stage, with a 128 MiB advisory size. With ``parallelismFirst=false`` at least 1 partition is
+asked for, so the target is the advisory size and 5 partitions become 4:
+
+    >>> MiB = 1024 * 1024
+    >>> a = StageInput(1, [100 * MiB, 20 * MiB, 100 * MiB, 10 * MiB, 30 * MiB])
+    >>> b = StageInput(2, [10 * MiB, 10 * MiB, 70 * MiB, 5 * MiB, 5 * MiB])
+    >>> conf = {config.ADVISORY_PARTITION_SIZE_IN_BYTES: "128m", config.COALESCE_PARTITIONS_PARALLELISM_FIRST: "false"}
+    >>> d = coalesce_group([a, b], conf, spark_version="3.5.1", default_parallelism=8)
+    >>> d.applied, d.partitions_before, d.partitions_after, d.target_size // MiB
+    (True, 5, 4, 128)
+    >>> [(s.start_reducer_index, s.end_reducer_index) for s in d.specs_by_stage[1]]
+    [(0, 1), (1, 2), (2, 3), (3, 5)]
+
+With the default ``parallelismFirst=true`` the 8 cores ask for 8 partitions: the target drops
+to 360 MiB / 8 = 45 MiB and nothing is merged. A user's ``repartition(n)`` is never coalesced:
+
+    >>> coalesce_group([a, b], {config.ADVISORY_PARTITION_SIZE_IN_BYTES: "128m"}, spark_version="3.5.1",
+    ...                default_parallelism=8).reasons[-1].message
+    'coalescing towards 45 MiB would not reduce the 5 partitions'
+    >>> coalesce_group([StageInput(3, [1, 2, 3], origin="REPARTITION_BY_NUM")], {}, spark_version="3.5.1",
+    ...                default_parallelism=8).applied
+    False
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Spark's ``DynamicJoinSelection``: join hints AQE puts on each side from runtime statistics.
 
 Mirrors ``org.apache.spark.sql.execution.adaptive.DynamicJoinSelection.apply`` /
-``selectJoinStrategy`` / ``preferShuffledHashJoin`` (an AQE logical optimizer rule, 3.2.0 -
-4.2.x): the ``DemoteBroadcastHashJoin`` demotion (:mod:`aqe_core.rules.demote_broadcast_hash_join`)
+``selectJoinStrategy`` / ``preferShuffledHashJoin`` (an AQE logical optimizer rule,
+3.2.0 - 4.2.x): the ``DemoteBroadcastHashJoin`` demotion (:mod:`aqe_core.rules.demote_broadcast_hash_join`)
 plus ``PREFER_SHUFFLE_HASH`` / ``SHUFFLE_HASH`` when every partition of a side fits
 ``maxShuffledHashJoinLocalMapThreshold``. :func:`select_join_hints` is the entry for every
 release: ``DemoteBroadcastHashJoin`` alone in 3.0.x/3.1.x and 4.3.0.

@@ -1,7 +1,23 @@
 """Spark's ``InsertAdaptiveSparkPlan``: whether AQE applies to a query at all, and why not.
 
-Mirrors ``InsertAdaptiveSparkPlan.applyInternal`` / ``shouldApplyAQE`` / ``supportAdaptive``
-(3.0.0 - 4.3.0). The plan facts are supplied by the caller (from a captured or logged plan).
+Mirrors ``org.apache.spark.sql.execution.adaptive.InsertAdaptiveSparkPlan.applyInternal`` /
+``shouldApplyAQE`` / ``supportAdaptive`` (3.0.1 - 4.3.0). The plan facts are supplied by the
+caller (:func:`aqe_core.engine.adaptive.adaptive_verdict` reads them from a captured or logged plan).
+
+Worked example: a plan with an exchange is wrapped when AQE is on (3.2+'s default, not 3.0's);
+a command, or a plan with nothing to re-optimise, is not:
+
+    >>> adaptive_applies(PlanFacts(has_exchange=True), {}, spark_version="3.5.1")[0]
+    True
+    >>> adaptive_applies(PlanFacts(has_exchange=True), {}, spark_version="3.0.1")[1][0].code
+    'aqe_disabled'
+    >>> adaptive_applies(PlanFacts(is_command=True), {}, spark_version="3.5.1")[1][0].code
+    'command'
+    >>> ok, reasons = adaptive_applies(PlanFacts(), {}, spark_version="3.5.1")
+    >>> ok, reasons[0].code
+    (False, 'nothing_to_adapt')
+    >>> adaptive_applies(PlanFacts(), {config.ADAPTIVE_EXECUTION_FORCE_APPLY: "true"}, spark_version="3.5.1")[0]
+    True
 """
 from __future__ import annotations
 
@@ -12,7 +28,6 @@ from aqe_core import config
 from aqe_core.config import AQEConf, as_conf
 from aqe_core.model.reasons import Reason
 from aqe_core.versions import SparkVersion, as_version
-
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Spark's ``JoinSelectionHelper``: which join sides may be broadcast, and the size limit.
 
-Mirrors ``org.apache.spark.sql.catalyst.optimizer.JoinSelectionHelper`` ``canBuildBroadcastLeft``
-/ ``canBuildBroadcastRight`` and ``canBroadcastBySize`` with the AQE threshold
-(``getBroadcastThreshold``-style choice, 3.0.0 - 4.3.0): when AQE re-plans a join from runtime
-statistics (3.2+), ``spark.sql.adaptive.autoBroadcastJoinThreshold`` wins when set.
+Mirrors ``org.apache.spark.sql.catalyst.optimizer.JoinSelectionHelper.canBuildBroadcastLeft`` /
+``canBuildBroadcastRight`` / ``canBroadcastBySize`` with the AQE threshold (3.0.1 - 4.3.0):
+when AQE re-plans a join from runtime statistics (3.2+),
+``spark.sql.adaptive.autoBroadcastJoinThreshold`` wins when set.
 
     >>> broadcast_threshold({}, spark_version="3.5.1")  # the static default: 10 MiB
     10485760

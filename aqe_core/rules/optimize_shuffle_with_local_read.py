@@ -1,8 +1,22 @@
-"""Local shuffle reads: ``OptimizeLocalShuffleReader`` (3.0/3.1) / ``OptimizeShuffleWithLocalRead`` (3.2+).
+"""Spark's ``OptimizeShuffleWithLocalRead`` (3.2+) / ``OptimizeLocalShuffleReader`` (3.0/3.1):
+local shuffle reads.
 
-When a shuffle no longer needs its data redistributed (its consumer became a broadcast join,
-or it is the root of the stage), each task reads map outputs where they are. These functions
-mirror ``getPartitionSpecs`` and ``equallyDivide`` of those rules.
+Mirrors ``OptimizeShuffleWithLocalRead.getPartitionSpecs`` / ``equallyDivide`` /
+``canUseLocalShuffleRead`` (and 3.0/3.1's ``OptimizeLocalShuffleReader`` twins; 3.0.1 - 4.3.0). When a shuffle no longer needs its data redistributed (its consumer became a
+broadcast join, or it is the root of the stage), each task reads map outputs where they are.
+
+Worked example: 2 mappers and 4 reducers read by 4 tasks: each mapper's output is read in
+``4 / 2 = 2`` reducer ranges. From 3.2, with more mappers (4) than tasks (2), groups of
+mappers are read whole instead (3.1 keeps one task per mapper):
+
+    >>> [(s.map_index, s.start_reducer_index, s.end_reducer_index) for s in local_read_specs(2, 4, 4, spark_version="3.5.1")]
+    [(0, 0, 2), (0, 2, 4), (1, 0, 2), (1, 2, 4)]
+    >>> [(s.start_map_index, s.end_map_index) for s in local_read_specs(4, 3, 2, spark_version="3.5.1")]
+    [(0, 2), (2, 4)]
+    >>> len(local_read_specs(4, 3, 2, spark_version="3.1.3"))
+    4
+    >>> equally_divide(10, 3)  # bucket starts: the first 10 % 3 buckets get one more
+    [0, 4, 7]
 """
 from __future__ import annotations
 

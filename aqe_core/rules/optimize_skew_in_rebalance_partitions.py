@@ -1,10 +1,21 @@
 """Spark's ``OptimizeSkewInRebalancePartitions`` (3.2+): split skewed REBALANCE partitions.
 
-Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewInRebalancePartitions``: for a
-shuffle whose origin is ``REBALANCE_PARTITIONS_BY_NONE`` / ``_BY_COL``, every partition larger
-than the advisory size is split by its per-map sizes (threshold = target = advisory), with the
+Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewInRebalancePartitions.apply`` /
+``tryOptimizeSkewedPartitions`` (3.2.0 - 4.3.0): for a shuffle whose origin is
+``REBALANCE_PARTITIONS_BY_NONE`` / ``_BY_COL``, every partition larger than the advisory size is
+split by its per-map sizes (threshold = target = advisory), with the
 ``rebalancePartitionsSmallPartitionFactor`` (3.3+; 0.2 in 3.2). The rule applies when the
 number of specs changed; coalescing then merges the small rest.
+
+Worked example: an advisory size of 100 B; partition 1 (300 B, three maps of 100 B) is split
+in three, the others stay whole:
+
+    >>> conf = {config.ADVISORY_PARTITION_SIZE_IN_BYTES: "100"}
+    >>> res = optimize_skew_in_rebalance([10, 300, 20], lambda reducer: [100, 100, 100], conf, spark_version="3.5.1")
+    >>> res.applied, res.splits, len(res.specs)
+    (True, {1: 3}, 5)
+    >>> res.reasons[0].message
+    'rebalance partition 1 (300 B) is larger than the advisory size 100 B: split into 3 parts'
 """
 from __future__ import annotations
 

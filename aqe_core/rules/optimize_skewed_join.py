@@ -1,6 +1,8 @@
 """Spark's ``OptimizeSkewedJoin``: find skewed join partitions and split them.
 
-Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin`` (3.0.0 - 4.3.0):
+Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin.tryOptimizeJoinChildren``
+(3.2+) / ``optimizeSkewJoin`` (3.0/3.1) with ``medianSize``, ``getSkewThreshold``, ``isSkewed``
+and ``targetSize`` (3.0.1 - 4.3.0):
 
 * 3.0.x/3.1.x  runs *after* ``CoalesceShufflePartitions``: the skew test and the target use the
   post-coalesce partition sizes, a partition is skewed if ``size > factor x median`` *and*
@@ -15,6 +17,28 @@ Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin`` (3.0.0 - 
 
 Plan-shape conditions (which joins match, the "no extra shuffle" check, forceOptimizeSkewedJoin)
 are decided by the caller from the plan; this module does the numbers.
+
+Worked example (3.5): the left side's partition 3 (400 B) is over ``max(threshold 100 B,
+5 x median 25 B) = 125 B``; the target is ``max(advisory 60 B, mean of the others 20 B)``, so
+its four 100 B map outputs become four parts, each joined with the right side's partition 3:
+
+    >>> conf = {config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD: "100", config.ADVISORY_PARTITION_SIZE_IN_BYTES: "60"}
+    >>> left = SkewJoinSide([10, 20, 30, 400], lambda reducer: [100, 100, 100, 100])
+    >>> right = SkewJoinSide([10, 20, 30, 40])
+    >>> res = optimize_skewed_join(left, right, "Inner", conf, spark_version="3.5.1")
+    >>> res.left.median, res.left.skew_threshold, res.left.target_size, res.left.skewed_indices
+    (25, 125, 60, (3,))
+    >>> res.left_splits, res.num_specs  # 3 plain partitions + 4 parts
+    ({3: 4}, 7)
+    >>> [(s.start_map_index, s.end_map_index) for s in res.left_specs[3:]]
+    [(0, 1), (1, 2), (2, 3), (3, 4)]
+    >>> [(s.start_reducer_index, s.end_reducer_index) for s in res.right_specs[3:]]
+    [(3, 4), (3, 4), (3, 4), (3, 4)]
+
+The left side of a right outer join may not be split (``canSplitLeftSide``):
+
+    >>> optimize_skewed_join(left, right, "RightOuter", conf, spark_version="3.5.1").applied
+    False
 """
 from __future__ import annotations
 
