@@ -33,14 +33,12 @@ KNOWN_BIG_MODULES = {
 #: functions over 80 lines known today
 KNOWN_BIG_FUNCTIONS = {
     "aqe_core/capture/cli_run.py:run",
-    "aqe_core/engine/steps.py:skew_join",
     "aqe_core/eventlog/reader.py:_load_source",
     "aqe_core/plan_graph/diff.py:_match",
     "aqe_core/plan_graph/diff.py:diff_plans",
     "aqe_core/plan_graph/figure.py:plan_figure",
     "aqe_core/plan_graph/layout.py:layout_plan",
     "aqe_core/plan_graph/layout.py:tidy_x",
-    "aqe_core/rules/optimize_skewed_join.py:optimize_skewed_join",
 }
 
 

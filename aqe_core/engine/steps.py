@@ -58,13 +58,11 @@ def _shuffle_leaf(ctx: Context, n: Optional[StageNode], state: FragmentState, *,
 
 
 def skew_join(ctx: Context, fr: Fragment, state: FragmentState) -> None:
+    """OptimizeSkewedJoin on a fragment: every shuffled join over two shuffle stages (and, 4.3,
+    the stream side of a broadcast hash join), kept only if the plan's distribution holds."""
     v, conf = ctx.v, ctx.conf
     if not conf.get(config.SKEW_JOIN_ENABLED):
-        for st in fr.stages:
-            if st.parent is not None and (st.parent.name.startswith(SHUFFLED_JOINS)
-                                          or (st.parent.name == "Sort" and st.parent.parent is not None
-                                              and st.parent.parent.name.startswith(SHUFFLED_JOINS))):
-                state.why(st, [Reason("skew_join_disabled", "skewJoin.enabled is false", {}, (config.SKEW_JOIN_ENABLED,))])
+        _skew_join_disabled(fr, state)
         return
     shuffle_stages = [s for s in fr.stages if s.is_shuffle_stage]
     if v < SparkVersion(3, 3, 0) and len(shuffle_stages) != 2:
@@ -72,58 +70,84 @@ def skew_join(ctx: Context, fr: Fragment, state: FragmentState) -> None:
     trial = state.copy()
     changed: list[StageNode] = []
     for node in fr.root.walk():
-        jt = normalize_join_type(node.info.get("join_type", "")) if node.info.get("join_type") else ""
         if node.name.startswith(SHUFFLED_JOINS) and len(node.children) == 2:
-            if node.name.startswith("SortMergeJoin"):
-                left, right = _under_sort(node.children[0]), _under_sort(node.children[1])
-            elif v >= SparkVersion(3, 1, 0):
-                left, right = node.children
-            else:
-                continue
-            left = _shuffle_leaf(ctx, left, trial, for_skew=True)
-            right = _shuffle_leaf(ctx, right, trial, for_skew=True)
-            if left is None or right is None:
-                continue
-            if v < SparkVersion(3, 2, 0) and jt not in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter", "RightOuter"):
-                continue
-            lside = SkewJoinSide(ctx.bytes(left), ctx.map_sizes_for(left),
-                                 trial.specs.get(left.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
-            rside = SkewJoinSide(ctx.bytes(right), ctx.map_sizes_for(right),
-                                 trial.specs.get(right.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
-            try:
-                res = optimize_skewed_join(lside, rside, jt, conf, spark_version=v)
-            except (AssertionError, ValueError) as e:
-                trial.why(left, [Reason("skew_join_error", f"OptimizeSkewedJoin would fail: {e}")])
-                continue
-            for side_node, reasons in ((left, [r for r in res.reasons if r.subject.get("side") != "right"]),
-                                       (right, [r for r in res.reasons if r.subject.get("side") == "right"])):
-                trial.why(side_node, reasons)
-            if not res.applied:
-                continue
-            trial.put(left, res.left_specs, "OptimizeSkewedJoin")
-            trial.put(right, res.right_specs, "OptimizeSkewedJoin")
-            if v < SparkVersion(3, 2, 0):
-                trial.descriptions[left.idx] = _skew_desc(res.left, res.num_skewed_left)
-                trial.descriptions[right.idx] = _skew_desc(res.right, res.num_skewed_right)
-            trial.skew_joins.add(node.idx)
-            changed += [left, right]
+            changed += _skew_shuffled_join(ctx, node, trial)
         elif (v >= SparkVersion(4, 3, 0) and node.name.startswith("BroadcastHashJoin") and len(node.children) == 2):
-            build = node.info.get("build_side", "")
-            stream = node.children[0] if build == "BuildRight" else node.children[1] if build == "BuildLeft" else None
-            stream = _shuffle_leaf(ctx, stream, trial, for_skew=True)
-            if stream is None:
-                continue
-            specs, analysis, reasons = optimize_broadcast_stream_side(
-                SkewJoinSide(ctx.bytes(stream), ctx.map_sizes_for(stream)), conf, spark_version=v)  # type: ignore[arg-type]
-            trial.why(stream, reasons)
-            if specs is None:
-                continue
-            trial.put(stream, specs, "OptimizeSkewedJoin")
-            trial.skew_joins.add(node.idx)
-            changed.append(stream)
+            changed += _skew_broadcast_stream(ctx, node, trial)
     if not changed:
         merge_reasons(state, trial)
         return
+    _keep_if_distribution_holds(ctx, fr, state, trial, changed)
+
+
+def _skew_join_disabled(fr: Fragment, state: FragmentState) -> None:
+    for st in fr.stages:
+        if st.parent is not None and (st.parent.name.startswith(SHUFFLED_JOINS)
+                                      or (st.parent.name == "Sort" and st.parent.parent is not None
+                                          and st.parent.parent.name.startswith(SHUFFLED_JOINS))):
+            state.why(st, [Reason("skew_join_disabled", "skewJoin.enabled is false", {}, (config.SKEW_JOIN_ENABLED,))])
+
+
+def _skew_shuffled_join(ctx: Context, node: StageNode, trial: FragmentState) -> list[StageNode]:
+    """One sort-merge / shuffled hash join: the stage leaves whose specs the rule changed."""
+    v, conf = ctx.v, ctx.conf
+    jt = normalize_join_type(node.info.get("join_type", "")) if node.info.get("join_type") else ""
+    if node.name.startswith("SortMergeJoin"):
+        left, right = _under_sort(node.children[0]), _under_sort(node.children[1])
+    elif v >= SparkVersion(3, 1, 0):
+        left, right = node.children
+    else:
+        return []
+    left = _shuffle_leaf(ctx, left, trial, for_skew=True)
+    right = _shuffle_leaf(ctx, right, trial, for_skew=True)
+    if left is None or right is None:
+        return []
+    if v < SparkVersion(3, 2, 0) and jt not in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter", "RightOuter"):
+        return []
+    lside = SkewJoinSide(ctx.bytes(left), ctx.map_sizes_for(left),
+                         trial.specs.get(left.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
+    rside = SkewJoinSide(ctx.bytes(right), ctx.map_sizes_for(right),
+                         trial.specs.get(right.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
+    try:
+        res = optimize_skewed_join(lside, rside, jt, conf, spark_version=v)
+    except (AssertionError, ValueError) as e:
+        trial.why(left, [Reason("skew_join_error", f"OptimizeSkewedJoin would fail: {e}")])
+        return []
+    for side_node, reasons in ((left, [r for r in res.reasons if r.subject.get("side") != "right"]),
+                               (right, [r for r in res.reasons if r.subject.get("side") == "right"])):
+        trial.why(side_node, reasons)
+    if not res.applied:
+        return []
+    trial.put(left, res.left_specs, "OptimizeSkewedJoin")
+    trial.put(right, res.right_specs, "OptimizeSkewedJoin")
+    if v < SparkVersion(3, 2, 0):
+        trial.descriptions[left.idx] = _skew_desc(res.left, res.num_skewed_left)
+        trial.descriptions[right.idx] = _skew_desc(res.right, res.num_skewed_right)
+    trial.skew_joins.add(node.idx)
+    return [left, right]
+
+
+def _skew_broadcast_stream(ctx: Context, node: StageNode, trial: FragmentState) -> list[StageNode]:
+    """4.3: the shuffled stream side of a broadcast hash join."""
+    build = node.info.get("build_side", "")
+    stream = node.children[0] if build == "BuildRight" else node.children[1] if build == "BuildLeft" else None
+    stream = _shuffle_leaf(ctx, stream, trial, for_skew=True)
+    if stream is None:
+        return []
+    specs, analysis, reasons = optimize_broadcast_stream_side(
+        SkewJoinSide(ctx.bytes(stream), ctx.map_sizes_for(stream)), ctx.conf, spark_version=ctx.v)  # type: ignore[arg-type]
+    trial.why(stream, reasons)
+    if specs is None:
+        return []
+    trial.put(stream, specs, "OptimizeSkewedJoin")
+    trial.skew_joins.add(node.idx)
+    return [stream]
+
+
+def _keep_if_distribution_holds(ctx: Context, fr: Fragment, state: FragmentState, trial: FragmentState,
+                                changed: list[StageNode]) -> None:
+    """Spark's "no extra shuffle" check (3.3+: unless forceOptimizeSkewedJoin)."""
+    v, conf = ctx.v, ctx.conf
     broken = breaks_distribution(ctx, fr, changed, trial.skew_joins)
     if broken is None:
         state.__dict__.update(trial.__dict__)

@@ -359,16 +359,7 @@ def optimize_skewed_join(
     lspecs, rspecs = _side_specs(left, v), _side_specs(right, v)
     if len(lspecs) != len(rspecs):
         raise AssertionError("join sides must have the same number of partitions")
-    if v >= SparkVersion(3, 2, 0):  # raw map statistics, one entry per reducer
-        lsizes, rsizes = list(left.bytes_by_partition_id), list(right.bytes_by_partition_id)
-    else:  # post-coalesce sizes, one entry per reader spec
-        lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
-        rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
-    median_raw = SparkVersion(3, 1, 0) <= v < SparkVersion(3, 2, 0)  # 3.1: medianSize(mapStats)
-    la = analyze_side(lsizes, c, spark_version=v, side="left",
-                      median_of=left.bytes_by_partition_id if median_raw else None)
-    ra = analyze_side(rsizes, c, spark_version=v, side="right",
-                      median_of=right.bytes_by_partition_id if median_raw else None)
+    la, ra = _analyze_sides(left, right, lspecs, rspecs, c, v)
     result = SkewJoinResult(False, jt, la, ra, base_left=lspecs, base_right=rspecs)
     reasons = result.reasons
     if not c.get(config.SKEW_JOIN_ENABLED):
@@ -376,51 +367,11 @@ def optimize_skewed_join(
         return result
     if jt not in SUPPORTED_JOIN_TYPES:
         reasons.append(Reason("join_type_not_supported", f"{jt} joins are never split: neither side may be split", {"join_type": jt}))
-    split_left, split_right = can_split_left(jt), can_split_right(jt)
-    lskewed, rskewed = set(la.skewed_indices), set(ra.skewed_indices)
-
-    def parts(name: str, side: SkewJoinSide, spec: CoalescedPartitionSpec, i: int, analysis: SideAnalysis,
-              skewed: set[int], splittable: bool, splits: dict[int, int]) -> tuple[list[ShufflePartitionSpec], bool]:
-        if i not in skewed:
-            return [spec], False
-        size = analysis.sizes[i]
-        subject = {"partition": spec.start_reducer_index, "side": name}
-        if not splittable:
-            reasons.append(Reason("side_not_splittable", f"{name} partition {spec.start_reducer_index} is skewed"
-                                  f" ({mib(size)}) but the {name} side of a {jt} join cannot be split", {"size": size}, (), subject))
-            return [spec], False
-        if spec.end_reducer_index - spec.start_reducer_index != 1:
-            reasons.append(Reason("coalesced", f"{name} partition {i} is skewed ({mib(size)}) but was coalesced from"
-                                  f" reducers {spec.start_reducer_index}-{spec.end_reducer_index - 1}; only single"
-                                  " reducers are split", {"size": size}, (), subject))
-            return [spec], False
-        reducer = spec.start_reducer_index
-        map_sizes = side.map_sizes_for(reducer) if side.map_sizes_for else None
-        if map_sizes is None:
-            reasons.append(Reason("map_sizes_unknown", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
-                                  " per-map sizes are unknown, so the split cannot be computed", {"size": size}, (), subject))
-            return [spec], False
-        split = create_skew_partition_specs(reducer, map_sizes, analysis.target_size, spark_version=v)
-        if not split:
-            reasons.append(Reason("not_splittable_by_maps", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
-                                  f" {len(map_sizes)} map outputs cannot be cut into two or more parts of about"
-                                  f" {mib(analysis.target_size)}", {"size": size, "target": analysis.target_size,
-                                  "num_maps": len(map_sizes)}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,), subject))
-            return [spec], False
-        splits[reducer] = len(split)
-        thr = analysis.skew_threshold
-        cond = (f"> {num(analysis.factor)} x median {mib(analysis.median)} and > {mib(analysis.threshold_bytes)}")
-        reasons.append(Reason("split", f"{name} partition {reducer} is skewed: {mib(size)} {cond}; split into"
-                              f" {len(split)} parts of about {mib(analysis.target_size)}",
-                              {"size": size, "median": analysis.median, "threshold": thr,
-                               "factor": analysis.factor, "threshold_bytes": analysis.threshold_bytes,
-                               "target": analysis.target_size, "splits": len(split)},
-                              (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD, config.ADVISORY_PARTITION_SIZE_IN_BYTES), subject))
-        return list(split), True
-
-    for i in sorted(lskewed | rskewed):  # every other partition index keeps its one spec
-        lparts, lsplit = parts("left", left, lspecs[i], i, la, lskewed, split_left, result.left_splits)
-        rparts, rsplit = parts("right", right, rspecs[i], i, ra, rskewed, split_right, result.right_splits)
+    lsplitter = _Splitter("left", left, la, can_split_left(jt), result.left_splits, jt, v, reasons)
+    rsplitter = _Splitter("right", right, ra, can_split_right(jt), result.right_splits, jt, v, reasons)
+    for i in sorted(lsplitter.skewed | rsplitter.skewed):  # every other partition index keeps its one spec
+        lparts, lsplit = lsplitter.parts(lspecs[i], i)
+        rparts, rsplit = rsplitter.parts(rspecs[i], i)
         result.num_skewed_left += int(lsplit)
         result.num_skewed_right += int(rsplit)
         if lsplit or rsplit:
@@ -431,6 +382,86 @@ def optimize_skewed_join(
         reasons.append(Reason("no_split", "no partition was split: the join is unchanged",
                               {"left_median": la.median, "right_median": ra.median}))
     return result
+
+
+def _analyze_sides(left: SkewJoinSide, right: SkewJoinSide, lspecs: Sequence[CoalescedPartitionSpec],
+                   rspecs: Sequence[CoalescedPartitionSpec], c: AQEConf, v: SparkVersion) -> tuple[SideAnalysis, SideAnalysis]:
+    """Both sides' statistics: 3.2+ on the raw map statistics (one entry per reducer), 3.0/3.1 on
+    the post-coalesce sizes (one entry per reader spec; 3.1's median over the raw ones)."""
+    if v >= SparkVersion(3, 2, 0):
+        lsizes, rsizes = list(left.bytes_by_partition_id), list(right.bytes_by_partition_id)
+    else:
+        lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
+        rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
+    median_raw = SparkVersion(3, 1, 0) <= v < SparkVersion(3, 2, 0)  # 3.1: medianSize(mapStats)
+    la = analyze_side(lsizes, c, spark_version=v, side="left",
+                      median_of=left.bytes_by_partition_id if median_raw else None)
+    ra = analyze_side(rsizes, c, spark_version=v, side="right",
+                      median_of=right.bytes_by_partition_id if median_raw else None)
+    return la, ra
+
+
+@dataclass
+class _Splitter:
+    """Splits one join side's skewed partitions, recording the splits and the reasons."""
+
+    name: str
+    side: SkewJoinSide
+    analysis: SideAnalysis
+    splittable: bool
+    splits: dict[int, int]
+    join_type: str
+    v: SparkVersion
+    reasons: list[Reason]
+
+    @property
+    def skewed(self) -> set[int]:
+        return set(self.analysis.skewed_indices)
+
+    def parts(self, spec: CoalescedPartitionSpec, i: int) -> tuple[list[ShufflePartitionSpec], bool]:
+        """The specs partition ``i`` becomes on this side, and whether it was split."""
+        name, analysis = self.name, self.analysis
+        if i not in analysis.skewed_indices:
+            return [spec], False
+        size = analysis.sizes[i]
+        subject = {"partition": spec.start_reducer_index, "side": name}
+        if not self.splittable:
+            self.reasons.append(Reason("side_not_splittable", f"{name} partition {spec.start_reducer_index} is skewed"
+                                       f" ({mib(size)}) but the {name} side of a {self.join_type} join cannot be split",
+                                       {"size": size}, (), subject))
+            return [spec], False
+        if spec.end_reducer_index - spec.start_reducer_index != 1:
+            self.reasons.append(Reason("coalesced", f"{name} partition {i} is skewed ({mib(size)}) but was coalesced from"
+                                       f" reducers {spec.start_reducer_index}-{spec.end_reducer_index - 1}; only single"
+                                       " reducers are split", {"size": size}, (), subject))
+            return [spec], False
+        reducer = spec.start_reducer_index
+        map_sizes = self.side.map_sizes_for(reducer) if self.side.map_sizes_for else None
+        if map_sizes is None:
+            self.reasons.append(Reason("map_sizes_unknown", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
+                                       " per-map sizes are unknown, so the split cannot be computed", {"size": size},
+                                       (), subject))
+            return [spec], False
+        split = create_skew_partition_specs(reducer, map_sizes, analysis.target_size, spark_version=self.v)
+        if not split:
+            self.reasons.append(Reason("not_splittable_by_maps", f"{name} partition {reducer} is skewed ({mib(size)}) but"
+                                       f" its {len(map_sizes)} map outputs cannot be cut into two or more parts of about"
+                                       f" {mib(analysis.target_size)}", {"size": size, "target": analysis.target_size,
+                                       "num_maps": len(map_sizes)}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,), subject))
+            return [spec], False
+        self.splits[reducer] = len(split)
+        self.reasons.append(self._split_reason(reducer, size, len(split), subject))
+        return list(split), True
+
+    def _split_reason(self, reducer: int, size: int, n: int, subject: dict[str, Any]) -> Reason:
+        a = self.analysis
+        cond = f"> {num(a.factor)} x median {mib(a.median)} and > {mib(a.threshold_bytes)}"
+        return Reason("split", f"{self.name} partition {reducer} is skewed: {mib(size)} {cond}; split into"
+                      f" {n} parts of about {mib(a.target_size)}",
+                      {"size": size, "median": a.median, "threshold": a.skew_threshold, "factor": a.factor,
+                       "threshold_bytes": a.threshold_bytes, "target": a.target_size, "splits": n},
+                      (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD,
+                       config.ADVISORY_PARTITION_SIZE_IN_BYTES), subject)
 
 
 def optimize_broadcast_stream_side(
