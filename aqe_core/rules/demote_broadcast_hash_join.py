@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from aqe_core.rules.optimize_skewed_join import normalize_join_type
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.versions import SparkVersion, as_version
 
 NO_BROADCAST_HASH = "NO_BROADCAST_HASH"

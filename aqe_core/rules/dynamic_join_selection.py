@@ -28,7 +28,7 @@ from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
 from aqe_core.rules.demote_broadcast_hash_join import NO_BROADCAST_HASH, should_demote
 from aqe_core.rules.join_selection_helper import can_build_broadcast_left, can_build_broadcast_right
-from aqe_core.rules.optimize_skewed_join import normalize_join_type
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
 

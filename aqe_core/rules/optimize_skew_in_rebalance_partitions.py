@@ -28,6 +28,7 @@ from aqe_core.model.reasons import Reason
 from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions_util import MapSizesFor, optimize_skewed_partitions
 from aqe_core.model.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.stage import Fragment, SpecState, StageStats
 from aqe_core.versions import SparkVersion, as_version
 
 REBALANCE_ORIGINS = frozenset({"REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL"})
@@ -82,3 +83,38 @@ def optimize_skew_in_rebalance(
     if len(specs) != len(bytes_by_partition_id):
         res.applied, res.specs = True, specs
     return res
+
+
+# ------------------------------------------------------------------------------------------
+# OptimizeSkewInRebalancePartitions's plan-shape check on a stage fragment (the engine's stage plan, seen
+# through the protocols of :mod:`aqe_core.model.stage`)
+
+
+def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
+    """``OptimizeSkewInRebalancePartitions.apply`` on a fragment: the rebalance stage at the root
+    (3.3+: every rebalance stage), split unless that breaks the plan's distribution."""
+    v = ctx.v
+    candidates = fr.stages if v >= SparkVersion(3, 3, 0) else ([fr.root] if fr.root.is_shuffle_stage else [])
+    for st in candidates:
+        if not st.is_shuffle_stage or st.idx in state.specs:
+            continue
+        origin = ctx.origin(st)
+        if origin not in REBALANCE_ORIGINS:
+            continue
+        b = ctx.bytes(st)
+        if b is None:
+            continue
+        sc = ctx.stage(st)
+        res = optimize_skew_in_rebalance(b, ctx.map_sizes_for(st), ctx.conf, spark_version=v, origin=origin,
+                                         advisory_override=sc.advisory_partition_size if sc else None)
+        state.why(st, res.reasons)
+        if not res.applied or res.specs is None:
+            continue
+        trial = state.copy()
+        trial.put(st, res.specs, "OptimizeSkewInRebalancePartitions")
+        broken = ctx.breaks_distribution(fr, [st], trial.skew_joins)
+        if broken:
+            state.why(st, [Reason("distribution_broken", f"rebalance split dropped: it would break the plan's"
+                                  f" distribution ({broken})")])
+            continue
+        state.adopt(trial)

@@ -43,7 +43,6 @@ The left side of a right outer join may not be split (``canSplitLeftSide``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from collections.abc import Sequence as SequenceABC
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
@@ -52,12 +51,15 @@ from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib, num
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.rules.shuffle_partitions_util import (
     MapSizesFor,
+    UnitSpecs,
     create_skew_partition_specs,
     optimize_skewed_partitions,
 )
 from aqe_core.model.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.versions import SparkVersion, as_version
 
 
@@ -65,22 +67,8 @@ from aqe_core.versions import SparkVersion, as_version
 LEFT_SPLITTABLE = frozenset({"Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter"})
 RIGHT_SPLITTABLE = frozenset({"Inner", "Cross", "RightOuter"})
 SUPPORTED_JOIN_TYPES = LEFT_SPLITTABLE | RIGHT_SPLITTABLE
-
-_JOIN_TYPE_ALIASES = {
-    "inner": "Inner", "cross": "Cross", "leftsemi": "LeftSemi", "semi": "LeftSemi",
-    "leftanti": "LeftAnti", "anti": "LeftAnti", "leftouter": "LeftOuter", "left": "LeftOuter",
-    "rightouter": "RightOuter", "right": "RightOuter", "fullouter": "FullOuter", "full": "FullOuter",
-    "outer": "FullOuter", "existencejoin": "ExistenceJoin",
-}
-
-
-def normalize_join_type(join_type: str) -> str:
-    """Spark's JoinType names ("LeftOuter") from plan strings or SQL words ("left_outer")."""
-    key = join_type.replace("_", "").replace(" ", "").lower()
-    if key.startswith("existencejoin"):
-        return "ExistenceJoin"
-    return _JOIN_TYPE_ALIASES.get(key, join_type)
-
+#: the joins whose two shuffled children the rule can split (3.0: sort-merge only)
+SHUFFLED_JOINS = ("SortMergeJoin", "ShuffledHashJoin")
 
 def can_split_left(join_type: str) -> bool:
     """``OptimizeSkewedJoin.canSplitLeftSide`` (all releases)."""
@@ -309,29 +297,12 @@ class SkewJoinResult:
         return len(self.base_left) + extra
 
 
-class _UnitSpecs(SequenceABC):
-    """``C(i, i+1, bytes[i])`` for every reducer, created only when looked at."""
-
-    def __init__(self, sizes: Sequence[int]) -> None:
-        self._sizes = sizes
-
-    def __len__(self) -> int:
-        return len(self._sizes)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        return CoalescedPartitionSpec(i, i + 1, self._sizes[i])
-
-
 def _side_specs(side: SkewJoinSide, v: SparkVersion) -> Sequence[CoalescedPartitionSpec]:
     if side.coalesced_specs is not None and v < SparkVersion(3, 2, 0):
         return list(side.coalesced_specs)
     b = side.bytes_by_partition_id
     if v >= SparkVersion(3, 2, 0):
-        return _UnitSpecs(b)
+        return UnitSpecs(b)
     return [CoalescedPartitionSpec(i, i + 1) for i in range(len(b))]
 
 
@@ -489,3 +460,139 @@ def optimize_broadcast_stream_side(
     n_split = len({s.reducer_index for s in specs if isinstance(s, PartialReducerPartitionSpec)})
     return specs, a, [Reason("split", f"{n_split} stream-side partitions split into parts of about {mib(a.target_size)}",
                              {"target": a.target_size, "median": a.median, "threshold": a.skew_threshold})]
+
+
+# ------------------------------------------------------------------------------------------
+# OptimizeSkewedJoin's plan-shape check on a stage fragment (the engine's stage plan, seen
+# through the protocols of :mod:`aqe_core.model.stage`)
+
+
+def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
+    """OptimizeSkewedJoin on a fragment: every shuffled join over two shuffle stages (and, 4.3,
+    the stream side of a broadcast hash join), kept only if the plan's distribution holds."""
+    v, conf = ctx.v, ctx.conf
+    if not conf.get(config.SKEW_JOIN_ENABLED):
+        _skew_join_disabled(fr, state)
+        return
+    shuffle_stages = [s for s in fr.stages if s.is_shuffle_stage]
+    if v < SparkVersion(3, 3, 0) and len(shuffle_stages) != 2:
+        return
+    trial = state.copy()
+    changed: list[StageNode] = []
+    for node in fr.root.walk():
+        if node.name.startswith(SHUFFLED_JOINS) and len(node.children) == 2:
+            changed += _skew_shuffled_join(ctx, node, trial)
+        elif (v >= SparkVersion(4, 3, 0) and node.name.startswith("BroadcastHashJoin") and len(node.children) == 2):
+            changed += _skew_broadcast_stream(ctx, node, trial)
+    if not changed:
+        state.merge_reasons(trial)
+        return
+    _keep_if_distribution_holds(ctx, fr, state, trial, changed)
+
+
+def _skew_join_disabled(fr: Fragment, state: SpecState) -> None:
+    for st in fr.stages:
+        if st.parent is not None and (st.parent.name.startswith(SHUFFLED_JOINS)
+                                      or (st.parent.name == "Sort" and st.parent.parent is not None
+                                          and st.parent.parent.name.startswith(SHUFFLED_JOINS))):
+            state.why(st, [Reason("skew_join_disabled", "skewJoin.enabled is false", {}, (config.SKEW_JOIN_ENABLED,))])
+
+
+def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
+    """One sort-merge / shuffled hash join: the stage leaves whose specs the rule changed."""
+    v, conf = ctx.v, ctx.conf
+    jt = normalize_join_type(node.info.get("join_type", "")) if node.info.get("join_type") else ""
+    if node.name.startswith("SortMergeJoin"):
+        left, right = _under_sort(node.children[0]), _under_sort(node.children[1])
+    elif v >= SparkVersion(3, 1, 0):
+        left, right = node.children
+    else:
+        return []
+    left = _shuffle_leaf(ctx, left, trial, for_skew=True)
+    right = _shuffle_leaf(ctx, right, trial, for_skew=True)
+    if left is None or right is None:
+        return []
+    if v < SparkVersion(3, 2, 0) and jt not in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter", "RightOuter"):
+        return []
+    lside = SkewJoinSide(ctx.bytes(left), ctx.map_sizes_for(left),
+                         trial.specs.get(left.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
+    rside = SkewJoinSide(ctx.bytes(right), ctx.map_sizes_for(right),
+                         trial.specs.get(right.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
+    try:
+        res = optimize_skewed_join(lside, rside, jt, conf, spark_version=v)
+    except (AssertionError, ValueError) as e:
+        trial.why(left, [Reason("skew_join_error", f"OptimizeSkewedJoin would fail: {e}")])
+        return []
+    for side_node, reasons in ((left, [r for r in res.reasons if r.subject.get("side") != "right"]),
+                               (right, [r for r in res.reasons if r.subject.get("side") == "right"])):
+        trial.why(side_node, reasons)
+    if not res.applied:
+        return []
+    trial.put(left, res.left_specs, "OptimizeSkewedJoin")
+    trial.put(right, res.right_specs, "OptimizeSkewedJoin")
+    if v < SparkVersion(3, 2, 0):  # 3.0/3.1 SkewDesc
+        for n, k in ((left, res.num_skewed_left), (right, res.num_skewed_right)):
+            trial.descriptions[n.idx] = "no skewed partition" if k == 0 else f"{k} skewed partitions"
+    trial.skew_joins.add(node.idx)
+    return [left, right]
+
+
+def _skew_broadcast_stream(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
+    """4.3: the shuffled stream side of a broadcast hash join."""
+    build = node.info.get("build_side", "")
+    stream = node.children[0] if build == "BuildRight" else node.children[1] if build == "BuildLeft" else None
+    stream = _shuffle_leaf(ctx, stream, trial, for_skew=True)
+    if stream is None:
+        return []
+    specs, analysis, reasons = optimize_broadcast_stream_side(
+        SkewJoinSide(ctx.bytes(stream), ctx.map_sizes_for(stream)), ctx.conf, spark_version=ctx.v)  # type: ignore[arg-type]
+    trial.why(stream, reasons)
+    if specs is None:
+        return []
+    trial.put(stream, specs, "OptimizeSkewedJoin")
+    trial.skew_joins.add(node.idx)
+    return [stream]
+
+
+def _keep_if_distribution_holds(ctx: StageStats, fr: Fragment, state: SpecState, trial: SpecState,
+                                changed: list[StageNode]) -> None:
+    """Spark's "no extra shuffle" check (3.3+: unless forceOptimizeSkewedJoin)."""
+    v, conf = ctx.v, ctx.conf
+    broken = ctx.breaks_distribution(fr, changed, trial.skew_joins)
+    if broken is None:
+        state.adopt(trial)
+        return
+    force = v >= SparkVersion(3, 3, 0) and conf.get_or(config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN, False)
+    if force:
+        state.adopt(trial)
+        for n in changed:
+            state.why(n, [Reason("forced", f"the split breaks the plan's distribution ({broken}); applied anyway"
+                                 " because forceOptimizeSkewedJoin=true (Spark adds a shuffle)", {},
+                                 (config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,))])
+        return
+    state.merge_reasons(trial)
+    for n in changed:
+        state.why(n, [Reason("distribution_broken", f"skew handling not applied: splitting would break the plan's"
+                             f" distribution ({broken}), which would need an extra shuffle", {},
+                             (config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,) if v >= SparkVersion(3, 3, 0) else ())])
+
+
+def _under_sort(n: StageNode) -> Optional[StageNode]:
+    if n.name == "Sort" and len(n.children) == 1:
+        return n.children[0]
+    return None
+
+
+def _shuffle_leaf(ctx: StageStats, n: Optional[StageNode], state: SpecState, *, for_skew: bool) -> Optional[StageNode]:
+    """The ``ShuffleStage`` pattern of OptimizeSkewedJoin: a shuffle stage with map stats
+    (3.2+: ENSURE_REQUIREMENTS origin; 3.0/3.1: a coalesced reader over it is fine)."""
+    if n is None or not n.is_shuffle_stage:
+        return None
+    if ctx.bytes(n) is None:
+        return None
+    if ctx.v >= SparkVersion(3, 1, 0) and ctx.origin(n) != "ENSURE_REQUIREMENTS":
+        return None  # 3.1+: OptimizeSkewedJoin.supportedShuffleOrigins = [ENSURE_REQUIREMENTS]
+    if ctx.v >= SparkVersion(3, 2, 0):
+        if n.idx in state.specs:  # already read through an AQEShuffleRead: not a bare stage
+            return None
+    return n

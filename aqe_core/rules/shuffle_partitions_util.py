@@ -40,6 +40,7 @@ A skewed partition is split by its per-map sizes into parts of about the target:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -477,6 +478,24 @@ def create_skew_partition_specs(
 
 
 MapSizesFor = Callable[[int], Optional[Sequence[Optional[int]]]]
+
+
+class UnitSpecs(SequenceABC):
+    """``C(i, i+1, bytes[i])`` for every reducer (the specs of an unchanged shuffle read),
+    created only when looked at: a skew join over many partitions changes a few."""
+
+    def __init__(self, sizes: Sequence[int]) -> None:
+        self._sizes = sizes
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return CoalescedPartitionSpec(i, i + 1, self._sizes[i])
 
 
 def optimize_skewed_partitions(
