@@ -91,8 +91,9 @@ def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
             f"at least {default_parallelism} partitions (the default parallelism"
             + (f", because {config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=true)" if keys else ")"),
             {"min_num_partitions": default_parallelism, "default_parallelism": default_parallelism}, keys)
-    return 1, Reason("min_num_one", f"{config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=false: coalescing aims at the advisory size only (minimum 1 partition)",
-                     {"min_num_partitions": 1}, (config.COALESCE_PARTITIONS_PARALLELISM_FIRST,))
+    key = config.COALESCE_PARTITIONS_PARALLELISM_FIRST
+    return 1, Reason("min_num_one", f"{key}=false: coalescing aims at the advisory size only (minimum 1 partition)",
+                     {"min_num_partitions": 1}, (key,))
 
 
 def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
@@ -192,7 +193,8 @@ def coalesce_group(
     c = _conf(conf, v)
     d = CoalesceDecision(False)
     if not c.get(config.COALESCE_PARTITIONS_ENABLED):
-        d.reasons.append(Reason("coalesce_disabled", f"{config.COALESCE_PARTITIONS_ENABLED} is false", {}, (config.COALESCE_PARTITIONS_ENABLED,)))
+        key = config.COALESCE_PARTITIONS_ENABLED
+        d.reasons.append(Reason("coalesce_disabled", f"{key} is false", {}, (key,)))
         return d
     unsupported = [s for s in stages if not is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
                                                                   user_specified_num_partitions=s.user_specified_num_partitions)]
@@ -242,7 +244,8 @@ def coalesce_group(
         f"{before} partitions coalesced into {d.partitions_after}: target {mib(tgt.target_size)} ({target_why};"
         f" advisory {mib(advisory)}, at least {min_num} partitions, minimum size {mib(min_size)})",
         {"before": before, "after": d.partitions_after, **tgt.__dict__},
-        (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE, config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST)))
+        (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
+         config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST)))
     return d
 
 

@@ -59,7 +59,8 @@ def adaptive_applies(
     reasons: list[Reason] = []
     if not c.get(config.ADAPTIVE_EXECUTION_ENABLED):
         default = "false" if v < SparkVersion(3, 2, 0) else "true"
-        return False, [Reason("aqe_disabled", f"{config.ADAPTIVE_EXECUTION_ENABLED} is false (default in Spark {v}: {default})", {}, (config.ADAPTIVE_EXECUTION_ENABLED,))]
+        key = config.ADAPTIVE_EXECUTION_ENABLED
+        return False, [Reason("aqe_disabled", f"{key} is false (default in Spark {v}: {default})", {}, (key,))]
     if facts.is_command:
         return False, [Reason("command", "the plan is a command; AQE only wraps the query inside a write command")]
     should = (c.get(config.ADAPTIVE_EXECUTION_FORCE_APPLY) or facts.is_subquery or facts.has_exchange or facts.requires_child_distribution

@@ -2,7 +2,8 @@
 local shuffle reads.
 
 Mirrors ``OptimizeShuffleWithLocalRead.getPartitionSpecs`` / ``equallyDivide`` /
-``canUseLocalShuffleRead`` (and 3.0/3.1's ``OptimizeLocalShuffleReader`` twins; 3.0.1 - 4.3.0). When a shuffle no longer needs its data redistributed (its consumer became a
+``canUseLocalShuffleRead`` (and 3.0/3.1's ``OptimizeLocalShuffleReader`` twins; 3.0.1 - 4.3.0).
+When a shuffle no longer needs its data redistributed (its consumer became a
 broadcast join, or it is the root of the stage), each task reads map outputs where they are.
 
 Worked example: 2 mappers and 4 reducers read by 4 tasks: each mapper's output is read in

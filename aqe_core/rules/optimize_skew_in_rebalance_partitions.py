@@ -62,7 +62,8 @@ def optimize_skew_in_rebalance(
     if origin not in REBALANCE_ORIGINS:
         return RebalanceSkewResult(False, reasons=[Reason("not_rebalance", f"shuffle origin {origin} is not a rebalance")])
     if not c.get(config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED):
-        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED} is false", {}, (config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED,))])
+        key = config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED
+        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{key} is false", {}, (key,))])
     advisory = advisory_override if (advisory_override is not None and v >= SparkVersion(3, 5, 0)) else c.advisory_partition_size
     small = c.get_or(config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR, 0.2)
     res = RebalanceSkewResult(False, advisory_size=advisory)
@@ -79,7 +80,8 @@ def optimize_skew_in_rebalance(
         res.reasons.append(Reason("split", f"rebalance partition {r} ({mib(bytes_by_partition_id[r])}) is larger than"
                                   f" the advisory size {mib(advisory)}: split into {n} parts",
                                   {"size": bytes_by_partition_id[r], "advisory": advisory, "splits": n},
-                                  (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR), {"partition": r}))
+                                  (config.ADVISORY_PARTITION_SIZE_IN_BYTES,
+                                   config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR), {"partition": r}))
     if len(specs) != len(bytes_by_partition_id):
         res.applied, res.specs = True, specs
     return res
