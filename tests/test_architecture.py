@@ -25,10 +25,7 @@ KNOWN_CYCLES = {
 #: modules over 600 lines known today
 KNOWN_BIG_MODULES: set[str] = set()
 #: functions over 80 lines known today
-KNOWN_BIG_FUNCTIONS = {
-    "aqe_core/engine/steps.py:skew_join",
-    "aqe_core/rules/optimize_skewed_join.py:optimize_skewed_join",
-}
+KNOWN_BIG_FUNCTIONS: set[str] = set()
 
 
 def _files() -> list[Path]:

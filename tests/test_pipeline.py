@@ -4,7 +4,7 @@ import doctest
 
 import pytest
 
-from aqe_core.engine import pipeline, steps
+from aqe_core.engine import pipeline
 from aqe_core.engine.pipeline import (
     ALL_RULES,
     APPLY_FINAL_STAGE_FLAG,
@@ -44,10 +44,15 @@ def test_skew_join_is_a_preparation_rule_from_3_3():
         assert all(s.phase == "query_stage" and s.shuffle_read_rule for s in pipeline_for(v).steps[1:])
 
 
-def test_steps_are_the_engine_steps():
-    assert [s.run for s in pipeline_for("3.0.1").steps] == [steps.coalesce_3_0, steps.skew_join, steps.local_read]
-    assert [s.run for s in pipeline_for("3.5.9").steps] == [steps.skew_join, steps.rebalance, steps.coalesce,
-                                                              steps.local_read]
+def test_steps_run_the_rule_modules():
+    """Each step is its rule module's ``apply`` (plan-shape check + math), named after the class."""
+    for v in ("3.0.1", "3.1.3", "3.2.4", "3.5.9", "4.3.0"):
+        for s in pipeline_for(v).steps:
+            module = s.run.__module__.rpartition(".")[2]
+            assert s.run.__name__ in ("apply", "apply_3_0")
+            assert "".join(w.capitalize() for w in module.split("_")) in (
+                s.rule, "OptimizeShuffleWithLocalRead")  # 3.0/3.1's OptimizeLocalShuffleReader: same module
+    assert pipeline_for("3.0.1").steps[0].run.__name__ == "apply_3_0"
 
 
 def test_ranges_are_ordered_and_start_at_3_0():
@@ -59,3 +64,19 @@ def test_ranges_are_ordered_and_start_at_3_0():
 
 def test_module_doctest():
     assert doctest.testmod(pipeline).failed == 0
+
+
+def test_engine_stage_plan_implements_the_rules_protocols():
+    """Rules see the stage plan only through aqe_core.model.stage; the engine's classes provide
+    every member those protocols name."""
+    from aqe_core.engine import stage_plan
+    from aqe_core.model import stage
+
+    pairs = [(stage.StageNode, stage_plan.StageNode), (stage.Fragment, stage_plan.Fragment),
+             (stage.StageStats, stage_plan.Context), (stage.SpecState, stage_plan.FragmentState)]
+    for proto, impl in pairs:
+        members = {n for n in vars(proto) if not n.startswith("_")} | set(getattr(proto, "__annotations__", {}))
+        have = set(dir(impl)) | set(getattr(impl, "__dataclass_fields__", {})) | set(getattr(impl, "__annotations__", {}))
+        if impl is stage_plan.Context:
+            have |= {"q", "conf", "v", "plan", "default_parallelism"}  # set in __init__
+        assert members <= have, (impl.__name__, members - have)

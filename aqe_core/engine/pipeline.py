@@ -22,8 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from aqe_core.engine import steps
 from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, all_origins
+from aqe_core.rules import (
+    coalesce_shuffle_partitions,
+    optimize_shuffle_with_local_read,
+    optimize_skew_in_rebalance_partitions,
+    optimize_skewed_join,
+)
 from aqe_core.versions import SparkVersion, as_version
 
 StepFn = Callable[[Context, Fragment, FragmentState], None]
@@ -39,7 +44,7 @@ class Step:
     """One Spark rule as the engine runs it on a fragment."""
 
     rule: str  # Spark's class name
-    run: StepFn  # the engine step (plan shape + the rule's math)
+    run: StepFn  # the rule module's ``apply``: its plan-shape check, then its math
     phase: str  # "preparation" (queryStagePreparationRules) or "query_stage" (queryStageOptimizerRules)
     shuffle_read_rule: bool = True  # an AQEShuffleReadRule (3.1: CustomShuffleReaderRule)
 
@@ -68,18 +73,18 @@ def _opt(rule: str, run: StepFn) -> Step:
 # 3.0.x queryStageOptimizerRules = Seq(ReuseAdaptiveSubquery, CoalesceShufflePartitions,
 #   OptimizeSkewedJoin, OptimizeLocalShuffleReader): skew after coalescing (post-coalesce sizes).
 _STEPS_3_0 = (
-    _opt("CoalesceShufflePartitions", steps.coalesce_3_0),
-    _opt("OptimizeSkewedJoin", steps.skew_join),
-    _opt("OptimizeLocalShuffleReader", steps.local_read),
+    _opt("CoalesceShufflePartitions", coalesce_shuffle_partitions.apply_3_0),
+    _opt("OptimizeSkewedJoin", optimize_skewed_join.apply),
+    _opt("OptimizeLocalShuffleReader", optimize_shuffle_with_local_read.apply),
 )
 # 3.2.x queryStageOptimizerRules = Seq(PlanAdaptiveDynamicPruningFilters, ReuseAdaptiveSubquery,
 #   OptimizeSkewedJoin, OptimizeSkewInRebalancePartitions, CoalesceShufflePartitions,
 #   OptimizeShuffleWithLocalRead): skew first, on raw sizes; local read after coalescing.
 _STEPS_3_2 = (
-    _opt("OptimizeSkewedJoin", steps.skew_join),
-    _opt("OptimizeSkewInRebalancePartitions", steps.rebalance),
-    _opt("CoalesceShufflePartitions", steps.coalesce),
-    _opt("OptimizeShuffleWithLocalRead", steps.local_read),
+    _opt("OptimizeSkewedJoin", optimize_skewed_join.apply),
+    _opt("OptimizeSkewInRebalancePartitions", optimize_skew_in_rebalance_partitions.apply),
+    _opt("CoalesceShufflePartitions", coalesce_shuffle_partitions.apply),
+    _opt("OptimizeShuffleWithLocalRead", optimize_shuffle_with_local_read.apply),
 )
 # 3.3+ OptimizeSkewedJoin(ensureRequirements) is the last queryStagePreparationRule (it sees the
 #   whole plan; forceOptimizeSkewedJoin); queryStageOptimizerRules = Seq(
@@ -87,10 +92,10 @@ _STEPS_3_2 = (
 #   CoalesceShufflePartitions, OptimizeShuffleWithLocalRead). Unchanged through 4.3.0 (4.3 adds
 #   ConvertSortMergeJoinToShuffledHashJoin to the preparation rules: see replan_joins).
 _STEPS_3_3 = (
-    _prep("OptimizeSkewedJoin", steps.skew_join),
-    _opt("OptimizeSkewInRebalancePartitions", steps.rebalance),
-    _opt("CoalesceShufflePartitions", steps.coalesce),
-    _opt("OptimizeShuffleWithLocalRead", steps.local_read),
+    _prep("OptimizeSkewedJoin", optimize_skewed_join.apply),
+    _opt("OptimizeSkewInRebalancePartitions", optimize_skew_in_rebalance_partitions.apply),
+    _opt("CoalesceShufflePartitions", coalesce_shuffle_partitions.apply),
+    _opt("OptimizeShuffleWithLocalRead", optimize_shuffle_with_local_read.apply),
 )
 
 #: release ranges, oldest first: a release uses the last entry whose ``since`` is not after it

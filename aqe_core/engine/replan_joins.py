@@ -16,7 +16,7 @@ from aqe_core.rules.convert_sort_merge_join_to_shuffled_hash_join import choose_
 from aqe_core.rules.demote_broadcast_hash_join import NO_BROADCAST_HASH
 from aqe_core.rules.dynamic_join_selection import PREFER_SHUFFLE_HASH, SHUFFLE_HASH, select_join_hints
 from aqe_core.rules.join_selection_helper import broadcast_threshold, can_build_broadcast_left, can_build_broadcast_right
-from aqe_core.rules.optimize_skewed_join import normalize_join_type
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
 

@@ -2,9 +2,10 @@
 
 A fragment is the plan between an exchange (or the root) and the query stages below it, the
 unit Spark's query-stage rules see. Codegen wrappers and adaptive reads are taken out of the
-nodes (a stage leaf remembers Spark's read above it). :class:`Context` gives a rule step the
-captured statistics of a stage leaf; :class:`FragmentState` holds the specs the steps put on
-the leaves; :func:`breaks_distribution` is Spark's "no extra shuffle" check.
+nodes (a stage leaf remembers Spark's read above it). :class:`Context` gives a rule the
+captured statistics of a stage leaf; :class:`FragmentState` holds the specs the rules put on
+the leaves; :func:`breaks_distribution` is Spark's "no extra shuffle" check. These implement
+the protocols of :mod:`aqe_core.model.stage`, through which the rules see the plan.
 """
 from __future__ import annotations
 
@@ -28,12 +29,12 @@ if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); on
 WRAPPERS = ("WholeStageCodegen", "InputAdapter", "ColumnarToRow", "RowToColumnar")
 STAGES = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage")
 READS = ("AQEShuffleRead", "CustomShuffleReader")
-SHUFFLED_JOINS = ("SortMergeJoin", "ShuffledHashJoin")
 
 
 @dataclass
 class StageNode:
-    """A node of a stage fragment, with the codegen wrappers and adaptive reads taken out."""
+    """A node of a stage fragment, with the codegen wrappers and adaptive reads taken out
+    (implements :class:`aqe_core.model.stage.StageNode`)."""
 
     idx: int
     name: str
@@ -152,6 +153,9 @@ class PlanIndex:
 
 
 class Context:
+    """A query's captured statistics as the rules ask for them (implements
+    :class:`aqe_core.model.stage.StageStats`)."""
+
     def __init__(self, q: QueryCapture, conf: AQEConf, v: SparkVersion, plan: PlanIndex) -> None:
         self.q, self.conf, self.v, self.plan = q, conf, v, plan
         self.default_parallelism = q.default_parallelism
@@ -188,6 +192,12 @@ class Context:
             return None
         return sh.map_sizes.for_reducer
 
+    def stage_at(self, idx: int) -> StageCapture:
+        """The stage recorded at a leaf's node index (KeyError if none)."""
+        return self.plan.stage_by_node[idx]
+
+    def breaks_distribution(self, fr: Fragment, changed: list[StageNode], skew_joins: set[int]) -> Optional[str]:
+        return breaks_distribution(self, fr, changed, skew_joins)
 
 
 @dataclass
@@ -209,7 +219,16 @@ class FragmentState:
 
     def copy(self) -> "FragmentState":
         return FragmentState({k: list(v) for k, v in self.specs.items()}, {k: list(v) for k, v in self.rules.items()},
-                      {k: list(v) for k, v in self.reasons.items()}, set(self.skew_joins), dict(self.descriptions))
+                             {k: list(v) for k, v in self.reasons.items()}, set(self.skew_joins),
+                             dict(self.descriptions))
+
+    def adopt(self, trial: "FragmentState") -> None:
+        """Keep a trial copy's result."""
+        self.__dict__.update(trial.__dict__)
+
+    def merge_reasons(self, trial: "FragmentState") -> None:
+        """Keep only a dropped trial copy's reasons."""
+        merge_reasons(self, trial)
 
 
 

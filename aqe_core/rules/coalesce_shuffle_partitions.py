@@ -1,6 +1,8 @@
 """Spark's ``CoalesceShufflePartitions`` rule: which shuffles are coalesced together, and how.
 
-Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions`` (3.0.0 - 4.3.0):
+Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions.apply`` /
+``collectCoalesceGroups`` / ``isSupported`` (3.0.1 - 4.3.0), calling
+:mod:`aqe_core.rules.shuffle_partitions_util` for the packing:
 
 * applicability: all leaves of the stage plan are query stages; every shuffle's origin can
   change its partition count (3.0: no user-specified partition count at all; 3.1: origin
@@ -12,6 +14,30 @@ Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions`` (3
 * ``minNumPartitions``: ``minPartitionNum`` if set, else ``defaultParallelism`` (3.0/3.1
   always, 3.2+ only with ``parallelismFirst``), else 1;
 * ``numShufflePartitions`` with ``initialPartitionNum``.
+
+Worked example (3.5): the two shuffles of ``ShufflePartitionsUtil``'s example, read by one
+stage, with a 128 MiB advisory size. With ``parallelismFirst=false`` at least 1 partition is
+asked for, so the target is the advisory size and 5 partitions become 4:
+
+    >>> MiB = 1024 * 1024
+    >>> a = StageInput(1, [100 * MiB, 20 * MiB, 100 * MiB, 10 * MiB, 30 * MiB])
+    >>> b = StageInput(2, [10 * MiB, 10 * MiB, 70 * MiB, 5 * MiB, 5 * MiB])
+    >>> conf = {config.ADVISORY_PARTITION_SIZE_IN_BYTES: "128m", config.COALESCE_PARTITIONS_PARALLELISM_FIRST: "false"}
+    >>> d = coalesce_group([a, b], conf, spark_version="3.5.1", default_parallelism=8)
+    >>> d.applied, d.partitions_before, d.partitions_after, d.target_size // MiB
+    (True, 5, 4, 128)
+    >>> [(s.start_reducer_index, s.end_reducer_index) for s in d.specs_by_stage[1]]
+    [(0, 1), (1, 2), (2, 3), (3, 5)]
+
+With the default ``parallelismFirst=true`` the 8 cores ask for 8 partitions: the target drops
+to 360 MiB / 8 = 45 MiB and nothing is merged. A user's ``repartition(n)`` is never coalesced:
+
+    >>> coalesce_group([a, b], {config.ADVISORY_PARTITION_SIZE_IN_BYTES: "128m"}, spark_version="3.5.1",
+    ...                default_parallelism=8).reasons[-1].message
+    'coalescing towards 45 MiB would not reduce the 5 partitions'
+    >>> coalesce_group([StageInput(3, [1, 2, 3], origin="REPARTITION_BY_NUM")], {}, spark_version="3.5.1",
+    ...                default_parallelism=8).applied
+    False
 """
 from __future__ import annotations
 
@@ -24,6 +50,7 @@ from aqe_core.model.reasons import Reason
 from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions_util import INT_MAX, coalesce_partitions, coalesce_target
 from aqe_core.model.specs import ShufflePartitionSpec
+from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.versions import SparkVersion, as_version
 
 
@@ -64,8 +91,9 @@ def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
             f"at least {default_parallelism} partitions (the default parallelism"
             + (f", because {config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=true)" if keys else ")"),
             {"min_num_partitions": default_parallelism, "default_parallelism": default_parallelism}, keys)
-    return 1, Reason("min_num_one", f"{config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=false: coalescing aims at the advisory size only (minimum 1 partition)",
-                     {"min_num_partitions": 1}, (config.COALESCE_PARTITIONS_PARALLELISM_FIRST,))
+    key = config.COALESCE_PARTITIONS_PARALLELISM_FIRST
+    return 1, Reason("min_num_one", f"{key}=false: coalescing aims at the advisory size only (minimum 1 partition)",
+                     {"min_num_partitions": 1}, (key,))
 
 
 def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
@@ -165,7 +193,8 @@ def coalesce_group(
     c = _conf(conf, v)
     d = CoalesceDecision(False)
     if not c.get(config.COALESCE_PARTITIONS_ENABLED):
-        d.reasons.append(Reason("coalesce_disabled", f"{config.COALESCE_PARTITIONS_ENABLED} is false", {}, (config.COALESCE_PARTITIONS_ENABLED,)))
+        key = config.COALESCE_PARTITIONS_ENABLED
+        d.reasons.append(Reason("coalesce_disabled", f"{key} is false", {}, (key,)))
         return d
     unsupported = [s for s in stages if not is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
                                                                   user_specified_num_partitions=s.user_specified_num_partitions)]
@@ -215,7 +244,8 @@ def coalesce_group(
         f"{before} partitions coalesced into {d.partitions_after}: target {mib(tgt.target_size)} ({target_why};"
         f" advisory {mib(advisory)}, at least {min_num} partitions, minimum size {mib(min_size)})",
         {"before": before, "after": d.partitions_after, **tgt.__dict__},
-        (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE, config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST)))
+        (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
+         config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST)))
     return d
 
 
@@ -285,6 +315,130 @@ def coalesce_groups(plan: PlanShape, *, spark_version: "str | SparkVersion") -> 
 
     visit(plan)
     return groups
+
+
+
+# ------------------------------------------------------------------------------------------
+# CoalesceShufflePartitions's plan-shape check on a stage fragment (the engine's stage plan, seen
+# through the protocols of :mod:`aqe_core.model.stage`)
+
+
+def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
+    """``CoalesceShufflePartitions.apply`` (3.2+) on a fragment: find the coalesce groups, skip
+    those with an unsupported shuffle, share ``minNumPartitions`` (3.3+) and coalesce each group."""
+    v, conf = ctx.v, ctx.conf
+    if not conf.get(config.COALESCE_PARTITIONS_ENABLED):
+        for st in fr.stages:
+            if st.is_shuffle_stage:
+                state.why(st, [Reason("coalesce_disabled", "coalescePartitions.enabled is false", {},
+                                      (config.COALESCE_PARTITIONS_ENABLED,))])
+        return
+    shape = _shape(ctx, fr.root, state)
+    groups = coalesce_groups(shape, spark_version=v)
+    supported = []
+    for g in groups:
+        ok = all(is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
+                                      user_specified_num_partitions=s.user_specified_num_partitions) for s in g)
+        if ok and g:
+            supported.append(g)
+        elif g:
+            bad = next(s for s in g if not is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
+                                                                 user_specified_num_partitions=s.user_specified_num_partitions))
+            for s in g:
+                state.reasons.setdefault(s.stage_id, []).append(Reason(
+                    "unsupported_shuffle", f"not coalesced: stage {ctx.stage_at(bad.stage_id).stage_id}"
+                    f" has {'a single output partition' if bad.single_partition else 'shuffle origin ' + bad.origin}",
+                    {"origin": bad.origin}))
+    if not supported:
+        return
+    min_num, _ = min_num_partitions(conf, spark_version=v, default_parallelism=ctx.default_parallelism)
+    if v >= SparkVersion(3, 3, 0):
+        sizes = [sum(sum(s.bytes_by_partition_id) for s in g if s.bytes_by_partition_id is not None) for g in supported]
+        per_group = split_min_num_across_groups(min_num, sizes)
+    else:
+        per_group = [min_num]
+    for g, gmin in zip(supported, per_group):
+        advisory = None
+        if v >= SparkVersion(3, 5, 0) and len(g) == 1 and g[0].advisory_partition_size is not None:
+            advisory = g[0].advisory_partition_size
+        if v >= SparkVersion(4, 3, 0) and _under_exploding_join(fr, g):
+            advisory = conf.get(config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE)
+        d = coalesce_group(g, conf, spark_version=v, default_parallelism=ctx.default_parallelism,
+                           group_min_num=gmin if v >= SparkVersion(3, 3, 0) else None, advisory_override=advisory)
+        for s in g:
+            state.reasons.setdefault(s.stage_id, []).extend(d.reasons)
+        if d.applied:
+            for s in g:
+                state.specs[s.stage_id] = d.specs_by_stage[s.stage_id]
+                state.rules.setdefault(s.stage_id, []).append("CoalesceShufflePartitions")
+
+
+def _stage_input(ctx: StageStats, st: StageNode, state: SpecState) -> StageInput:
+    sc = ctx.stage(st)
+    return StageInput(stage_id=st.idx, bytes_by_partition_id=ctx.bytes(st), origin=ctx.origin(st),
+                      existing_specs=state.specs.get(st.idx), single_partition=ctx.single_partition(st),
+                      user_specified_num_partitions=bool(sc and sc.can_change_num_partitions is False),
+                      advisory_partition_size=sc.advisory_partition_size if sc else None)
+
+
+def _shape(ctx: StageStats, n: StageNode, state: SpecState) -> PlanShape:
+    """The fragment as CoalesceShufflePartitions sees it: stages (with a read above those that
+    already have specs)."""
+    if n.is_stage:
+        inp = _stage_input(ctx, n, state) if n.is_shuffle_stage else None
+        shape = PlanShape(n.name, [], inp)
+        if n.is_shuffle_stage and n.idx in state.specs:
+            return PlanShape("AQEShuffleRead", [shape], inp)
+        return shape
+    plain = True
+    if n.name == "Union":
+        plain = not _union_keeps_partitioning(n)
+    return PlanShape(n.name.split("(")[0], [_shape(ctx, c, state) for c in n.children], None, plain)
+
+
+def _union_keeps_partitioning(n: StageNode) -> bool:
+    part = str(n.info.get("partitioning", "UnknownPartitioning"))
+    return not part.startswith("UnknownPartitioning")
+
+
+def _under_exploding_join(fr: Fragment, group: list[StageInput]) -> bool:
+    ids = {s.stage_id for s in group}
+    for st in fr.stages:
+        if st.idx not in ids:
+            continue
+        p = st.parent
+        while p is not None:
+            if p.name.startswith(("BroadcastNestedLoopJoin", "CartesianProduct")):
+                return True
+            p = p.parent
+    return False
+
+
+def apply_3_0(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
+    """3.0/3.1 CoalesceShufflePartitions: all leaves query stages, every shuffle can change its
+    partition count; one spec list for every stage, put on every stage even when unchanged."""
+    conf, v = ctx.conf, ctx.v
+    stages = [s for s in fr.stages if s.is_shuffle_stage]
+    if not conf.get(config.COALESCE_PARTITIONS_ENABLED):
+        return
+    if not _all_leaves_stages(fr.root) or not stages:
+        return
+    inputs = [_stage_input(ctx, s, state) for s in stages]
+    d = coalesce_group(inputs, conf, spark_version=v, default_parallelism=ctx.default_parallelism)
+    for s in stages:
+        state.why(s, d.reasons)
+    if d.applied:
+        for s in stages:
+            state.put(s, d.specs_by_stage[s.idx], "CoalesceShufflePartitions")
+            state.descriptions[s.idx] = "coalesced"
+
+
+def _all_leaves_stages(n: StageNode) -> bool:
+    if n.is_stage:
+        return True
+    if not n.children:
+        return False
+    return all(_all_leaves_stages(c) for c in n.children)
 
 
 # compat (issue 9): aqe_core/analysis.py imports these names until it moves to views/ (WP4);

@@ -2,7 +2,7 @@
 builds a hash map when AQE replaces it by a shuffled hash join.
 
 Mirrors ``org.apache.spark.sql.execution.adaptive.ConvertSortMergeJoinToShuffledHashJoin.apply``
-(a query-stage preparation rule, 4.3.0 only): a side can build iff the join type allows it,
+(a query-stage preparation rule, 4.3.0 - 4.3.0: new in 4.3): a side can build iff the join type allows it,
 ``advisory <= maxShuffledHashJoinLocalMapThreshold`` and every partition times the widening
 factor fits that threshold; the cheaper side (``sum(bytes) x factor``) builds.
 
@@ -26,7 +26,7 @@ from typing import Any, Mapping, Optional, Sequence
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
-from aqe_core.rules.optimize_skewed_join import normalize_join_type
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
 

@@ -1,7 +1,7 @@
 """Spark's ``DemoteBroadcastHashJoin``: do not broadcast a join side with many empty partitions.
 
 Mirrors ``org.apache.spark.sql.execution.adaptive.DemoteBroadcastHashJoin.apply`` /
-``shouldDemote`` / ``hasManyEmptyPartitions`` (an AQE logical optimizer rule, 3.0.0 - 3.1.x,
+``shouldDemote`` / ``hasManyEmptyPartitions`` (an AQE logical optimizer rule, 3.0.1 - 3.1.3,
 and again in 4.3.0), and the same demotion inside ``DynamicJoinSelection`` (3.2 - 4.2, see
 :mod:`aqe_core.rules.dynamic_join_selection`). A side whose shuffle has some, but fewer than
 ``nonEmptyPartitionRatioForBroadcastJoin`` of its partitions non-empty gets the
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from aqe_core.rules.optimize_skewed_join import normalize_join_type
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.versions import SparkVersion, as_version
 
 NO_BROADCAST_HASH = "NO_BROADCAST_HASH"

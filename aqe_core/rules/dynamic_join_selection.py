@@ -1,8 +1,8 @@
 """Spark's ``DynamicJoinSelection``: join hints AQE puts on each side from runtime statistics.
 
 Mirrors ``org.apache.spark.sql.execution.adaptive.DynamicJoinSelection.apply`` /
-``selectJoinStrategy`` / ``preferShuffledHashJoin`` (an AQE logical optimizer rule, 3.2.0 -
-4.2.x): the ``DemoteBroadcastHashJoin`` demotion (:mod:`aqe_core.rules.demote_broadcast_hash_join`)
+``selectJoinStrategy`` / ``preferShuffledHashJoin`` (an AQE logical optimizer rule,
+3.2.0 - 4.2.x): the ``DemoteBroadcastHashJoin`` demotion (:mod:`aqe_core.rules.demote_broadcast_hash_join`)
 plus ``PREFER_SHUFFLE_HASH`` / ``SHUFFLE_HASH`` when every partition of a side fits
 ``maxShuffledHashJoinLocalMapThreshold``. :func:`select_join_hints` is the entry for every
 release: ``DemoteBroadcastHashJoin`` alone in 3.0.x/3.1.x and 4.3.0.
@@ -28,7 +28,7 @@ from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
 from aqe_core.rules.demote_broadcast_hash_join import NO_BROADCAST_HASH, should_demote
 from aqe_core.rules.join_selection_helper import can_build_broadcast_left, can_build_broadcast_right
-from aqe_core.rules.optimize_skewed_join import normalize_join_type
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
 

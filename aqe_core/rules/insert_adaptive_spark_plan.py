@@ -1,7 +1,23 @@
 """Spark's ``InsertAdaptiveSparkPlan``: whether AQE applies to a query at all, and why not.
 
-Mirrors ``InsertAdaptiveSparkPlan.applyInternal`` / ``shouldApplyAQE`` / ``supportAdaptive``
-(3.0.0 - 4.3.0). The plan facts are supplied by the caller (from a captured or logged plan).
+Mirrors ``org.apache.spark.sql.execution.adaptive.InsertAdaptiveSparkPlan.applyInternal`` /
+``shouldApplyAQE`` / ``supportAdaptive`` (3.0.1 - 4.3.0). The plan facts are supplied by the
+caller (:func:`aqe_core.engine.adaptive.adaptive_verdict` reads them from a captured or logged plan).
+
+Worked example: a plan with an exchange is wrapped when AQE is on (3.2+'s default, not 3.0's);
+a command, or a plan with nothing to re-optimise, is not:
+
+    >>> adaptive_applies(PlanFacts(has_exchange=True), {}, spark_version="3.5.1")[0]
+    True
+    >>> adaptive_applies(PlanFacts(has_exchange=True), {}, spark_version="3.0.1")[1][0].code
+    'aqe_disabled'
+    >>> adaptive_applies(PlanFacts(is_command=True), {}, spark_version="3.5.1")[1][0].code
+    'command'
+    >>> ok, reasons = adaptive_applies(PlanFacts(), {}, spark_version="3.5.1")
+    >>> ok, reasons[0].code
+    (False, 'nothing_to_adapt')
+    >>> adaptive_applies(PlanFacts(), {config.ADAPTIVE_EXECUTION_FORCE_APPLY: "true"}, spark_version="3.5.1")[0]
+    True
 """
 from __future__ import annotations
 
@@ -12,7 +28,6 @@ from aqe_core import config
 from aqe_core.config import AQEConf, as_conf
 from aqe_core.model.reasons import Reason
 from aqe_core.versions import SparkVersion, as_version
-
 
 
 @dataclass(frozen=True)
@@ -44,7 +59,8 @@ def adaptive_applies(
     reasons: list[Reason] = []
     if not c.get(config.ADAPTIVE_EXECUTION_ENABLED):
         default = "false" if v < SparkVersion(3, 2, 0) else "true"
-        return False, [Reason("aqe_disabled", f"{config.ADAPTIVE_EXECUTION_ENABLED} is false (default in Spark {v}: {default})", {}, (config.ADAPTIVE_EXECUTION_ENABLED,))]
+        key = config.ADAPTIVE_EXECUTION_ENABLED
+        return False, [Reason("aqe_disabled", f"{key} is false (default in Spark {v}: {default})", {}, (key,))]
     if facts.is_command:
         return False, [Reason("command", "the plan is a command; AQE only wraps the query inside a write command")]
     should = (c.get(config.ADAPTIVE_EXECUTION_FORCE_APPLY) or facts.is_subquery or facts.has_exchange or facts.requires_child_distribution

@@ -1,9 +1,9 @@
 """Spark's ``JoinSelectionHelper``: which join sides may be broadcast, and the size limit.
 
-Mirrors ``org.apache.spark.sql.catalyst.optimizer.JoinSelectionHelper`` ``canBuildBroadcastLeft``
-/ ``canBuildBroadcastRight`` and ``canBroadcastBySize`` with the AQE threshold
-(``getBroadcastThreshold``-style choice, 3.0.0 - 4.3.0): when AQE re-plans a join from runtime
-statistics (3.2+), ``spark.sql.adaptive.autoBroadcastJoinThreshold`` wins when set.
+Mirrors ``org.apache.spark.sql.catalyst.optimizer.JoinSelectionHelper.canBuildBroadcastLeft`` /
+``canBuildBroadcastRight`` / ``canBroadcastBySize`` with the AQE threshold (3.0.1 - 4.3.0):
+when AQE re-plans a join from runtime statistics (3.2+),
+``spark.sql.adaptive.autoBroadcastJoinThreshold`` wins when set.
 
     >>> broadcast_threshold({}, spark_version="3.5.1")  # the static default: 10 MiB
     10485760
@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
-from aqe_core.rules.optimize_skewed_join import normalize_join_type
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
 

@@ -1,10 +1,21 @@
 """Spark's ``OptimizeSkewInRebalancePartitions`` (3.2+): split skewed REBALANCE partitions.
 
-Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewInRebalancePartitions``: for a
-shuffle whose origin is ``REBALANCE_PARTITIONS_BY_NONE`` / ``_BY_COL``, every partition larger
-than the advisory size is split by its per-map sizes (threshold = target = advisory), with the
+Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewInRebalancePartitions.apply`` /
+``tryOptimizeSkewedPartitions`` (3.2.0 - 4.3.0): for a shuffle whose origin is
+``REBALANCE_PARTITIONS_BY_NONE`` / ``_BY_COL``, every partition larger than the advisory size is
+split by its per-map sizes (threshold = target = advisory), with the
 ``rebalancePartitionsSmallPartitionFactor`` (3.3+; 0.2 in 3.2). The rule applies when the
 number of specs changed; coalescing then merges the small rest.
+
+Worked example: an advisory size of 100 B; partition 1 (300 B, three maps of 100 B) is split
+in three, the others stay whole:
+
+    >>> conf = {config.ADVISORY_PARTITION_SIZE_IN_BYTES: "100"}
+    >>> res = optimize_skew_in_rebalance([10, 300, 20], lambda reducer: [100, 100, 100], conf, spark_version="3.5.1")
+    >>> res.applied, res.splits, len(res.specs)
+    (True, {1: 3}, 5)
+    >>> res.reasons[0].message
+    'rebalance partition 1 (300 B) is larger than the advisory size 100 B: split into 3 parts'
 """
 from __future__ import annotations
 
@@ -17,6 +28,7 @@ from aqe_core.model.reasons import Reason
 from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions_util import MapSizesFor, optimize_skewed_partitions
 from aqe_core.model.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.stage import Fragment, SpecState, StageStats
 from aqe_core.versions import SparkVersion, as_version
 
 REBALANCE_ORIGINS = frozenset({"REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL"})
@@ -50,7 +62,8 @@ def optimize_skew_in_rebalance(
     if origin not in REBALANCE_ORIGINS:
         return RebalanceSkewResult(False, reasons=[Reason("not_rebalance", f"shuffle origin {origin} is not a rebalance")])
     if not c.get(config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED):
-        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED} is false", {}, (config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED,))])
+        key = config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED
+        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{key} is false", {}, (key,))])
     advisory = advisory_override if (advisory_override is not None and v >= SparkVersion(3, 5, 0)) else c.advisory_partition_size
     small = c.get_or(config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR, 0.2)
     res = RebalanceSkewResult(False, advisory_size=advisory)
@@ -67,7 +80,43 @@ def optimize_skew_in_rebalance(
         res.reasons.append(Reason("split", f"rebalance partition {r} ({mib(bytes_by_partition_id[r])}) is larger than"
                                   f" the advisory size {mib(advisory)}: split into {n} parts",
                                   {"size": bytes_by_partition_id[r], "advisory": advisory, "splits": n},
-                                  (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR), {"partition": r}))
+                                  (config.ADVISORY_PARTITION_SIZE_IN_BYTES,
+                                   config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR), {"partition": r}))
     if len(specs) != len(bytes_by_partition_id):
         res.applied, res.specs = True, specs
     return res
+
+
+# ------------------------------------------------------------------------------------------
+# OptimizeSkewInRebalancePartitions's plan-shape check on a stage fragment (the engine's stage plan, seen
+# through the protocols of :mod:`aqe_core.model.stage`)
+
+
+def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
+    """``OptimizeSkewInRebalancePartitions.apply`` on a fragment: the rebalance stage at the root
+    (3.3+: every rebalance stage), split unless that breaks the plan's distribution."""
+    v = ctx.v
+    candidates = fr.stages if v >= SparkVersion(3, 3, 0) else ([fr.root] if fr.root.is_shuffle_stage else [])
+    for st in candidates:
+        if not st.is_shuffle_stage or st.idx in state.specs:
+            continue
+        origin = ctx.origin(st)
+        if origin not in REBALANCE_ORIGINS:
+            continue
+        b = ctx.bytes(st)
+        if b is None:
+            continue
+        sc = ctx.stage(st)
+        res = optimize_skew_in_rebalance(b, ctx.map_sizes_for(st), ctx.conf, spark_version=v, origin=origin,
+                                         advisory_override=sc.advisory_partition_size if sc else None)
+        state.why(st, res.reasons)
+        if not res.applied or res.specs is None:
+            continue
+        trial = state.copy()
+        trial.put(st, res.specs, "OptimizeSkewInRebalancePartitions")
+        broken = ctx.breaks_distribution(fr, [st], trial.skew_joins)
+        if broken:
+            state.why(st, [Reason("distribution_broken", f"rebalance split dropped: it would break the plan's"
+                                  f" distribution ({broken})")])
+            continue
+        state.adopt(trial)

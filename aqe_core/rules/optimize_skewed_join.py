@@ -1,6 +1,8 @@
 """Spark's ``OptimizeSkewedJoin``: find skewed join partitions and split them.
 
-Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin`` (3.0.0 - 4.3.0):
+Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin.tryOptimizeJoinChildren``
+(3.2+) / ``optimizeSkewJoin`` (3.0/3.1) with ``medianSize``, ``getSkewThreshold``, ``isSkewed``
+and ``targetSize`` (3.0.1 - 4.3.0):
 
 * 3.0.x/3.1.x  runs *after* ``CoalesceShufflePartitions``: the skew test and the target use the
   post-coalesce partition sizes, a partition is skewed if ``size > factor x median`` *and*
@@ -15,11 +17,32 @@ Mirrors ``org.apache.spark.sql.execution.adaptive.OptimizeSkewedJoin`` (3.0.0 - 
 
 Plan-shape conditions (which joins match, the "no extra shuffle" check, forceOptimizeSkewedJoin)
 are decided by the caller from the plan; this module does the numbers.
+
+Worked example (3.5): the left side's partition 3 (400 B) is over ``max(threshold 100 B,
+5 x median 25 B) = 125 B``; the target is ``max(advisory 60 B, mean of the others 20 B)``, so
+its four 100 B map outputs become four parts, each joined with the right side's partition 3:
+
+    >>> conf = {config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD: "100", config.ADVISORY_PARTITION_SIZE_IN_BYTES: "60"}
+    >>> left = SkewJoinSide([10, 20, 30, 400], lambda reducer: [100, 100, 100, 100])
+    >>> right = SkewJoinSide([10, 20, 30, 40])
+    >>> res = optimize_skewed_join(left, right, "Inner", conf, spark_version="3.5.1")
+    >>> res.left.median, res.left.skew_threshold, res.left.target_size, res.left.skewed_indices
+    (25, 125, 60, (3,))
+    >>> res.left_splits, res.num_specs  # 3 plain partitions + 4 parts
+    ({3: 4}, 7)
+    >>> [(s.start_map_index, s.end_map_index) for s in res.left_specs[3:]]
+    [(0, 1), (1, 2), (2, 3), (3, 4)]
+    >>> [(s.start_reducer_index, s.end_reducer_index) for s in res.right_specs[3:]]
+    [(3, 4), (3, 4), (3, 4), (3, 4)]
+
+The left side of a right outer join may not be split (``canSplitLeftSide``):
+
+    >>> optimize_skewed_join(left, right, "RightOuter", conf, spark_version="3.5.1").applied
+    False
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from collections.abc import Sequence as SequenceABC
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
@@ -28,12 +51,15 @@ from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib, num
+from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.rules.shuffle_partitions_util import (
     MapSizesFor,
+    UnitSpecs,
     create_skew_partition_specs,
     optimize_skewed_partitions,
 )
 from aqe_core.model.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.versions import SparkVersion, as_version
 
 
@@ -41,22 +67,8 @@ from aqe_core.versions import SparkVersion, as_version
 LEFT_SPLITTABLE = frozenset({"Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter"})
 RIGHT_SPLITTABLE = frozenset({"Inner", "Cross", "RightOuter"})
 SUPPORTED_JOIN_TYPES = LEFT_SPLITTABLE | RIGHT_SPLITTABLE
-
-_JOIN_TYPE_ALIASES = {
-    "inner": "Inner", "cross": "Cross", "leftsemi": "LeftSemi", "semi": "LeftSemi",
-    "leftanti": "LeftAnti", "anti": "LeftAnti", "leftouter": "LeftOuter", "left": "LeftOuter",
-    "rightouter": "RightOuter", "right": "RightOuter", "fullouter": "FullOuter", "full": "FullOuter",
-    "outer": "FullOuter", "existencejoin": "ExistenceJoin",
-}
-
-
-def normalize_join_type(join_type: str) -> str:
-    """Spark's JoinType names ("LeftOuter") from plan strings or SQL words ("left_outer")."""
-    key = join_type.replace("_", "").replace(" ", "").lower()
-    if key.startswith("existencejoin"):
-        return "ExistenceJoin"
-    return _JOIN_TYPE_ALIASES.get(key, join_type)
-
+#: the joins whose two shuffled children the rule can split (3.0: sort-merge only)
+SHUFFLED_JOINS = ("SortMergeJoin", "ShuffledHashJoin")
 
 def can_split_left(join_type: str) -> bool:
     """``OptimizeSkewedJoin.canSplitLeftSide`` (all releases)."""
@@ -285,29 +297,12 @@ class SkewJoinResult:
         return len(self.base_left) + extra
 
 
-class _UnitSpecs(SequenceABC):
-    """``C(i, i+1, bytes[i])`` for every reducer, created only when looked at."""
-
-    def __init__(self, sizes: Sequence[int]) -> None:
-        self._sizes = sizes
-
-    def __len__(self) -> int:
-        return len(self._sizes)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        return CoalescedPartitionSpec(i, i + 1, self._sizes[i])
-
-
 def _side_specs(side: SkewJoinSide, v: SparkVersion) -> Sequence[CoalescedPartitionSpec]:
     if side.coalesced_specs is not None and v < SparkVersion(3, 2, 0):
         return list(side.coalesced_specs)
     b = side.bytes_by_partition_id
     if v >= SparkVersion(3, 2, 0):
-        return _UnitSpecs(b)
+        return UnitSpecs(b)
     return [CoalescedPartitionSpec(i, i + 1) for i in range(len(b))]
 
 
@@ -335,16 +330,7 @@ def optimize_skewed_join(
     lspecs, rspecs = _side_specs(left, v), _side_specs(right, v)
     if len(lspecs) != len(rspecs):
         raise AssertionError("join sides must have the same number of partitions")
-    if v >= SparkVersion(3, 2, 0):  # raw map statistics, one entry per reducer
-        lsizes, rsizes = list(left.bytes_by_partition_id), list(right.bytes_by_partition_id)
-    else:  # post-coalesce sizes, one entry per reader spec
-        lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
-        rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
-    median_raw = SparkVersion(3, 1, 0) <= v < SparkVersion(3, 2, 0)  # 3.1: medianSize(mapStats)
-    la = analyze_side(lsizes, c, spark_version=v, side="left",
-                      median_of=left.bytes_by_partition_id if median_raw else None)
-    ra = analyze_side(rsizes, c, spark_version=v, side="right",
-                      median_of=right.bytes_by_partition_id if median_raw else None)
+    la, ra = _analyze_sides(left, right, lspecs, rspecs, c, v)
     result = SkewJoinResult(False, jt, la, ra, base_left=lspecs, base_right=rspecs)
     reasons = result.reasons
     if not c.get(config.SKEW_JOIN_ENABLED):
@@ -352,51 +338,11 @@ def optimize_skewed_join(
         return result
     if jt not in SUPPORTED_JOIN_TYPES:
         reasons.append(Reason("join_type_not_supported", f"{jt} joins are never split: neither side may be split", {"join_type": jt}))
-    split_left, split_right = can_split_left(jt), can_split_right(jt)
-    lskewed, rskewed = set(la.skewed_indices), set(ra.skewed_indices)
-
-    def parts(name: str, side: SkewJoinSide, spec: CoalescedPartitionSpec, i: int, analysis: SideAnalysis,
-              skewed: set[int], splittable: bool, splits: dict[int, int]) -> tuple[list[ShufflePartitionSpec], bool]:
-        if i not in skewed:
-            return [spec], False
-        size = analysis.sizes[i]
-        subject = {"partition": spec.start_reducer_index, "side": name}
-        if not splittable:
-            reasons.append(Reason("side_not_splittable", f"{name} partition {spec.start_reducer_index} is skewed"
-                                  f" ({mib(size)}) but the {name} side of a {jt} join cannot be split", {"size": size}, (), subject))
-            return [spec], False
-        if spec.end_reducer_index - spec.start_reducer_index != 1:
-            reasons.append(Reason("coalesced", f"{name} partition {i} is skewed ({mib(size)}) but was coalesced from"
-                                  f" reducers {spec.start_reducer_index}-{spec.end_reducer_index - 1}; only single"
-                                  " reducers are split", {"size": size}, (), subject))
-            return [spec], False
-        reducer = spec.start_reducer_index
-        map_sizes = side.map_sizes_for(reducer) if side.map_sizes_for else None
-        if map_sizes is None:
-            reasons.append(Reason("map_sizes_unknown", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
-                                  " per-map sizes are unknown, so the split cannot be computed", {"size": size}, (), subject))
-            return [spec], False
-        split = create_skew_partition_specs(reducer, map_sizes, analysis.target_size, spark_version=v)
-        if not split:
-            reasons.append(Reason("not_splittable_by_maps", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
-                                  f" {len(map_sizes)} map outputs cannot be cut into two or more parts of about"
-                                  f" {mib(analysis.target_size)}", {"size": size, "target": analysis.target_size,
-                                  "num_maps": len(map_sizes)}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,), subject))
-            return [spec], False
-        splits[reducer] = len(split)
-        thr = analysis.skew_threshold
-        cond = (f"> {num(analysis.factor)} x median {mib(analysis.median)} and > {mib(analysis.threshold_bytes)}")
-        reasons.append(Reason("split", f"{name} partition {reducer} is skewed: {mib(size)} {cond}; split into"
-                              f" {len(split)} parts of about {mib(analysis.target_size)}",
-                              {"size": size, "median": analysis.median, "threshold": thr,
-                               "factor": analysis.factor, "threshold_bytes": analysis.threshold_bytes,
-                               "target": analysis.target_size, "splits": len(split)},
-                              (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD, config.ADVISORY_PARTITION_SIZE_IN_BYTES), subject))
-        return list(split), True
-
-    for i in sorted(lskewed | rskewed):  # every other partition index keeps its one spec
-        lparts, lsplit = parts("left", left, lspecs[i], i, la, lskewed, split_left, result.left_splits)
-        rparts, rsplit = parts("right", right, rspecs[i], i, ra, rskewed, split_right, result.right_splits)
+    lsplitter = _Splitter("left", left, la, can_split_left(jt), result.left_splits, jt, v, reasons)
+    rsplitter = _Splitter("right", right, ra, can_split_right(jt), result.right_splits, jt, v, reasons)
+    for i in sorted(lsplitter.skewed | rsplitter.skewed):  # every other partition index keeps its one spec
+        lparts, lsplit = lsplitter.parts(lspecs[i], i)
+        rparts, rsplit = rsplitter.parts(rspecs[i], i)
         result.num_skewed_left += int(lsplit)
         result.num_skewed_right += int(rsplit)
         if lsplit or rsplit:
@@ -407,6 +353,86 @@ def optimize_skewed_join(
         reasons.append(Reason("no_split", "no partition was split: the join is unchanged",
                               {"left_median": la.median, "right_median": ra.median}))
     return result
+
+
+def _analyze_sides(left: SkewJoinSide, right: SkewJoinSide, lspecs: Sequence[CoalescedPartitionSpec],
+                   rspecs: Sequence[CoalescedPartitionSpec], c: AQEConf, v: SparkVersion) -> tuple[SideAnalysis, SideAnalysis]:
+    """Both sides' statistics: 3.2+ on the raw map statistics (one entry per reducer), 3.0/3.1 on
+    the post-coalesce sizes (one entry per reader spec; 3.1's median over the raw ones)."""
+    if v >= SparkVersion(3, 2, 0):
+        lsizes, rsizes = list(left.bytes_by_partition_id), list(right.bytes_by_partition_id)
+    else:
+        lsizes = [_spec_size(s, left.bytes_by_partition_id) for s in lspecs]
+        rsizes = [_spec_size(s, right.bytes_by_partition_id) for s in rspecs]
+    median_raw = SparkVersion(3, 1, 0) <= v < SparkVersion(3, 2, 0)  # 3.1: medianSize(mapStats)
+    la = analyze_side(lsizes, c, spark_version=v, side="left",
+                      median_of=left.bytes_by_partition_id if median_raw else None)
+    ra = analyze_side(rsizes, c, spark_version=v, side="right",
+                      median_of=right.bytes_by_partition_id if median_raw else None)
+    return la, ra
+
+
+@dataclass
+class _Splitter:
+    """Splits one join side's skewed partitions, recording the splits and the reasons."""
+
+    name: str
+    side: SkewJoinSide
+    analysis: SideAnalysis
+    splittable: bool
+    splits: dict[int, int]
+    join_type: str
+    v: SparkVersion
+    reasons: list[Reason]
+
+    @property
+    def skewed(self) -> set[int]:
+        return set(self.analysis.skewed_indices)
+
+    def parts(self, spec: CoalescedPartitionSpec, i: int) -> tuple[list[ShufflePartitionSpec], bool]:
+        """The specs partition ``i`` becomes on this side, and whether it was split."""
+        name, analysis = self.name, self.analysis
+        if i not in analysis.skewed_indices:
+            return [spec], False
+        size = analysis.sizes[i]
+        subject = {"partition": spec.start_reducer_index, "side": name}
+        if not self.splittable:
+            self.reasons.append(Reason("side_not_splittable", f"{name} partition {spec.start_reducer_index} is skewed"
+                                       f" ({mib(size)}) but the {name} side of a {self.join_type} join cannot be split",
+                                       {"size": size}, (), subject))
+            return [spec], False
+        if spec.end_reducer_index - spec.start_reducer_index != 1:
+            self.reasons.append(Reason("coalesced", f"{name} partition {i} is skewed ({mib(size)}) but was coalesced from"
+                                       f" reducers {spec.start_reducer_index}-{spec.end_reducer_index - 1}; only single"
+                                       " reducers are split", {"size": size}, (), subject))
+            return [spec], False
+        reducer = spec.start_reducer_index
+        map_sizes = self.side.map_sizes_for(reducer) if self.side.map_sizes_for else None
+        if map_sizes is None:
+            self.reasons.append(Reason("map_sizes_unknown", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
+                                       " per-map sizes are unknown, so the split cannot be computed", {"size": size},
+                                       (), subject))
+            return [spec], False
+        split = create_skew_partition_specs(reducer, map_sizes, analysis.target_size, spark_version=self.v)
+        if not split:
+            self.reasons.append(Reason("not_splittable_by_maps", f"{name} partition {reducer} is skewed ({mib(size)}) but"
+                                       f" its {len(map_sizes)} map outputs cannot be cut into two or more parts of about"
+                                       f" {mib(analysis.target_size)}", {"size": size, "target": analysis.target_size,
+                                       "num_maps": len(map_sizes)}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,), subject))
+            return [spec], False
+        self.splits[reducer] = len(split)
+        self.reasons.append(self._split_reason(reducer, size, len(split), subject))
+        return list(split), True
+
+    def _split_reason(self, reducer: int, size: int, n: int, subject: dict[str, Any]) -> Reason:
+        a = self.analysis
+        cond = f"> {num(a.factor)} x median {mib(a.median)} and > {mib(a.threshold_bytes)}"
+        return Reason("split", f"{self.name} partition {reducer} is skewed: {mib(size)} {cond}; split into"
+                      f" {n} parts of about {mib(a.target_size)}",
+                      {"size": size, "median": a.median, "threshold": a.skew_threshold, "factor": a.factor,
+                       "threshold_bytes": a.threshold_bytes, "target": a.target_size, "splits": n},
+                      (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD,
+                       config.ADVISORY_PARTITION_SIZE_IN_BYTES), subject)
 
 
 def optimize_broadcast_stream_side(
@@ -434,3 +460,139 @@ def optimize_broadcast_stream_side(
     n_split = len({s.reducer_index for s in specs if isinstance(s, PartialReducerPartitionSpec)})
     return specs, a, [Reason("split", f"{n_split} stream-side partitions split into parts of about {mib(a.target_size)}",
                              {"target": a.target_size, "median": a.median, "threshold": a.skew_threshold})]
+
+
+# ------------------------------------------------------------------------------------------
+# OptimizeSkewedJoin's plan-shape check on a stage fragment (the engine's stage plan, seen
+# through the protocols of :mod:`aqe_core.model.stage`)
+
+
+def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
+    """OptimizeSkewedJoin on a fragment: every shuffled join over two shuffle stages (and, 4.3,
+    the stream side of a broadcast hash join), kept only if the plan's distribution holds."""
+    v, conf = ctx.v, ctx.conf
+    if not conf.get(config.SKEW_JOIN_ENABLED):
+        _skew_join_disabled(fr, state)
+        return
+    shuffle_stages = [s for s in fr.stages if s.is_shuffle_stage]
+    if v < SparkVersion(3, 3, 0) and len(shuffle_stages) != 2:
+        return
+    trial = state.copy()
+    changed: list[StageNode] = []
+    for node in fr.root.walk():
+        if node.name.startswith(SHUFFLED_JOINS) and len(node.children) == 2:
+            changed += _skew_shuffled_join(ctx, node, trial)
+        elif (v >= SparkVersion(4, 3, 0) and node.name.startswith("BroadcastHashJoin") and len(node.children) == 2):
+            changed += _skew_broadcast_stream(ctx, node, trial)
+    if not changed:
+        state.merge_reasons(trial)
+        return
+    _keep_if_distribution_holds(ctx, fr, state, trial, changed)
+
+
+def _skew_join_disabled(fr: Fragment, state: SpecState) -> None:
+    for st in fr.stages:
+        if st.parent is not None and (st.parent.name.startswith(SHUFFLED_JOINS)
+                                      or (st.parent.name == "Sort" and st.parent.parent is not None
+                                          and st.parent.parent.name.startswith(SHUFFLED_JOINS))):
+            state.why(st, [Reason("skew_join_disabled", "skewJoin.enabled is false", {}, (config.SKEW_JOIN_ENABLED,))])
+
+
+def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
+    """One sort-merge / shuffled hash join: the stage leaves whose specs the rule changed."""
+    v, conf = ctx.v, ctx.conf
+    jt = normalize_join_type(node.info.get("join_type", "")) if node.info.get("join_type") else ""
+    if node.name.startswith("SortMergeJoin"):
+        left, right = _under_sort(node.children[0]), _under_sort(node.children[1])
+    elif v >= SparkVersion(3, 1, 0):
+        left, right = node.children
+    else:
+        return []
+    left = _shuffle_leaf(ctx, left, trial, for_skew=True)
+    right = _shuffle_leaf(ctx, right, trial, for_skew=True)
+    if left is None or right is None:
+        return []
+    if v < SparkVersion(3, 2, 0) and jt not in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter", "RightOuter"):
+        return []
+    lside = SkewJoinSide(ctx.bytes(left), ctx.map_sizes_for(left),
+                         trial.specs.get(left.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
+    rside = SkewJoinSide(ctx.bytes(right), ctx.map_sizes_for(right),
+                         trial.specs.get(right.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
+    try:
+        res = optimize_skewed_join(lside, rside, jt, conf, spark_version=v)
+    except (AssertionError, ValueError) as e:
+        trial.why(left, [Reason("skew_join_error", f"OptimizeSkewedJoin would fail: {e}")])
+        return []
+    for side_node, reasons in ((left, [r for r in res.reasons if r.subject.get("side") != "right"]),
+                               (right, [r for r in res.reasons if r.subject.get("side") == "right"])):
+        trial.why(side_node, reasons)
+    if not res.applied:
+        return []
+    trial.put(left, res.left_specs, "OptimizeSkewedJoin")
+    trial.put(right, res.right_specs, "OptimizeSkewedJoin")
+    if v < SparkVersion(3, 2, 0):  # 3.0/3.1 SkewDesc
+        for n, k in ((left, res.num_skewed_left), (right, res.num_skewed_right)):
+            trial.descriptions[n.idx] = "no skewed partition" if k == 0 else f"{k} skewed partitions"
+    trial.skew_joins.add(node.idx)
+    return [left, right]
+
+
+def _skew_broadcast_stream(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
+    """4.3: the shuffled stream side of a broadcast hash join."""
+    build = node.info.get("build_side", "")
+    stream = node.children[0] if build == "BuildRight" else node.children[1] if build == "BuildLeft" else None
+    stream = _shuffle_leaf(ctx, stream, trial, for_skew=True)
+    if stream is None:
+        return []
+    specs, analysis, reasons = optimize_broadcast_stream_side(
+        SkewJoinSide(ctx.bytes(stream), ctx.map_sizes_for(stream)), ctx.conf, spark_version=ctx.v)  # type: ignore[arg-type]
+    trial.why(stream, reasons)
+    if specs is None:
+        return []
+    trial.put(stream, specs, "OptimizeSkewedJoin")
+    trial.skew_joins.add(node.idx)
+    return [stream]
+
+
+def _keep_if_distribution_holds(ctx: StageStats, fr: Fragment, state: SpecState, trial: SpecState,
+                                changed: list[StageNode]) -> None:
+    """Spark's "no extra shuffle" check (3.3+: unless forceOptimizeSkewedJoin)."""
+    v, conf = ctx.v, ctx.conf
+    broken = ctx.breaks_distribution(fr, changed, trial.skew_joins)
+    if broken is None:
+        state.adopt(trial)
+        return
+    force = v >= SparkVersion(3, 3, 0) and conf.get_or(config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN, False)
+    if force:
+        state.adopt(trial)
+        for n in changed:
+            state.why(n, [Reason("forced", f"the split breaks the plan's distribution ({broken}); applied anyway"
+                                 " because forceOptimizeSkewedJoin=true (Spark adds a shuffle)", {},
+                                 (config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,))])
+        return
+    state.merge_reasons(trial)
+    for n in changed:
+        state.why(n, [Reason("distribution_broken", f"skew handling not applied: splitting would break the plan's"
+                             f" distribution ({broken}), which would need an extra shuffle", {},
+                             (config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,) if v >= SparkVersion(3, 3, 0) else ())])
+
+
+def _under_sort(n: StageNode) -> Optional[StageNode]:
+    if n.name == "Sort" and len(n.children) == 1:
+        return n.children[0]
+    return None
+
+
+def _shuffle_leaf(ctx: StageStats, n: Optional[StageNode], state: SpecState, *, for_skew: bool) -> Optional[StageNode]:
+    """The ``ShuffleStage`` pattern of OptimizeSkewedJoin: a shuffle stage with map stats
+    (3.2+: ENSURE_REQUIREMENTS origin; 3.0/3.1: a coalesced reader over it is fine)."""
+    if n is None or not n.is_shuffle_stage:
+        return None
+    if ctx.bytes(n) is None:
+        return None
+    if ctx.v >= SparkVersion(3, 1, 0) and ctx.origin(n) != "ENSURE_REQUIREMENTS":
+        return None  # 3.1+: OptimizeSkewedJoin.supportedShuffleOrigins = [ENSURE_REQUIREMENTS]
+    if ctx.v >= SparkVersion(3, 2, 0):
+        if n.idx in state.specs:  # already read through an AQEShuffleRead: not a bare stage
+            return None
+    return n

@@ -1,7 +1,9 @@
 """Spark's ``ShufflePartitionsUtil``: coalescing and skew splitting of shuffle partitions.
 
-Mirrors ``org.apache.spark.sql.execution.adaptive.ShufflePartitionsUtil`` (3.1+; in 3.0.x the
-skew helpers live in ``OptimizeSkewedJoin``). Behaviour per release profile:
+Mirrors ``org.apache.spark.sql.execution.adaptive.ShufflePartitionsUtil.coalescePartitions`` /
+``splitSizeListByTargetSize`` / ``createSkewPartitionSpecs`` / ``optimizeSkewedPartitions``
+(3.0.1 - 4.3.0; in 3.0.x the skew helpers live in ``OptimizeSkewedJoin``). Behaviour per
+release profile:
 
 * 3.0.x  one shared spec list, 16-byte target floor, zero-byte ranges emitted, no data sizes;
 * 3.1.x  as 3.0 but zero-byte ranges skipped (one spec if all empty), specs carry data sizes;
@@ -11,10 +13,34 @@ skew helpers live in ``OptimizeSkewedJoin``). Behaviour per release profile:
 
 All arithmetic follows Java ``long``/``double`` semantics (truncating division, long-to-double
 widening in comparisons), because a one-byte difference moves a split point.
+
+Worked example (Spark's own, from ``coalescePartitions``' doc comment): two shuffles of five
+partitions, ``[100, 20, 100, 10, 30]`` and ``[10, 10, 70, 5, 5]`` MiB, and a 128 MiB target
+give four coalesced partitions: 0 (110 MiB), 1 (30 MiB), 2 (170 MiB, alone: it is already
+over the target) and 3-4 (50 MiB):
+
+    >>> MiB = 1024 * 1024
+    >>> shuffles = [[100 * MiB, 20 * MiB, 100 * MiB, 10 * MiB, 30 * MiB], [10 * MiB, 10 * MiB, 70 * MiB, 5 * MiB, 5 * MiB]]
+    >>> specs = coalesce_partitions(shuffles, advisory_target_size=128 * MiB, min_num_partitions=1,
+    ...                             spark_version="3.5.1")
+    >>> [(s.start_reducer_index, s.end_reducer_index) for s in specs[0]]
+    [(0, 1), (1, 2), (2, 3), (3, 5)]
+    >>> [s.data_size // MiB for s in specs[1]]  # each shuffle's own share (3.1+ carry data sizes)
+    [10, 10, 70, 10]
+
+A skewed partition is split by its per-map sizes into parts of about the target: maps
+``[10, 10, 10, 50, 10]`` with a target of 30 start splits at maps 0, 3 and 4:
+
+    >>> split_size_list_by_target_size([10, 10, 10, 50, 10], 30, spark_version="3.5.1")
+    [0, 3, 4]
+    >>> [(s.start_map_index, s.end_map_index) for s in create_skew_partition_specs(7, [10, 10, 10, 50, 10], 30,
+    ...                                                                            spark_version="3.5.1")]
+    [(0, 3), (3, 4), (4, 5)]
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -452,6 +478,24 @@ def create_skew_partition_specs(
 
 
 MapSizesFor = Callable[[int], Optional[Sequence[Optional[int]]]]
+
+
+class UnitSpecs(SequenceABC):
+    """``C(i, i+1, bytes[i])`` for every reducer (the specs of an unchanged shuffle read),
+    created only when looked at: a skew join over many partitions changes a few."""
+
+    def __init__(self, sizes: Sequence[int]) -> None:
+        self._sizes = sizes
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return CoalescedPartitionSpec(i, i + 1, self._sizes[i])
 
 
 def optimize_skewed_partitions(
