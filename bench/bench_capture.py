@@ -41,10 +41,10 @@ def main() -> int:
     import spark_compat
 
     spark_compat.prepare()
-    from aqe_core.capture import workloads as wl
-    from aqe_core.capture.runner import Runner
-    from aqe_core.capture.runtime import get_runtime
-    from aqe_core.capture.simulate import simulate
+    from aqe_core.live import workloads as wl
+    from aqe_core.live.runner import Runner
+    from aqe_core.live.runtime import get_runtime
+    from aqe_core.engine.simulate import simulate
 
     rt = get_runtime("local[2]")
     spark = rt.spark
@@ -94,7 +94,7 @@ def main() -> int:
     rec_share = statistics.median(cap_record) / mb * 100.0
 
     # simulation under a new configuration
-    from aqe_core.capture.model import Capture
+    from aqe_core.model.capture import Capture
 
     capture = Capture(rt.version, [q], master=rt.master)
     n_reads = len(q.reads)

@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from aqe_core.eventlog.history_server import HistoryServer  # noqa: E402
+from aqe_core.live.history_server import HistoryServer
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -86,7 +86,7 @@ def history_server(path: Path, heap: str) -> dict:
 def agreement(path: Path, rest: list[dict]) -> str:
     """Compare our final-plan nodes and metric strings with the History Server's answer."""
     from aqe_core.eventlog import load
-    from aqe_core.eventlog.planinfo import graph_nodes
+    from aqe_core.model.plan_walk import graph_nodes
 
     log = load(str(path), keep_task_metrics=False)
     same = values = 0

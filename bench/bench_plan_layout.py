@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import timeit  # noqa: E402
 
 from aqe_core.plan_graph import diff_plans, layout_plan, plan_figure  # noqa: E402
-from aqe_core.plan_graph.synthetic import chain_plan, synthetic_plan  # noqa: E402
+from aqe_core.figures.synthetic import chain_plan, synthetic_plan
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ def spark_runtime():
         if os.environ.get("CI"):
             raise
         pytest.skip(f"PySpark not installed: {e}")
-    from aqe_core.capture.java import JavaNotFound
-    from aqe_core.capture.runtime import get_runtime, stop_runtime
+    from aqe_core.live.java import JavaNotFound
+    from aqe_core.live.runtime import get_runtime, stop_runtime
 
     try:
         rt = get_runtime("local[2]", {"spark.sql.shuffle.partitions": "20", "spark.driver.memory": "2g"})

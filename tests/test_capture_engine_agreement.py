@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from aqe_core.capture import workloads as wl
-from aqe_core.capture.model import Capture, dumps, loads
-from aqe_core.capture.simulate import SimulationReport, simulate
+from aqe_core.live import workloads as wl
+from aqe_core.model.capture import Capture
+from aqe_core.readers.capture_file import dumps, loads
+from aqe_core.engine.results import SimulationReport
+from aqe_core.engine.simulate import simulate
 from aqe_core.model.specs import CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec
 
 pytestmark = pytest.mark.slow
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def runner(spark_runtime):
-    from aqe_core.capture.runner import Runner
+    from aqe_core.live.runner import Runner
 
     return Runner(spark_runtime)
 

@@ -12,14 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.capture.java import (
-    VECTOR_MODULE,
-    JavaNotFound,
-    find_java,
-    make_shim,
-    parse_java_version,
-    required_java,
-)
+from aqe_core.live.java import VECTOR_MODULE, JavaNotFound, find_java, make_shim, parse_java_version, required_java
 
 
 def fake_home(root: Path, name: str, version: str, *, modules: str | None = "java.base jdk.incubator.vector") -> Path:

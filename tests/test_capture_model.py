@@ -6,21 +6,12 @@ import json
 
 import pytest
 
-from aqe_core.capture.jvm import DECOMPRESS_TABLE, decompress_size, parse_specs
+from aqe_core.live.recorder import DECOMPRESS_TABLE
+from aqe_core.live.jvm import decompress_size, parse_specs
 from aqe_core.model.scala_text import split_top_level
-from aqe_core.capture.model import (
-    FORMAT_VERSION,
-    Capture,
-    CapturedPlan,
-    CaptureFormatError,
-    MapSizes,
-    QueryCapture,
-    ReadCapture,
-    ShuffleCapture,
-    StageCapture,
-    load_capture,
-    save_capture,
-)
+from aqe_core.model.capture import FORMAT_VERSION, Capture, CapturedPlan, MapSizes, QueryCapture, ReadCapture, ShuffleCapture, StageCapture
+from aqe_core.model._checks import CaptureFormatError
+from aqe_core.readers.capture_file import load_capture, save_capture
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec,

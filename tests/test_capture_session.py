@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from aqe_core.capture.model import load_capture
-from aqe_core.capture.simulate import simulate
+from aqe_core.readers.capture_file import load_capture
+from aqe_core.engine.simulate import simulate
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +72,7 @@ def test_cancel_a_running_query(spark_runtime):
     import threading
     import time
 
-    from aqe_core.capture.runner import RunCancelled, Runner
+    from aqe_core.live.runner import RunCancelled, Runner
 
     runner = Runner(spark_runtime)
     seen = []
@@ -100,7 +100,7 @@ def test_cancel_a_running_query(spark_runtime):
 def test_highly_compressed_map_status_sizes_are_exact(spark_runtime):
     """More than 2000 reducers: Spark keeps HighlyCompressedMapStatus (average + huge blocks +
     empty bitmap); the per-map sizes must still add up to bytesByPartitionId exactly."""
-    from aqe_core.capture.runner import Runner
+    from aqe_core.live.runner import Runner
 
     cap = Runner(spark_runtime).run_sql(
         "SELECT k, count(*) FROM (SELECT CASE WHEN id % 4 = 0 THEN 0 ELSE id % 5000 END AS k FROM range(0, 60000, 1, 3))"

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from aqe_core.capture.model import CaptureFormatError, loads
+from aqe_core.model._checks import CaptureFormatError
+from aqe_core.readers.capture_file import loads
 from aqe_core.server_settings import SAMPLES_DIR
 from aqe_core.sources import SourceError, load_source
 

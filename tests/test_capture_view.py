@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.capture.model import load_capture
+from aqe_core.readers.capture_file import load_capture
 from aqe_core.compare import compare_presets
 from aqe_core.presets import get_preset
 from aqe_core.model.specs import PartialReducerPartitionSpec

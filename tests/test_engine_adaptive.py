@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 
 from aqe_core import config
-from aqe_core.capture.model import CapturedPlan, QueryCapture, load_capture
+from aqe_core.model.capture import CapturedPlan, QueryCapture
+from aqe_core.readers.capture_file import load_capture
 from aqe_core.engine import simulate_query
 from aqe_core.engine.adaptive import adaptive_verdict, plan_facts
-from aqe_core.eventlog.reader import load
+from aqe_core.readers.eventlog.loader import load
 from aqe_core.model.plan import PlanNode
 from aqe_core.versions import as_version
 

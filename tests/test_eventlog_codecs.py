@@ -10,9 +10,10 @@ import lz4.block
 import pytest
 import zstandard
 
-from aqe_core.eventlog import codecs
-from aqe_core.eventlog.codecs import CountingReader, DecodeError, TruncatedInput
-from aqe_core.eventlog.errors import LimitExceeded, Limits
+from aqe_core.readers.eventlog import codecs
+from aqe_core.readers.eventlog.codecs import CountingReader, TruncatedInput
+from aqe_core.readers.eventlog.errors import DecodeError
+from aqe_core.readers.eventlog.errors import LimitExceeded, Limits
 
 TEXT = b"".join(b'{"Event":"SparkListenerTaskEnd","Stage ID":%d,"x":"%s"}\n' % (i, b"abc" * (i % 50)) for i in range(3000))
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aqe_core.eventlog import EventLog, EventLogError, load
-from aqe_core.eventlog.errors import Limits
+from aqe_core.readers.eventlog.errors import Limits
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_logs" / "eventlogs"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from aqe_core.eventlog import load
-from aqe_core.eventlog.history_server import HistoryServer, HistoryServerError, find_java
-from aqe_core.eventlog.planinfo import graph_nodes
+from aqe_core.live.history_server import HistoryServer, HistoryServerError, find_java
+from aqe_core.model.plan_walk import graph_nodes
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_logs" / "eventlogs"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from aqe_core.eventlog import EventLogError, load
-from aqe_core.eventlog.planinfo import graph_nodes
-from aqe_core.eventlog.summary import log_json
+from aqe_core.model.plan_walk import graph_nodes
+from aqe_core.views.eventlog_summary import log_json
 from aqe_core.model.plan import PlanNode
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,7 +85,7 @@ def test_spark301_sizes_are_derived_from_task_reads():
 
 
 def test_runtime_broadcast_join_change_is_seen():
-    from aqe_core.eventlog.summary import join_changes
+    from aqe_core.views.eventlog_summary import join_changes
 
     for key in ("spark430_lz4", "spark359_zstd"):
         log = load(str(sample(key)))
@@ -262,9 +262,10 @@ def test_cli_errors_are_one_line(tmp_path):
 
 @pytest.mark.parametrize("key", sorted(MANIFEST))
 def test_task_end_fast_path_equals_json_parse(key):
-    from aqe_core.eventlog import codecs
-    from aqe_core.eventlog.reader import _Prepend, parse_task_end_fast, parse_task_end_json
-    from aqe_core.eventlog.sources import open_source
+    from aqe_core.readers.eventlog import codecs
+    from aqe_core.readers.eventlog.loader import _Prepend
+    from aqe_core.readers.eventlog.lines import parse_task_end_fast, parse_task_end_json
+    from aqe_core.readers.eventlog.sources import open_source
 
     n = 0
     with open_source(str(sample(key))) as src:

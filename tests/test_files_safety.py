@@ -18,7 +18,8 @@ import zstandard
 from streamlit.testing.v1 import AppTest
 
 from aqe_core.plain_text import md_text
-from aqe_core.capture.model import CaptureFormatError, load_capture
+from aqe_core.model._checks import CaptureFormatError
+from aqe_core.readers.capture_file import load_capture
 from aqe_core.eventlog import EventLogError, LimitExceeded, Limits, load
 from aqe_core.server_settings import SAMPLES_DIR
 from aqe_core.share import UploadRefused, store_upload, upload_path
@@ -413,7 +414,7 @@ def test_bad_conf_values_in_a_capture_give_notes(tmp_path):
 def test_gzip_member_ending_on_a_chunk_boundary_does_not_hang():
     """zlib leaves input in unconsumed_tail when a member ends exactly at the output bound;
     the decoder must move on to the next member (it used to spin forever)."""
-    from aqe_core.eventlog import codecs
+    from aqe_core.readers.eventlog import codecs
 
     member = gzip.compress(b"x" * codecs.CHUNK * 2, mtime=0)
     data = member * 3

@@ -16,7 +16,7 @@ from aqe_core.plan_graph import (
     SKEWED_READ, SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, Change, PlanDiff, diff_execution, diff_plans, diff_versions,
     iter_paths, node_at,
 )
-from aqe_core.plan_graph.synthetic import synthetic_plan
+from aqe_core.figures.synthetic import synthetic_plan
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_logs" / "eventlogs"
@@ -325,7 +325,7 @@ def test_wrappers_are_not_changes(n, seed, rnd):
 
 
 def test_deep_chain_diff():
-    from aqe_core.plan_graph.synthetic import chain_plan
+    from aqe_core.figures.synthetic import chain_plan
     a = chain_plan(3000)
     b = chain_plan(3000)
     node = b

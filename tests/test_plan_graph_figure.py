@@ -14,7 +14,7 @@ from aqe_core.plan_graph import (
     CHANGE_KINDS, NODE_KINDS, SMJ_TO_BROADCAST, diff_plans, format_metric, layout_plan, node_at, node_details,
     node_kind, node_position, plan_figure, plan_search, zoom_ranges, zoom_to_node,
 )
-from aqe_core.plan_graph.synthetic import chain_plan, synthetic_plan
+from aqe_core.figures.synthetic import chain_plan, synthetic_plan
 
 REPO = Path(__file__).resolve().parent.parent
 ROLLING_43 = REPO / "sample_logs" / "eventlogs" / "eventlog_v2_local-1795308995034"

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aqe_core.eventlog import load
-from aqe_core.eventlog.planinfo import build_plan
+from aqe_core.readers.eventlog.planinfo import build_plan
 from aqe_core.model.plan import PlanNode
 from aqe_core.plan_graph import layout_plan, node_at, tidy_x
-from aqe_core.plan_graph.layout import PlanLayout, iter_paths
-from aqe_core.plan_graph.synthetic import chain_plan, synthetic_plan
+from aqe_core.figures.plan_layout import PlanLayout, iter_paths
+from aqe_core.figures.synthetic import chain_plan, synthetic_plan
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_logs" / "eventlogs"

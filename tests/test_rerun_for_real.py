@@ -10,7 +10,7 @@ import pytest
 from aqe_core.capture_view import views_from_capture_file
 from aqe_core.compare import compare_presets, simulate_preset
 from aqe_core.presets import get_preset
-from aqe_core.run_jobs import RunManager
+from aqe_core.live.jobs import RunManager
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"
 
@@ -40,7 +40,7 @@ def test_rerun_matches_simulation_for_every_preset(spark_runtime, tmp_path, monk
 
 
 def test_rerun_refuses_a_capture_without_query_text(tmp_path):
-    from aqe_core.capture.model import load_capture, save_capture
+    from aqe_core.readers.capture_file import load_capture, save_capture
 
     cap = load_capture(SAMPLE)
     cap.run = {}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.run_index import RunEntry, RunIndex
-from aqe_core.run_jobs import MasterNotAllowed, RunManager
+from aqe_core.live.run_index import RunEntry, RunIndex
+from aqe_core.live.jobs import MasterNotAllowed, RunManager
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"
@@ -257,12 +257,12 @@ def test_run_page_says_when_the_list_of_past_runs_was_rebuilt():
 def test_cli_run_stops_at_its_time_limit(spark_runtime, tmp_path, capsys):
     import argparse
 
-    from aqe_core.capture import cli_run
+    from aqe_core import cli
 
-    def main(argv: list[str]) -> int:  # the run command alone (aqe_core.cli would import every command)
+    def main(argv: list[str]) -> int:  # the run command alone
         p = argparse.ArgumentParser()
-        cli_run.add_arguments(p)
-        return cli_run.run(p.parse_args(argv))
+        cli.add_run_arguments(p)
+        return cli.cmd_run(p.parse_args(argv))
 
     out = tmp_path / "endless.json"
     assert main(["--sql", ENDLESS, "--time-limit", "2", "--no-progress", "-o", str(out)]) == 130

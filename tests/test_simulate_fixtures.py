@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.capture.model import load_capture
-from aqe_core.capture.simulate import simulate
+from aqe_core.readers.capture_file import load_capture
+from aqe_core.engine.simulate import simulate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "captures"
 PATHS = sorted(FIXTURES.glob("*/*.json.gz"))

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.capture.model import Capture, QueryCapture, load_capture
-from aqe_core.capture.simulate import simulate
+from aqe_core.model.capture import Capture, QueryCapture
+from aqe_core.readers.capture_file import load_capture
+from aqe_core.engine.simulate import simulate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "captures"
 #: presets whose setting adds or removes a shuffle (EnsureRequirements): not a rules-only what-if

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.conf_guard import UnsafeConf, check_conf
-from aqe_core.sql_guard import ALLOWED_REASON, MAX_SQL_CHARS, UnsafeSQL, check_setup, check_sql, check_text, guard_session, verdict
+from aqe_core.live.conf_guard import UnsafeConf, check_conf
+from aqe_core.live.sql_guard import ALLOWED_REASON, MAX_SQL_CHARS, UnsafeSQL, check_setup, check_sql, check_text, guard_session, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).parent / "fixtures" / "sql_guard"
@@ -96,7 +96,7 @@ def test_conf_guard_ignores_what_the_caller_says_cannot_matter():
 
 
 def test_workload_and_preset_settings_pass_the_conf_guard():
-    from aqe_core.capture import workloads
+    from aqe_core.live import workloads
     from aqe_core.presets import BUILTIN_PRESETS
 
     for w in workloads.WORKLOADS.values():
@@ -162,7 +162,7 @@ def test_the_analysed_plan_is_checked_too(spark, tmp_path):
 
 @pytest.mark.slow
 def test_every_workload_query_passes_with_its_views(spark):
-    from aqe_core.capture import workloads
+    from aqe_core.live import workloads
 
     for w in workloads.WORKLOADS.values():
         if not w.supports(spark.version):
@@ -200,7 +200,7 @@ def test_setup_statements_are_temporary_views_of_allowed_queries(guarded, tmp_pa
 
 @pytest.mark.slow
 def test_hostile_statements_act_when_unguarded_and_not_when_guarded(spark_runtime, tmp_path):
-    from aqe_core.capture.runner import Runner
+    from aqe_core.live.runner import Runner
 
     secret = tmp_path / "secret.txt"
     secret.write_text(SECRET + "\n")
@@ -230,7 +230,7 @@ def test_hostile_statements_act_when_unguarded_and_not_when_guarded(spark_runtim
 
 @pytest.mark.slow
 def test_guarded_failures_do_not_carry_data(spark_runtime):
-    from aqe_core.capture.runner import RunFailed, Runner
+    from aqe_core.live.runner import RunFailed, Runner
 
     leak = f"SELECT raise_error(concat('{SECRET[:6]}', '{SECRET[6:]}')) FROM range(1)"
     with pytest.raises(RunFailed) as exc:
@@ -247,8 +247,8 @@ def test_guarded_failures_do_not_carry_data(spark_runtime):
 
 @pytest.mark.slow
 def test_trusted_turns_the_guard_off(spark_runtime, monkeypatch, tmp_path):
-    from aqe_core.capture.runner import Runner
-    from aqe_core.run_jobs import RunManager
+    from aqe_core.live.runner import Runner
+    from aqe_core.live.jobs import RunManager
 
     monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path))
     monkeypatch.delenv("AQE_LENS_TRUSTED", raising=False)
@@ -275,7 +275,7 @@ def _wait(job, seconds: float = 300):
 
 @pytest.mark.slow
 def test_run_page_refuses_with_the_reason(spark_runtime, monkeypatch, tmp_path):
-    from aqe_core.run_jobs import RunManager
+    from aqe_core.live.jobs import RunManager
 
     monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("AQE_LENS_TRUSTED", raising=False)
@@ -366,7 +366,7 @@ def test_check_sql_cli_bad_input_exits_2(stdin, why, monkeypatch, capsys):
 
 
 def _hostile_capture(tmp_path: Path, *, sql=None, views=None, conf=None) -> tuple[Path, int]:
-    from aqe_core.capture.model import load_capture, save_capture
+    from aqe_core.readers.capture_file import load_capture, save_capture
 
     cap = load_capture(SAMPLE)
     q = cap.queries[0]
@@ -384,7 +384,7 @@ def _hostile_capture(tmp_path: Path, *, sql=None, views=None, conf=None) -> tupl
 @pytest.mark.slow
 def test_rerun_for_real_refuses_a_hostile_capture(spark_runtime, tmp_path, monkeypatch):
     from aqe_core.presets import Preset, get_preset
-    from aqe_core.run_jobs import RunManager
+    from aqe_core.live.jobs import RunManager
 
     if not spark_runtime.version.startswith("4.3"):
         pytest.skip("the sample capture is from Spark 4.3")
@@ -414,7 +414,7 @@ def test_rerun_for_real_refuses_a_hostile_capture(spark_runtime, tmp_path, monke
 
 @pytest.mark.slow
 def test_rerun_refuses_the_whole_hostile_corpus(spark_runtime, tmp_path):
-    from aqe_core.capture.runner import Runner
+    from aqe_core.live.runner import Runner
 
     runner = Runner(spark_runtime, trusted=False)
     setup = ["CREATE TEMPORARY VIEW facts AS SELECT id, id % 10 AS k FROM range(10)"]

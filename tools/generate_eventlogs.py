@@ -396,8 +396,8 @@ def cmd_scale(args) -> None:
 
 def _events_of(path: Path) -> list[bytes]:
     sys.path.insert(0, str(REPO))
-    from aqe_core.eventlog import codecs
-    from aqe_core.eventlog.sources import open_source
+    from aqe_core.readers.eventlog import codecs
+    from aqe_core.readers.eventlog.sources import open_source
 
     out = []
     with open_source(str(path)) as src:
@@ -406,7 +406,7 @@ def _events_of(path: Path) -> list[bytes]:
                 r = codecs.CountingReader(f)
                 head = r.read_exact(16)
                 fmt = codecs.sniff(head)
-                from aqe_core.eventlog.reader import _Prepend
+                from aqe_core.readers.eventlog.loader import _Prepend
 
                 data = b"".join(codecs.decode(fmt, _Prepend(head, r)))
             out.extend(ln + b"\n" for ln in data.split(b"\n") if ln.strip())
@@ -503,7 +503,7 @@ def cmd_fixtures(args) -> None:
 
     # 4. the History Server's own /logs download (a zip) of the rolling and lz4 apps
     sys.path.insert(0, str(REPO))
-    from aqe_core.eventlog.history_server import HistoryServer
+    from aqe_core.live.history_server import HistoryServer
 
     with tempfile.TemporaryDirectory() as tmp:
         for key in ("spark430_rolling_zstd", "spark430_lz4"):

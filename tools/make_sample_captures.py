@@ -45,10 +45,10 @@ def main() -> int:
     import spark_compat
 
     spark_compat.prepare()
-    from aqe_core.capture.model import save_capture
-    from aqe_core.capture.runner import Runner
-    from aqe_core.capture.runtime import get_runtime
-    from aqe_core.capture.simulate import simulate
+    from aqe_core.readers.capture_file import save_capture
+    from aqe_core.live.runner import Runner
+    from aqe_core.live.runtime import get_runtime
+    from aqe_core.engine.simulate import simulate
 
     rt = get_runtime(opts.master)
     runner = Runner(rt)

