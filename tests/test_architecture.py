@@ -206,6 +206,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 #: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
 COMPAT = {
+    "aqe_core.capture",
     "aqe_core.capture.capture",
     "aqe_core.capture.cli_run",
     "aqe_core.capture.cli_simulate",
@@ -219,6 +220,7 @@ COMPAT = {
     "aqe_core.capture.workloads",
     "aqe_core.cli_check_sql",
     "aqe_core.conf_guard",
+    "aqe_core.eventlog",
     "aqe_core.eventlog.cli",
     "aqe_core.eventlog.codecs",
     "aqe_core.eventlog.errors",
@@ -230,6 +232,7 @@ COMPAT = {
     "aqe_core.eventlog.sources",
     "aqe_core.eventlog.summary",
     "aqe_core.plan",
+    "aqe_core.plan_graph",
     "aqe_core.plan_graph.diff",
     "aqe_core.plan_graph.figure",
     "aqe_core.plan_graph.layout",
@@ -246,12 +249,9 @@ COMPAT = {
 #: modules not yet moved into a layer (issue 9 in progress): this list must end empty
 KNOWN_UNPLACED = {
     "aqe_core.analysis",
-    "aqe_core.capture",
     "aqe_core.capture_view",
     "aqe_core.compare",
-    "aqe_core.eventlog",
     "aqe_core.histograms",
-    "aqe_core.plan_graph",
     "aqe_core.presets",
     "lens_ui",
 }
@@ -259,6 +259,7 @@ KNOWN_UNPLACED = {
 KNOWN_UPWARD: set[str] = {
     "aqe_core/share.py:17 aqe_core.eventlog.errors",
     "aqe_core/sources.py:179 aqe_core.capture.model",
+    "aqe_core/sources.py:189 aqe_core.eventlog",
     "aqe_core/sources.py:21 aqe_core.eventlog.errors",
     "aqe_core/sources.py:22 aqe_core.eventlog.sources",
 }

@@ -10,13 +10,15 @@ Running Spark lives in :mod:`aqe_core.live` (issue 9): :mod:`~aqe_core.live.java
 Java), :mod:`~aqe_core.live.runtime` (the shared SparkSession), :mod:`~aqe_core.live.runner`
 (runs, tags, cancel, progress), :mod:`~aqe_core.live.workloads` (built-in catalogue),
 :mod:`~aqe_core.live.recorder` and :mod:`~aqe_core.live.event_tap` (recording),
-:mod:`~aqe_core.live.session` (capturing inside a user's own PySpark program); here remain
-:mod:`.model` (capture file format) and :mod:`.simulate` (replay). Importing this package does
-not import PySpark; only running does.
+:mod:`~aqe_core.live.session` (capturing inside a user's own PySpark program); the capture
+dataclasses in :mod:`aqe_core.model.capture`, the file format in :mod:`aqe_core.readers.capture_file`
+and the replay in :mod:`aqe_core.engine`. This package is the documented facade over them.
+Importing it does not import PySpark; only running does.
 """
+# compat shim (issue 9): the documented facade
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.readers.capture_file import load_capture, save_capture
-from aqe_core.capture.simulate import SimulationReport, simulate
+from aqe_core.engine import SimulationReport, simulate
 
 __all__ = ["Capture", "QueryCapture", "load_capture", "save_capture", "simulate", "SimulationReport",
            "Runner", "get_runtime", "capture_queries"]

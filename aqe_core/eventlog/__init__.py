@@ -10,6 +10,7 @@ See docs/eventlog-json.md and docs/eventlog-limits.md. This package is the docum
 :mod:`aqe_core.model.eventlog`, the outcome lines and JSON document in
 :mod:`aqe_core.views.eventlog_summary` (``aqe_core.eventlog.summary`` stays as its old path).
 """
+# compat shim (issue 9): the documented facade
 from aqe_core.model.eventlog import Application, EventLog, ShuffleRead, SQLExecution, StageInfo
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
 from aqe_core.readers.eventlog.loader import load

@@ -15,6 +15,7 @@ A facade since issue 9: the diff lives in :mod:`aqe_core.views.plan_diff` (match
 :mod:`aqe_core.figures.plan_figure` (text and hover in :mod:`aqe_core.figures.plan_hover`), the
 synthetic plans in :mod:`aqe_core.figures.synthetic`.
 """
+# compat shim (issue 9): the documented facade
 from aqe_core.views.plan_diff import (
     CHANGE_KINDS, COALESCED_AND_SKEWED, COALESCED_READ, EMPTY_PRUNED, JOIN_CHANGED, LOCAL_READ, NEW_NODE, REMOVED,
     SHUFFLE_READ, SKEW_JOIN, SKEWED_READ, SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, Change, PlanDiff, classify_node,
