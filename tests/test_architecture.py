@@ -48,26 +48,10 @@ def _module(path: Path) -> str:
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:
-    """Project modules ``path`` imports anywhere (functions included), resolved to modules."""
+    """Project modules ``path`` imports anywhere (functions included); a package's own
+    ``__init__`` is no cycle."""
     me = _module(path)
-    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join(anchor + ([base] if base else []))
-            names = [f"{base}.{a.name}" for a in node.names] + [base]
-        for name in names:
-            while name and name not in modules:
-                name = name.rpartition(".")[0]
-            if name and name != me and not me.startswith(name + "."):  # a package's own __init__ is no cycle
-                out.add(name)
-    return out
+    return {target for _, target in _import_lines(path, modules) if not me.startswith(target + ".")}
 
 
 def _cycles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
