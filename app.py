@@ -7,6 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import state
+
 HERE = Path(__file__).resolve().parent
 
 # an emoji favicon is an inline data: URL; a ":material/...:" one is fetched from a font CDN by every viewer
@@ -21,5 +23,5 @@ PAGES = [
     st.Page(str(HERE / "pages" / "run.py"), title="Run", icon=":material/play_arrow:", url_path="run"),
     st.Page(str(HERE / "pages" / "share.py"), title="Share", icon=":material/share:", url_path="share"),
 ]
-st.session_state["_navigation"] = True  # pages check this (see lens_ui.ensure_navigation)
+st.session_state[state.NAVIGATION] = True  # pages check this (see ui.frame.ensure_navigation)
 st.navigation(PAGES).run()

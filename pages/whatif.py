@@ -2,35 +2,36 @@
 import pandas as pd
 import streamlit as st
 
-import lens_ui
+from ui import frame, state
+from aqe_core.config import ADAPTIVE_PREFIX, AUTO_BROADCASTJOIN_THRESHOLD, SHUFFLE_PARTITIONS
 from aqe_core.plain_text import md_text
 from aqe_core.compare import compare_presets, whatif_view
 from aqe_core.presets import Preset, get_preset
 from aqe_core.histograms import histogram_figure
 
-src, view = lens_ui.current()
+src, view = frame.current()
 st.title("What-if")
 if view is None:
     st.stop()
-lens_ui.approx_note(view)
+frame.approx_note(view)
 conf = view.conf
-overrides: dict = dict(st.session_state.get("whatif_overrides", {}))
+overrides: dict = dict(st.session_state.get(state.WHATIF_OVERRIDES, {}))
 st.caption(f"Settings of Spark {view.spark_version}, starting from the query's own values. Changes re-run our rules only.")
 with st.form("whatif"):
     cols = st.columns(2)
     new: dict = {}
     for i, (key, entry) in enumerate(sorted(conf.keys.items())):
-        if not key.startswith("spark.sql.adaptive.") and key not in ("spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold"):
+        if not key.startswith(ADAPTIVE_PREFIX) and key not in (SHUFFLE_PARTITIONS, AUTO_BROADCASTJOIN_THRESHOLD):
             continue
         current = overrides.get(key, conf.raw(key))
-        val = cols[i % 2].text_input(key.replace("spark.sql.adaptive.", "…"), value="" if current is None else str(current),
+        val = cols[i % 2].text_input(key.replace(ADAPTIVE_PREFIX, "…"), value="" if current is None else str(current),
                                      help=f"{key}: {entry.doc}", key=f"wi-{key}")
         if val.strip() != ("" if conf.raw(key) is None else str(conf.raw(key))):
             if val.strip():
                 new[key] = val.strip()
     submitted = st.form_submit_button("Simulate")
 if submitted:
-    st.session_state["whatif_overrides"] = new
+    st.session_state[state.WHATIF_OVERRIDES] = new
     overrides = new
 new_view, errors = whatif_view(view, overrides)
 for e in errors:
