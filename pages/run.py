@@ -4,6 +4,6 @@ import streamlit as st
 from ui import frame
 from ui.run import run_page
 
-frame.current_source()
+frame.sidebar_source()
 st.title("Run a query on Spark")
 run_page()

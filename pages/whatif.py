@@ -2,34 +2,21 @@
 import pandas as pd
 import streamlit as st
 
-from ui import frame, state
-from aqe_core.config import ADAPTIVE_PREFIX, AUTO_BROADCASTJOIN_THRESHOLD, SHUFFLE_PARTITIONS
-from aqe_core.plain_text import md_text
 from aqe_core.compare import compare_presets, whatif_view
-from aqe_core.presets import Preset, get_preset
 from aqe_core.histograms import histogram_figure
+from aqe_core.plain_text import md_text
+from aqe_core.presets import Preset, get_preset
+from ui import frame, state
+from ui.whatif import line_changes, settings_form
 
 src, view = frame.current()
 st.title("What-if")
 if view is None:
     st.stop()
 frame.approx_note(view)
-conf = view.conf
 overrides: dict = dict(st.session_state.get(state.WHATIF_OVERRIDES, {}))
 st.caption(f"Settings of Spark {view.spark_version}, starting from the query's own values. Changes re-run our rules only.")
-with st.form("whatif"):
-    cols = st.columns(2)
-    new: dict = {}
-    for i, (key, entry) in enumerate(sorted(conf.keys.items())):
-        if not key.startswith(ADAPTIVE_PREFIX) and key not in (SHUFFLE_PARTITIONS, AUTO_BROADCASTJOIN_THRESHOLD):
-            continue
-        current = overrides.get(key, conf.raw(key))
-        val = cols[i % 2].text_input(key.replace(ADAPTIVE_PREFIX, "…"), value="" if current is None else str(current),
-                                     help=f"{key}: {entry.doc}", key=f"wi-{key}")
-        if val.strip() != ("" if conf.raw(key) is None else str(conf.raw(key))):
-            if val.strip():
-                new[key] = val.strip()
-    submitted = st.form_submit_button("Simulate")
+submitted, new = settings_form(view, overrides)
 if submitted:
     st.session_state[state.WHATIF_OVERRIDES] = new
     overrides = new
@@ -47,11 +34,6 @@ for before, after in zip(view.shuffles, new_view.shuffles):
         continue
     with st.container(border=True):
         st.markdown(f"**{md_text(after.label)}**")
-        diff = []
-        old_lines = {ln.kind: ln.value for ln in before.lines}
-        for ln in after.lines:
-            diff.append({"line": ln.kind, "as run": old_lines.get(ln.kind), "what-if": ln.value,
-                         "changed": "yes" if old_lines.get(ln.kind) != ln.value else ""})
-        st.dataframe(pd.DataFrame(diff), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
         st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
         st.plotly_chart(histogram_figure(after), key=f"wi-h-{after.key}", theme=None)

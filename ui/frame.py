@@ -1,10 +1,12 @@
 """The frame every page shares: cached loading, the sidebar source and query picker, and
-``?report=`` links. app.py draws it once per run (:func:`draw`); pages read it (:func:`current`).
+``?report=`` links. Every page's first line is :func:`current` (or :func:`sidebar_source` on
+Run): with a ``pages/`` folder Streamlit runs a page script without app.py on a fresh server
+and in AppTest, and widget ids carry the running page's hash, so the picker is drawn from the
+page to keep its widget state between runs.
 """
 from __future__ import annotations
 
 import os
-import threading
 from typing import Optional
 
 import streamlit as st
@@ -18,10 +20,6 @@ from aqe_core.sources import (
 )
 from ui import state
 from ui.state import set_source as _set_source
-
-#: what app.py drew in this script run (the page script runs in the same thread, right after)
-_RUN = threading.local()
-
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _load_cached(path: str, mtime: float) -> LoadedSource:
@@ -206,34 +204,12 @@ def _query_label(v: QueryView) -> str:
     return f"#{v.query_id} {desc[:40]}" + (" (no AQE)" if not v.adaptive else "")
 
 
-def _draw_both() -> tuple[Optional[LoadedSource], Optional[QueryView]]:
+def current() -> tuple[Optional[LoadedSource], Optional[QueryView]]:
+    """Draw the sidebar source and query picker; the page's source and query (or None)."""
     src = sidebar_source()
     if src is None:
         return None, None
     return src, pick_query(src)
-
-
-def draw(with_query: bool = True) -> None:
-    """app.py, once per run before the page: the source picker, and the query picker unless the
-    page works without a query (Run). The page reads the result with :func:`current`."""
-    _RUN.frame = _draw_both() if with_query else (sidebar_source(), None)
-
-
-def clear() -> None:
-    """app.py, after the page: nothing drawn in this run leaks into the next."""
-    _RUN.frame = None
-
-
-def current() -> tuple[Optional[LoadedSource], Optional[QueryView]]:
-    """The source and query of this run (drawn by app.py, or here if the page runs alone)."""
-    frame = getattr(_RUN, "frame", None)
-    return frame if frame is not None else _draw_both()
-
-
-def current_source() -> Optional[LoadedSource]:
-    """The source of this run, for pages without a query picker."""
-    frame = getattr(_RUN, "frame", None)
-    return frame[0] if frame is not None else sidebar_source()
 
 
 def approx_note(view: QueryView) -> None:
