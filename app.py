@@ -1,7 +1,8 @@
 """AQE Lens: Streamlit entry point (``streamlit run app.py``).
 
-Sets up navigation over the page scripts in ``pages/``; the sidebar source picker (lens_ui) is
-drawn by every page. All logic lives in ``aqe_core``.
+The frame: page config and navigation over the page scripts in ``pages/``. Each page draws the
+sidebar source and query picker of :mod:`ui.frame` first (Streamlit runs a page script without
+this file while a ``pages/`` folder exists, see :mod:`ui.frame`). All logic lives in ``aqe_core``.
 """
 from pathlib import Path
 
