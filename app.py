@@ -1,11 +1,14 @@
 """AQE Lens: Streamlit entry point (``streamlit run app.py``).
 
-Sets up navigation over the page scripts in ``pages/``; the sidebar source picker (lens_ui) is
-drawn by every page. All logic lives in ``aqe_core``.
+The frame: page config and navigation over the page scripts in ``pages/``. Each page draws the
+sidebar source and query picker of :mod:`ui.frame` first (Streamlit runs a page script without
+this file while a ``pages/`` folder exists, see :mod:`ui.frame`). All logic lives in ``aqe_core``.
 """
 from pathlib import Path
 
 import streamlit as st
+
+from ui import state
 
 HERE = Path(__file__).resolve().parent
 
@@ -21,5 +24,5 @@ PAGES = [
     st.Page(str(HERE / "pages" / "run.py"), title="Run", icon=":material/play_arrow:", url_path="run"),
     st.Page(str(HERE / "pages" / "share.py"), title="Share", icon=":material/share:", url_path="share"),
 ]
-st.session_state["_navigation"] = True  # pages check this (see lens_ui.ensure_navigation)
+st.session_state[state.NAVIGATION] = True  # pages check this (see ui.frame.ensure_navigation)
 st.navigation(PAGES).run()

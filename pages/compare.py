@@ -2,14 +2,16 @@
 import pandas as pd
 import streamlit as st
 
-import lens_ui
-from aqe_core.plain_text import md_text
 from aqe_core.analysis import ShuffleView
 from aqe_core.compare import compare_presets
 from aqe_core.histograms import histogram_figure
-from aqe_core.presets import BUILTIN_PRESETS, load_user_presets, save_user_preset
+from aqe_core.plain_text import md_text
+from aqe_core.presets import BUILTIN_PRESETS, load_user_presets
+from ui import frame, state
+from ui.compare import save_preset_form, shared_x_range
+from ui.rerun import rerun_for_real
 
-src, view = lens_ui.current()
+src, view = frame.current()
 st.title("Compare presets")
 if view is None:
     st.stop()
@@ -18,10 +20,10 @@ if user.problem:
     st.warning(md_text(user.problem))
 presets = BUILTIN_PRESETS + user.presets
 names = [p.name for p in presets]
-default = [n for n in st.session_state.get("compare_presets", ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]) if n in names]
+default = [n for n in st.session_state.get(state.COMPARE_PRESETS, state.DEFAULT_COMPARE_PRESETS) if n in names]
 chosen = st.multiselect("Presets (2 to 4)", names, default=default[:4], max_selections=4, key="compare_pick",
                         help=md_text("; ".join(f"{p.name}: {p.description}" for p in presets)))
-st.session_state["compare_presets"] = chosen
+st.session_state[state.COMPARE_PRESETS] = chosen
 if len(chosen) < 2:
     st.info("Pick at least two presets.")
     st.stop()
@@ -30,8 +32,7 @@ with st.container(key="comparison-table"):
     st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
 for o in outcomes:
     st.caption(md_text(f"{o.preset}: {o.note}"))
-all_sizes = [x for o in outcomes for s in o.shuffles for x in s.sizes_after]
-x_range = (max(min(all_sizes), 1), max(all_sizes)) if all_sizes else None
+x_range = shared_x_range(outcomes)
 cols = st.columns(len(outcomes), border=True)
 for col, o in zip(cols, outcomes):
     with col:
@@ -42,18 +43,6 @@ for col, o in zip(cols, outcomes):
             st.plotly_chart(histogram_figure(sv, which="after", x_range=x_range, height=260, title=s.label[:50]),
                             key=f"cmp-{o.preset}-{s.key}", theme=None)
 if view.source_kind == "capture":
-    lens_ui.rerun_for_real(src, view, [p for p in presets if p.name in chosen], outcomes)
+    rerun_for_real(src, view, [p for p in presets if p.name in chosen], outcomes)
 with st.expander("Save a preset of your own"):
-    with st.form("save_preset"):
-        name = st.text_input("Name")
-        text = st.text_area("Settings, one key=value per line", placeholder="spark.sql.adaptive.advisoryPartitionSizeInBytes=128m")
-        if st.form_submit_button("Save"):
-            try:
-                settings = dict(line.split("=", 1) for line in text.splitlines() if line.strip())
-                save_user_preset(name.strip(), {k.strip(): v.strip() for k, v in settings.items()},
-                                 spark_version=str(view.spark_version))
-                st.success(f"Saved preset {md_text(name)}")
-            except ValueError as exc:
-                st.error(md_text(exc))
-            except OSError as exc:  # the data directory is not writable, disk full...
-                st.error(f"Could not save the preset ({type(exc).__name__}); nothing was changed")
+    save_preset_form(view)

@@ -2,10 +2,10 @@
 import pandas as pd
 import streamlit as st
 
-import lens_ui
+from ui import frame
 from aqe_core.plain_text import md_text
 
-src, view = lens_ui.current()
+src, view = frame.current()
 st.title("AQE Lens")
 if src is None:
     st.stop()

@@ -2,15 +2,15 @@
 import pandas as pd
 import streamlit as st
 
-import lens_ui
+from ui import frame
 from aqe_core.plain_text import md_text
 from aqe_core.histograms import histogram_figure, partition_bars_figure
 
-src, view = lens_ui.current()
+src, view = frame.current()
 st.title("Partitions")
 if view is None:
     st.stop()
-lens_ui.approx_note(view)
+frame.approx_note(view)
 shuffles = [s for s in view.shuffles if s.sizes_before or s.sizes_after]
 if not shuffles:
     st.info("This query has no adaptive shuffle read with partition sizes.")

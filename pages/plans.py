@@ -1,9 +1,10 @@
 """Plans: the initial and final adaptive plans as graphs, side by side, AQE's changes marked."""
 import streamlit as st
 
-import lens_ui
+from ui import frame
+from ui.plans import plan_page
 
-src, view = lens_ui.current()
+src, view = frame.current()
 st.title("Plans")
 if view is None:
     st.stop()
@@ -14,4 +15,4 @@ versions = view.plan_versions or [view.initial_plan]
 n = len(versions)
 step = st.slider("Plan version", 1, n, n, key="plan_version", help="every adaptive plan Spark produced, in order") if n > 1 else 1
 search = st.text_input("Search nodes", key="plan_search", placeholder="e.g. AQEShuffleRead, SortMergeJoin")
-lens_ui.plan_page(view, step - 1, search)
+plan_page(view, step - 1, search)

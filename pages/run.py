@@ -1,8 +1,9 @@
 """Run: run SQL or a built-in workload on Spark and open the result as a capture."""
 import streamlit as st
 
-import lens_ui
+from ui import frame
+from ui.run import run_page
 
-lens_ui.sidebar_source()
+frame.sidebar_source()
 st.title("Run a query on Spark")
-lens_ui.run_page()
+run_page()

@@ -2,35 +2,23 @@
 import pandas as pd
 import streamlit as st
 
-import lens_ui
-from aqe_core.plain_text import md_text
 from aqe_core.compare import compare_presets, whatif_view
-from aqe_core.presets import Preset, get_preset
 from aqe_core.histograms import histogram_figure
+from aqe_core.plain_text import md_text
+from aqe_core.presets import Preset, get_preset
+from ui import frame, state
+from ui.whatif import line_changes, settings_form
 
-src, view = lens_ui.current()
+src, view = frame.current()
 st.title("What-if")
 if view is None:
     st.stop()
-lens_ui.approx_note(view)
-conf = view.conf
-overrides: dict = dict(st.session_state.get("whatif_overrides", {}))
+frame.approx_note(view)
+overrides: dict = dict(st.session_state.get(state.WHATIF_OVERRIDES, {}))
 st.caption(f"Settings of Spark {view.spark_version}, starting from the query's own values. Changes re-run our rules only.")
-with st.form("whatif"):
-    cols = st.columns(2)
-    new: dict = {}
-    for i, (key, entry) in enumerate(sorted(conf.keys.items())):
-        if not key.startswith("spark.sql.adaptive.") and key not in ("spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold"):
-            continue
-        current = overrides.get(key, conf.raw(key))
-        val = cols[i % 2].text_input(key.replace("spark.sql.adaptive.", "…"), value="" if current is None else str(current),
-                                     help=f"{key}: {entry.doc}", key=f"wi-{key}")
-        if val.strip() != ("" if conf.raw(key) is None else str(conf.raw(key))):
-            if val.strip():
-                new[key] = val.strip()
-    submitted = st.form_submit_button("Simulate")
+submitted, new = settings_form(view, overrides)
 if submitted:
-    st.session_state["whatif_overrides"] = new
+    st.session_state[state.WHATIF_OVERRIDES] = new
     overrides = new
 new_view, errors = whatif_view(view, overrides)
 for e in errors:
@@ -46,11 +34,6 @@ for before, after in zip(view.shuffles, new_view.shuffles):
         continue
     with st.container(border=True):
         st.markdown(f"**{md_text(after.label)}**")
-        diff = []
-        old_lines = {ln.kind: ln.value for ln in before.lines}
-        for ln in after.lines:
-            diff.append({"line": ln.kind, "as run": old_lines.get(ln.kind), "what-if": ln.value,
-                         "changed": "yes" if old_lines.get(ln.kind) != ln.value else ""})
-        st.dataframe(pd.DataFrame(diff), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
         st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
         st.plotly_chart(histogram_figure(after), key=f"wi-h-{after.key}", theme=None)

@@ -1,0 +1,38 @@
+"""The small pure pieces the thin pages call (issue 9): preset text, shared histogram range,
+the What-if form's keys and line diff."""
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import pytest
+
+from aqe_core import config
+from ui.compare import parse_settings, shared_x_range
+from ui.whatif import editable, line_changes
+
+
+def test_parse_settings_strips_and_keeps_the_last_value():
+    assert parse_settings(" a = 1\nb=2=3\n\n a =4") == {"a": "4", "b": "2=3"}
+    with pytest.raises(ValueError):
+        parse_settings("no equals sign")
+
+
+def test_shared_x_range_spans_every_preset_and_starts_at_one():
+    outcomes = [NS(shuffles=[NS(sizes_after=[0, 5])]), NS(shuffles=[NS(sizes_after=[9])])]
+    assert shared_x_range(outcomes) == (1, 9)
+    assert shared_x_range([NS(shuffles=[])]) is None
+
+
+def test_whatif_offers_aqe_keys_and_the_two_join_and_shuffle_keys():
+    assert editable(config.ADVISORY_PARTITION_SIZE_IN_BYTES)
+    assert editable(config.SHUFFLE_PARTITIONS) and editable(config.AUTO_BROADCASTJOIN_THRESHOLD)
+    assert not editable(config.PREFER_SORTMERGEJOIN)
+
+
+def test_line_changes_marks_moved_lines():
+    before = NS(lines=[NS(kind="target", value=64), NS(kind="median", value=3)])
+    after = NS(lines=[NS(kind="target", value=128), NS(kind="median", value=3)])
+    assert line_changes(before, after) == [
+        {"line": "target", "as run": 64, "what-if": 128, "changed": "yes"},
+        {"line": "median", "as run": 3, "what-if": 3, "changed": ""},
+    ]

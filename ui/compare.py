@@ -1,0 +1,39 @@
+"""The Compare page's pieces: the shared x range of its histograms and the form that saves a
+preset of the user's own."""
+from __future__ import annotations
+
+from typing import Optional
+
+import streamlit as st
+
+from aqe_core.analysis import QueryView
+from aqe_core.config import ADVISORY_PARTITION_SIZE_IN_BYTES
+from aqe_core.plain_text import md_text
+from aqe_core.presets import save_user_preset
+
+
+def shared_x_range(outcomes: list) -> Optional[tuple[int, int]]:
+    """One x range for every preset's histograms, so their bars line up."""
+    all_sizes = [x for o in outcomes for s in o.shuffles for x in s.sizes_after]
+    return (max(min(all_sizes), 1), max(all_sizes)) if all_sizes else None
+
+
+def parse_settings(text: str) -> dict[str, str]:
+    """``key=value`` lines (blank lines skipped, both sides stripped); ValueError on a line without ``=``."""
+    settings = dict(line.split("=", 1) for line in text.splitlines() if line.strip())
+    return {k.strip(): v.strip() for k, v in settings.items()}
+
+
+def save_preset_form(view: QueryView) -> None:
+    """A form naming a preset and its settings, saved for the query's Spark release."""
+    with st.form("save_preset"):
+        name = st.text_input("Name")
+        text = st.text_area("Settings, one key=value per line", placeholder=f"{ADVISORY_PARTITION_SIZE_IN_BYTES}=128m")
+        if st.form_submit_button("Save"):
+            try:
+                save_user_preset(name.strip(), parse_settings(text), spark_version=str(view.spark_version))
+                st.success(f"Saved preset {md_text(name)}")
+            except ValueError as exc:
+                st.error(md_text(exc))
+            except OSError as exc:  # the data directory is not writable, disk full...
+                st.error(f"Could not save the preset ({type(exc).__name__}); nothing was changed")

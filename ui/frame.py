@@ -1,0 +1,218 @@
+"""The frame every page shares: cached loading, the sidebar source and query picker, and
+``?report=`` links. Every page's first line is :func:`current` (or :func:`sidebar_source` on
+Run): with a ``pages/`` folder Streamlit runs a page script without app.py on a fresh server
+and in AppTest, and widget ids carry the running page's hash, so the picker is drawn from the
+page to keep its widget state between runs.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import streamlit as st
+
+from aqe_core.analysis import QueryView
+from aqe_core.plain_text import md_text
+from aqe_core.server_settings import SettingsError, server_settings
+from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
+from aqe_core.sources import (
+    LoadedSource, SourceError, default_sample, open_on_server, resolve_in_roots, sample_sources,
+)
+from ui import state
+from ui.state import set_source as _set_source
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _load_cached(path: str, mtime: float) -> LoadedSource:
+    return open_on_server(path)
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def load_with_progress(path: str) -> Optional[LoadedSource]:
+    """Load a source (cached by path and mtime), with a progress bar for big files. Only
+    paths inside the server's roots open, within the server's decoding limits."""
+    try:
+        real = str(resolve_in_roots(path))  # before anything looks at the file
+        size = os.path.getsize(real) if os.path.isfile(real) else None
+        if size and size > 20 * 1024 * 1024:
+            bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(real))}")
+            src = open_on_server(real, progress=lambda done, total: bar.progress(
+                min(1.0, done / (total or size)), text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
+            bar.empty()
+            return src
+        return _load_cached(real, _mtime(real))
+    except SourceError as exc:
+        st.error(f"Could not open this source: {md_text(exc)}")
+    except Exception as exc:  # the app must never crash on a bad input (and never echo it)
+        st.error(f"Could not open this source (internal error: {type(exc).__name__})")
+    return None
+
+
+def _apply_report_link() -> None:
+    """``?report=<id>``: restore a shared view once per session."""
+    rid = st.query_params.get("report")
+    if not rid or st.session_state.get(state.REPORT_APPLIED) == rid:
+        return
+    st.session_state[state.REPORT_APPLIED] = rid
+    try:
+        shared = load_view_state(rid)
+    except ShareError as exc:
+        st.session_state[state.REPORT_ERROR] = str(exc)
+        return
+    src = _apply_shared_source(shared.get("source", {}))
+    if shared.get("query_id") is not None:
+        st.session_state[state.QUERY_ID] = str(shared["query_id"])
+    if shared.get("presets"):
+        st.session_state[state.COMPARE_PRESETS] = list(shared["presets"])
+    if shared.get("overrides"):
+        st.session_state[state.WHATIF_OVERRIDES] = dict(shared["overrides"])
+    st.session_state[state.SOURCE_REF] = src
+
+
+def _apply_shared_source(src: dict) -> dict:
+    """Open a shared link's source; returns the reference to keep (``{}`` if refused)."""
+    if src.get("kind") == "upload":
+        p = upload_path(src.get("digest", ""))
+        if p is not None:
+            st.session_state[state.SOURCE_PATH] = str(p)
+            st.session_state[state.SOURCE_LABEL] = f"shared upload {p.name}"
+    elif src.get("kind") == "sample":
+        for s in sample_sources():
+            if s.key == src.get("key"):
+                st.session_state[state.SOURCE_PATH], st.session_state[state.SOURCE_LABEL] = s.path, s.label
+                st.session_state[state.SOURCE_REF] = {"kind": "sample", "key": s.key}
+    elif src.get("kind") == "path":
+        try:  # a shared link opens only what Path on server would
+            real = str(resolve_in_roots(src.get("path")))
+        except SourceError as exc:
+            st.session_state[state.REPORT_ERROR] = str(exc)
+            return {}
+        st.session_state[state.SOURCE_PATH] = real
+        st.session_state[state.SOURCE_LABEL] = src.get("path")
+    return src
+
+
+def _on_sample_pick() -> None:
+    """Only an actual change of the sample widget switches the source (a run's capture stays)."""
+    x = st.session_state.get(state.SAMPLE_PICK)
+    if x is not None:
+        _set_source(x.path, x.label, {"kind": "sample", "key": x.key})
+
+
+def ensure_navigation() -> None:
+    """A page opened by URL on a fresh server runs without app.py (Streamlit's legacy pages/
+    mode); send it through app.py so navigation, layout and the sidebar are set up."""
+    if not st.session_state.get(state.NAVIGATION):
+        st.switch_page("app.py")
+
+
+def _sample_picker() -> None:
+    samples = sample_sources()
+    keys = [x.key for x in samples]
+    current_key = (st.session_state.get(state.SOURCE_REF) or {}).get("key")
+    if samples:
+        st.selectbox("Bundled sample", samples, index=keys.index(current_key) if current_key in keys else 0,
+                     format_func=lambda x: x.label, key=state.SAMPLE_PICK, on_change=_on_sample_pick)
+
+
+def _upload_picker() -> None:
+    max_mb = server_settings().max_upload_mb
+    up = st.file_uploader("Event log, zipped log directory, or capture", key="upload",
+                          help=f"up to {max_mb:g} MB; any Spark codec (zstd, lz4, snappy, lzf), .zip/.gz")
+    if up is None:
+        return
+    try:
+        if up.size > server_settings().max_upload_bytes:
+            raise ShareError(f"this file is over the server's upload limit of {max_mb:g} MB")
+        digest = store_upload(up.name, up.getvalue())
+    except ShareError as exc:
+        st.error(md_text(exc))
+    else:
+        path = str(upload_path(digest))
+        if path != st.session_state.get(state.SOURCE_PATH):
+            _set_source(path, up.name, {"kind": "upload", "digest": digest})
+
+
+def _path_picker() -> None:
+    typed = st.text_input("Path to an event log, log directory or capture", key="server_path")
+    if typed and st.button("Open", key="open_path"):
+        _set_source(typed, typed, {"kind": "path", "path": typed})
+
+
+def _default_source() -> None:
+    if state.SOURCE_PATH not in st.session_state:
+        d = default_sample()
+        if d is not None:
+            st.session_state[state.SOURCE_PATH], st.session_state[state.SOURCE_LABEL] = d.path, d.label
+            st.session_state[state.SOURCE_REF] = {"kind": "sample", "key": d.key}
+
+
+def sidebar_source() -> Optional[LoadedSource]:
+    """The source picker shown on every page; returns the loaded source."""
+    ensure_navigation()
+    try:
+        server_settings()  # a broken server.toml stops every page with one clear line
+    except SettingsError as exc:
+        st.error(f"The server's settings cannot be used: {md_text(exc)}")
+        st.stop()
+    _apply_report_link()
+    _default_source()
+    with st.sidebar:
+        st.markdown("### Source")
+        if st.session_state.get(state.REPORT_ERROR):
+            st.error(md_text(st.session_state[state.REPORT_ERROR]))
+        mode = st.radio("Open", ["Sample", "Upload", "Path on server"], key="source_mode", horizontal=True)
+        {"Sample": _sample_picker, "Upload": _upload_picker}.get(mode, _path_picker)()
+        path = st.session_state.get(state.SOURCE_PATH)
+        if not path:
+            st.info("No source yet: pick a sample, upload a log, or run a query.")
+            return None
+        src = load_with_progress(path)
+        if src is None:
+            return None
+        st.caption(md_text(src.label))
+        return src
+
+
+def pick_query(src: LoadedSource) -> Optional[QueryView]:
+    """Sidebar selector of the SQL execution that drives every page."""
+    views = [v for v in src.views if v.shuffles or v.adaptive] or src.views
+    if not views:
+        st.sidebar.warning("This source holds no SQL executions.")
+        return None
+    ids = [v.query_id for v in views]
+    qp = st.query_params.get("q")
+    wanted = st.session_state.get(state.QUERY_ID) or qp
+    if wanted not in ids:
+        wanted = next((v.query_id for v in views if v.shuffles), ids[0])
+    choice = st.sidebar.selectbox(
+        "Query", ids, index=ids.index(wanted), key="query_pick",
+        format_func=lambda i: _query_label(next(v for v in views if v.query_id == i)))
+    st.session_state[state.QUERY_ID] = choice
+    if st.query_params.get("q") != choice:
+        st.query_params["q"] = choice
+    return next(v for v in views if v.query_id == choice)
+
+
+def _query_label(v: QueryView) -> str:
+    desc = v.description.replace("\n", " ")
+    return f"#{v.query_id} {desc[:40]}" + (" (no AQE)" if not v.adaptive else "")
+
+
+def current() -> tuple[Optional[LoadedSource], Optional[QueryView]]:
+    """Draw the sidebar source and query picker; the page's source and query (or None)."""
+    src = sidebar_source()
+    if src is None:
+        return None, None
+    return src, pick_query(src)
+
+
+def approx_note(view: QueryView) -> None:
+    if view.source_kind == "eventlog":
+        st.caption("From an event log: partition sizes are those after AQE; lines that need pre-AQE or per-map sizes are "
+                   "approximate (the log does not hold them). Run the query or load a capture for exact numbers.")

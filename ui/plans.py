@@ -1,0 +1,99 @@
+"""The Plans page's view: initial and chosen plan version side by side, AQE's changes marked,
+a click on a node opens its details; and the plan figures the HTML report embeds."""
+from __future__ import annotations
+
+from typing import Optional
+
+import pandas as pd
+import streamlit as st
+
+from aqe_core.analysis import QueryView
+from aqe_core.figures.plan_figure import node_details, plan_figure, plan_search, zoom_to_node
+from aqe_core.plain_text import md_text
+from aqe_core.views.plan_diff import diff_plans
+from ui import state
+
+_CHART_CONFIG = {"scrollZoom": True, "displaylogo": False}
+
+
+def plan_figures_for(view: QueryView):
+    """(title, figure) for the initial and final plans, and the rows of the AQE-change table."""
+    figs, rows = [], []
+    if view.initial_plan is not None:
+        figs.append(("Initial plan", plan_figure(view.initial_plan, title="Initial plan")))
+    if view.final_plan is not None:
+        diff = diff_plans(view.initial_plan, view.final_plan)
+        figs.append(("Final plan", plan_figure(view.final_plan, changes=diff, title="Final plan")))
+        rows = diff.table()
+    return figs, rows
+
+
+def _selected_path(event) -> Optional[str]:
+    try:
+        points = event.selection.points  # type: ignore[union-attr]
+    except AttributeError:
+        return None
+    for p in points or []:
+        cd = p.get("customdata")
+        if isinstance(cd, list):
+            cd = cd[0] if cd else None
+        if isinstance(cd, str):
+            return cd
+    return None
+
+
+def _chart(fig, key: str, side: str) -> None:
+    """A selectable plan chart; a clicked node is remembered as ``(side, path)``."""
+    event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", theme=None,
+                            config=_CHART_CONFIG)
+    sel = _selected_path(event)
+    if sel:
+        st.session_state[state.PLAN_SELECTED] = (side, sel)
+
+
+def plan_page(view: QueryView, version_index: int, search: str) -> None:
+    """Initial plan and plan version ``version_index`` side by side, AQE changes marked."""
+    versions = view.plan_versions or [view.final_plan]
+    later = versions[max(0, min(version_index, len(versions) - 1))]
+    earlier = view.initial_plan
+    diff = diff_plans(earlier, later) if later is not None else None
+    hits = plan_search(later, search) if (search and later is not None) else []
+    left, right = st.columns(2, border=True)
+    with left:
+        if earlier is not None:
+            fig = plan_figure(earlier, changes=diff, change_side="before", title="Initial plan",
+                              highlight=plan_search(earlier, search) if search else None)
+            _chart(fig, "plan_initial", "initial")
+        else:
+            st.info("The source has no initial plan for this query.")
+    with right:
+        if later is not None:
+            title = "Final plan" if later is versions[-1] else f"Plan version {version_index + 1} of {len(versions)}"
+            fig = plan_figure(later, changes=diff, title=title, highlight=hits or None)
+            if hits:
+                zoom_to_node(fig, hits[0])
+            _chart(fig, "plan_final", "final")
+    if search:
+        st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (view zoomed to the first)" if hits else ""))
+    if diff is not None and len(diff):
+        st.subheader("What AQE changed")
+        st.dataframe(pd.DataFrame([{"kind": c.kind, "node": c.node_name, "what": c.explanation} for c in diff]),
+                     hide_index=True, width="stretch")
+    _node_details(earlier, later)
+
+
+def _node_details(earlier, later) -> None:
+    """The clicked node's name, description and metrics."""
+    picked = st.session_state.get(state.PLAN_SELECTED)
+    if not picked:
+        return
+    which, path = picked
+    plan = earlier if which == "initial" else later
+    det = node_details(plan, path) if plan is not None else None
+    if det:
+        with st.container(border=True, key="node-details"):
+            st.markdown(f"**{md_text(det['name'])}** ({which} plan, node {det['id'] if det['id'] is not None else '-'})")
+            st.code(det["description"] or det["name"], language=None)
+            if det["metrics"]:
+                st.dataframe(pd.DataFrame([{"metric": m["name"], "value": m["value"]} for m in det["metrics"]]),
+                             hide_index=True, width="stretch")

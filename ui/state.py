@@ -1,0 +1,50 @@
+"""Every session-state key of the app, named once.
+
+Pages, the frame and tests agree on these strings (tests and shared links read them), so they
+never change; code in ``ui/``, ``app.py`` and ``pages/`` uses the names, never the literals.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+#: the opened source: file path, the label shown under the picker, and how to reopen it
+#: (``{"kind": "sample"|"upload"|"path", ...}``, what a shared link stores)
+SOURCE_PATH = "source_path"
+SOURCE_LABEL = "source_label"
+SOURCE_REF = "source_ref"
+#: the selected SQL execution (a string id)
+QUERY_ID = "query_id"
+#: the Compare page's chosen preset names (the Share page and links reuse them)
+COMPARE_PRESETS = "compare_presets"
+#: the What-if page's settings ``{key: value}``
+WHATIF_OVERRIDES = "whatif_overrides"
+#: the ``?report=`` id already applied in this session, and why it could not be
+REPORT_APPLIED = "_report_applied"
+REPORT_ERROR = "_report_error"
+#: the bundled-sample selectbox (a widget key read in its on_change)
+SAMPLE_PICK = "sample_pick"
+#: set by app.py: the page runs under its navigation (not Streamlit's legacy pages mode)
+NAVIGATION = "_navigation"
+#: the plan node clicked last: ``("initial"|"final", path id)``
+PLAN_SELECTED = "plan_selected"
+#: the Run page's job id
+RUN_JOB = "run_job"
+#: Re-run for real: ``(job id, preset names, source path, query id)``
+RERUN_JOB = "rerun_job"
+#: the id of the view the Share page saved last
+SHARE_ID = "share_id"
+
+#: presets the Compare and Share pages start from
+DEFAULT_COMPARE_PRESETS = ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]
+
+
+def opened_key(job_id: str) -> str:
+    """Set once a finished run's capture was opened, so it opens only once."""
+    return f"_opened_{job_id}"
+
+
+def set_source(path: str, label: str, ref: dict) -> None:
+    """Make ``path`` the source of every page; the query pick starts over."""
+    st.session_state[SOURCE_PATH], st.session_state[SOURCE_LABEL] = path, label
+    st.session_state[SOURCE_REF] = ref
+    st.session_state.pop(QUERY_ID, None)
