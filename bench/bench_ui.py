@@ -72,7 +72,7 @@ def main() -> None:
         from aqe_core.presets import BUILTIN_PRESETS
         from aqe_core.report import build_report
         from aqe_core.sources import default_sample, load_source
-        from lens_ui import plan_figures_for
+        from ui.plans import plan_figures_for
 
         src = load_source(default_sample().path)
         view = src.view("2")
