@@ -13,8 +13,8 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 import aqe_core
-from aqe_core.analysis import QueryView
-from aqe_core.compare import PresetOutcome
+from aqe_core.views.query import QueryView
+from aqe_core.views.compare import PresetOutcome
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:; connect-src 'none'")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from aqe_core import storage
-from aqe_core.eventlog.errors import describe_bytes
+from aqe_core.readers.eventlog.errors import describe_bytes
 from aqe_core.server_settings import lens_home
 
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
