@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from aqe_core.config import AQEConf, checked_layers
-from aqe_core.engine import QueryResult, ReadResult, SimulationReport, simulate
+from aqe_core.engine import QueryResult, ReadResult, SimulationReport, adaptive_verdict, simulate
 from aqe_core.engine.whatif import one_query, spec_sizes
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.plan import PlanNode
@@ -23,7 +23,7 @@ from aqe_core.versions import SparkVersion, as_version
 from aqe_core.views.query import (
     QueryView, ShuffleView, SkewRow, compute_lines, join_reads, join_type_of, regroup_coalesce_lines,
 )
-from aqe_core.views.sentences import BLOCKING_CODES, skew_row_sentence
+from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, skew_row_sentence
 
 __all__ = ["capture_label", "view_from_query", "views_from_capture"]
 
@@ -146,6 +146,8 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
         plan_versions=versions, final_plan=final, join_changes=joins,
         adaptive=q.adaptive, warnings=list(q.notes) + [n for n in conf_notes if n not in q.notes],
         model=query_from_capture(capture, q.index))
+    if not q.adaptive and q.final_plan is not None:
+        view.adaptive_reason = adaptive_reason(adaptive_verdict(q.final_plan.root, q.conf, capture.spark_version))
     keys = {idx: f"join-{j}" for idx, (_n, _s, _t, j) in ctx.items()}
     view.shuffles = [_shuffle_view(q, r, v, conf, {k: c[:3] for k, c in ctx.items()}, keys) for r in qr.reads]
     if v >= SparkVersion(3, 2, 0):  # 3.0/3.1 lines are over each side's own coalesced partitions

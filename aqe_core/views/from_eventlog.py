@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from aqe_core.config import AQEConf, checked_layers
+from aqe_core.engine import adaptive_verdict
 from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.query import query_from_execution
 from aqe_core.model.reasons import Reason
@@ -16,6 +17,7 @@ from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_bef
 from aqe_core.views.query import (
     QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, join_keys, read_join_context,
 )
+from aqe_core.views.sentences import adaptive_reason
 
 __all__ = ["view_from_execution", "views_from_eventlog"]
 
@@ -63,6 +65,8 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
         warnings=list(ex.warnings) + notes,
         model=query_from_execution(log, ex, dp),
     )
+    if not ex.adaptive and ex.initial_plan is not None:
+        qv.adaptive_reason = adaptive_reason(adaptive_verdict(ex.initial_plan, conf, v))
     ctx = read_join_context(ex.final_plan)
     keys = join_keys(ex.final_plan)
     qv.shuffles = [_shuffle(ex, r, ctx, keys, dp) for r in ex.shuffle_reads]

@@ -118,6 +118,17 @@ class QueryView:
     #: the query behind the view (the engine's what-if works on it); not part of the view's data
     model: Optional[Query] = field(default=None, repr=False, compare=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The view's data as JSON-ready values (plans and the model left out)."""
+        return {
+            "source_kind": self.source_kind, "query_id": self.query_id, "description": self.description,
+            "spark_version": str(self.spark_version), "conf": dict(self.conf.explicit),
+            "default_parallelism": self.default_parallelism, "status": self.status, "duration_ms": self.duration_ms,
+            "adaptive": self.adaptive, "adaptive_reason": self.adaptive_reason, "outcome": self.outcome,
+            "join_changes": list(self.join_changes), "warnings": list(self.warnings),
+            "shuffles": [s.to_dict() for s in self.shuffles],
+        }
+
 
 def join_type_of(node: PlanNode) -> Optional[str]:
     """The join type written in a join node's description (``SortMergeJoin [a], [b], Inner``)."""

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Optional
 
+from aqe_core.engine.adaptive import AdaptiveVerdict
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib, num
 
-__all__ = ["BLOCKING_CODES", "Sentence", "skew_split_sentence", "skew_row_sentence"]
+__all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "skew_split_sentence", "skew_row_sentence"]
 
 #: reasons that stop every skew split of a join (their sentence follows each partition's)
 BLOCKING_CODES = ("distribution_broken", "skew_join_disabled", "final_stage_rules_off", "skew_join_error")
@@ -60,3 +61,18 @@ def skew_row_sentence(reason: Optional[Reason], fallback: str, *, done: bool, bl
         if blocking is not None:
             text = f"{text}; {blocking.message}"
     return Sentence(text, evidence)
+
+
+#: said when our InsertAdaptiveSparkPlan check and the recorded plan disagree (no reason claimed)
+ADAPTIVE_DISAGREES = ("the recorded plan is not adaptive, but our InsertAdaptiveSparkPlan check says AQE would apply"
+                      " under this configuration, so the reason is not known")
+
+
+def adaptive_reason(verdict: AdaptiveVerdict) -> str:
+    """Why AQE did not apply to a query whose recorded plan is not adaptive: the rule's first
+    reason, or, when our verdict disagrees with the recorded plan, that we do not know."""
+    if verdict.plan_shows_adaptive:
+        return ""
+    if verdict.applies:
+        return ADAPTIVE_DISAGREES
+    return verdict.reasons[0].message if verdict.reasons else ""
