@@ -207,6 +207,7 @@ COMPAT = {
     "aqe_core.analysis",
     "aqe_core.capture_view",
     "aqe_core.compare",
+    "aqe_core.histograms",
     "aqe_core.presets",
     "aqe_core.capture.capture",
     "aqe_core.capture.cli_run",
@@ -249,7 +250,6 @@ COMPAT = {
 KNOWN_UNPLACED = {
     "aqe_core.capture",
     "aqe_core.eventlog",
-    "aqe_core.histograms",
     "aqe_core.plan_graph",
     "lens_ui",
 }
@@ -257,6 +257,10 @@ KNOWN_UNPLACED = {
 KNOWN_UPWARD: set[str] = {
     "pages/compare.py:7 aqe_core.analysis",
     "pages/compare.py:8 aqe_core.compare",
+    "pages/compare.py:9 aqe_core.histograms",
+    "pages/partitions.py:7 aqe_core.histograms",
+    "pages/share.py:7 aqe_core.histograms",
+    "pages/whatif.py:9 aqe_core.histograms",
     "pages/compare.py:10 aqe_core.presets",
     "pages/share.py:6 aqe_core.compare",
     "pages/share.py:8 aqe_core.presets",

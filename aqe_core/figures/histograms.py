@@ -1,0 +1,123 @@
+"""Partition-size figures with AQE's own lines (median, skew threshold, targets).
+
+Pure plotly, no Streamlit: the app and the HTML report draw the same figure. Every line's value
+comes from the rules (:mod:`aqe_core.engine.lines`) through :class:`aqe_core.views.query.ShuffleView`.
+"""
+from __future__ import annotations
+
+import html
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from aqe_core.views.query import Line, ShuffleView
+from aqe_core.units import mib
+
+LINE_STYLE = {
+    "median": ("#2b8a3e", "dot"),
+    "skew_threshold": ("#c92a2a", "dash"),
+    "factor_threshold": ("#c92a2a", "dash"),
+    "threshold_bytes": ("#e8590c", "dash"),
+    "coalesce_target": ("#1c7ed6", "longdash"),
+    "split_target": ("#7048e8", "dashdot"),
+}
+SHORT_NAME = {
+    "median": "median",
+    "skew_threshold": "skew threshold",
+    "factor_threshold": "factor x median",
+    "threshold_bytes": "skew threshold bytes",
+    "coalesce_target": "coalescing target",
+    "split_target": "skew split target",
+}
+
+
+def bin_edges(values: Sequence[int], *, log: bool, bins: int = 40, lo: Optional[float] = None,
+              hi: Optional[float] = None) -> np.ndarray:
+    """Bin edges shared by several histograms (pass the same lo/hi to compare on one axis)."""
+    arr = np.asarray(values, dtype=float)
+    lo = float(arr.min()) if lo is None and len(arr) else (lo or 0.0)
+    hi = float(arr.max()) if hi is None and len(arr) else (hi or 1.0)
+    if log:
+        lo = max(lo, 1.0)
+        hi = max(hi, lo * 1.0001)
+        return np.logspace(math.log10(lo), math.log10(hi * 1.0001), bins + 1)
+    if hi <= lo:
+        hi = lo + 1
+    return np.linspace(lo, hi, bins + 1)
+
+
+def _line_shapes(fig: go.Figure, lines: Sequence[Line], *, vertical: bool, log: bool = False) -> None:
+    """Lines as shapes plus labelled annotations (annotations on a log axis take log10 positions)."""
+    for k, ln in enumerate(lines):
+        pos = math.log10(max(ln.value, 1)) if log else ln.value
+        color, dash = LINE_STYLE.get(ln.kind, ("#495057", "dot"))
+        keys = ", ".join(ln.config_keys)
+        text = f"{SHORT_NAME.get(ln.kind, ln.kind)} {mib(ln.value)}"
+        if vertical:
+            fig.add_shape(type="line", x0=ln.value, x1=ln.value, y0=0, y1=1, xref="x", yref="paper",
+                          line=dict(color=color, dash=dash, width=2), name=ln.kind)
+            fig.add_annotation(x=pos, y=1 - 0.09 * k, xref="x", yref="paper", text=html.escape(text),
+                               showarrow=False, xanchor="left", font=dict(color=color, size=11),
+                               bgcolor="rgba(255,255,255,0.8)", hovertext=html.escape(ln.label + (f" [{keys}]" if keys else "")))
+        else:
+            fig.add_shape(type="line", y0=ln.value, y1=ln.value, x0=0, x1=1, yref="y", xref="paper",
+                          line=dict(color=color, dash=dash, width=2), name=ln.kind)
+            fig.add_annotation(y=pos, x=1 - 0.2 * (k % 2), yref="y", xref="paper", text=html.escape(text),
+                               showarrow=False, xanchor="right", yanchor="bottom", font=dict(color=color, size=11),
+                               bgcolor="rgba(255,255,255,0.8)", hovertext=html.escape(ln.label + (f" [{keys}]" if keys else "")))
+        # an invisible trace so each line also appears in the legend (and is findable in tests)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=html.escape(f"{SHORT_NAME.get(ln.kind, ln.kind)}: {mib(ln.value)}"),
+                                 line=dict(color=color, dash=dash), hoverinfo="skip", legendgroup=ln.kind))
+
+
+def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True, bins: int = 40,
+                     x_range: Optional[tuple[float, float]] = None, title: Optional[str] = None,
+                     height: int = 340) -> go.Figure:
+    """How many partitions have which size, with AQE's lines as vertical lines.
+
+    ``which``: "before" (pre-AQE reducer sizes), "after" (sizes as read after AQE) or "auto"
+    (before when known)."""
+    sizes = _pick(view, which)
+    fig = go.Figure()
+    if sizes:
+        edges = bin_edges(sizes, log=log, bins=bins, lo=x_range[0] if x_range else None, hi=x_range[1] if x_range else None)
+        counts, _ = np.histogram(np.clip(np.asarray(sizes, dtype=float), edges[0], edges[-1]), bins=edges)
+        centers = np.sqrt(edges[:-1] * edges[1:]) if log else (edges[:-1] + edges[1:]) / 2
+        widths = edges[1:] - edges[:-1]
+        hover = [f"{mib(a)} - {mib(b)}: {int(c)} partitions" for a, b, c in zip(edges[:-1], edges[1:], counts)]
+        fig.add_trace(go.Bar(x=centers.tolist(), y=counts.tolist(), width=widths.tolist(), name="partitions",
+                             marker_color="#adb5bd", hovertext=hover, hoverinfo="text"))
+    _line_shapes(fig, view.lines, vertical=True, log=log)
+    fig.update_layout(
+        title=html.escape(title or view.label), height=height, bargap=0.02, margin=dict(l=40, r=20, t=50, b=40),
+        xaxis=dict(title="partition size (bytes)", type="log" if log else "linear"),
+        yaxis=dict(title="partitions"), legend=dict(orientation="h", y=-0.25), template="plotly_white",
+    )
+    if x_range:
+        fig.update_xaxes(range=[math.log10(max(x_range[0], 1)), math.log10(max(x_range[1], 1))] if log else list(x_range))
+    return fig
+
+
+def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool = False, height: int = 300,
+                          title: Optional[str] = None) -> go.Figure:
+    """Every partition in order (reducer order before AQE, read order after), lines horizontal."""
+    sizes = _pick(view, which)
+    skewed = {r.partition for r in view.skew_rows}
+    colors = ["#e03131" if i in skewed else "#868e96" for i in range(len(sizes or []))]
+    fig = go.Figure(go.Bar(x=list(range(len(sizes or []))), y=list(sizes or []), marker_color=colors, name="partition size",
+                           hovertext=[f"partition {i}: {mib(s)}" for i, s in enumerate(sizes or [])], hoverinfo="text"))
+    _line_shapes(fig, view.lines, vertical=False, log=log)
+    fig.update_layout(title=html.escape(title or view.label), height=height, margin=dict(l=40, r=20, t=50, b=40),
+                      xaxis=dict(title="partition"), yaxis=dict(title="bytes", type="log" if log else "linear"),
+                      template="plotly_white", showlegend=False)
+    return fig
+
+
+def _pick(view: ShuffleView, which: str) -> Optional[list[int]]:
+    if which == "before":
+        return view.sizes_before
+    if which == "after":
+        return view.sizes_after
+    return view.sizes_before if view.sizes_before is not None else view.sizes_after
