@@ -13,8 +13,8 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 import aqe_core
-from aqe_core.analysis import QueryView
-from aqe_core.compare import PresetOutcome
+from aqe_core.views.query import QueryView
+from aqe_core.views.compare import PresetOutcome
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:; connect-src 'none'")
@@ -65,6 +65,7 @@ def build_report(
                  f" &middot; generated {now} by AQE Lens {_e(aqe_core.__version__)}"
                  + (f" &middot; link: <code>{_e(link)}</code>" if link else "") + "</p>")
     parts.append(f"<section><h2>What AQE did</h2><p>{_e(view.outcome)}</p>"
+                 + (f"<p>Why AQE did not apply: {_e(view.adaptive_reason)}</p>" if view.adaptive_reason else "")
                  + ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in view.join_changes) + "</ul>" if view.join_changes else "")
                  + "</section>")
     if plan_figures:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from aqe_core import storage
-from aqe_core.eventlog.errors import describe_bytes
 from aqe_core.server_settings import lens_home
+from aqe_core.units import format_bytes
 
 _ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _DIGEST_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -123,10 +123,11 @@ def store_upload(name: str, data: bytes, *, max_bytes: Optional[int] = None, quo
     max_bytes = settings.max_upload_bytes if max_bytes is None else max_bytes
     quota_bytes = settings.upload_quota_bytes if quota_bytes is None else quota_bytes
     if len(data) > max_bytes:
-        raise UploadRefused(f"this file is {describe_bytes(len(data))}; the server accepts uploads up to {describe_bytes(max_bytes)}")
+        raise UploadRefused(f"this file is {format_bytes(len(data), 'limit')}; the server accepts uploads up to"
+                            f" {format_bytes(max_bytes, 'limit')}")
     if len(data) > quota_bytes:
-        raise UploadRefused(f"this file is {describe_bytes(len(data))}, more than the server keeps for all uploads "
-                            f"({describe_bytes(quota_bytes)})")
+        raise UploadRefused(f"this file is {format_bytes(len(data), 'limit')}, more than the server keeps for all uploads "
+                            f"({format_bytes(quota_bytes, 'limit')})")
     digest = hashlib.sha256(data).hexdigest()
     root = _dir("uploads")
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name or "").name)[:120].lstrip(".") or "upload"

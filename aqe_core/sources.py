@@ -17,10 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from aqe_core.analysis import QueryView, views_from_eventlog
-from aqe_core.eventlog.errors import Limits, LimitExceeded
-from aqe_core.eventlog.sources import OUTSIDE_ROOTS, Roots
+from aqe_core.model.capture import CaptureFormatError
+from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
+from aqe_core.readers.eventlog import EventLogError, load
+from aqe_core.readers.eventlog.errors import Limits, LimitExceeded
+from aqe_core.readers.eventlog.sources import OUTSIDE_ROOTS, Roots
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
+from aqe_core.views.from_capture import capture_label, views_from_capture
+from aqe_core.views.from_eventlog import views_from_eventlog
+from aqe_core.views.query import QueryView
 
 
 ProgressFn = Callable[[int, Optional[int]], None]
@@ -172,22 +177,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     if is_capture:
-        try:
-            from aqe_core.capture_view import views_from_capture_file
-        except ImportError:
-            raise SourceError("this is an AQE Lens capture, but capture support is not installed in this build") from None
-        from aqe_core.capture.model import DEFAULT_MAX_CAPTURE_BYTES, CaptureFormatError
-
-        max_bytes = DEFAULT_MAX_CAPTURE_BYTES if limits is None else min(DEFAULT_MAX_CAPTURE_BYTES, limits.max_decompressed_bytes)
-        try:
-            return views_from_capture_file(str(p), max_bytes=max_bytes,
-                                           max_seconds=None if limits is None else limits.max_seconds)
-        except CaptureFormatError as exc:
-            raise SourceError(f"cannot read this capture: {exc}") from None
-        except OSError as exc:
-            raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
-    from aqe_core.eventlog import EventLogError, load
-
+        return _open_capture(p, limits)
     try:
         log = load(str(p), progress=progress, roots=list(roots) if roots is not None else None,
                    **({"limits": limits} if limits is not None else {}))
@@ -200,3 +190,24 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
     return LoadedSource("eventlog", label, str(p), log.spark_version, views_from_eventlog(log),
                         warnings=list(log.warnings), notes=list(log.notes))
+
+
+def _open_capture(p: Path, limits: Optional[Limits]) -> LoadedSource:
+    """A capture's views, decoding bounded by ``limits``; errors as :class:`SourceError`."""
+    max_bytes = DEFAULT_MAX_CAPTURE_BYTES if limits is None else min(DEFAULT_MAX_CAPTURE_BYTES, limits.max_decompressed_bytes)
+    try:
+        return views_from_capture_file(str(p), max_bytes=max_bytes, max_seconds=None if limits is None else limits.max_seconds)
+    except CaptureFormatError as exc:
+        raise SourceError(f"cannot read this capture: {exc}") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
+
+
+def views_from_capture_file(path: str, *, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+                            max_seconds: Optional[float] = None) -> LoadedSource:
+    """Views of every query of a capture file. Raises :class:`CaptureFormatError` for a file
+    that is not a well-formed capture (bounded by ``max_bytes`` decoded / ``max_seconds``)."""
+    capture = load_capture(path, max_bytes=max_bytes, max_seconds=max_seconds)
+    views, report = views_from_capture(capture)
+    return LoadedSource("capture", capture_label(capture, report), path, capture.spark_version, views,
+                        warnings=list(capture.warnings), notes=list(report.notes))

@@ -67,9 +67,9 @@ def main() -> None:
             page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
             print(f"fresh page load (new session, cached source): {time.perf_counter() - t:.2f} s")
             b.close()
-        from aqe_core.compare import compare_presets
-        from aqe_core.histograms import histogram_figure
-        from aqe_core.presets import BUILTIN_PRESETS
+        from aqe_core.views.compare import compare_presets
+        from aqe_core.figures.histograms import histogram_figure
+        from aqe_core.views.compare import BUILTIN_PRESETS
         from aqe_core.report import build_report
         from aqe_core.sources import default_sample, load_source
         from ui.plans import plan_figures_for

@@ -2,11 +2,12 @@
 import pandas as pd
 import streamlit as st
 
-from aqe_core.analysis import ShuffleView
-from aqe_core.compare import compare_presets
-from aqe_core.histograms import histogram_figure
+from aqe_core.views.query import ShuffleView
+from aqe_core.views.compare import compare_presets
+from aqe_core.figures.histograms import histogram_figure
 from aqe_core.plain_text import md_text
-from aqe_core.presets import BUILTIN_PRESETS, load_user_presets
+from aqe_core.views.compare import BUILTIN_PRESETS
+from aqe_core.model.presets import load_user_presets
 from ui import frame, state
 from ui.compare import save_preset_form, shared_x_range
 from ui.rerun import rerun_for_real

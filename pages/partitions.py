@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui import frame
 from aqe_core.plain_text import md_text
-from aqe_core.histograms import histogram_figure, partition_bars_figure
+from aqe_core.figures.histograms import histogram_figure, partition_bars_figure
 
 src, view = frame.current()
 st.title("Partitions")

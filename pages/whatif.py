@@ -2,10 +2,10 @@
 import pandas as pd
 import streamlit as st
 
-from aqe_core.compare import compare_presets, whatif_view
-from aqe_core.histograms import histogram_figure
+from aqe_core.views.compare import compare_presets, whatif_view
+from aqe_core.figures.histograms import histogram_figure
 from aqe_core.plain_text import md_text
-from aqe_core.presets import Preset, get_preset
+from aqe_core.model.presets import Preset, get_preset
 from ui import frame, state
 from ui.whatif import line_changes, settings_form
 

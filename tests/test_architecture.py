@@ -2,8 +2,8 @@
 inside functions included), imports only point down the layers of docs/architecture.md, no
 ``spark.sql.*`` key spelled outside ``config.py``, no module over 600 lines, no function over 80.
 
-Today's exceptions are listed below; a listed exception that no longer occurs fails too, so the
-lists only shrink. Tools, tests and bench scripts are outside these limits.
+Tools, tests and bench scripts are outside these limits. The old import paths users were given
+stay as one-line re-exports, listed in ``COMPAT``; nothing inside the layers uses them.
 """
 from __future__ import annotations
 
@@ -18,14 +18,6 @@ CODE_DIRS = ("aqe_core", "ui")
 #: scripts Streamlit runs: sizes and layers are checked, they are not imported in isolation
 SCRIPTS = ("app.py", "pages")
 
-#: import cycles known today (sorted module names per strongly connected component)
-KNOWN_CYCLES = {
-    ('aqe_core.capture_view', 'aqe_core.compare', 'aqe_core.sources'),
-}
-#: modules over 600 lines known today
-KNOWN_BIG_MODULES: set[str] = set()
-#: functions over 80 lines known today
-KNOWN_BIG_FUNCTIONS: set[str] = set()
 
 
 def _files() -> list[Path]:
@@ -103,12 +95,12 @@ def test_no_new_import_cycles():
     files = _files()
     modules = {_module(p) for p in files}
     graph = {_module(p): _imports(p, modules) for p in files}
-    assert _cycles(graph) == KNOWN_CYCLES
+    assert _cycles(graph) == set()
 
 
 def test_sizes_within_limits_or_known():
     big_modules, big_functions = set(), set()
-    for path in _files() + _scripts() + [ROOT / "lens_ui.py"]:
+    for path in _files() + _scripts():
         rel = path.relative_to(ROOT).as_posix()
         text = path.read_text(encoding="utf-8")
         if len(text.splitlines()) > 600:
@@ -118,8 +110,8 @@ def test_sizes_within_limits_or_known():
                 start = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 if node.end_lineno - start + 1 > 80:
                     big_functions.add(f"{rel}:{node.name}")
-    assert big_modules == KNOWN_BIG_MODULES
-    assert big_functions == KNOWN_BIG_FUNCTIONS
+    assert sorted(big_modules) == []
+    assert sorted(big_functions) == []
 
 
 def test_every_module_imports_on_its_own():
@@ -190,66 +182,12 @@ ALLOWED: dict[str, set[str]] = {
 }
 #: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
 COMPAT = {
-    "aqe_core.capture",
-    "aqe_core.capture.capture",
-    "aqe_core.capture.cli_run",
-    "aqe_core.capture.cli_simulate",
-    "aqe_core.capture.java",
-    "aqe_core.capture.jvm",
-    "aqe_core.capture.model",
-    "aqe_core.capture.runner",
-    "aqe_core.capture.runtime",
-    "aqe_core.capture.session",
-    "aqe_core.capture.simulate",
-    "aqe_core.capture.workloads",
-    "aqe_core.cli_check_sql",
-    "aqe_core.conf_guard",
-    "aqe_core.eventlog",
-    "aqe_core.eventlog.cli",
-    "aqe_core.eventlog.codecs",
-    "aqe_core.eventlog.errors",
-    "aqe_core.eventlog.history_server",
-    "aqe_core.eventlog.metrics",
-    "aqe_core.eventlog.model",
-    "aqe_core.eventlog.planinfo",
-    "aqe_core.eventlog.reader",
-    "aqe_core.eventlog.sources",
-    "aqe_core.eventlog.summary",
-    "aqe_core.plan",
-    "aqe_core.plan_graph",
-    "aqe_core.plan_graph.diff",
-    "aqe_core.plan_graph.figure",
-    "aqe_core.plan_graph.layout",
-    "aqe_core.plan_graph.synthetic",
-    "aqe_core.rules.join_selection",
-    "aqe_core.rules.local_shuffle_read",
-    "aqe_core.rules.shuffle_partitions",
-    "aqe_core.rules.skew_join",
-    "aqe_core.rules.specs",
-    "aqe_core.run_index",
-    "aqe_core.run_jobs",
-    "aqe_core.sql_guard",
-    "lens_ui",
-}
-#: modules not yet moved into a layer (issue 9 in progress): this list must end empty
-KNOWN_UNPLACED = {
-    "aqe_core.analysis",
-    "aqe_core.capture_view",
-    "aqe_core.compare",
-    "aqe_core.histograms",
-    "aqe_core.presets",
-}
-#: placed modules that still import upward (file:line target): this list must end empty
-KNOWN_UPWARD: set[str] = {
-    "aqe_core/share.py:17 aqe_core.eventlog.errors",
-    "aqe_core/sources.py:179 aqe_core.capture.model",
-    "aqe_core/sources.py:189 aqe_core.eventlog",
-    "aqe_core/sources.py:21 aqe_core.eventlog.errors",
-    "aqe_core/sources.py:22 aqe_core.eventlog.sources",
-}
-#: files that still spell ``spark.sql.*`` keys (count of string constants): must end empty
-KNOWN_KEY_LITERALS = {
-    "aqe_core/presets.py": 8,
+    "aqe_core.capture",  # facade: Runner, simulate, load_capture, save_capture, capture_queries
+    "aqe_core.eventlog",  # facade: load, Limits, the errors
+    "aqe_core.plan_graph",  # facade: layout_plan, diff_plans, plan_figure
+    "aqe_core.rules.shuffle_partitions",  # rule-engine API: coalesce_partitions, split_size_list_by_target_size
+    "aqe_core.rules.skew_join",  # rule-engine API: analyze_side
+    "aqe_core.rules.specs",  # rule-engine API: the spec dataclasses
 }
 
 
@@ -267,7 +205,6 @@ def _all_modules() -> dict[str, Path]:
     out = {_module(p): p for p in _files()}
     for path in _scripts():
         out[_module(path)] = path
-    out["lens_ui"] = ROOT / "lens_ui.py"
     return out
 
 
@@ -301,7 +238,7 @@ def _import_lines(path: Path, modules: set[str]) -> list[tuple[int, str]]:
 
 def test_imports_point_down_the_layers():
     modules = _all_modules()
-    unplaced, upward, problems = set(), set(), []
+    unplaced, problems = set(), []
     for module, path in modules.items():
         if module in COMPAT:
             continue
@@ -312,17 +249,14 @@ def test_imports_point_down_the_layers():
         rel = path.relative_to(ROOT).as_posix()
         for line, target in _import_lines(path, set(modules)):
             if target in COMPAT:
-                upward.add(f"{rel}:{line} {target}")
                 problems.append(f"{rel}:{line} imports {target} (an old path kept for users; import the new one)")
                 continue
             to = _layer(target)
             if to is None or to == layer or to in ALLOWED[layer] or module.startswith(target + "."):
                 continue
-            upward.add(f"{rel}:{line} {target}")
             problems.append(f"{rel}:{line} imports {target} (layer {layer} -> layer {to} not allowed)")
-    assert unplaced == KNOWN_UNPLACED, "modules outside every layer changed: " + repr(sorted(unplaced ^ KNOWN_UNPLACED))
-    assert upward == KNOWN_UPWARD, "\n".join(p for p in problems if p.split(" imports")[0] + " " + p.split(
-        " imports ")[1].split(" ")[0] not in KNOWN_UPWARD) or repr(sorted(KNOWN_UPWARD - upward))
+    assert sorted(unplaced) == [], "modules outside every layer (add them to LAYERS or move them)"
+    assert problems == []
 
 
 _KEY_RE = __import__("re").compile(r"(?<![\w.])spark\.sql\.")
@@ -340,14 +274,14 @@ def _key_literals(path: Path) -> int:
 def test_config_keys_only_spelled_in_config():
     """``config.py`` is the registry; everything else uses its handles (``config.SHUFFLE_PARTITIONS``)."""
     found = {}
-    for path in _files() + _scripts() + [ROOT / "lens_ui.py"]:
+    for path in _files() + _scripts():
         rel = path.relative_to(ROOT).as_posix()
         if rel in ("aqe_core/config.py",) or not path.exists() or _module(path) in COMPAT:
             continue
         n = _key_literals(path)
         if n:
             found[rel] = n
-    assert found == KNOWN_KEY_LITERALS
+    assert found == {}
 
 
 def test_config_handles_are_registry_keys():
@@ -373,3 +307,8 @@ def test_core_never_imports_streamlit_and_only_live_imports_spark():
                 if top == "streamlit" or (top in ("pyspark", "py4j") and _layer(module) not in (None, "live", "cli")):
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name}")
     assert bad == []
+
+
+def test_compat_list_is_the_marked_modules():
+    marked = {m for m, path in _all_modules().items() if "# compat shim (issue 9)" in path.read_text(encoding="utf-8")}
+    assert marked == COMPAT

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.compare import compare_presets
-from aqe_core.presets import get_preset
+from aqe_core.views.compare import compare_presets
+from aqe_core.model.presets import get_preset
 from aqe_core.model.specs import PartialReducerPartitionSpec
 from aqe_core.sources import load_source
 
@@ -74,7 +74,7 @@ def test_presets_on_a_capture_are_exact_and_actual_is_what_spark_did():
 def test_whatif_on_a_capture_predicts_what_spark_did_under_that_setting():
     """The same workload was run by Spark with skew join on and off: switching it off in a
     what-if on the first run must give exactly what Spark did in the second."""
-    from aqe_core.presets import Preset
+    from aqe_core.model.presets import Preset
 
     path = Path(__file__).resolve().parents[1] / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"
     src = load_source(str(path))

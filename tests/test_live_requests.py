@@ -35,20 +35,8 @@ def test_precheck_leaves_workload_sql_to_the_runner_and_trusted_runs_alone(guard
     requests.RunRequest(sql="SELECT 1\x00", conf={"spark.sql.catalog.x": "y"}, trusted=True).precheck()
 
 
-def test_old_command_modules_are_the_cli_commands():
-    from aqe_core import cli_check_sql
-    from aqe_core.capture import cli_run, cli_simulate
-    from aqe_core.eventlog import cli as inspect_cli
-
-    for mod, name in ((inspect_cli, "inspect"), (cli_run, "run"), (cli_simulate, "simulate"),
-                      (cli_check_sql, "check-sql")):
-        _, add_arguments, run = cli.COMMANDS[name]
-        assert (mod.add_arguments, mod.run) == (add_arguments, run)
-    assert cli_run.ProgressBar is cli.ProgressBar and cli_simulate.format_report is cli.format_report
-
-
 def test_cli_and_capture_package_import_without_spark():
-    code = ("import sys, aqe_core.cli, aqe_core.capture, aqe_core.capture.cli_run; "
+    code = ("import sys, aqe_core.cli, aqe_core.capture; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j') or m == 'aqe_core.live.runner']; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -64,7 +52,7 @@ def test_every_command_has_help():
 
 
 def test_workload_presets_have_a_name_of_their_own():
-    from aqe_core import presets
+    from aqe_core.model import presets
     from aqe_core.live import workloads
 
     assert workloads.Preset is workloads.WorkloadPreset is not presets.Preset

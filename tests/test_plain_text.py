@@ -50,8 +50,8 @@ def test_md_text_cuts_and_handles_odd_values():
 
 
 def test_histogram_titles_and_labels_are_html_escaped():
-    from aqe_core.analysis import ShuffleView
-    from aqe_core.histograms import histogram_figure, partition_bars_figure
+    from aqe_core.views.query import ShuffleView
+    from aqe_core.figures.histograms import histogram_figure, partition_bars_figure
 
     sv = ShuffleView(key="k", label='<a href="http://x/">x</a><img src="http://x/i.png">', sizes_after=[1, 2, 300])
     for fig in (histogram_figure(sv, which="after"), partition_bars_figure(sv, which="after")):

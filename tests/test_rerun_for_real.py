@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.capture_view import views_from_capture_file
-from aqe_core.compare import compare_presets, simulate_preset
-from aqe_core.presets import get_preset
+from aqe_core.sources import views_from_capture_file
+from aqe_core.views.compare import compare_presets, simulate_preset
+from aqe_core.model.presets import get_preset
 from aqe_core.live.jobs import RunManager
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"

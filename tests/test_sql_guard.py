@@ -97,7 +97,7 @@ def test_conf_guard_ignores_what_the_caller_says_cannot_matter():
 
 def test_workload_and_preset_settings_pass_the_conf_guard():
     from aqe_core.live import workloads
-    from aqe_core.presets import BUILTIN_PRESETS
+    from aqe_core.views.compare import BUILTIN_PRESETS
 
     for w in workloads.WORKLOADS.values():
         for p in w.presets:
@@ -383,7 +383,7 @@ def _hostile_capture(tmp_path: Path, *, sql=None, views=None, conf=None) -> tupl
 
 @pytest.mark.slow
 def test_rerun_for_real_refuses_a_hostile_capture(spark_runtime, tmp_path, monkeypatch):
-    from aqe_core.presets import Preset, get_preset
+    from aqe_core.model.presets import Preset, get_preset
     from aqe_core.live.jobs import RunManager
 
     if not spark_runtime.version.startswith("4.3"):

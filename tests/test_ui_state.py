@@ -63,13 +63,3 @@ def test_the_check_sees_literal_keys(tmp_path):
     probe.write_text('import streamlit as st\nst.session_state["a"] = 1\nst.session_state.get(f"_{x}")\n'
                      '"b" in st.session_state\nst.session_state[state.A]\nst.session_state.get(state.B, "x")\n')
     assert [h.rpartition(":")[2] for h in _literal_keys(probe)] == ["2", "3", "4"]
-
-
-def test_lens_ui_keeps_the_names_bench_and_old_code_use():
-    import lens_ui
-    from ui import frame, plans, rerun, run
-
-    assert lens_ui.plan_figures_for is plans.plan_figures_for
-    assert lens_ui.current is frame.current and lens_ui.sidebar_source is frame.sidebar_source
-    assert lens_ui.run_page is run.run_page and lens_ui.rerun_for_real is rerun.rerun_for_real
-    assert lens_ui._set_source is state.set_source

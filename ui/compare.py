@@ -6,10 +6,10 @@ from typing import Optional
 
 import streamlit as st
 
-from aqe_core.analysis import QueryView
+from aqe_core.views.query import QueryView
 from aqe_core.config import ADVISORY_PARTITION_SIZE_IN_BYTES
 from aqe_core.plain_text import md_text
-from aqe_core.presets import save_user_preset
+from aqe_core.model.presets import save_user_preset
 
 
 def shared_x_range(outcomes: list) -> Optional[tuple[int, int]]:

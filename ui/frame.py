@@ -11,7 +11,7 @@ from typing import Optional
 
 import streamlit as st
 
-from aqe_core.analysis import QueryView
+from aqe_core.views.query import QueryView
 from aqe_core.plain_text import md_text
 from aqe_core.server_settings import SettingsError, server_settings
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path

@@ -7,7 +7,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
-from aqe_core.analysis import QueryView
+from aqe_core.views.query import QueryView
 from aqe_core.figures.plan_figure import node_details, plan_figure, plan_search, zoom_to_node
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans

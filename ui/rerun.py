@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from aqe_core.analysis import QueryView
-from aqe_core.capture_view import views_from_capture_file
-from aqe_core.compare import simulate_preset
+from aqe_core.views.query import QueryView
+from aqe_core.sources import views_from_capture_file
+from aqe_core.views.compare import simulate_preset
 from aqe_core.plain_text import md_text
-from aqe_core.presets import get_preset
+from aqe_core.model.presets import get_preset
 from aqe_core.sources import LoadedSource
 from ui import state
 from ui.run import run_manager

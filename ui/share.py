@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from aqe_core.analysis import QueryView
-from aqe_core.compare import compare_presets
-from aqe_core.histograms import histogram_figure
+from aqe_core.views.query import QueryView
+from aqe_core.views.compare import compare_presets
+from aqe_core.figures.histograms import histogram_figure
 from aqe_core.report import build_report
 from aqe_core.sources import LoadedSource
 from ui import state

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from aqe_core.analysis import QueryView
+from aqe_core.views.query import QueryView
 from aqe_core.config import ADAPTIVE_PREFIX, AUTO_BROADCASTJOIN_THRESHOLD, SHUFFLE_PARTITIONS
 
 #: keys outside ``spark.sql.adaptive.*`` the form offers too

@@ -24,3 +24,22 @@ class Query:
     evidence: Evidence
     default_parallelism: int | None = None
     raw: Any = field(default=None, repr=False, compare=False)
+
+
+def query_from_capture(capture: Any, index: int) -> Query:
+    """The query ``index`` of a :class:`~aqe_core.model.capture.Capture`: exact pre-AQE statistics,
+    so the engine replays Spark's rules on it (``raw`` = ``(capture, index)``)."""
+    q = next(x for x in capture.queries if x.index == index)
+    return Query("capture", capture.spark_version, dict(q.conf), Evidence.EXACT, q.default_parallelism,
+                 raw=(capture, index))
+
+
+def query_from_execution(log: Any, ex: Any, default_parallelism: int | None = None) -> Query:
+    """An event log's SQL execution: only Spark's metrics after AQE, so the engine estimates.
+
+    The conf is the execution's layers merged (later wins). ``raw`` stays None: views are pickled
+    by the app's cache and the estimate works on the view's post-AQE sizes, not the execution."""
+    conf: dict[str, str] = {}
+    for layer in getattr(ex, "conf_layers", None) or []:
+        conf.update({str(k): str(v) for k, v in layer.items()})
+    return Query("eventlog", log.spark_version or "", conf, Evidence.SPARK_METRIC, default_parallelism)

@@ -439,11 +439,3 @@ def _all_leaves_stages(n: StageNode) -> bool:
     if not n.children:
         return False
     return all(_all_leaves_stages(c) for c in n.children)
-
-
-# compat (issue 9): aqe_core/analysis.py imports these names until it moves to views/ (WP4);
-# the config handles are the one spelling. Remove once nothing imports them.
-K_ADVISORY = config.ADVISORY_PARTITION_SIZE_IN_BYTES
-K_MIN_NUM = config.COALESCE_PARTITIONS_MIN_PARTITION_NUM
-K_MIN_SIZE = config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE
-K_PAR_FIRST = config.COALESCE_PARTITIONS_PARALLELISM_FIRST

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from aqe_core import storage
+from aqe_core import config, storage
 from aqe_core.config import AQEConf, ConfValueError
 from aqe_core.server_settings import lens_home
 from aqe_core.versions import NEWEST, as_version
@@ -37,7 +37,7 @@ class Preset:
     def conf_for(self, query_conf: AQEConf) -> AQEConf:
         version = as_version(self.spark_version) if self.spark_version else query_conf.spark_version
         if self.base == "defaults":
-            keep = {k: v for k, v in query_conf.explicit.items() if not k.startswith("spark.sql.adaptive.")}
+            keep = {k: v for k, v in query_conf.explicit.items() if not k.startswith(config.ADAPTIVE_PREFIX)}
             return AQEConf.resolve(version, [keep, self.settings], validate=False)
         return query_conf.for_version(version).with_overrides(self.settings)
 
@@ -49,16 +49,16 @@ class Preset:
 BUILTIN_PRESETS: list[Preset] = [
     Preset("actual", "The query's own configuration, as Spark ran it"),
     Preset("spark-3.0.1-defaults", "Spark 3.0.1's rules and defaults (AQE on): skew after coalescing", {
-        "spark.sql.adaptive.enabled": "true"}, "3.0.1", base="defaults"),
+        config.ADAPTIVE_EXECUTION_ENABLED: "true"}, "3.0.1", base="defaults"),
     Preset("spark-4.x-defaults", f"Spark {NEWEST}'s rules and defaults", {}, NEWEST, base="defaults"),
     Preset("aggressive-coalescing", "Fewer, bigger partitions: 256 MiB advisory size, size before parallelism", {
-        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "256m",
-        "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
-        "spark.sql.adaptive.coalescePartitions.minPartitionSize": "16m"}),
+        config.ADVISORY_PARTITION_SIZE_IN_BYTES: "256m",
+        config.COALESCE_PARTITIONS_PARALLELISM_FIRST: "false",
+        config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE: "16m"}),
     Preset("skew-sensitive", "Split earlier: factor 2, 32 MiB threshold, 32 MiB splits", {
-        "spark.sql.adaptive.skewJoin.skewedPartitionFactor": "2",
-        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "32m",
-        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "32m"}),
+        config.SKEW_JOIN_SKEWED_PARTITION_FACTOR: "2",
+        config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD: "32m",
+        config.ADVISORY_PARTITION_SIZE_IN_BYTES: "32m"}),
 ]
 
 

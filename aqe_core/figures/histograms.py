@@ -1,7 +1,7 @@
 """Partition-size figures with AQE's own lines (median, skew threshold, targets).
 
 Pure plotly, no Streamlit: the app and the HTML report draw the same figure. Every line's value
-comes from :mod:`aqe_core.rules` through :class:`aqe_core.analysis.ShuffleView`.
+comes from the rules (:mod:`aqe_core.engine.lines`) through :class:`aqe_core.views.query.ShuffleView`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from aqe_core.analysis import Line, ShuffleView
+from aqe_core.views.query import Line, ShuffleView
 from aqe_core.units import mib
 
 LINE_STYLE = {

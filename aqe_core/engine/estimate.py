@@ -1,0 +1,134 @@
+"""What AQE would do to an event-log query under other settings, estimated.
+
+An event log holds only the partition sizes after AQE (Spark's metrics), so a preset re-runs
+coalescing and skew detection over those sizes; every outcome built here says it is an
+estimate (:data:`ESTIMATE_NOTE`). Captures are replayed exactly instead (:mod:`.whatif`).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol, Sequence
+
+from aqe_core.config import AQEConf
+from aqe_core.rules.coalesce_shuffle_partitions import min_num_partitions, min_partition_size
+from aqe_core.rules.optimize_skewed_join import analyze_side
+from aqe_core.rules.shuffle_partitions_util import coalesce_partitions
+from aqe_core.units import mib
+
+ESTIMATE_NOTE = ("approximate: re-applies coalescing and skew detection to the partition sizes after AQE"
+                 " (an event log has no pre-AQE or per-map sizes)")
+
+
+class ShuffleSizes(Protocol):
+    """What the engine reads of a shuffle the views hold (a :class:`~aqe_core.views.query.ShuffleView`)."""
+
+    key: str
+    label: str
+    side: Optional[str]
+    join: Optional[str]
+    local: bool
+    partitions_before: Optional[int]
+    partitions_after: Optional[int]
+    sizes_after: Optional[list[int]]
+    skewed_partitions: Optional[int]
+    skew_splits: Optional[int]
+
+    @property
+    def sizes_for_lines(self) -> Optional[list[int]]: ...
+
+
+@dataclass
+class ShuffleOutcome:
+    """One shuffle read under a preset: how many partitions, their sizes, the skew splits."""
+
+    key: str
+    label: str
+    partitions_before: Optional[int]
+    partitions_after: int
+    sizes_after: list[int]
+    skewed: int
+    splits: Optional[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class PresetOutcome:
+    """A query's shuffle reads and joins under one preset (``exact``: replayed on pre-AQE statistics
+    or Spark's own record; otherwise an estimate, and ``note`` says over what)."""
+
+    preset: str
+    spark_version: str
+    exact: bool
+    note: str
+    shuffles: list[ShuffleOutcome] = field(default_factory=list)
+    join_strategies: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def partitions_after(self) -> int:
+        return sum(s.partitions_after for s in self.shuffles)
+
+    @property
+    def largest(self) -> int:
+        return max((max(s.sizes_after) for s in self.shuffles if s.sizes_after), default=0)
+
+    @property
+    def median(self) -> int:
+        sizes = [x for s in self.shuffles for x in s.sizes_after]
+        return int(statistics.median(sizes)) if sizes else 0
+
+    @property
+    def splits(self) -> Optional[int]:
+        known = [s.splits for s in self.shuffles if s.splits is not None]
+        return sum(known) if known else None
+
+    def summary_row(self) -> dict[str, Any]:
+        return {
+            "preset": self.preset, "spark": self.spark_version, "partitions after AQE": self.partitions_after,
+            "largest partition": mib(self.largest), "median partition": mib(self.median),
+            "skewed partitions": sum(s.skewed for s in self.shuffles),
+            "skew splits": self.splits if self.splits is not None else "unknown",
+            "joins": "; ".join(self.join_strategies) or "-", "exact": "yes" if self.exact else "approximate",
+        }
+
+
+def as_logged(shuffles: Sequence[ShuffleSizes]) -> list[ShuffleOutcome]:
+    """The reads as Spark did them, from the log's metrics."""
+    out = []
+    for s in shuffles:
+        sizes = list(s.sizes_after or [])
+        out.append(ShuffleOutcome(s.key, s.label, s.partitions_before, s.partitions_after or len(sizes), sizes,
+                                  s.skewed_partitions or 0, s.skew_splits))
+    return out
+
+
+def estimate_shuffles(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
+                      default_parallelism: Optional[int]) -> list[ShuffleOutcome]:
+    """Coalescing and skew detection re-run over the post-AQE sizes: the sides of a join are
+    coalesced together when their partition counts are equal (as Spark does), else one by one."""
+    v = conf.spark_version
+    min_num, _ = min_num_partitions(conf, spark_version=v, default_parallelism=default_parallelism or 1)
+    min_size = min_partition_size(conf, spark_version=v)
+    groups: dict[str, list[ShuffleSizes]] = {}
+    for s in shuffles:
+        if s.local or not s.sizes_after:
+            continue
+        groups.setdefault(s.join or s.key, []).append(s)
+    out: list[ShuffleOutcome] = []
+    for members in groups.values():
+        stats = [list(m.sizes_after or []) for m in members]
+        same = len({len(x) for x in stats}) == 1
+        index_groups = [list(range(len(members)))] if same else [[i] for i in range(len(members))]
+        for idxs in index_groups:
+            specs = coalesce_partitions([stats[i] for i in idxs], advisory_target_size=conf.advisory_partition_size,
+                                        min_num_partitions=min_num, min_partition_size=min_size, spark_version=v)
+            for pos, i in enumerate(idxs):
+                m, sizes = members[i], stats[i]
+                after = ([sum(sizes[sp.start_reducer_index:sp.end_reducer_index]) for sp in specs[pos]]
+                         if specs else list(sizes))
+                skewed = len(analyze_side(sizes, conf, spark_version=v).skewed_indices) if m.join else 0
+                out.append(ShuffleOutcome(m.key, m.label, m.partitions_before, len(after), after, skewed, None))
+    return out

@@ -1,0 +1,142 @@
+"""One what-if path: a query's lines AND AQE's decisions under other settings, in one call.
+
+:func:`what_if` dispatches on :attr:`Query.evidence <aqe_core.model.query.Query.evidence>`:
+a capture (exact pre-AQE statistics) is replayed through Spark's rules with
+:func:`aqe_core.engine.simulate`; an event log (Spark's post-AQE metrics only) gets the
+estimate of :mod:`.estimate`, labelled as such. The views' what-if, presets comparison and
+the pages all go through it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional, Sequence
+
+from aqe_core.config import AQEConf
+from aqe_core.engine.estimate import (
+    ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
+)
+from aqe_core.engine.lines import ShuffleLines, shuffle_lines
+from aqe_core.engine.simulate import simulate
+from aqe_core.model.capture import Capture, QueryCapture
+from aqe_core.model.evidence import Evidence
+from aqe_core.model.query import Query
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
+)
+
+__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIf", "one_query", "spec_sizes", "what_if"]
+
+EXACT_NOTE = "exact: our rules replayed over the captured statistics"
+
+
+@dataclass
+class WhatIf:
+    """What :func:`what_if` found: ``lines`` has one entry per shuffle asked about (None where no
+    line is drawn: a local read, or no sizes); ``outcome`` the decisions (None if not asked)."""
+
+    conf: AQEConf
+    lines: list[Optional[ShuffleLines]] = field(default_factory=list)
+    outcome: Optional[PresetOutcome] = None
+
+
+def one_query(capture: Capture, q: QueryCapture) -> Capture:
+    """``capture`` with only query ``q`` (the engine simulates one query at a time)."""
+    return replace(capture, queries=[q])
+
+
+def spec_sizes(specs: list[Any], bytes_: Optional[list[int]], q: QueryCapture,
+               shuffle_id: Optional[int]) -> Optional[list[int]]:
+    """Bytes each spec reads (data sizes where Spark recorded them, else summed from the statistics)."""
+    if bytes_ is None:
+        return None
+    sh = q.shuffle(shuffle_id)
+    out: list[int] = []
+    for s in specs:
+        if isinstance(s, CoalescedPartitionSpec):
+            out.append(s.data_size if s.data_size is not None else sum(bytes_[s.start_reducer_index:s.end_reducer_index]))
+        elif isinstance(s, PartialReducerPartitionSpec):
+            if s.data_size is not None:
+                out.append(s.data_size)
+            else:
+                maps = sh.map_sizes.for_reducer(s.reducer_index) if (sh and sh.map_sizes) else None
+                if maps is None:
+                    return None
+                out.append(sum(maps[s.start_map_index:s.end_map_index]))
+        elif isinstance(s, (PartialMapperPartitionSpec, CoalescedMapperPartitionSpec)):
+            return None  # local reads: per-task sizes are not what AQE sized
+    return out
+
+
+def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> PresetOutcome:
+    """Spark's rules replayed on the captured statistics (``actual``: what Spark did, captured)."""
+    capture, index = query.raw
+    q = next(x for x in capture.queries if x.index == index)
+    overrides = {k: val for k, val in conf.to_strings().items() if val is not None}
+    rep = simulate(one_query(capture, q), overrides, conf.spark_version)
+    qr = rep.queries[0]
+    out = PresetOutcome(name, str(conf.spark_version), True,
+                        EXACT_NOTE + ("; " + "; ".join(rep.notes) if rep.notes else ""), settings=dict(conf.explicit))
+    if actual:
+        out.note = "what Spark did (captured)"
+    for r in qr.reads:
+        sh = q.shuffle(r.shuffle_id)
+        before = list(sh.bytes_by_partition_id) if sh and sh.bytes_by_partition_id is not None else []
+        specs = r.spark_specs if actual else r.simulated_specs
+        sizes = (spec_sizes(specs, before, q, r.shuffle_id) if specs is not None else before) or []
+        n = len(specs) if specs is not None else len(before)
+        splits = sum(1 for s in specs or [] if isinstance(s, PartialReducerPartitionSpec))
+        skewed = len({s.reducer_index for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)})
+        out.shuffles.append(ShuffleOutcome(f"stage-{r.stage_id}-{r.fragment}", f"shuffle {r.shuffle_id} (stage {r.stage_id})",
+                                           sh.num_reducers if sh else None, n, sizes, skewed, splits))
+    out.join_strategies = [(j.spark if actual else (j.simulated or j.spark))
+                           + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else "")
+                           for j in qr.joins]
+    return out
+
+
+def _estimate(shuffles: Sequence[ShuffleSizes], joins: list[str], conf: AQEConf, name: str, actual: bool,
+              default_parallelism: Optional[int]) -> PresetOutcome:
+    """The event-log estimate over post-AQE sizes (``actual``: Spark's own record, from the log)."""
+    out = PresetOutcome(name, str(conf.spark_version), False, ESTIMATE_NOTE,
+                        settings={k: conf.raw(k) for k in conf.explicit})
+    if actual:
+        out.note = "what Spark did (from the log)"
+        out.exact = True
+        out.shuffles = as_logged(shuffles)
+    else:
+        out.shuffles = estimate_shuffles(shuffles, conf, default_parallelism)
+    out.join_strategies = list(joins)
+    return out
+
+
+def _lines(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
+           default_parallelism: Optional[int]) -> list[Optional[ShuffleLines]]:
+    out: list[Optional[ShuffleLines]] = []
+    for s in shuffles:
+        sizes = s.sizes_for_lines
+        if not sizes or s.local:
+            out.append(None)
+            continue
+        evidence = getattr(s, "evidence", Evidence.ESTIMATE)
+        out.append(shuffle_lines(sizes, conf, default_parallelism, side=s.side or "", evidence=evidence))
+    return out
+
+
+def what_if(query: Optional[Query], shuffles: Sequence[ShuffleSizes], joins: list[str], conf: AQEConf, *,
+            name: str = "what-if", default_parallelism: Optional[int] = None, actual: bool = False,
+            lines: bool = True, decisions: bool = True) -> WhatIf:
+    """Lines (per shuffle, over its sizes) and decisions (per read, and the joins) under ``conf``.
+
+    ``query`` is the view's :class:`Query`: with exact evidence (a capture) the decisions replay
+    Spark's rules on its statistics; otherwise (an event log, or no query) they are the estimate
+    over ``shuffles``' post-AQE sizes. ``joins``: the join nodes of the recorded final plan (the
+    estimate cannot replan joins). ``actual``: report what Spark did instead of deciding anew."""
+    out = WhatIf(conf)
+    if lines:
+        out.lines = _lines(shuffles, conf, default_parallelism)
+    if decisions:
+        if query is not None and query.evidence is Evidence.EXACT and query.raw is not None:
+            out.outcome = _replay(query, conf, name, actual)
+        else:
+            out.outcome = _estimate(shuffles, joins, conf, name, actual, default_parallelism)
+    return out

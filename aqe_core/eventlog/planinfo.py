@@ -1,6 +1,0 @@
-"""Compatibility path (issue 9): moved to :mod:`aqe_core.readers.eventlog.planinfo`."""
-# compat shim (issue 9)
-import importlib
-import sys
-
-sys.modules[__name__] = importlib.import_module("aqe_core.readers.eventlog.planinfo")

@@ -1,0 +1,97 @@
+"""Presets side by side, and the what-if: what AQE would do to one query under other settings.
+
+Everything goes through one engine call, :func:`aqe_core.engine.whatif.what_if` (lines and
+decisions together). A capture's presets are replayed exactly; an event log only has the sizes
+after AQE, so its presets are estimated over those sizes and labelled approximate.
+"""
+from __future__ import annotations
+
+from copy import copy
+from dataclasses import dataclass, field
+from typing import Optional
+
+from aqe_core.config import AQEConf
+from aqe_core.engine.whatif import PresetOutcome, ShuffleOutcome, WhatIf, what_if
+from aqe_core.model.presets import BUILTIN_PRESETS, Preset
+from aqe_core.views.query import QueryView, SkewRow
+
+__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "simulate_preset", "whatif",
+           "whatif_view"]
+
+
+def _joins(view: QueryView) -> list[str]:
+    plan = view.final_plan
+    if plan is None:
+        return []
+    return [n.name for n in plan.walk() if "Join" in n.name]
+
+
+def _ask(view: QueryView, conf: AQEConf, name: str, *, actual: bool = False, lines: bool = True,
+         decisions: bool = True) -> WhatIf:
+    return what_if(view.model, view.shuffles, _joins(view), conf, name=name, actual=actual,
+                   default_parallelism=view.default_parallelism, lines=lines, decisions=decisions)
+
+
+def simulate_preset(view: QueryView, preset: Preset) -> PresetOutcome:
+    """What AQE does to ``view``'s query under ``preset`` (exact for a capture, else estimated)."""
+    got = _ask(view, preset.conf_for(view.conf), preset.name, actual=preset.name == "actual", lines=False)
+    assert got.outcome is not None
+    return got.outcome
+
+
+def compare_presets(view: QueryView, presets: list[Preset]) -> list[PresetOutcome]:
+    return [simulate_preset(view, p) for p in presets]
+
+
+def _with_lines(view: QueryView, got: WhatIf) -> QueryView:
+    new = copy(view)
+    new.conf = got.conf
+    new.shuffles = []
+    for s, sl in zip(view.shuffles, got.lines):
+        ns = copy(s)
+        ns.lines, ns.skew_rows = [], []
+        if sl is not None:
+            ns.side_analysis = sl.side_analysis
+            ns.lines = list(sl.lines)
+            ns.skew_rows = [SkewRow(p.partition, p.size, None, p.explanation) for p in sl.skewed]
+        new.shuffles.append(ns)
+    return new
+
+
+def whatif_view(view: QueryView, overrides: dict[str, str]) -> tuple[QueryView, list[str]]:
+    """The same query with lines recomputed under changed settings (errors come back as text)."""
+    try:
+        conf = view.conf.with_overrides(overrides)
+    except ValueError as exc:
+        return view, [str(exc)]
+    return _with_lines(view, _ask(view, conf, "what-if", decisions=False)), []
+
+
+@dataclass
+class WhatIfView:
+    """The what-if page's answer: the query with its lines under the overrides, AQE's decisions as
+    run and under the overrides (empty without overrides, or when a setting does not parse)."""
+
+    view: QueryView
+    errors: list[str] = field(default_factory=list)
+    outcomes: list[PresetOutcome] = field(default_factory=list)
+
+    @property
+    def note(self) -> Optional[str]:
+        """How the what-if's decisions are known (exact replay, or estimate over what)."""
+        return self.outcomes[1].note if len(self.outcomes) > 1 else None
+
+
+def whatif(view: QueryView, overrides: dict[str, str]) -> WhatIfView:
+    """Lines and decisions under ``overrides`` in one engine call, with Spark's own run beside them
+    (the presets "actual" and "what-if" of :func:`compare_presets`)."""
+    try:
+        conf = view.conf.with_overrides(overrides)
+    except ValueError as exc:
+        return WhatIfView(view, [str(exc)])
+    if not overrides:
+        return WhatIfView(_with_lines(view, _ask(view, conf, "what-if", decisions=False)))
+    got = _ask(view, conf, "what-if")
+    actual = simulate_preset(view, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
+    assert got.outcome is not None
+    return WhatIfView(_with_lines(view, got), [], [actual, got.outcome])

@@ -1,0 +1,177 @@
+"""Captures as :class:`~aqe_core.views.query.QueryView` s.
+
+A capture holds the pre-AQE ``bytesByPartitionId`` and per-map sizes, so its lines are exact and
+its what-ifs are replayed through the rules (:mod:`aqe_core.engine.whatif`), never Spark.
+Reading the file is the open layer's job (:func:`aqe_core.sources.views_from_capture_file`).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Optional
+
+from aqe_core.config import AQEConf, checked_layers
+from aqe_core.engine import QueryResult, ReadResult, SimulationReport, adaptive_verdict, simulate
+from aqe_core.engine.whatif import one_query, spec_sizes
+from aqe_core.model.capture import Capture, QueryCapture
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.query import query_from_capture
+from aqe_core.model.reasons import Reason
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
+)
+from aqe_core.versions import SparkVersion, as_version
+from aqe_core.views.query import (
+    QueryView, ShuffleView, SkewRow, compute_lines, join_reads, join_type_of, regroup_coalesce_lines,
+)
+from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, skew_row_sentence
+
+__all__ = ["capture_label", "view_from_query", "views_from_capture"]
+
+
+def _pre_split_sizes(specs: list[Any], bytes_: list[int]) -> list[int]:
+    """3.0/3.1: the coalesced partitions OptimizeSkewedJoin judged, before it split them. Splits
+    of one reducer (and the other side's spec repeated for each of them) collapse back to one."""
+    out: list[int] = []
+    prev: Any = None
+    for s in specs:
+        if isinstance(s, PartialReducerPartitionSpec):
+            key = ("r", s.reducer_index)
+            size = bytes_[s.reducer_index]
+        else:
+            key = ("c", s.start_reducer_index, s.end_reducer_index)
+            size = sum(bytes_[s.start_reducer_index:s.end_reducer_index])
+        if key != prev:
+            out.append(size)
+        prev = key
+    return out
+
+
+def _join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str], int]]:
+    """pre-order index of each read -> (join name, side, join type, join's pre-order index)."""
+    out: dict[int, tuple[str, str, Optional[str], int]] = {}
+    for jr in join_reads(plan):
+        out.setdefault(jr.read_index, (jr.join.name, jr.side, join_type_of(jr.join), jr.join_index))
+    return out
+
+
+def _base_view(q: QueryCapture, r: ReadResult, ctx: dict, keys: dict) -> ShuffleView:
+    """The read's shuffle as Spark read it (sizes before and after, coalesced and split counts)."""
+    sh = q.shuffle(r.shuffle_id)
+    before = list(sh.bytes_by_partition_id) if (sh and sh.bytes_by_partition_id is not None) else None
+    specs = r.spark_specs
+    after = spec_sizes(specs, before, q, r.shuffle_id) if specs is not None else before
+    join, side, jtype = ctx.get(r.read_node, (None, None, None)) if r.read_node is not None else (None, None, None)
+    local = bool(specs) and any(isinstance(s, (PartialMapperPartitionSpec, CoalescedMapperPartitionSpec)) for s in specs)
+    desc = r.description or ("no adaptive read" if specs is None else "")
+    label = f"shuffle {r.shuffle_id} (stage {r.stage_id})" + (f": {desc}" if desc else "")
+    if join:
+        label += f", {side} side of {join}"
+    skew_reducers = sorted({s.reducer_index for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)})
+    sv = ShuffleView(
+        key=f"stage-{r.stage_id}-{r.fragment}", label=label, stage_id=r.stage_id, side=side, join=join, join_type=jtype,
+        read_description=desc, partitions_before=sh.num_reducers if sh else None,
+        partitions_after=len(specs) if specs is not None else (sh.num_reducers if sh else None),
+        sizes_before=before, sizes_after=after,
+        coalesced_partitions=sum(1 for s in specs or [] if isinstance(s, CoalescedPartitionSpec) and s.is_coalesced),
+        skewed_partitions=len(skew_reducers),
+        skew_splits=sum(1 for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)),
+        local=local, exact=True, reasons=list(r.reasons), group_key=keys.get(r.read_node) if r.read_node is not None else None)
+    if sh and sh.map_sizes is None:
+        sv.reasons.append(Reason("map_sizes_unknown", f"per-map sizes were not captured for shuffle {sh.shuffle_id}"
+                                 + (f": {sh.map_sizes_note}" if sh.map_sizes_note else "")))
+    return sv
+
+
+def _skew_rows(sv: ShuffleView, r: ReadResult) -> list[SkewRow]:
+    """The rules' own sentence per skewed partition (split into N, or why not)."""
+    by_part: dict[int, Reason] = {}
+    general: list[Reason] = []
+    for reason in r.reasons:
+        p = reason.subject.get("partition") if reason.subject else None
+        if p is None:
+            general.append(reason)
+        elif reason.subject.get("side") in (None, sv.side, ""):
+            by_part[int(p)] = reason
+    blocking = next((g for g in general if g.code in BLOCKING_CODES), None)
+    decided = r.simulated_specs if r.simulated_specs is not None else r.spark_specs
+    rows = []
+    for row in sv.skew_rows:
+        parts = {(s.start_map_index, s.end_map_index) for s in decided or []
+                 if isinstance(s, PartialReducerPartitionSpec) and s.reducer_index == row.partition}
+        text = skew_row_sentence(by_part.get(row.partition), row.explanation, done=bool(parts), blocking=blocking,
+                                 evidence=sv.evidence)
+        rows.append(SkewRow(row.partition, row.size, len(parts) or None, text))
+    return rows
+
+
+def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf, ctx: dict, keys: dict) -> ShuffleView:
+    sv = _base_view(q, r, ctx, keys)
+    specs, before = r.spark_specs, sv.sizes_before
+    if v < SparkVersion(3, 2, 0) and sv.join and specs and before is not None and not sv.local:
+        # 3.0/3.1 judge skew on the coalesced partitions, after CoalesceShufflePartitions
+        tmp = replace(sv, sizes_before=None, sizes_after=_pre_split_sizes(specs, before), lines=[], skew_rows=[])
+        compute_lines(tmp, conf, q.default_parallelism)
+        sv.lines, sv.skew_rows, sv.side_analysis = tmp.lines, tmp.skew_rows, tmp.side_analysis
+    else:
+        compute_lines(sv, conf, q.default_parallelism)
+    sv.skew_rows = _skew_rows(sv, r)
+    return sv
+
+
+def _plans(q: QueryCapture) -> tuple[Optional[PlanNode], list[PlanNode], Optional[PlanNode]]:
+    """(initial plan, plan versions, final plan) from the captured plan updates."""
+    updates = sorted(q.plan_updates, key=lambda u: u.sequence)
+    initial = next((u.plan for u in updates if u.event == "start"), q.initial_plan.root if q.initial_plan else None)
+    versions = [u.plan for u in updates if u.event == "update"]
+    final = versions[-1] if versions else (q.final_plan.root if q.final_plan else initial)
+    return initial, versions or ([final] if final is not None else []), final
+
+
+def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult] = None) -> QueryView:
+    """The view of one captured query (``qr``: its simulation, run here when not given)."""
+    v = as_version(capture.spark_version)
+    layers, conf_notes = checked_layers(v, [q.conf])
+    conf = AQEConf.resolve(v, layers, validate=False)
+    if qr is None:
+        qr = simulate(one_query(capture, q)).queries[0]
+    initial, versions, final = _plans(q)
+    ctx = _join_context(q.final_plan.root if q.final_plan else None)
+    joins = [f"{j.initial} -> {j.spark}" for j in qr.joins if j.initial and j.initial != j.spark]
+    joins += [f"{j.spark} (skew)" for j in qr.joins if j.spark_skew and (not j.initial or j.initial == j.spark)]
+    label = q.label + (f" [{q.preset}]" if q.preset and q.preset not in q.label else "")
+    view = QueryView(
+        source_kind="capture", query_id=str(q.index), description=label,
+        spark_version=v, conf=conf, default_parallelism=q.default_parallelism, status="COMPLETED",
+        duration_ms=int(q.duration_ms) if q.duration_ms is not None else None, initial_plan=initial,
+        plan_versions=versions, final_plan=final, join_changes=joins,
+        adaptive=q.adaptive, warnings=list(q.notes) + [n for n in conf_notes if n not in q.notes],
+        model=query_from_capture(capture, q.index))
+    if not q.adaptive and q.final_plan is not None:
+        view.adaptive_reason = adaptive_reason(adaptive_verdict(q.final_plan.root, q.conf, capture.spark_version))
+    keys = {idx: f"join-{j}" for idx, (_n, _s, _t, j) in ctx.items()}
+    view.shuffles = [_shuffle_view(q, r, v, conf, {k: c[:3] for k, c in ctx.items()}, keys) for r in qr.reads]
+    if v >= SparkVersion(3, 2, 0):  # 3.0/3.1 lines are over each side's own coalesced partitions
+        regroup_coalesce_lines(view.shuffles, conf, q.default_parallelism)
+    parts = [f"{s.partitions_before}->{s.partitions_after}"
+             + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
+             for s in view.shuffles if s.partitions_before is not None]
+    agree = sum(1 for r in qr.reads if r.agrees)
+    view.outcome = (("partitions " + ", ".join(parts) if parts else "no shuffle read changes")
+                    + (" | joins: " + "; ".join(joins) if joins else "")
+                    + f" | rules agree with Spark on {agree}/{len(qr.reads)} reads")
+    return view
+
+
+def views_from_capture(capture: Capture) -> tuple[list[QueryView], SimulationReport]:
+    """Views of every query of a capture, with the simulation report they came from."""
+    report = simulate(capture)
+    by_index = {qr.index: qr for qr in report.queries}
+    return [view_from_query(capture, q, by_index.get(q.index)) for q in capture.queries], report
+
+
+def capture_label(capture: Capture, report: SimulationReport) -> str:
+    """How the sources list names a capture: what ran, on which release, how many reads agree."""
+    run = capture.run or {}
+    what = run.get("workload") or ("SQL" if run.get("sql") else run.get("kind", "capture"))
+    return (f"capture of {what}, Spark {capture.spark_version}"
+            f" ({report.agreement.agreeing}/{report.agreement.total} reads agree)")

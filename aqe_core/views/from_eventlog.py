@@ -1,0 +1,103 @@
+"""Event-log executions as :class:`~aqe_core.views.query.QueryView` s.
+
+A log holds only Spark's metrics after AQE (the sizes each adaptive read produced), so every
+shuffle's lines are computed over those sizes and say so (``approx_reason``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from aqe_core.config import AQEConf, checked_layers
+from aqe_core.engine import adaptive_verdict
+from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
+from aqe_core.model.query import query_from_execution
+from aqe_core.model.reasons import Reason
+from aqe_core.versions import SparkVersion, as_version
+from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_before_partitions
+from aqe_core.views.query import (
+    QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, join_keys, read_join_context,
+)
+from aqe_core.views.sentences import adaptive_reason
+
+__all__ = ["view_from_execution", "views_from_eventlog"]
+
+_APPROX = ("event log: the lines are computed over the partition sizes after AQE (the log has no"
+           " pre-AQE per-reducer sizes or per-map sizes); the coalescing target is exact")
+
+
+def views_from_eventlog(log: EventLog) -> list[QueryView]:
+    """One :class:`QueryView` per SQL execution of a loaded :class:`aqe_core.model.eventlog.EventLog`."""
+    return [view_from_execution(log, ex) for ex in sorted(log.executions.values(), key=lambda e: e.id)]
+
+
+def _conf(log: EventLog, ex: SQLExecution) -> tuple[SparkVersion, AQEConf, list[str]]:
+    """The release (4.3.0 when the log does not say) and the execution's AQE conf, with notes."""
+    version_text = log.spark_version or "4.3.0"
+    try:
+        v = as_version(version_text)
+    except ValueError:
+        v = as_version("4.3.0")
+    if isinstance(ex.aqe_conf, AQEConf):
+        return v, ex.aqe_conf, []
+    layers, notes = checked_layers(v, ex.conf_layers or [])
+    return v, AQEConf.resolve(v, layers, validate=False), notes
+
+
+def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
+    """The view of one execution: its plans, each adaptive read as a shuffle, the rules' lines."""
+    v, conf, notes = _conf(log, ex)
+    dp = default_parallelism_from_properties(log.spark_properties)
+    qv = QueryView(
+        source_kind="eventlog",
+        query_id=str(ex.id),
+        description=(ex.description or "").strip() or f"execution {ex.id}",
+        spark_version=v,
+        conf=conf,
+        default_parallelism=dp,
+        status=ex.status,
+        duration_ms=ex.duration,
+        initial_plan=ex.plan_with_values(ex.initial_plan),
+        plan_versions=[p for p in (ex.plan_with_values(p) for p in ex.plan_versions) if p is not None],
+        final_plan=ex.plan_with_values(ex.final_plan),
+        join_changes=join_changes(ex),
+        adaptive=ex.adaptive,
+        outcome=outcome_text(ex),
+        warnings=list(ex.warnings) + notes,
+        model=query_from_execution(log, ex, dp),
+    )
+    if not ex.adaptive and ex.initial_plan is not None:
+        qv.adaptive_reason = adaptive_reason(adaptive_verdict(ex.initial_plan, conf, v))
+    ctx = read_join_context(ex.final_plan)
+    keys = join_keys(ex.final_plan)
+    qv.shuffles = [_shuffle(ex, r, ctx, keys, dp) for r in ex.shuffle_reads]
+    compute_group_lines(qv.shuffles, conf, dp)
+    return qv
+
+
+def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Optional[int]) -> ShuffleView:
+    """One adaptive read, with what its metrics say Spark did."""
+    join, side, jtype = ctx.get(r.node_id, (None, None, None)) if r.node_id is not None else (None, None, None)
+    head = r.description if r.description.startswith(r.name) else f"{r.name} {r.description}"
+    label = head.strip() + (f" (node {r.node_id})" if r.node_id is not None else "")
+    if join:
+        label += f": {side} side of {join}"
+    sv = ShuffleView(
+        key=f"read-{r.node_id}", label=label, node_id=r.node_id, stage_id=r.stage_id, side=side, join=join,
+        join_type=jtype, read_description=r.description, partitions_before=read_before_partitions(ex, r),
+        partitions_after=r.num_partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
+        coalesced_partitions=r.coalesced_partitions, skewed_partitions=r.skewed_partitions,
+        skew_splits=r.skew_splits, local=r.local, exact=False,
+        approx_reason=_APPROX + ("" if dp is not None else ", but the default parallelism is unknown"),
+    )
+    sv.group_key = keys.get(r.node_id) if r.node_id is not None else None
+    if r.partition_sizes_source == "task_shuffle_read":
+        sv.approx_reason = (sv.approx_reason or "") + "; Spark 3.0 logs no read metrics: sizes are the bytes each reduce task read"
+    if r.skewed_partitions:
+        sv.reasons.append(Reason("logged_skew", f"Spark split {r.skewed_partitions} skewed partition(s) into"
+                                 f" {r.skew_splits} parts (from the read's metrics)",
+                                 {"skewed": r.skewed_partitions, "splits": r.skew_splits}))
+    if r.coalesced_partitions:
+        sv.reasons.append(Reason("logged_coalesce", f"{sv.partitions_before or '?'} shuffle partitions were read as"
+                                 f" {r.num_partitions} ({r.coalesced_partitions} of them coalesced)",
+                                 {"before": sv.partitions_before, "after": r.num_partitions}))
+    return sv

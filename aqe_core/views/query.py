@@ -1,0 +1,243 @@
+"""The view model every page and report draws: one query, its shuffles, AQE's lines and reasons.
+
+Sources differ in what they hold (an event log has only post-AQE partition sizes; a capture has
+the pre-AQE ``bytesByPartitionId`` and per-map sizes), so each source is turned into the same
+:class:`QueryView`, with ``exact`` / ``approx_reason`` saying how far the numbers can be trusted.
+The lines (median, skew threshold, targets) always come from the rules, through
+:mod:`aqe_core.engine.lines`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from aqe_core.config import AQEConf
+from aqe_core.engine.lines import Line, SideAnalysis, coalesce_line, shuffle_lines
+from aqe_core.model.evidence import Evidence
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.query import Query
+from aqe_core.model.reasons import Reason
+from aqe_core.versions import SparkVersion
+
+__all__ = ["JoinRead", "Line", "QueryView", "ShuffleView", "SkewRow", "compute_group_lines", "compute_lines",
+           "default_parallelism_from_properties", "join_keys", "join_reads", "join_type_of", "read_join_context",
+           "regroup_coalesce_lines"]
+
+_JOIN_TYPE_RE = re.compile(r"\b(Inner|Cross|LeftOuter|RightOuter|FullOuter|LeftSemi|LeftAnti|ExistenceJoin)\b")
+_MASTER_LOCAL_RE = re.compile(r"^local\[(\d{1,10})\b")
+_MAX_PARALLELISM = 2 ** 31 - 1  # an int in Spark; a log claiming more is not believed
+
+
+@dataclass
+class SkewRow:
+    """One row of the skewed-partitions table."""
+
+    partition: int
+    size: int
+    splits: Optional[int]
+    explanation: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"partition": self.partition, "size": self.size, "splits": self.splits, "explanation": self.explanation}
+
+
+@dataclass
+class ShuffleView:
+    """One shuffle (or one side of a join) as the partitions page shows it."""
+
+    key: str
+    label: str
+    node_id: Optional[int] = None
+    stage_id: Optional[int] = None
+    side: Optional[str] = None
+    join: Optional[str] = None
+    join_type: Optional[str] = None
+    read_description: str = ""
+    partitions_before: Optional[int] = None
+    partitions_after: Optional[int] = None
+    sizes_before: Optional[list[int]] = None  # pre-AQE bytesByPartitionId, in reducer order
+    sizes_after: Optional[list[int]] = None   # post-AQE partition sizes, in read order
+    coalesced_partitions: Optional[int] = None
+    skewed_partitions: Optional[int] = None
+    skew_splits: Optional[int] = None
+    local: bool = False
+    exact: bool = False
+    approx_reason: Optional[str] = None
+    lines: list[Line] = field(default_factory=list)
+    skew_rows: list[SkewRow] = field(default_factory=list)
+    reasons: list[Reason] = field(default_factory=list)
+    side_analysis: Optional[SideAnalysis] = None
+    group_key: Optional[str] = None  # shuffles coalesced together (the sides of one join) share it
+
+    @property
+    def sizes_for_lines(self) -> Optional[list[int]]:
+        return self.sizes_before if self.sizes_before is not None else self.sizes_after
+
+    @property
+    def evidence(self) -> Evidence:
+        """How this shuffle's lines are known: exact (pre-AQE statistics) or an estimate over
+        Spark's post-AQE sizes (``approx_reason`` says which assumption)."""
+        return Evidence.EXACT if self.exact else Evidence.ESTIMATE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key, "label": self.label, "node_id": self.node_id, "stage_id": self.stage_id,
+            "side": self.side, "join": self.join, "join_type": self.join_type,
+            "read_description": self.read_description, "partitions_before": self.partitions_before,
+            "partitions_after": self.partitions_after, "sizes_before": self.sizes_before,
+            "sizes_after": self.sizes_after, "coalesced_partitions": self.coalesced_partitions,
+            "skewed_partitions": self.skewed_partitions, "skew_splits": self.skew_splits, "local": self.local,
+            "exact": self.exact, "approx_reason": self.approx_reason, "lines": [ln.to_dict() for ln in self.lines],
+            "skew_rows": [r.to_dict() for r in self.skew_rows], "reasons": [r.to_dict() for r in self.reasons],
+        }
+
+
+@dataclass
+class QueryView:
+    """One query (SQL execution) from any source."""
+
+    source_kind: str  # "eventlog" | "capture"
+    query_id: str
+    description: str
+    spark_version: SparkVersion
+    conf: AQEConf
+    default_parallelism: Optional[int]
+    status: str = ""
+    duration_ms: Optional[int] = None
+    initial_plan: Optional[PlanNode] = None
+    plan_versions: list[PlanNode] = field(default_factory=list)
+    final_plan: Optional[PlanNode] = None
+    shuffles: list[ShuffleView] = field(default_factory=list)
+    join_changes: list[str] = field(default_factory=list)
+    adaptive: bool = True
+    outcome: str = ""
+    warnings: list[str] = field(default_factory=list)
+    #: why AQE did not apply (InsertAdaptiveSparkPlan's reason), "" when it did
+    adaptive_reason: str = ""
+    #: the query behind the view (the engine's what-if works on it); not part of the view's data
+    model: Optional[Query] = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The view's data as JSON-ready values (plans and the model left out)."""
+        return {
+            "source_kind": self.source_kind, "query_id": self.query_id, "description": self.description,
+            "spark_version": str(self.spark_version), "conf": dict(self.conf.explicit),
+            "default_parallelism": self.default_parallelism, "status": self.status, "duration_ms": self.duration_ms,
+            "adaptive": self.adaptive, "adaptive_reason": self.adaptive_reason, "outcome": self.outcome,
+            "join_changes": list(self.join_changes), "warnings": list(self.warnings),
+            "shuffles": [s.to_dict() for s in self.shuffles],
+        }
+
+
+def join_type_of(node: PlanNode) -> Optional[str]:
+    """The join type written in a join node's description (``SortMergeJoin [a], [b], Inner``)."""
+    m = _JOIN_TYPE_RE.search(node.description or "")
+    return m.group(1) if m else None
+
+
+def _is_read(node: PlanNode) -> bool:
+    return node.name.startswith(("AQEShuffleRead", "CustomShuffleReader"))
+
+
+@dataclass(frozen=True)
+class JoinRead:
+    """An adaptive shuffle read feeding one side of a join (pre-order indices in the plan)."""
+
+    read: PlanNode
+    read_index: int
+    join: PlanNode
+    join_index: int
+    side: str  # "left" | "right"
+
+
+def join_reads(plan: Optional[PlanNode]) -> list[JoinRead]:
+    """Every (join, side) with the first adaptive read below that side, outer joins first;
+    the search on a side stops at another join or an exchange."""
+    if plan is None:
+        return []
+    nodes = list(plan.walk())
+    index = {id(n): i for i, n in enumerate(nodes)}
+    out: list[JoinRead] = []
+    for node in nodes:
+        if "Join" not in node.name or len(node.children) != 2:
+            continue
+        for side, child in zip(("left", "right"), node.children):
+            for n in child.walk():
+                if _is_read(n):
+                    out.append(JoinRead(n, index[id(n)], node, index[id(node)], side))
+                    break
+                if "Join" in n.name or "Exchange" in n.name:
+                    break
+    return out
+
+
+def read_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str]]]:
+    """node id of each adaptive read -> (join node name, side, join type), for reads feeding a join."""
+    out: dict[int, tuple[str, str, Optional[str]]] = {}
+    for jr in join_reads(plan):
+        if jr.read.id is not None:
+            out.setdefault(jr.read.id, (jr.join.name, jr.side, join_type_of(jr.join)))
+    return out
+
+
+def join_keys(plan: Optional[PlanNode]) -> dict[int, str]:
+    """node id of each adaptive read under a join -> a key naming that join (its pre-order index)."""
+    out: dict[int, str] = {}
+    for jr in join_reads(plan):
+        if jr.read.id is not None:
+            out.setdefault(jr.read.id, f"join-{jr.join_index}")
+    return out
+
+
+def default_parallelism_from_properties(props: dict[str, str]) -> Optional[int]:
+    """``spark.default.parallelism`` if set, else N of a ``local[N]`` master (None if unknown)."""
+    dp = props.get("spark.default.parallelism")
+    if dp and dp.strip().isdigit() and len(dp.strip()) <= 10 and 0 < int(dp) <= _MAX_PARALLELISM:
+        return int(dp)
+    m = _MASTER_LOCAL_RE.match(props.get("spark.master", ""))
+    if m:
+        n = int(m.group(1))
+        return n if 0 < n <= _MAX_PARALLELISM else None
+    if props.get("spark.master", "").strip() == "local":
+        return 1
+    return None
+
+
+def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optional[int],
+                  coalesce_group: Optional[list[list[int]]] = None) -> None:
+    """Fill ``view.lines`` / ``skew_rows`` / ``side_analysis`` with the engine's lines over the
+    sizes the view has (:func:`aqe_core.engine.lines.shuffle_lines`)."""
+    sizes = view.sizes_for_lines
+    if not sizes or view.local:
+        return
+    got = shuffle_lines(sizes, conf, default_parallelism, side=view.side or "", coalesce_group=coalesce_group,
+                        evidence=view.evidence)
+    view.side_analysis = got.side_analysis
+    view.lines.extend(got.lines)
+    view.skew_rows.extend(SkewRow(p.partition, p.size, None, p.explanation) for p in got.skewed)
+
+
+def compute_group_lines(shuffles: list[ShuffleView], conf: AQEConf, default_parallelism: Optional[int]) -> None:
+    """:func:`compute_lines` for every shuffle, then :func:`regroup_coalesce_lines`."""
+    for s in shuffles:
+        compute_lines(s, conf, default_parallelism)
+    regroup_coalesce_lines(shuffles, conf, default_parallelism)
+
+
+def regroup_coalesce_lines(shuffles: list[ShuffleView], conf: AQEConf, default_parallelism: Optional[int]) -> None:
+    """Shuffles coalesced together (the two sides of a join) share one coalescing target,
+    computed over all of their sizes, as ``CoalesceShufflePartitions`` does."""
+    if default_parallelism is None:
+        return
+    groups: dict[str, list[ShuffleView]] = {}
+    for s in shuffles:
+        if s.group_key and s.sizes_for_lines and not s.local:
+            groups.setdefault(s.group_key, []).append(s)
+    for members in groups.values():
+        sized = [m.sizes_for_lines or [] for m in members]
+        if len(members) < 2 or len({len(x) for x in sized}) != 1:
+            continue
+        for m in members:
+            m.lines = [ln for ln in m.lines if ln.kind != "coalesce_target"]
+            m.lines.append(coalesce_line(sized, conf, default_parallelism, m.evidence))

@@ -1,0 +1,78 @@
+"""Sentences the views write about a rule's decision, rendered from the :class:`Reason`'s code
+and numbers (never by editing the rule's wording), in the tense the evidence allows.
+
+``hypothetical``: the rule would have decided this, but the recorded run did not do it (a capture
+whose query Spark ran under other settings, or a what-if); the sentence says "would".
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from aqe_core.engine.adaptive import AdaptiveVerdict
+from aqe_core.model.evidence import Evidence
+from aqe_core.model.reasons import Reason
+from aqe_core.units import mib, num
+
+__all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "skew_split_sentence", "skew_row_sentence"]
+
+#: reasons that stop every skew split of a join (their sentence follows each partition's)
+BLOCKING_CODES = ("distribution_broken", "skew_join_disabled", "final_stage_rules_off", "skew_join_error")
+
+_SPLIT_NUMBERS = ("size", "factor", "median", "threshold_bytes", "splits", "target")
+
+
+class Sentence(str):
+    """A sentence with how its numbers are known (``evidence``); it is the text itself, so pages
+    and tables show it unchanged."""
+
+    evidence: Evidence
+
+    def __new__(cls, text: str, evidence: Evidence = Evidence.EXACT) -> "Sentence":
+        out = super().__new__(cls, text)
+        out.evidence = evidence
+        return out
+
+    def __reduce__(self):  # pickled by the app's cache: keep the evidence
+        return (Sentence, (str(self), self.evidence))
+
+
+def skew_split_sentence(reason: Reason, *, hypothetical: bool = False) -> Optional[str]:
+    """OptimizeSkewedJoin's split of one partition, from the reason's numbers: "left partition 3 is
+    skewed: 300 MiB > 5 x median 10 MiB and > 256 MiB; split into 4 parts of about 64 MiB" (or
+    "would split into"). None when ``reason`` is not such a split (other rules word their own)."""
+    n, s = reason.numbers, reason.subject or {}
+    if reason.code != "split" or "side" not in s or "partition" not in s or any(k not in n for k in _SPLIT_NUMBERS):
+        return None
+    cond = f"> {num(n['factor'])} x median {mib(n['median'])} and > {mib(n['threshold_bytes'])}"
+    verb = "would split into" if hypothetical else "split into"
+    return (f"{s['side']} partition {s['partition']} is skewed: {mib(n['size'])} {cond}; {verb}"
+            f" {n['splits']} parts of about {mib(n['target'])}")
+
+
+def skew_row_sentence(reason: Optional[Reason], fallback: str, *, done: bool, blocking: Optional[Reason],
+                      evidence: Evidence = Evidence.EXACT) -> Sentence:
+    """The skewed-partitions table's sentence for one partition: the rule's reason (``fallback``,
+    the skew analysis' sentence, when the rule gave none); when the recorded run did not split it
+    (``done`` False) a split is written as hypothetical and a blocking reason is added."""
+    text = reason.message if reason is not None else fallback
+    if not done:
+        if reason is not None:
+            text = skew_split_sentence(reason, hypothetical=True) or text
+        if blocking is not None:
+            text = f"{text}; {blocking.message}"
+    return Sentence(text, evidence)
+
+
+#: said when our InsertAdaptiveSparkPlan check and the recorded plan disagree (no reason claimed)
+ADAPTIVE_DISAGREES = ("the recorded plan is not adaptive, but our InsertAdaptiveSparkPlan check says AQE would apply"
+                      " under this configuration, so the reason is not known")
+
+
+def adaptive_reason(verdict: AdaptiveVerdict) -> str:
+    """Why AQE did not apply to a query whose recorded plan is not adaptive: the rule's first
+    reason, or, when our verdict disagrees with the recorded plan, that we do not know."""
+    if verdict.plan_shows_adaptive:
+        return ""
+    if verdict.applies:
+        return ADAPTIVE_DISAGREES
+    return verdict.reasons[0].message if verdict.reasons else ""
