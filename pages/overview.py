@@ -11,7 +11,7 @@ if src is None:
     st.stop()
 st.caption(md_text(src.label))
 rows = [{"query": v.query_id, "description": v.description[:80], "status": v.status,
-         "AQE outcome": v.outcome if v.adaptive else "no AQE",
+         "AQE outcome": v.outcome if v.adaptive else "no AQE" + (f": {v.adaptive_reason}" if v.adaptive_reason else ""),
          "duration (ms)": v.duration_ms} for v in src.views]
 with st.container(key="executions"):
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -21,6 +21,8 @@ if view is not None:
     c1.metric("Plan versions", len(view.plan_versions))
     c2.metric("Adaptive shuffle reads", len(view.shuffles))
     c3.metric("Spark", str(view.spark_version))
+    if not view.adaptive and view.adaptive_reason:
+        st.info("Why AQE did not apply: " + md_text(view.adaptive_reason))
     for change in view.join_changes:
         st.write(f"Join strategy: {md_text(change)}")
     for s in view.shuffles:

@@ -2,10 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from aqe_core.views.compare import compare_presets, whatif_view
+from aqe_core.views.compare import whatif
 from aqe_core.figures.histograms import histogram_figure
 from aqe_core.plain_text import md_text
-from aqe_core.model.presets import Preset, get_preset
 from ui import frame, state
 from ui.whatif import line_changes, settings_form
 
@@ -20,15 +19,15 @@ submitted, new = settings_form(view, overrides)
 if submitted:
     st.session_state[state.WHATIF_OVERRIDES] = new
     overrides = new
-new_view, errors = whatif_view(view, overrides)
-for e in errors:
+answer = whatif(view, overrides)  # lines and decisions from one engine call
+new_view = answer.view
+for e in answer.errors:
     st.error(md_text(e))
-if overrides and not errors:
+if answer.outcomes:
     st.write("Changed: " + ", ".join(md_text(f"{k}={v}") for k, v in overrides.items()))
-    outcomes = compare_presets(view, [get_preset("actual"), Preset("what-if", "your settings", dict(overrides))])
     with st.container(key="whatif-decisions"):
-        st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
-        st.caption(md_text(outcomes[1].note))
+        st.dataframe(pd.DataFrame([o.summary_row() for o in answer.outcomes]), hide_index=True, width="stretch")
+        st.caption(md_text(answer.note))
 for before, after in zip(view.shuffles, new_view.shuffles):
     if not (after.sizes_before or after.sizes_after):
         continue

@@ -40,6 +40,14 @@ def test_overview_lists_every_execution_of_the_default_sample():
     assert at.sidebar.selectbox(key="query_pick").value is not None
 
 
+def test_overview_says_why_aqe_did_not_apply():
+    """InsertAdaptiveSparkPlan's reason, from the engine, for a query Spark ran without AQE."""
+    at = _app()
+    outcomes = list(at.dataframe[0].value["AQE outcome"])
+    assert any(o.startswith("no AQE: the plan is a command") for o in outcomes), outcomes
+    assert all(o != "no AQE" for o in outcomes)
+
+
 def test_partitions_page_draws_histograms_with_median_threshold_and_target():
     at = _app("partitions")
     specs = _charts(at)
