@@ -225,7 +225,7 @@ USER_SETTABLE_EXTRA_KEYS = ("spark.sql.ansi.enabled", "spark.sql.session.timeZon
 
 def user_settable_keys() -> frozenset[str]:
     """Keys a stranger may set on a guarded run: every registry key except the class-valued
-    ones, plus :data:`USER_SETTABLE_EXTRA_KEYS` (see :mod:`aqe_core.conf_guard`)."""
+    ones, plus :data:`USER_SETTABLE_EXTRA_KEYS` (see :mod:`aqe_core.live.conf_guard`)."""
     return frozenset(all_key_names()) - CLASS_VALUED_KEYS | frozenset(USER_SETTABLE_EXTRA_KEYS)
 
 

@@ -10,7 +10,7 @@ simulating a captured query under a new configuration <= 50 ms.
 Overhead is measured A/B, interleaved, on one SparkSession (``local[2]``), as the median of the
 per-round ratios (a busy 2-core machine moves single runs by 20%): the plain query
 (``collectAsList``, event-log listener detached) against the same query run and recorded by
-:class:`~aqe_core.capture.runner.Runner` (listener attached, plans walked, statistics and
+:class:`~aqe_core.live.runner.Runner` (listener attached, plans walked, statistics and
 per-map sizes read, plan updates parsed). Medians of ``--rounds`` rounds after one warm-up.
 """
 from __future__ import annotations

@@ -31,32 +31,33 @@ def test_capture_queries_sees_every_action(spark):
     assert simulate(cap).agreement.complete
 
 
-def _run_cli(module: str, argv: list[str]) -> int:
-    import importlib
+def _run_cli(command: str, argv: list[str]) -> int:
+    """One command of ``python -m aqe_core``, in this process (it shares the test's Spark)."""
+    from aqe_core import cli
 
-    mod = importlib.import_module(module)
+    _, add_arguments, run = cli.COMMANDS[command]
     p = argparse.ArgumentParser()
-    mod.add_arguments(p)
-    return mod.run(p.parse_args(argv))
+    add_arguments(p)
+    return run(p.parse_args(argv))
 
 
 def test_cli_run_then_simulate(spark_runtime, tmp_path, capsys):
     out = tmp_path / "agg.json.gz"
-    rc = _run_cli("aqe_core.capture.cli_run", ["--workload", "aggregate_coalesce", "--preset", "default",
+    rc = _run_cli("run", ["--workload", "aggregate_coalesce", "--preset", "default",
                                                "--preset", "min_partition_num_6", "-o", str(out), "--check"])
     assert rc == 0 and out.exists()
     assert "agreement: 2/2" in capsys.readouterr().err
     cap = load_capture(out)
     assert [q.preset for q in cap.queries] == ["default", "min_partition_num_6"]
-    assert _run_cli("aqe_core.capture.cli_simulate", [str(out)]) == 0
+    assert _run_cli("simulate", [str(out)]) == 0
     text = capsys.readouterr().out
     assert "Agreement with Spark: 2/2 adaptive reads (100.0%)" in text
-    assert _run_cli("aqe_core.capture.cli_simulate", [str(out), "--json", "--conf",
+    assert _run_cli("simulate", [str(out), "--json", "--conf",
                                                       "spark.sql.adaptive.coalescePartitions.minPartitionNum=3"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["replay"] is False and doc["overrides"]
     sql_out = tmp_path / "sql.json"
-    rc = _run_cli("aqe_core.capture.cli_run", ["--sql", "SELECT id % 3 AS g, count(*) FROM range(0, 1000, 1, 2) GROUP BY 1",
+    rc = _run_cli("run", ["--sql", "SELECT id % 3 AS g, count(*) FROM range(0, 1000, 1, 2) GROUP BY 1",
                                                "--conf", "spark.sql.shuffle.partitions=8", "-o", str(sql_out),
                                                "--no-progress"])
     assert rc == 0 and load_capture(sql_out).queries[0].row_count == 3
@@ -65,7 +66,7 @@ def test_cli_run_then_simulate(spark_runtime, tmp_path, capsys):
 def test_cli_simulate_rejects_a_non_capture(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{}")
-    assert _run_cli("aqe_core.capture.cli_simulate", [str(bad)]) == 2
+    assert _run_cli("simulate", [str(bad)]) == 2
 
 
 def test_cancel_a_running_query(spark_runtime):

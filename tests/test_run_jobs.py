@@ -145,8 +145,8 @@ def test_run_index_lists_files_it_missed_and_only_files_in_its_folder(tmp_path):
 
 SUBPROCESS = textwrap.dedent('''
     import json, sys, time
-    from aqe_core.capture.runtime import SparkStartFailed, get_runtime
-    from aqe_core.run_jobs import RunManager
+    from aqe_core.live.runtime import SparkStartFailed, get_runtime
+    from aqe_core.live.jobs import RunManager
     out = {}
     t = time.time()
     try:

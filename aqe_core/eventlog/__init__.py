@@ -8,7 +8,7 @@
 See docs/eventlog-json.md and docs/eventlog-limits.md. This package is the documented facade
 (issue 9): the reader lives in :mod:`aqe_core.readers.eventlog`, the dataclasses in
 :mod:`aqe_core.model.eventlog`, the outcome lines and JSON document in
-:mod:`aqe_core.views.eventlog_summary` (``aqe_core.eventlog.summary`` stays as its old path).
+:mod:`aqe_core.views.eventlog_summary`.
 """
 # compat shim (issue 9): the documented facade
 from aqe_core.model.eventlog import Application, EventLog, ShuffleRead, SQLExecution, StageInfo

@@ -30,7 +30,7 @@ def _kb(n: float) -> str:
 
 @dataclass(frozen=True)
 class WorkloadPreset:
-    """One named set of settings a workload runs under (not :class:`aqe_core.presets.Preset`,
+    """One named set of settings a workload runs under (not :class:`aqe_core.model.presets.Preset`,
     the what-if presets of the compare page)."""
 
     name: str
