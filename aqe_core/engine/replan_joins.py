@@ -8,6 +8,7 @@ import re
 from typing import Any, Optional
 
 from aqe_core import config
+from aqe_core.engine.join_sides import JoinSide, join_side, side_bytes
 from aqe_core.engine.results import JoinResult, QueryResult
 from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, StageNode
 from aqe_core.model.reasons import Reason
@@ -17,7 +18,7 @@ from aqe_core.rules.demote_broadcast_hash_join import NO_BROADCAST_HASH
 from aqe_core.rules.dynamic_join_selection import PREFER_SHUFFLE_HASH, SHUFFLE_HASH, select_join_hints
 from aqe_core.rules.join_selection_helper import broadcast_threshold, can_build_broadcast_left, can_build_broadcast_right
 from aqe_core.rules.join_type import normalize_join_type
-from aqe_core.units import mib
+from aqe_core.units import format_bytes
 from aqe_core.versions import SparkVersion
 
 
@@ -47,22 +48,6 @@ def _strategy(name: str) -> str:
     return name.split("(")[0]
 
 
-def _side_stage(ctx: Context, n: StageNode) -> Optional[StageNode]:
-    """The shuffle stage feeding one join side in the final plan (through sorts, broadcast
-    stages and local reads)."""
-    cur: Optional[StageNode] = n
-    while cur is not None:
-        if cur.is_shuffle_stage:
-            return cur
-        if cur.name == "BroadcastQueryStage":
-            return _broadcast_source(ctx, cur)
-        if cur.name in ("Sort", "Project", "Filter") and len(cur.children) == 1:
-            cur = cur.children[0]
-            continue
-        return None
-    return None
-
-
 def _broadcast_source(ctx: Context, bq: StageNode) -> Optional[StageNode]:
     """BroadcastQueryStage -> BroadcastExchange -> [read] -> ShuffleQueryStage."""
     p = ctx.plan
@@ -83,6 +68,8 @@ def _broadcast_source(ctx: Context, bq: StageNode) -> Optional[StageNode]:
 
 
 def decide_joins(ctx: Context, frags: list[Fragment]) -> list[JoinResult]:
+    """Re-decide every join's strategy from the runtime statistics of its sides. A join we cannot
+    re-decide keeps ``simulated = None`` with the reason: it is *undecided*, never agreeing."""
     q = ctx.q
     initial: dict[tuple[str, str, str], str] = {}
     if q.initial_plan is not None:
@@ -100,58 +87,88 @@ def decide_joins(ctx: Context, frags: list[Fragment]) -> list[JoinResult]:
             jr = JoinResult(node.idx, jt, f"{key[0]} = {key[1]}" if key else "", initial.get(key) if key else None,
                             _strategy(node.name), None, bool(node.info.get("skew")))
             out.append(jr)
-            if len(node.children) != 2 or jr.initial is None:
-                continue
-            if jr.initial == "BroadcastHashJoin":
-                jr.reasons.append(Reason("planned_broadcast", "broadcast was planned before AQE (static size estimate)"))
-                continue
-            ls, rs = _side_stage(ctx, node.children[0]), _side_stage(ctx, node.children[1])
-            if ls is None or rs is None:
-                jr.reasons.append(Reason("sides_not_stages", "a side is not a materialized shuffle stage: the join"
-                                         " strategy cannot be re-decided from runtime statistics"))
-                continue
-            _decide_join(ctx, jr, ls, rs)
+            if len(node.children) != 2 or not key:
+                jr.reasons.append(Reason("undecided_shape", "the captured plan does not give this join two sides"
+                                         " and its keys: its strategy cannot be re-decided"))
+            elif jr.initial is None:
+                jr.reasons.append(Reason("undecided_initial", "this join is not in the initial plan under the same"
+                                         " keys, so the strategy AQE started from is unknown"))
+            elif jr.initial == "BroadcastHashJoin":
+                jr.simulated = "BroadcastHashJoin"
+                jr.reasons.append(Reason("planned_broadcast", "broadcast was planned before AQE from the static"
+                                         " size estimate; AQE keeps a join over a broadcast query stage"
+                                         " (LogicalQueryStageStrategy)"))
+            else:
+                _decide_join(ctx, jr, join_side(ctx, node.children[0].idx), join_side(ctx, node.children[1].idx))
     return out
 
 
-def _decide_join(ctx: Context, jr: JoinResult, ls: StageNode, rs: StageNode) -> None:
-    v, conf = ctx.v, ctx.conf
-    lb, rb = ctx.bytes(ls), ctx.bytes(rs)
-    lst, rst = ctx.stage(ls), ctx.stage(rs)
-    lh, rh = select_join_hints(lb, rb, jr.join_type, conf, spark_version=v)
+def _threshold_key(ctx: Context, side: JoinSide) -> str:
+    v, aqe = ctx.v, config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD
+    if side.is_runtime and v >= SparkVersion(3, 2, 0) and ctx.conf.get(aqe) is not None:
+        return aqe
+    return config.AUTO_BROADCASTJOIN_THRESHOLD
+
+
+def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str], can_build: bool,
+                   jt: str) -> tuple[Optional[bool], Optional[Reason]]:
+    """``canBroadcastBySize`` and the hints for one side: True / False, or None when its size is
+    unknown and would matter; with the sentence that says which size decided."""
+    if not can_build:
+        return False, Reason("cannot_build_side", f"a {jt} join cannot broadcast its {name} side", subject={"side": name})
+    thr = broadcast_threshold(ctx.conf, spark_version=ctx.v, runtime_stats=side.is_runtime)
+    key = _threshold_key(ctx, side)
+    kind = "adaptive" if key == config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD else "static"
+    if thr < 0:
+        return False, Reason("broadcast_off", f"the {name} side ({side.how}) cannot be broadcast: {key} is {thr}",
+                             {"threshold": thr}, (key,), {"side": name})
+    if side.size is None:
+        return None, Reason("size_unknown", f"the {name} side's size is unknown: {side.unknown}", {"threshold": thr},
+                            (key,), {"side": name})
+    size = side.size
+    adaptive_set = ctx.v >= SparkVersion(3, 2, 0) and ctx.conf.get(config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD) is not None
+    why = "" if side.is_runtime or not adaptive_set else (
+        " (Spark's size-only statistics of the operators above the query stage are not runtime statistics,"
+        " so the static threshold applies)")
+    numbers = {"size": size, "threshold": thr}
+    if size > thr:
+        return False, Reason("too_big_to_broadcast", f"the {name} side's size {format_bytes(size)} ({side.how}) exceeds"
+                             f" the {kind} broadcast threshold {format_bytes(thr)}{why}", numbers, (key,), {"side": name})
+    if hint in (NO_BROADCAST_HASH, SHUFFLE_HASH):
+        return False, Reason("demoted", f"the {name} side ({format_bytes(size)}, {side.how}) fits the {kind} broadcast"
+                             f" threshold {format_bytes(thr)} but was demoted: too many empty partitions", numbers,
+                             (key, config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN), {"side": name})
+    return True, Reason("runtime_broadcast", f"the {name} side's size {format_bytes(size)} ({side.how}) fits the {kind}"
+                        f" broadcast threshold {format_bytes(thr)}{why}: broadcast hash join building the {name} side",
+                        numbers, (key,), {"side": name})
+
+
+def _decide_join(ctx: Context, jr: JoinResult, left: JoinSide, right: JoinSide) -> None:
+    v, conf, jt = ctx.v, ctx.conf, jr.join_type
+    lb, rb = side_bytes(ctx, left), side_bytes(ctx, right)  # hints only on direct shuffle-stage sides
+    lh, rh = select_join_hints(lb, rb, jt, conf, spark_version=v)
     jr.reasons += lh.reasons + rh.reasons
-    thr = broadcast_threshold(conf, spark_version=v, runtime_stats=True)
-    lsize = lst.size_in_bytes if lst else None
-    rsize = rst.size_in_bytes if rst else None
-    can_l = (lsize is not None and 0 <= lsize <= thr and can_build_broadcast_left(jr.join_type)
-             and lh.hint not in (NO_BROADCAST_HASH, SHUFFLE_HASH))
-    can_r = (rsize is not None and 0 <= rsize <= thr and can_build_broadcast_right(jr.join_type)
-             and rh.hint not in (NO_BROADCAST_HASH, SHUFFLE_HASH))
-    if can_l and can_r:
-        build = "right" if rsize <= lsize else "left"  # type: ignore[operator]
-    else:
-        build = "left" if can_l else "right" if can_r else None
-    if build is not None:
-        jr.simulated = "BroadcastHashJoin"
-        jr.simulated_build_side = build
-        size = lsize if build == "left" else rsize
-        jr.reasons.append(Reason("runtime_broadcast", f"the {build} side's runtime size {mib(size)} fits the broadcast"
-                                 f" threshold {mib(thr)}: broadcast hash join building the {build} side",
-                                 {"size": size, "threshold": thr}, (config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD,
-                                                                     config.AUTO_BROADCASTJOIN_THRESHOLD)))
+    lok, lwhy = _broadcastable(ctx, "left", left, lh.hint, can_build_broadcast_left(jt), jt)
+    rok, rwhy = _broadcastable(ctx, "right", right, rh.hint, can_build_broadcast_right(jt), jt)
+    if lok is None or rok is None:
+        jr.reasons += [r for r in (lwhy, rwhy) if r is not None and r.code == "size_unknown"]
         return
-    for side, size, hint in (("left", lsize, lh.hint), ("right", rsize, rh.hint)):
-        if size is not None and 0 <= size <= thr and hint in (NO_BROADCAST_HASH, SHUFFLE_HASH):
-            jr.reasons.append(Reason("demoted", f"the {side} side ({mib(size)}) fits the broadcast threshold but was"
-                                     " demoted: too many empty partitions", {"size": size}))
+    if lok and rok:
+        build = "right" if (right.size or 0) <= (left.size or 0) else "left"
+    else:
+        build = "left" if lok else "right" if rok else None
+    if build is not None:
+        jr.simulated, jr.simulated_build_side = "BroadcastHashJoin", build
+        jr.reasons.append(lwhy if build == "left" else rwhy)  # type: ignore[arg-type]
+        return
+    jr.reasons += [r for r in (lwhy, rwhy) if r is not None]
     if v < SparkVersion(4, 3, 0):
-        shj = (lh.hint in (SHUFFLE_HASH, PREFER_SHUFFLE_HASH) and jr.join_type in ("Inner", "Cross", "RightOuter")) or \
-              (rh.hint in (SHUFFLE_HASH, PREFER_SHUFFLE_HASH) and jr.join_type in
+        shj = (lh.hint in (SHUFFLE_HASH, PREFER_SHUFFLE_HASH) and jt in ("Inner", "Cross", "RightOuter")) or \
+              (rh.hint in (SHUFFLE_HASH, PREFER_SHUFFLE_HASH) and jt in
                ("Inner", "Cross", "LeftOuter", "LeftSemi", "LeftAnti", "ExistenceJoin"))
         jr.simulated = "ShuffledHashJoin" if shj else "SortMergeJoin"
     else:
-        choice = choose_shuffled_hash_join_build_side(lb, rb, jr.join_type, conf, spark_version=v,
-                                                      is_skew_join=False)
+        choice = choose_shuffled_hash_join_build_side(lb, rb, jt, conf, spark_version=v, is_skew_join=False)
         if choice.build_side or conf.get_or(config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD, 0) > 0:
             jr.reasons += choice.reasons
         jr.simulated = "ShuffledHashJoin" if choice.build_side else "SortMergeJoin"

@@ -59,6 +59,11 @@ def _norm(specs: Optional[list[ShufflePartitionSpec]]) -> Optional[list[ShuffleP
     return None if specs is None else list(specs)
 
 
+AGREES, DIFFERS, UNDECIDED = "agrees", "differs", "undecided"
+#: reason codes that leave a join's strategy undecided
+UNDECIDED_CODES = frozenset({"undecided_shape", "undecided_initial", "size_unknown"})
+
+
 @dataclass
 class JoinResult:
     """A join's strategy: planned (initial plan), Spark's final, and simulated."""
@@ -75,14 +80,31 @@ class JoinResult:
     simulated_build_side: Optional[str] = None  # "left" / "right" for a simulated broadcast
 
     @property
+    def outcome(self) -> str:
+        """``agrees``, ``differs`` or ``undecided`` (the strategy was not re-decided: see
+        :attr:`undecided_reason`). Undecided is never agreement."""
+        if self.simulated is None:
+            return UNDECIDED
+        if self.simulated != self.spark or (self.simulated_skew is not None and self.simulated_skew != self.spark_skew):
+            return DIFFERS
+        return AGREES
+
+    @property
     def agrees(self) -> bool:
-        return (self.simulated is None or self.simulated == self.spark) and \
-            (self.simulated_skew is None or self.simulated_skew == self.spark_skew)
+        return self.outcome == AGREES
+
+    @property
+    def undecided_reason(self) -> Optional[str]:
+        if self.simulated is not None:
+            return None
+        why = [r.message for r in self.reasons if r.code in UNDECIDED_CODES]
+        return "; ".join(why) if why else "the strategy was not re-decided"
 
     def to_dict(self) -> dict[str, Any]:
         return {"node": self.node, "join_type": self.join_type, "keys": self.keys, "initial": self.initial,
                 "spark": self.spark, "simulated": self.simulated, "spark_skew": self.spark_skew,
-                "simulated_skew": self.simulated_skew, "agrees": self.agrees,
+                "simulated_skew": self.simulated_skew, "outcome": self.outcome, "agrees": self.agrees,
+                "undecided_reason": self.undecided_reason, "simulated_build_side": self.simulated_build_side,
                 "reasons": [r.to_dict() for r in self.reasons]}
 
 
@@ -109,26 +131,49 @@ class QueryResult:
 
 @dataclass
 class Agreement:
-    """How many adaptive reads (and join decisions) the rules reproduced exactly."""
+    """How many decisions the rules reproduced exactly: adaptive reads and join strategies.
+    A join is agreeing, differing or undecided; ``percent`` counts undecided joins as not
+    agreeing, so 100% means every decision was re-made and matched."""
 
     total: int = 0
     agreeing: int = 0
     joins_total: int = 0
     joins_agreeing: int = 0
+    joins_undecided: int = 0
     mismatches: list[str] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+
+    @property
+    def decisions(self) -> int:
+        return self.total + self.joins_total
+
+    @property
+    def decisions_agreeing(self) -> int:
+        return self.agreeing + self.joins_agreeing
 
     @property
     def percent(self) -> float:
-        return 100.0 if self.total == 0 else 100.0 * self.agreeing / self.total
+        return 100.0 if self.decisions == 0 else 100.0 * self.decisions_agreeing / self.decisions
+
+    @property
+    def joins_differing(self) -> int:
+        return self.joins_total - self.joins_agreeing - self.joins_undecided
 
     @property
     def complete(self) -> bool:
-        return self.agreeing == self.total and self.joins_agreeing == self.joins_total
+        return self.decisions_agreeing == self.decisions
+
+    def summary(self) -> str:
+        """``12/12 reads, 3/4 joins agree (1 undecided)``: how the CLI and the app say it."""
+        extra = [f"{n} {what}" for n, what in ((self.joins_differing, "differing"), (self.joins_undecided, "undecided")) if n]
+        return (f"{self.agreeing}/{self.total} reads, {self.joins_agreeing}/{self.joins_total} joins agree"
+                + (f" ({', '.join(extra)})" if extra else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"reads": self.total, "reads_agreeing": self.agreeing, "percent": round(self.percent, 3),
-                "joins": self.joins_total, "joins_agreeing": self.joins_agreeing, "complete": self.complete,
-                "mismatches": self.mismatches}
+                "joins": self.joins_total, "joins_agreeing": self.joins_agreeing,
+                "joins_differing": self.joins_differing, "joins_undecided": self.joins_undecided,
+                "complete": self.complete, "mismatches": self.mismatches, "undecided": self.undecided}
 
 
 @dataclass

@@ -30,7 +30,7 @@ from aqe_core.config import AQEConf
 from aqe_core.engine.adaptive import AdaptiveVerdict, adaptive_verdict
 from aqe_core.engine.pipeline import APPLY_FINAL_STAGE_FLAG, SUPPORTED_ORIGINS_3_1, Pipeline, final_stage_rules_3_1, pipeline_for
 from aqe_core.engine.replan_joins import decide_joins, rewrite_joins
-from aqe_core.engine.results import Agreement, JoinResult, QueryResult, ReadResult, SimulationReport
+from aqe_core.engine.results import UNDECIDED, Agreement, JoinResult, QueryResult, ReadResult, SimulationReport
 from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, PlanIndex, all_origins, describe_specs
 from aqe_core.model.reasons import Reason
 from aqe_core.versions import SparkVersion, as_version
@@ -77,11 +77,12 @@ def _tally(agreement: Agreement, label: str, qr: QueryResult) -> None:
         else:
             agreement.mismatches.append(f"{label}: stage {r.stage_id} read: {r.first_difference()}")
     for j in qr.joins:
-        if j.simulated is None and j.simulated_skew is None:
-            continue
         agreement.joins_total += 1
         if j.agrees:
             agreement.joins_agreeing += 1
+        elif j.outcome == UNDECIDED:
+            agreement.joins_undecided += 1
+            agreement.undecided.append(f"{label}: join at node {j.node} ({j.spark}): {j.undecided_reason}")
         else:
             agreement.mismatches.append(f"{label}: join at node {j.node}: Spark {j.spark}"
                                         f"{' (skew)' if j.spark_skew else ''}, simulated {j.simulated}"

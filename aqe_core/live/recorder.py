@@ -49,6 +49,10 @@ _NO_REQ = ("WholeStageCodegen", "InputAdapter", "AdaptiveSparkPlan", "Exchange",
 # Plan walking
 
 
+#: unary operators whose size-only statistics scale the child's size by output row width
+_ROW_WIDTH_NODES = ("Project", "Window", "HashAggregate", "ObjectHashAggregate", "SortAggregate")
+
+
 @dataclass
 class _Walk:
     plan: CapturedPlan
@@ -265,11 +269,33 @@ class Recorder:
                 info["join_type"] = "Cross"
         elif name == "Exchange":
             self._exchange_info(obj, info)
+        elif name in _ROW_WIDTH_NODES:
+            sizes = self._row_sizes(obj)
+            if sizes is not None:
+                info["row_sizes"] = sizes
         elif name == "Union":
             try:
                 info["partitioning"] = str(obj.outputPartitioning().toString())
             except Exception:  # noqa: BLE001
                 pass
+
+    def _row_sizes(self, obj: Any) -> Optional[list[int]]:
+        """``EstimationUtils.getSizePerRow`` of the node's output and of its child's output: the
+        ratio Spark's size-only statistics scale a side's size by (``visitUnaryNode``)."""
+        try:
+            rows = [obj.output(), obj.child().output()]
+        except Exception:  # noqa: BLE001
+            return None
+        try:
+            eu = self.j.jvm.org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
+            empty = getattr(eu, "getSizePerRow$default$2")()
+            return [int(str(eu.getSizePerRow(r, empty))) for r in rows]
+        except Exception:  # noqa: BLE001
+            pass
+        try:  # no attribute statistics: 8 bytes of row overhead plus each type's default size
+            return [8 + sum(int(a.dataType().defaultSize()) for a in Jvm.seq(r)) for r in rows]
+        except Exception:  # noqa: BLE001
+            return None
 
     def _exchange_info(self, ex: Any, info: dict[str, Any]) -> None:
         v = self._vt

@@ -10,8 +10,10 @@ the same decision at every scale.
 The catalogue covers: skewed joins of every join type (inner, left/right outer, semi, anti,
 full outer), both sides skewed, aggregations that coalesce (minPartitionNum, parallelismFirst,
 advisory size), repartition by number and by column, rebalance hints (3.2+), runtime broadcast
-conversion, broadcast demotion by empty partitions, unions, multi-way joins, a skew join
-whose split would break the aggregation above it, and a runtime shuffled-hash join.
+conversion (of a filtered table, an aggregate, a filtered aggregate and a union of aggregates,
+under the static and the adaptive thresholds), broadcast demotion by empty partitions, unions,
+multi-way joins, a skew join whose split would break the aggregation above it, and a runtime
+shuffled-hash join.
 """
 from __future__ import annotations
 
@@ -181,6 +183,13 @@ def _views_broadcast(spark: Any, scale: float) -> dict[str, str]:
     return d
 
 
+def _views_broadcast_union(spark: Any, scale: float) -> dict[str, str]:
+    d = _views_broadcast(spark, scale)
+    d["catalog2"] = _register(spark, "catalog2", (
+        f"SELECT id % {KEYS} AS k, id AS item FROM range(0, {_rows(50_000, scale)}, 1, 4)"))
+    return d
+
+
 # ----------------------------------------------------------------------------------------
 # Settings (byte thresholds scale with the data so every scale shows the same decisions)
 
@@ -322,8 +331,53 @@ _add(Workload(
     " join becomes a shuffled hash join at run time (3.2+).",
     "SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN dims d ON f.k = d.k",
     _views_fact_dim, _base, (WorkloadPreset("default", {A + "maxShuffledHashJoinLocalMapThreshold": "8m",
-                                                A + "advisoryPartitionSizeInBytes": "1m"}, "SHJ preferred"),),
+                                                A + "advisoryPartitionSizeInBytes": "1m"}, "SHJ preferred"),
+                             WorkloadPreset("local_map_too_small", {A + "maxShuffledHashJoinLocalMapThreshold": "1k",
+                                                                    A + "advisoryPartitionSizeInBytes": "1k"},
+                                            "partitions larger than the local map threshold: sort-merge stays")),
     min_version="3.2.0", decisions=("shuffled_hash_join",)))
+
+
+#: the small side of the runtime-broadcast shapes: an aggregate over a filter that leaves ~0.1%
+#: of `catalog` (statically the aggregate looks as big as the table, so the planner keeps SMJ)
+_SMALL_AGG = "SELECT k, max(item) AS w FROM catalog WHERE item % 997 = 7 GROUP BY k"
+_SMALL_AGG2 = "SELECT k, max(item) AS w FROM catalog2 WHERE item % 991 = 3 GROUP BY k"
+
+
+def _threshold_presets(doc_above: str, doc_below: str) -> tuple[WorkloadPreset, ...]:
+    """The static threshold alone, then the adaptive one above and below it (3.2+)."""
+    return (
+        WorkloadPreset("default", {}, "the static broadcast threshold only (256 KiB x scale)"),
+        WorkloadPreset("adaptive_above_static", {config.AUTO_BROADCASTJOIN_THRESHOLD: "-1",
+                                                 config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD: "1m"}, doc_above, "3.2.0"),
+        WorkloadPreset("adaptive_below_static", {config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD: "1k"}, doc_below, "3.2.0"),
+    )
+
+
+_add(Workload(
+    "broadcast_aggregate", "The build side is an aggregate over a small shuffle stage: AQE takes the side's"
+    " size from the query stage below the aggregate (LogicalQueryStage) and broadcasts it at run time.",
+    f"SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN ({_SMALL_AGG}) c ON f.k = c.k",
+    _views_broadcast, lambda s: _base(s, broadcast=True), _threshold_presets(
+        "static threshold off, adaptive 1m: the stage's runtime size uses the adaptive threshold -> broadcast",
+        "adaptive 1k, below the runtime size: no broadcast although the static threshold would allow it"),
+    decisions=("runtime_broadcast",)))
+_add(Workload(
+    "broadcast_aggregate_filtered", "A filter (HAVING) above the small aggregate: Spark's size-only statistics"
+    " carry the size through the filter but not its runtime flag, so the static threshold decides.",
+    f"SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN ({_SMALL_AGG} HAVING max(item) > 0) c ON f.k = c.k",
+    _views_broadcast, lambda s: _base(s, broadcast=True), _threshold_presets(
+        "static threshold off, adaptive 1m: the filtered size is not a runtime statistic -> sort-merge stays",
+        "adaptive 1k: the static threshold still applies to the filtered size -> broadcast"),
+    decisions=("runtime_broadcast",)))
+_add(Workload(
+    "broadcast_union", "The build side is a union of two small aggregates: its size is the sum of the two"
+    " stages' sizes (4.x: the union keeps the hash partitioning, so no exchange above it).",
+    f"SELECT count(*) AS n, sum(f.v) AS sv FROM facts f JOIN ({_SMALL_AGG} UNION ALL {_SMALL_AGG2}) c ON f.k = c.k",
+    _views_broadcast_union, lambda s: _base(s, broadcast=True), _threshold_presets(
+        "static threshold off, adaptive 1m: broadcast only where a shuffle stage sits above the union (3.x)",
+        "adaptive 1k: the union's summed size is not a runtime statistic, the static threshold decides"),
+    decisions=("runtime_broadcast",)))
 
 
 def names() -> list[str]:

@@ -117,6 +117,10 @@ def _info(v: Any, where: str) -> dict[str, Any]:
         if k == "req":
             if isinstance(x, list) and all(isinstance(r, str) for r in x):
                 out[k] = list(x)
+        elif k == "row_sizes":  # [output row width, child row width] (EstimationUtils.getSizePerRow)
+            if isinstance(x, list) and len(x) == 2 and all(
+                    isinstance(r, int) and not isinstance(r, bool) and 0 < r < 2 ** 31 for r in x):
+                out[k] = list(x)
         elif want is int:
             if isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_COUNT * 1000:
                 out[k] = x
