@@ -307,8 +307,7 @@ def _run_and_write(req, runner, args: argparse.Namespace) -> int:
 
         rep = simulate(cap)
         a = rep.agreement
-        print(f"agreement: {a.agreeing}/{a.total} reads ({a.percent:.1f}%), {a.joins_agreeing}/{a.joins_total} joins",
-              file=sys.stderr)
+        print(f"agreement: {a.summary()} ({a.percent:.1f}% of decisions)", file=sys.stderr)
         return 0 if a.complete else 1
     return 0
 
@@ -338,10 +337,12 @@ def _format_joins(w: Callable[[str], object], rep, qr) -> None:
     for j in qr.joins:
         sim = "" if j.simulated is None else f", simulated {j.simulated}{' (skew)' if j.simulated_skew else ''}"
         init = f"{j.initial} -> " if j.initial else ""
-        mark = "" if not rep.is_replay else ("  ok" if j.agrees else "  DIFFERS")
+        mark = "" if not rep.is_replay else {"agrees": "  ok", "differs": "  DIFFERS"}.get(j.outcome, "  UNDECIDED")
+        if not rep.is_replay and j.outcome == "undecided":
+            mark = "  (undecided)"
         w(f"  join {j.join_type} on {j.keys}: {init}{j.spark}{' (skew)' if j.spark_skew else ''}{sim}{mark}\n")
         for r in j.reasons:
-            if r.code not in ("unchanged",):
+            if r.code not in ("unchanged", "cannot_build_side"):
                 w(f"      - {r.message}\n")
 
 
@@ -386,11 +387,16 @@ def format_report(rep, cap, *, specs: bool = False, out: Optional[TextIO] = None
     a = rep.agreement
     w("\n")
     if rep.is_replay:
-        w(f"Agreement with Spark: {a.agreeing}/{a.total} adaptive reads ({a.percent:.1f}%), "
-          f"{a.joins_agreeing}/{a.joins_total} join decisions; simulated in {rep.elapsed_ms:.1f} ms\n")
+        w(f"Agreement with Spark: {a.agreeing}/{a.total} adaptive reads, {a.joins_agreeing}/{a.joins_total} join"
+          f" decisions ({a.percent:.1f}% of decisions); simulated in {rep.elapsed_ms:.1f} ms\n")
+        for u in a.undecided:
+            w(f"  undecided (not agreement): {u}\n")
     else:
         changed = a.total - a.agreeing
-        w(f"What-if: {changed} of {a.total} adaptive reads differ from the captured run; simulated in {rep.elapsed_ms:.1f} ms\n")
+        w(f"What-if: {changed} of {a.total} adaptive reads and {a.joins_differing} of {a.joins_total} join strategies"
+          f" differ from the captured run; simulated in {rep.elapsed_ms:.1f} ms\n")
+        if a.joins_undecided:
+            w(f"  {a.joins_undecided} join strategies could not be re-decided (see the joins above)\n")
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

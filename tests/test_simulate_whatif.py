@@ -5,7 +5,9 @@ simulate it with preset B's settings, and compare with what Spark actually did u
 adaptive read over a shuffle whose statistics are identical in both runs must get exactly the
 specs Spark gave it under B, and every join the strategy Spark chose under B. That covers
 settings that change join strategies both ways (a runtime broadcast switched off, a demotion
-switched off), where the what-if has to re-plan the reads around the join.
+switched off), where the what-if has to re-plan the reads around the join, and a union broadcast
+before the shuffle stage above it is created. A join is left undecided only when B's plan has a
+query stage A's run never made.
 """
 from __future__ import annotations
 
@@ -76,5 +78,10 @@ def test_what_if_predicts_the_other_preset(path, a, b):
             # Spark read this stage under B but the prediction puts no read on it
             assert not specs, f"Spark read a stage under {b} that the what-if leaves unread"
     spark_b = sorted(j.spark for j in simulate(Capture(cap.spark_version, [qb])).queries[0].joins)
-    predicted = sorted(j.simulated or j.spark for j in qr.joins)
-    assert predicted == spark_b
+    undecided = [j for j in qr.joins if j.outcome == "undecided"]
+    # the only what-if we leave open: B's plan has a query stage A's run never made (3.x shuffles
+    # a union for a sort-merge join), whose runtime size decides the join
+    assert all(any(r.code == "undecided_new_stage" for r in j.reasons) for j in undecided), \
+        [j.undecided_reason for j in undecided]
+    if not undecided:
+        assert sorted(j.simulated for j in qr.joins) == spark_b

@@ -174,6 +174,46 @@ def _broadcast_child(ctx: Context, bq: int) -> Optional[int]:
     return p.kids[i][0]
 
 
+def earlier_side(ctx: Context, side: JoinSide) -> Optional[tuple[int, JoinSide]]:
+    """A direct stage side whose exchange sits over other query stages was created only after
+    those finished; until then AQE re-planned the join with the exchange's input as the side
+    (not a runtime statistic). Returns (plan index of that input, its side), or None."""
+    if side.direct_stage is None:
+        return None
+    p = ctx.plan
+    kids = p.kids[side.direct_stage]
+    if not kids or not p.name(kids[0]).startswith("Exchange") or not p.kids[kids[0]]:
+        return None
+    inner = p.kids[kids[0]][0]
+    while p.name(inner).startswith(WRAPPERS) and p.kids[inner]:
+        inner = p.kids[inner][0]
+    if not any(p.name(k).endswith("QueryStage") for k in _descendants(p, inner)):
+        return None
+    return inner, join_side(ctx, inner, through_broadcast=False)
+
+
+def _descendants(p, i: int):
+    stack = [i]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(p.kids[n])
+
+
+def needs_new_shuffle(ctx: Context, i: int) -> bool:
+    """Would a sort-merge join need a new shuffle above this (broadcast) side? A union without a
+    known output partitioning (3.x; 4.x keeps its children's) does not give the join keys'
+    clustering, so Spark adds an exchange: a query stage the capture does not have."""
+    p = ctx.plan
+    i = _skip(ctx, i)
+    if p.name(i) == "BroadcastQueryStage":
+        inner = _broadcast_child(ctx, i)
+        if inner is None:
+            return False
+        i = _skip(ctx, inner)
+    return p.name(i) == "Union" and str(p.info[i].get("partitioning", "")).startswith("UnknownPartitioning")
+
+
 def side_bytes(ctx: Context, side: JoinSide) -> Optional[list[int]]:
     """``bytesByPartitionId`` of a direct shuffle-stage side (what the hint rules read)."""
     if side.direct_stage is None:

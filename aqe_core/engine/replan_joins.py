@@ -8,7 +8,7 @@ import re
 from typing import Any, Optional
 
 from aqe_core import config
-from aqe_core.engine.join_sides import JoinSide, join_side, side_bytes
+from aqe_core.engine.join_sides import JoinSide, earlier_side, join_side, needs_new_shuffle, side_bytes
 from aqe_core.engine.results import JoinResult, QueryResult
 from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, StageNode
 from aqe_core.model.reasons import Reason
@@ -48,25 +48,6 @@ def _strategy(name: str) -> str:
     return name.split("(")[0]
 
 
-def _broadcast_source(ctx: Context, bq: StageNode) -> Optional[StageNode]:
-    """BroadcastQueryStage -> BroadcastExchange -> [read] -> ShuffleQueryStage."""
-    p = ctx.plan
-    kids = p.kids[bq.idx]
-    if not kids:
-        return None
-    i = kids[0]
-    if p.name(i) == "ReusedExchange" and p.kids[i]:
-        i = p.kids[i][0]
-    if not p.name(i).startswith("BroadcastExchange") or not p.kids[i]:
-        return None
-    i = p.kids[i][0]
-    while (p.name(i).startswith(WRAPPERS) or p.name(i) in READS or p.name(i) in ("Project", "Filter")) and p.kids[i]:
-        i = p.kids[i][0]
-    if p.name(i) == "ShuffleQueryStage":
-        return StageNode(i, p.name(i), p.nodes[i].description, p.info[i])
-    return None
-
-
 def decide_joins(ctx: Context, frags: list[Fragment]) -> list[JoinResult]:
     """Re-decide every join's strategy from the runtime statistics of its sides. A join we cannot
     re-decide keeps ``simulated = None`` with the reason: it is *undecided*, never agreeing."""
@@ -99,7 +80,7 @@ def decide_joins(ctx: Context, frags: list[Fragment]) -> list[JoinResult]:
                                          " size estimate; AQE keeps a join over a broadcast query stage"
                                          " (LogicalQueryStageStrategy)"))
             else:
-                _decide_join(ctx, jr, join_side(ctx, node.children[0].idx), join_side(ctx, node.children[1].idx))
+                _decide_join(ctx, jr, node)
     return out
 
 
@@ -143,8 +124,31 @@ def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str],
                         numbers, (key,), {"side": name})
 
 
-def _decide_join(ctx: Context, jr: JoinResult, left: JoinSide, right: JoinSide) -> None:
+def _broadcast_before_stage(ctx: Context, jr: JoinResult, sides: dict[str, JoinSide]) -> bool:
+    """A side whose shuffle stage sits over other stages: when those finished, AQE re-planned
+    the join with the stage's input as the side. Broadcastable then, it is broadcast at once
+    and the stage above it is never created."""
+    jt = jr.join_type
+    for name, side in sides.items():
+        earlier = earlier_side(ctx, side)
+        if earlier is None:
+            continue
+        can = can_build_broadcast_left(jt) if name == "left" else can_build_broadcast_right(jt)
+        ok, why = _broadcastable(ctx, name, earlier[1], None, can, jt)
+        if ok and why is not None:
+            jr.simulated, jr.simulated_build_side, jr.simulated_build_root = "BroadcastHashJoin", name, earlier[0]
+            jr.reasons.append(Reason("broadcast_before_stage", f"{why.message}, as soon as its inputs finished:"
+                                     f" {side.how} above it is never created", why.numbers, why.config_keys,
+                                     why.subject))
+            return True
+    return False
+
+
+def _decide_join(ctx: Context, jr: JoinResult, node: StageNode) -> None:
     v, conf, jt = ctx.v, ctx.conf, jr.join_type
+    left, right = join_side(ctx, node.children[0].idx), join_side(ctx, node.children[1].idx)
+    if _broadcast_before_stage(ctx, jr, {"left": left, "right": right}):
+        return
     lb, rb = side_bytes(ctx, left), side_bytes(ctx, right)  # hints only on direct shuffle-stage sides
     lh, rh = select_join_hints(lb, rb, jt, conf, spark_version=v)
     jr.reasons += lh.reasons + rh.reasons
@@ -161,6 +165,15 @@ def _decide_join(ctx: Context, jr: JoinResult, left: JoinSide, right: JoinSide) 
         jr.simulated, jr.simulated_build_side = "BroadcastHashJoin", build
         jr.reasons.append(lwhy if build == "left" else rwhy)  # type: ignore[arg-type]
         return
+    if ctx.what_if and jr.spark == "BroadcastHashJoin":
+        spark_build = 1 if node.info.get("build_side") == "BuildRight" else 0
+        thr = broadcast_threshold(conf, spark_version=v, runtime_stats=True)
+        if thr >= 0 and needs_new_shuffle(ctx, node.children[spark_build].idx):
+            jr.reasons.append(Reason("undecided_new_stage", "under these settings Spark would shuffle the"
+                                     f" {('left', 'right')[spark_build]} side (a union without the join's partitioning)"
+                                     " and re-plan the join from that new query stage's runtime size, which only"
+                                     " a run can tell"))
+            return
     jr.reasons += [r for r in (lwhy, rwhy) if r is not None]
     if v < SparkVersion(4, 3, 0):
         shj = (lh.hint in (SHUFFLE_HASH, PREFER_SHUFFLE_HASH) and jt in ("Inner", "Cross", "RightOuter")) or \
@@ -189,13 +202,25 @@ def _find(frags: list[Fragment], idx: int) -> tuple[Optional[Fragment], Optional
     return None, None
 
 
-def _leaf_of(n: StageNode) -> Optional[StageNode]:
-    """The shuffle stage leaf of a join child: itself, or under a local Sort."""
-    if n.is_shuffle_stage:
-        return n
-    if n.name == "Sort" and len(n.children) == 1 and n.children[0].is_shuffle_stage:
-        return n.children[0]
-    return None
+def _side_of(n: StageNode) -> StageNode:
+    """A join child without the local Sort a sort-merge join puts above it."""
+    local = "(what-if)" in n.desc or ", false," in n.desc  # not an ORDER BY's global sort
+    return n.children[0] if n.name == "Sort" and len(n.children) == 1 and local else n
+
+
+def _broadcast_root(ctx: Context, bq: StageNode) -> Optional[int]:
+    """Plan index of the root of the fragment a broadcast stage broadcasts (what
+    :meth:`PlanIndex.fragments` starts it from: past codegen wrappers and an adaptive read)."""
+    p = ctx.plan
+    kids = p.kids[bq.idx] if bq.idx >= 0 else []
+    if not kids or not p.name(kids[0]).startswith("BroadcastExchange") or not p.kids[kids[0]]:
+        return None
+    i = p.kids[kids[0]][0]
+    while p.name(i).startswith(WRAPPERS) and p.kids[i]:
+        i = p.kids[i][0]
+    if p.name(i) in READS and p.kids[i]:
+        i = p.kids[i][0]
+    return i
 
 
 def _new_join(old: StageNode, strategy: str, left: StageNode, right: StageNode, build: Optional[str]) -> StageNode:
@@ -209,7 +234,7 @@ def _new_join(old: StageNode, strategy: str, left: StageNode, right: StageNode, 
         info["req"] = [_REQ_CLUSTERED, _REQ_CLUSTERED]
     j = StageNode(old.idx, strategy, f"{strategy} (what-if)", info, [], old.parent, old.pos)
     for pos, child in enumerate((left, right)):
-        if strategy == "SortMergeJoin" and child.is_shuffle_stage:
+        if strategy == "SortMergeJoin" and child.name != "Sort":
             sort = StageNode(-10_000 - child.idx, "Sort", "Sort (what-if)", {"req": ["UnspecifiedDistribution"]}, [child], j, pos)
             child.parent, child.pos = sort, 0
             j.children.append(sort)
@@ -238,32 +263,34 @@ def rewrite_joins(ctx: Context, frags: list[Fragment], joins: list[JoinResult], 
         if jr.spark == "BroadcastHashJoin":  # Spark broadcast at run time; the what-if does not
             build = node.info.get("build_side", "")
             bq_pos = 1 if build == "BuildRight" else 0
-            bq, stream = node.children[bq_pos], node.children[1 - bq_pos]
-            src = _broadcast_source(ctx, bq) if bq.name == "BroadcastQueryStage" else None
-            if src is None or not stream.is_shuffle_stage:
+            bq, stream = node.children[bq_pos], _side_of(node.children[1 - bq_pos])
+            root = _broadcast_root(ctx, bq) if bq.name == "BroadcastQueryStage" else None
+            bfr = next((f for f in frags if f.root.idx == root), None) if root is not None else None
+            if bfr is None:
                 continue
-            bfr = next((f for f in frags if f.root.idx == src.idx), None)
-            build_leaf = bfr.root if bfr is not None else src
-            if bfr is not None:
-                frags.remove(bfr)
+            frags.remove(bfr)
+            build_leaf = bfr.root
             build_leaf.parent = None
             left, right = (stream, build_leaf) if bq_pos == 1 else (build_leaf, stream)
             j = _new_join(node, jr.simulated or "SortMergeJoin", left, right, None)
         elif jr.simulated == "BroadcastHashJoin":
-            left, right = _leaf_of(node.children[0]), _leaf_of(node.children[1])
-            if left is None or right is None:
-                continue
+            left, right = _side_of(node.children[0]), _side_of(node.children[1])
             build_leaf, stream = (right, left) if jr.simulated_build_side == "right" else (left, right)
+            if jr.simulated_build_root is not None:  # broadcast the stage's input: the stage goes away
+                inner = next((f for f in frags if f.root.idx == jr.simulated_build_root), None)
+                if inner is None:
+                    continue
+                frags.remove(inner)
+                ctx.removed_stages.add(build_leaf.idx)
+                build_leaf = inner.root
             bq = StageNode(-20_000 - build_leaf.idx, "BroadcastQueryStage", "BroadcastQueryStage (what-if)", {})
             l2, r2 = (stream, bq) if jr.simulated_build_side == "right" else (bq, stream)
             j = _new_join(node, "BroadcastHashJoin", l2, r2, jr.simulated_build_side)
             build_leaf.parent, build_leaf.pos = None, 0
-            nf = Fragment(len(frags), build_leaf, False, [build_leaf], fr.main)
+            nf = Fragment(len(frags), build_leaf, False, [n for n in build_leaf.walk() if n.is_stage], fr.main)
             frags.append(nf)
         elif {jr.spark, jr.simulated} <= {"SortMergeJoin", "ShuffledHashJoin"}:
-            left, right = _leaf_of(node.children[0]), _leaf_of(node.children[1])
-            if left is None or right is None:
-                continue
+            left, right = _side_of(node.children[0]), _side_of(node.children[1])
             j = _new_join(node, jr.simulated or jr.spark, left, right, None)
         else:
             continue

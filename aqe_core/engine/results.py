@@ -61,7 +61,7 @@ def _norm(specs: Optional[list[ShufflePartitionSpec]]) -> Optional[list[ShuffleP
 
 AGREES, DIFFERS, UNDECIDED = "agrees", "differs", "undecided"
 #: reason codes that leave a join's strategy undecided
-UNDECIDED_CODES = frozenset({"undecided_shape", "undecided_initial", "size_unknown"})
+UNDECIDED_CODES = frozenset({"undecided_shape", "undecided_initial", "size_unknown", "undecided_new_stage"})
 
 
 @dataclass
@@ -78,6 +78,9 @@ class JoinResult:
     simulated_skew: Optional[bool] = None
     reasons: list[Reason] = field(default_factory=list)
     simulated_build_side: Optional[str] = None  # "left" / "right" for a simulated broadcast
+    #: plan index of what is broadcast when it is not the side's stage itself (the input of a
+    #: shuffle stage that, broadcast earlier, is never created)
+    simulated_build_root: Optional[int] = None
 
     @property
     def outcome(self) -> str:

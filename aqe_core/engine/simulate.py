@@ -60,7 +60,7 @@ def simulate(capture: Capture, conf: Optional[Mapping[str, Any]] = None,
         notes.append("these settings change the plan Spark builds before AQE and need a new run to answer: "
                      + ", ".join(changed_plan_keys))
     for q in capture.queries:
-        qr = simulate_query(q, overrides, v)
+        qr = simulate_query(q, overrides, v, what_if=bool(overrides) or v != as_version(capture.spark_version))
         queries.append(qr)
         _tally(agreement, q.label, qr)
     rep = SimulationReport(str(v), capture.spark_version, overrides, queries, agreement, notes=notes)
@@ -89,7 +89,8 @@ def _tally(agreement: Agreement, label: str, qr: QueryResult) -> None:
                                         f"{' (skew)' if j.simulated_skew else ''}")
 
 
-def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersion) -> QueryResult:
+def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersion, *,
+                   what_if: bool = False) -> QueryResult:
     qr = QueryResult(q.index, q.label, q.preset)
     if not q.adaptive and q.final_plan is not None:
         qr.adaptive = adaptive_verdict(q.final_plan.root, AQEConf.resolve(v, [q.conf, overrides], validate=False), v)
@@ -101,6 +102,7 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     conf = AQEConf.resolve(v, [q.conf, overrides], validate=False)
     plan = PlanIndex(q)
     ctx = Context(q, conf, v, plan)
+    ctx.what_if = what_if
     frags = plan.fragments()
     try:
         joins = decide_joins(ctx, frags)
@@ -122,8 +124,12 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     missing = sorted({r.node for r in q.reads} - {r.read_node for r in qr.reads if r.read_node is not None})
     for m in missing:  # a read Spark made that no fragment accounted for (should not happen)
         rc = plan.read_by_node[m]
-        qr.reads.append(ReadResult(-1, m, rc.stage_id, rc.shuffle_id, -1, rc.specs, None,
-                                   reasons=[Reason("unplaced_read", "this read is outside every stage fragment")]))
+        stage_node = plan.kids[m][0] if 0 <= m < len(plan.kids) and plan.kids[m] else -1
+        why = (Reason("stage_not_created", "under these settings this shuffle stage is never created: the join"
+                      " above broadcasts its input as soon as that input finishes")
+               if stage_node in ctx.removed_stages else
+               Reason("unplaced_read", "this read is outside every stage fragment"))
+        qr.reads.append(ReadResult(-1, m, rc.stage_id, rc.shuffle_id, -1, rc.specs, None, reasons=[why]))
     return qr
 
 

@@ -159,6 +159,10 @@ class Context:
     def __init__(self, q: QueryCapture, conf: AQEConf, v: SparkVersion, plan: PlanIndex) -> None:
         self.q, self.conf, self.v, self.plan = q, conf, v, plan
         self.default_parallelism = q.default_parallelism
+        #: settings or release differ from the captured run (the plan's shape may not be Spark's)
+        self.what_if = False
+        #: stage leaves a what-if plan no longer has (a join broadcast their input earlier)
+        self.removed_stages: set[int] = set()
 
     def stage(self, n: StageNode) -> Optional[StageCapture]:
         return self.plan.stage_by_node.get(n.idx)
