@@ -66,7 +66,8 @@ def build_report(
                  + (f" &middot; link: <code>{_e(link)}</code>" if link else "") + "</p>")
     parts.append(f"<section><h2>What AQE did</h2><p>{_e(view.outcome)}</p>"
                  + (f"<p>Why AQE did not apply: {_e(view.adaptive_reason)}</p>" if view.adaptive_reason else "")
-                 + ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in view.join_changes) + "</ul>" if view.join_changes else "")
+                 + ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in (view.join_decisions or view.join_changes)) + "</ul>"
+                    if (view.join_decisions or view.join_changes) else "")
                  + "</section>")
     if plan_figures:
         divs = "".join(f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))

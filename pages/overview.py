@@ -23,8 +23,13 @@ if view is not None:
     c3.metric("Spark", str(view.spark_version))
     if not view.adaptive and view.adaptive_reason:
         st.info("Why AQE did not apply: " + md_text(view.adaptive_reason))
-    for change in view.join_changes:
-        st.write(f"Join strategy: {md_text(change)}")
+    if view.join_decisions:
+        st.markdown("**Join strategies**")
+        for sentence in view.join_decisions:
+            st.write(f"- {md_text(sentence)}")
+    else:
+        for change in view.join_changes:
+            st.write(f"Join strategy: {md_text(change)}")
     for s in view.shuffles:
         st.write(f"- {md_text(s.label)}: {s.partitions_before or '?'} -> {s.partitions_after or '?'} partitions")
 for w in src.warnings[:20]:

@@ -23,7 +23,7 @@ from aqe_core.versions import SparkVersion, as_version
 from aqe_core.views.query import (
     QueryView, ShuffleView, SkewRow, compute_lines, join_reads, join_type_of, regroup_coalesce_lines,
 )
-from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, skew_row_sentence
+from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, join_decision_sentence, skew_row_sentence
 
 __all__ = ["capture_label", "view_from_query", "views_from_capture"]
 
@@ -155,11 +155,20 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
     parts = [f"{s.partitions_before}->{s.partitions_after}"
              + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
              for s in view.shuffles if s.partitions_before is not None]
-    agree = sum(1 for r in qr.reads if r.agrees)
+    view.join_decisions = [join_decision_sentence(j) for j in qr.joins]
     view.outcome = (("partitions " + ", ".join(parts) if parts else "no shuffle read changes")
                     + (" | joins: " + "; ".join(joins) if joins else "")
-                    + f" | rules agree with Spark on {agree}/{len(qr.reads)} reads")
+                    + f" | rules agree with Spark on {query_agreement(qr)}")
     return view
+
+
+def query_agreement(qr: QueryResult) -> str:
+    """"4/4 reads, 1/1 joins (1 undecided)": one query's decisions our rules re-made as Spark did."""
+    agree = sum(1 for r in qr.reads if r.agrees)
+    j_agree = sum(1 for j in qr.joins if j.agrees)
+    undecided = sum(1 for j in qr.joins if j.outcome == "undecided")
+    return (f"{agree}/{len(qr.reads)} reads" + (f", {j_agree}/{len(qr.joins)} joins" if qr.joins else "")
+            + (f" ({undecided} undecided)" if undecided else ""))
 
 
 def views_from_capture(capture: Capture) -> tuple[list[QueryView], SimulationReport]:
@@ -174,4 +183,4 @@ def capture_label(capture: Capture, report: SimulationReport) -> str:
     run = capture.run or {}
     what = run.get("workload") or ("SQL" if run.get("sql") else run.get("kind", "capture"))
     return (f"capture of {what}, Spark {capture.spark_version}"
-            f" ({report.agreement.agreeing}/{report.agreement.total} reads agree)")
+            f" ({report.agreement.summary()})")

@@ -110,6 +110,8 @@ class QueryView:
     final_plan: Optional[PlanNode] = None
     shuffles: list[ShuffleView] = field(default_factory=list)
     join_changes: list[str] = field(default_factory=list)
+    #: one sentence per join: which sizes decided its strategy, and whether our rules agree
+    join_decisions: list[str] = field(default_factory=list)
     adaptive: bool = True
     outcome: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -125,7 +127,8 @@ class QueryView:
             "spark_version": str(self.spark_version), "conf": dict(self.conf.explicit),
             "default_parallelism": self.default_parallelism, "status": self.status, "duration_ms": self.duration_ms,
             "adaptive": self.adaptive, "adaptive_reason": self.adaptive_reason, "outcome": self.outcome,
-            "join_changes": list(self.join_changes), "warnings": list(self.warnings),
+            "join_changes": list(self.join_changes), "join_decisions": list(self.join_decisions),
+            "warnings": list(self.warnings),
             "shuffles": [s.to_dict() for s in self.shuffles],
         }
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Optional
 
 from aqe_core.engine.adaptive import AdaptiveVerdict
+from aqe_core.engine.results import DIFFERS, UNDECIDED, JoinResult
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib, num
 
-__all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "skew_split_sentence", "skew_row_sentence"]
+__all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "join_decision_sentence",
+           "skew_split_sentence", "skew_row_sentence"]
 
 #: reasons that stop every skew split of a join (their sentence follows each partition's)
 BLOCKING_CODES = ("distribution_broken", "skew_join_disabled", "final_stage_rules_off", "skew_join_error")
@@ -76,3 +78,27 @@ def adaptive_reason(verdict: AdaptiveVerdict) -> str:
     if verdict.applies:
         return ADAPTIVE_DISAGREES
     return verdict.reasons[0].message if verdict.reasons else ""
+
+
+#: join reasons that say which size (or setting) decided the strategy
+_JOIN_DECIDING = ("runtime_broadcast", "broadcast_before_stage", "planned_broadcast", "too_big_to_broadcast",
+                  "broadcast_off", "demoted", "prefer_shuffled_hash", "convert_to_shj", "size_unknown",
+                  "undecided_shape", "undecided_initial", "undecided_new_stage")
+
+
+def join_decision_sentence(j: JoinResult, evidence: Evidence = Evidence.EXACT) -> Sentence:
+    """One join's strategy in words: what Spark did, the sizes that decided it (each side's
+    runtime size against its threshold), and whether our rules re-made the decision: "Inner join
+    on k = k: SortMergeJoin -> BroadcastHashJoin: the right side's size 1.6 KiB (shuffle stage 1
+    below the aggregate) fits the static broadcast threshold 256 KiB ...; our rules agree"."""
+    what = f"{j.join_type or 'join'} join on {j.keys}" if j.keys else "join"
+    strategy = f"{j.initial} -> {j.spark}" if j.initial and j.initial != j.spark else j.spark
+    why = [r.message for r in j.reasons if r.code in _JOIN_DECIDING]
+    if j.outcome == UNDECIDED:
+        verdict = "not re-decided by our rules (not counted as agreement)"
+    elif j.outcome == DIFFERS:
+        verdict = f"our rules say {j.simulated}{' (skew)' if j.simulated_skew else ''} instead"
+    else:
+        verdict = "our rules agree"
+    return Sentence(f"{what}: {strategy}" + (": " + "; ".join(dict.fromkeys(why)) if why else "") + f"; {verdict}",
+                    evidence)
