@@ -38,6 +38,7 @@ class JoinSide:
     direct_stage: Optional[int] = None  # plan index of the shuffle stage when the side is one
     broadcast_stage: bool = False  # the side is a broadcast query stage (a planned broadcast)
     unknown: Optional[str] = None  # why the size is unknown
+    stage_id: Optional[int] = None  # the query stage whose runtime statistics are the side's size
 
     @property
     def size(self) -> Optional[int]:
@@ -75,7 +76,8 @@ def _stage_side(ctx: Context, i: int, how: str, direct: bool) -> JoinSide:
     st = ctx.plan.stage_by_node.get(i)
     if st is None or st.size_in_bytes is None:
         return JoinSide(None, how, i if direct else None, unknown=f"{how} has no runtime statistics in the capture")
-    return JoinSide(visitor.logical_query_stage(st.size_in_bytes, ctx.v), how, i if direct else None)
+    return JoinSide(visitor.logical_query_stage(st.size_in_bytes, ctx.v), how, i if direct else None,
+                    stage_id=st.stage_id)
 
 
 def _holds_partial_aggregate(ctx: Context, stage: int) -> bool:

@@ -107,6 +107,7 @@ def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str],
         return None, Reason("size_unknown", f"the {name} side's size is unknown: {side.unknown}", {"threshold": thr},
                             (key,), {"side": name})
     size = side.size
+    subject = {"side": name, **({"stage_id": side.stage_id} if side.stage_id is not None else {})}
     adaptive_set = ctx.v >= SparkVersion(3, 2, 0) and ctx.conf.get(config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD) is not None
     why = "" if side.is_runtime or not adaptive_set else (
         " (Spark's size-only statistics of the operators above the query stage are not runtime statistics,"
@@ -114,14 +115,14 @@ def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str],
     numbers = {"size": size, "threshold": thr}
     if size > thr:
         return False, Reason("too_big_to_broadcast", f"the {name} side's size {format_bytes(size)} ({side.how}) exceeds"
-                             f" the {kind} broadcast threshold {format_bytes(thr)}{why}", numbers, (key,), {"side": name})
+                             f" the {kind} broadcast threshold {format_bytes(thr)}{why}", numbers, (key,), subject)
     if hint in (NO_BROADCAST_HASH, SHUFFLE_HASH):
         return False, Reason("demoted", f"the {name} side ({format_bytes(size)}, {side.how}) fits the {kind} broadcast"
                              f" threshold {format_bytes(thr)} but was demoted: too many empty partitions", numbers,
-                             (key, config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN), {"side": name})
+                             (key, config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN), subject)
     return True, Reason("runtime_broadcast", f"the {name} side's size {format_bytes(size)} ({side.how}) fits the {kind}"
                         f" broadcast threshold {format_bytes(thr)}{why}: broadcast hash join building the {name} side",
-                        numbers, (key,), {"side": name})
+                        numbers, (key,), subject)
 
 
 def _broadcast_before_stage(ctx: Context, jr: JoinResult, sides: dict[str, JoinSide]) -> bool:
@@ -250,6 +251,20 @@ def _restage(fr: Fragment) -> None:
     fr.stages = [n for n in fr.root.walk() if n.is_stage]
 
 
+def _drop_broadcast_stage(ctx: Context, frags: list[Fragment], node: StageNode, qr: QueryResult) -> None:
+    """Spark broadcast a shuffle stage made above the side's input; the what-if broadcasts that
+    input as soon as it finished, so the stage (and its read) never exist."""
+    bq = node.children[1 if node.info.get("build_side") == "BuildRight" else 0]
+    root = _broadcast_root(ctx, bq) if bq.name == "BroadcastQueryStage" else None
+    bfr = next((f for f in frags if f.root.idx == root), None) if root is not None else None
+    if bfr is None or not bfr.root.is_shuffle_stage:
+        return
+    frags.remove(bfr)
+    ctx.removed_stages.add(bfr.root.idx)
+    qr.notes.append(f"join at node {node.idx}: broadcast as soon as its side's input finished under these settings;"
+                    " the shuffle stage Spark made above that input is never created")
+
+
 def rewrite_joins(ctx: Context, frags: list[Fragment], joins: list[JoinResult], qr: QueryResult) -> list[Fragment]:
     """Put each join whose simulated strategy differs from Spark's into the shape the new
     strategy has, so the shuffle-read rules run on the plan Spark would have built: a broadcast
@@ -259,6 +274,9 @@ def rewrite_joins(ctx: Context, frags: list[Fragment], joins: list[JoinResult], 
     for jr in joins:
         fr, node = _find(frags, jr.node)
         if fr is None or node is None or len(node.children) != 2:
+            continue
+        if jr.spark == jr.simulated == "BroadcastHashJoin":  # broadcast earlier, before a stage above its input
+            _drop_broadcast_stage(ctx, frags, node, qr)
             continue
         if jr.spark == "BroadcastHashJoin":  # Spark broadcast at run time; the what-if does not
             build = node.info.get("build_side", "")

@@ -109,7 +109,8 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     except Exception as e:  # noqa: BLE001
         qr.notes.append(f"join strategies could not be simulated: {type(e).__name__}: {e}")
         joins = []
-    changed = [j for j in joins if j.simulated is not None and j.simulated != j.spark]
+    changed = [j for j in joins if (j.simulated is not None and j.simulated != j.spark)
+               or j.simulated_build_root is not None]
     if changed:
         frags = rewrite_joins(ctx, frags, changed, qr)
     skew_joins: set[int] = set()
