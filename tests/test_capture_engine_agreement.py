@@ -168,3 +168,24 @@ def test_varied_sql_replays_exactly(runner, name):
     assert rep.agreement.complete, "\n".join(rep.agreement.mismatches)
     assert rep.agreement.total >= 1
     assert not rep.queries[0].notes
+
+
+@pytest.mark.parametrize("workload,key", [
+    ("broadcast_aggregate", "spark.sql.adaptive.autoBroadcastJoinThreshold"),  # the stage's runtime size
+    ("broadcast_aggregate_filtered", "spark.sql.autoBroadcastJoinThreshold"),  # scaled by Project's row widths
+])
+def test_spark_flips_the_join_where_the_rules_put_the_size(runner, workload, key):
+    """Issue 10: a threshold at exactly the side's size as our rules compute it, and one byte
+    below, run on real Spark: Spark broadcasts at the first and not at the second, as predicted
+    from the first run's capture."""
+    if key.startswith("spark.sql.adaptive.") and runner.spark_version < "3.2":
+        pytest.skip("the adaptive broadcast threshold is 3.2+")
+    cap = runner.run_workload(workload, presets=["default"])
+    j = simulate(cap).queries[0].joins[0]
+    size = next(r for r in j.reasons if r.code == "runtime_broadcast").numbers["size"]
+    for threshold, expected in ((size, "BroadcastHashJoin"), (size - 1, "SortMergeJoin")):
+        conf = {key: str(threshold)}
+        predicted = simulate(cap, conf).queries[0].joins[0]
+        actual = simulate(runner.run_workload(workload, presets=["default"], conf=conf)).queries[0].joins[0]
+        assert (predicted.simulated, actual.spark) == (expected, expected), (threshold, predicted.reasons)
+        assert actual.agrees
