@@ -27,6 +27,8 @@ SAMPLES = {
     "runtime_broadcast": ("runtime_broadcast", "a sort-merge join that becomes a broadcast hash join at run time, with local shuffle reads"),
     "demote_broadcast": ("demote_broadcast", "a small side with many empty partitions is not broadcast (demoted)"),
     "skew_join_both_sides": ("skew_join_both_sides", "both join sides skewed on one reducer: split parts paired as a cartesian product"),
+    "broadcast_aggregate": ("broadcast_aggregate", "an aggregate over a small shuffle stage broadcast at run time, under the"
+                            " static threshold and the adaptive one above and below it"),
 }
 SQL_SAMPLE = ("sql_group_by", "SELECT id % 13 AS g, count(*) AS n, sum(id) AS s FROM range(0, 300000, 1, 6) GROUP BY id % 13",
               {"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": "30",
@@ -70,7 +72,7 @@ def main() -> int:
         manifest[f"{rt.version}-{name}"] = {
             "file": file, "spark_version": rt.version, "description": desc,
             "queries": [q.label for q in cap.queries], "bytes": path.stat().st_size,
-            "agreement": f"{a.agreeing}/{a.total} reads, {a.joins_agreeing}/{a.joins_total} joins",
+            "agreement": a.summary(),
             "produced_by": "tools/make_sample_captures.py",
         }
         print(f"{file}: {path.stat().st_size} bytes, agreement {a.agreeing}/{a.total}", file=sys.stderr)
