@@ -51,7 +51,7 @@ def test_cli_run_then_simulate(spark_runtime, tmp_path, capsys):
     assert [q.preset for q in cap.queries] == ["default", "min_partition_num_6"]
     assert _run_cli("simulate", [str(out)]) == 0
     text = capsys.readouterr().out
-    assert "Agreement with Spark: 2/2 adaptive reads (100.0%)" in text
+    assert "Agreement with Spark: 2/2 adaptive reads, 0/0 join decisions (100.0% of decisions)" in text
     assert _run_cli("simulate", [str(out), "--json", "--conf",
                                                       "spark.sql.adaptive.coalescePartitions.minPartitionNum=3"]) == 0
     doc = json.loads(capsys.readouterr().out)

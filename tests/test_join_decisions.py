@@ -148,3 +148,44 @@ def test_an_undecided_join_fails_the_replay(undecided_capture, capsys):
     assert "1 undecided" in capture_label(load_capture(undecided_capture), report)
     assert "(1 undecided)" in views[0].outcome
     assert "not re-decided by our rules" in views[0].join_decisions[0]
+
+
+def test_a_perturbed_partition_count_flips_the_demotion():
+    """DemoteBroadcastHashJoin / DynamicJoinSelection: the small side is demoted while fewer than
+    ``nonEmptyPartitionRatioForBroadcastJoin`` of its partitions hold data (Spark demoted it under
+    the default preset and broadcast it under ``no_demotion``); give it enough non-empty
+    partitions and the same statistics are broadcast."""
+    for version in RECORDED:
+        cap = load_capture(FIXTURES / version / "demote_broadcast.json.gz")
+        q = next(q for q in cap.queries if q.preset == "default")
+        j = simulate(Capture(cap.spark_version, [q])).queries[0].joins[0]
+        assert j.simulated == "SortMergeJoin" and any(r.code == "demoted" for r in j.reasons)
+        side = next(r for r in j.reasons if r.code == "demoted").subject["stage_id"]
+        q2 = copy.deepcopy(q)
+        sh = q2.shuffle(q2.stage(side).shuffle_id)
+        b = sh.bytes_by_partition_id
+        need = -(-len(b) // 5)  # 20%: the default ratio
+        filled = [x or 1 for x in b[:need]] + list(b[need:])
+        sh.bytes_by_partition_id = filled
+        j2 = simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0]
+        assert j2.simulated == "BroadcastHashJoin", (version, [r.message for r in j2.reasons])
+        sh.bytes_by_partition_id = [x or 1 for x in b[:need - 1]] + [0] + list(b[need:])
+        if sum(1 for x in sh.bytes_by_partition_id if x) < need:
+            j3 = simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0]
+            assert j3.simulated == "SortMergeJoin", version
+
+
+def test_a_partition_above_the_local_map_threshold_keeps_sort_merge():
+    """DynamicJoinSelection (3.2-4.2) / ConvertSortMergeJoinToShuffledHashJoin (4.3): one
+    partition of the build side above maxShuffledHashJoinLocalMapThreshold and no side can build."""
+    for version in ("3.5.9", "4.3.0"):
+        cap = load_capture(FIXTURES / version / "shuffled_hash_join.json.gz")
+        q = next(q for q in cap.queries if q.preset == "default")
+        rep = simulate(Capture(cap.spark_version, [q]))
+        assert rep.queries[0].joins[0].simulated == "ShuffledHashJoin"
+        q2 = copy.deepcopy(q)
+        for st in q2.stages:
+            sh = q2.shuffle(st.shuffle_id) if st.shuffle_id is not None else None
+            if sh is not None and sh.bytes_by_partition_id:
+                sh.bytes_by_partition_id = [9 * 1024 * 1024] + list(sh.bytes_by_partition_id[1:])
+        assert simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0].simulated == "SortMergeJoin", version

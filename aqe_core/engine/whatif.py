@@ -88,7 +88,7 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> PresetOutco
         skewed = len({s.reducer_index for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)})
         out.shuffles.append(ShuffleOutcome(f"stage-{r.stage_id}-{r.fragment}", f"shuffle {r.shuffle_id} (stage {r.stage_id})",
                                            sh.num_reducers if sh else None, n, sizes, skewed, splits))
-    out.join_strategies = [(j.spark if actual else (j.simulated or j.spark))
+    out.join_strategies = [(j.spark if actual else (j.simulated or f"{j.spark} as recorded (not re-decided)"))
                            + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else "")
                            for j in qr.joins]
     return out
