@@ -25,6 +25,7 @@ if view is not None:
         st.info("Why AQE did not apply: " + md_text(view.adaptive_reason))
     if view.join_decisions:
         st.markdown("**Join strategies**")
+        st.caption("Sizes are exact: the runtime statistics Spark re-planned each join with, recorded in the capture.")
         for sentence in view.join_decisions:
             st.write(f"- {md_text(sentence)}")
     else:

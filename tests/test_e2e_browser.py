@@ -126,3 +126,24 @@ def test_fresh_run_becomes_the_source(app_url, browser):
     _goto_page(page, "Run")
     expect(page.get_by_text("Past runs")).to_be_visible()
     ctx.close()
+
+
+def test_overview_says_which_size_decided_each_join(app_url, browser):
+    """Issue 10: the bundled capture of an aggregate broadcast at run time; the Overview says, per
+    join, which side's runtime size met which threshold, and that our rules agree."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app_url)
+    _wait_ready(page)
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name=re.compile("an aggregate over a small shuffle stage")).click()
+    _wait_ready(page)
+    expect(page.get_by_text("3/3 joins agree").first).to_be_visible()
+    expect(page.get_by_text("Join strategies")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"shuffle stage 1 below the aggregate\) exceeds the adaptive broadcast"
+                                       r" threshold 1 KiB"))).to_be_visible()
+    _shot(page, "overview-join-decisions")
+    ctx.close()
