@@ -317,7 +317,7 @@ def _run_and_write(req, runner, args: argparse.Namespace) -> int:
 
 
 def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("capture", help="capture file (.json or .json.gz) written by `run`")
+    p.add_argument("capture", help="capture file written by `run`, or an event log written with the AQE Lens listener")
     p.add_argument("--spark-version", help="apply this release's rules (default: the captured release)")
     p.add_argument("--conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="what-if setting on top of each query's captured settings (repeatable)")
@@ -400,15 +400,14 @@ def format_report(rep, cap, *, specs: bool = False, out: Optional[TextIO] = None
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from aqe_core.model._checks import CaptureFormatError
-    from aqe_core.readers.capture_file import load_capture
     from aqe_core.config import ConfValueError
     from aqe_core.engine import simulate
+    from aqe_core.sources import SourceError, load_exact
     from aqe_core.versions import UnsupportedSparkVersion
 
     try:
-        cap = load_capture(args.capture)
-    except (OSError, CaptureFormatError) as e:
+        cap = load_exact(args.capture)
+    except SourceError as e:
         print(f"simulate: {args.capture}: {e}", file=sys.stderr)
         return 2
     try:
@@ -472,6 +471,30 @@ def cmd_check_sql(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------------------
+# listener
+
+
+def add_listener_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spark-conf", action="store_true",
+                   help="print key=value lines for a SparkSession builder or spark-submit --conf (the default)")
+    p.add_argument("--submit", action="store_true", help="print them as spark-submit arguments")
+
+
+def cmd_listener(args: argparse.Namespace) -> int:
+    from aqe_core.listener import JAR_PATH, spark_conf
+
+    if not JAR_PATH.exists():
+        print(f"listener: the jar is missing ({JAR_PATH}); rebuild it with tools/build_listener.sh", file=sys.stderr)
+        return 2
+    conf = spark_conf()
+    if args.submit:
+        sys.stdout.write(" ".join(f"--conf {k}={v}" for k, v in conf.items()) + "\n")
+    else:
+        sys.stdout.write("".join(f"{k}={v}\n" for k, v in conf.items()))
+    return 0
+
+
+# ----------------------------------------------------------------------------------------
 # dispatch
 
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
@@ -483,6 +506,7 @@ COMMANDS: dict[str, Command] = {
     "simulate": ("replay a capture through AQE Lens's rules", add_simulate_arguments, cmd_simulate),
     "check-sql": ("vet SQL statements (JSON array on stdin) with the SQL guard", add_check_sql_arguments,
                   cmd_check_sql),
+    "listener": ("the settings that add the AQE Lens listener to any Spark job", add_listener_arguments, cmd_listener),
 }
 
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from aqe_core.model.capture import CaptureFormatError
+from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
 from aqe_core.readers.eventlog.errors import Limits, LimitExceeded
+from aqe_core.readers.eventlog.listener import listener_capture
 from aqe_core.readers.eventlog.sources import OUTSIDE_ROOTS, Roots
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
@@ -188,8 +189,15 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
-    return LoadedSource("eventlog", label, str(p), log.spark_version, views_from_eventlog(log),
-                        warnings=list(log.warnings), notes=list(log.notes))
+    views, notes = views_from_eventlog(log), list(log.notes)
+    exact = listener_capture(log)
+    if exact is not None:
+        exact_views, report = views_from_capture(exact)
+        by_id = {v.query_id: v for v in exact_views}
+        views = [by_id.pop(v.query_id, v) for v in views] + list(by_id.values())
+        label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
+        notes += report.notes
+    return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes)
 
 
 def _open_capture(p: Path, limits: Optional[Limits]) -> LoadedSource:
@@ -211,3 +219,27 @@ def views_from_capture_file(path: str, *, max_bytes: int = DEFAULT_MAX_CAPTURE_B
     views, report = views_from_capture(capture)
     return LoadedSource("capture", capture_label(capture, report), path, capture.spark_version, views,
                         warnings=list(capture.warnings), notes=list(report.notes))
+
+
+def load_exact(path: str) -> Capture:
+    """What ``simulate`` replays: a capture file, or the listener's executions of an event log
+    (docs/listener.md). A plain event log holds sizes after AQE only: :class:`SourceError`."""
+    p = Path(path)
+    if not p.exists():
+        raise SourceError(f"no such file or directory: {path}")
+    try:
+        if _looks_like_capture(p):
+            return load_capture(str(p))
+        log = load(str(p))
+    except CaptureFormatError as exc:
+        raise SourceError(f"cannot read this capture: {exc}") from None
+    except EventLogError as exc:
+        raise SourceError(str(exc)) from None
+    except OSError as exc:
+        raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
+    cap = listener_capture(log)
+    if cap is None:
+        raise SourceError("this event log has no AQE Lens listener events: a plain log holds partition sizes after"
+                          " AQE only, so it cannot be replayed exactly (run the job with the listener,"
+                          " docs/listener.md; `inspect` summarises a plain log)")
+    return cap

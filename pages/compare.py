@@ -43,7 +43,7 @@ for col, o in zip(cols, outcomes):
             sv = ShuffleView(key=s.key, label=s.label, sizes_after=s.sizes_after)
             st.plotly_chart(histogram_figure(sv, which="after", x_range=x_range, height=260, title=s.label[:50]),
                             key=f"cmp-{o.preset}-{s.key}", theme=None)
-if view.source_kind == "capture":
+if view.source_kind == "capture" and src.kind == "capture":  # a listener log has no query text to re-run
     rerun_for_real(src, view, [p for p in presets if p.name in chosen], outcomes)
 with st.expander("Save a preset of your own"):
     save_preset_form(view)

@@ -190,6 +190,8 @@ class EventLog:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     event_counts: dict[str, int] = field(default_factory=dict)
+    #: SQL execution id -> the AQE Lens listener's payload (JSON text), as logged
+    listener_payloads: dict[int, str] = field(default_factory=dict)
 
     @property
     def spark_version(self) -> str | None:

@@ -35,6 +35,11 @@ _MAX_SAMPLES = 5
 _FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError)
 
 
+#: the AQE Lens listener's event (listener/src/main/java/io/aqelens/listener/AqeLensQueryEvent.java)
+LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
+#: listener payloads kept per log (one per SQL execution)
+MAX_LISTENER_EVENTS = 100_000
+
 class _Builder:
     """Feeds lines to one handler per event type and fills ``log``; :meth:`finish` ends the
     executions still running when the log stops (as the History Server does)."""
@@ -74,6 +79,7 @@ class _Builder:
             SQL_EVENT_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates": self.on_sql_metric_updates,
             SQL_EVENT_PREFIX + "SparkListenerSQLExecutionEnd": self.on_sql_end,
             SQL_EVENT_PREFIX + "SparkListenerDriverAccumUpdates": self.on_driver_accum,
+            LISTENER_EVENT: self.on_listener,
         }
         self.handlers_str = h
         self.handlers = {k.encode(): v for k, v in h.items()}
@@ -277,6 +283,14 @@ class _Builder:
         self._remove_stale(ex)
         ex.end_events += 1
         self._update(ex)
+
+    def on_listener(self, line, d) -> None:
+        """The AQE Lens listener's statistics of one execution: kept as text, decoded (and
+        validated) by :mod:`aqe_core.readers.eventlog.listener` when views are built."""
+        eid, payload = d.get("executionId"), d.get("payload")
+        if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
+            if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
+                self.log.listener_payloads[eid] = payload
 
     def on_driver_accum(self, line, d) -> None:
         eid = _as_int(d["executionId"])

@@ -1,0 +1,85 @@
+"""The AQE Lens listener's events in an event log: exact statistics for any Spark job.
+
+A job run with the listener (``python -m aqe_core listener --spark-conf``; docs/listener.md)
+logs one ``AqeLensQueryEvent`` per finished adaptive SQL execution. Its payload is the query as a
+capture records it: the final plan with stage, join and distribution details, each stage's
+runtime statistics, ``bytesByPartitionId``, per-map block sizes, the read specs Spark used and
+the explicitly set ``spark.sql.*`` values. The initial plan and every intermediate plan come
+from the log's own SQL events, so the two together are a :class:`Capture`: the engine replays
+it exactly as it replays a capture file. A payload that does not validate is left out with a
+warning (the execution is then shown from the plain log).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from aqe_core.model.capture import Capture, CaptureFormatError, CapturedPlan, PlanUpdate, QueryCapture, SparkStageTiming
+from aqe_core.model.eventlog import EventLog, SQLExecution
+
+#: payload schema versions this reader understands
+SCHEMAS = (1,)
+
+
+def listener_capture(log: EventLog) -> Optional[Capture]:
+    """The listener's executions of ``log`` as a capture (None when the log has none)."""
+    if not log.listener_payloads:
+        return None
+    queries: list[QueryCapture] = []
+    listener_version = None
+    for eid in sorted(log.listener_payloads):
+        try:
+            doc = _payload(log.listener_payloads[eid], eid)
+            q = QueryCapture.from_dict(doc["query"], f"listener event of execution {eid}")
+        except (ValueError, CaptureFormatError, RecursionError) as e:
+            log.warnings.append(f"listener event of execution {eid} ignored: {str(e)[:300]}")
+            continue
+        listener_version = listener_version or doc.get("listener_version")
+        ex = log.executions.get(eid)
+        _from_log(q, eid, ex, log)
+        queries.append(q)
+    if not queries:
+        return None
+    cap = Capture(log.spark_version or "", queries, app_id=log.application.id,
+                  run={"kind": "listener", "log": log.path, "listener_version": listener_version},
+                  producer={"name": "aqe-lens-listener", "version": listener_version})
+    return cap
+
+
+def _payload(text: str, eid: int) -> dict[str, Any]:
+    doc = json.loads(text)
+    if not isinstance(doc, dict) or not isinstance(doc.get("query"), dict):
+        raise ValueError("the payload is not a listener document (no \"query\" object)")
+    if doc.get("schema") not in SCHEMAS:
+        raise ValueError(f"listener payload schema {doc.get('schema')!r} is not one this reader knows {SCHEMAS}")
+    if doc.get("execution_id", eid) != eid:
+        raise ValueError("the payload names another execution")
+    return doc
+
+
+def _from_log(q: QueryCapture, eid: int, ex: Optional[SQLExecution], log: EventLog) -> None:
+    """What the log itself holds about the execution: its description, the plans AQE posted
+    (the initial plan is the start event's), its timings and stages."""
+    q.index = eid
+    q.execution_ids = [eid]
+    if ex is None:
+        q.notes.append("the log has no SQL execution events for this listener event")
+        return
+    q.label = (ex.description or f"execution {eid}")[:500]
+    if ex.duration is not None:
+        q.duration_ms = float(ex.duration)
+    seq = 0
+    if ex.initial_plan is not None:
+        q.plan_updates.append(PlanUpdate(eid, "start", "isFinalPlan=true" in ex.initial_plan.description,
+                                         ex.initial_plan, seq))
+        seq += 1
+        if ex.initial_plan.name == "AdaptiveSparkPlan" and ex.initial_plan.children:
+            q.initial_plan = CapturedPlan(ex.initial_plan.children[0], [])
+    for plan in ex.plan_versions:
+        q.plan_updates.append(PlanUpdate(eid, "update", "isFinalPlan=true" in plan.description, plan, seq))
+        seq += 1
+    for sid in ex.stage_ids:
+        st = log.stages.get(sid)
+        if st is not None:
+            q.spark_stages.append(SparkStageTiming(sid, st.name, st.num_tasks, st.submission_time,
+                                                   st.completion_time, st.failed))
