@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_key_strings_never_change():
     assert {n: getattr(state, n) for n in dir(state) if n.isupper() and isinstance(getattr(state, n), str)} == {
         "SOURCE_PATH": "source_path", "SOURCE_LABEL": "source_label", "SOURCE_REF": "source_ref",
-        "QUERY_ID": "query_id", "COMPARE_PRESETS": "compare_presets", "WHATIF_OVERRIDES": "whatif_overrides",
+        "QUERY_ID": "query_id", "QUERY_PICK": "query_pick", "COMPARE_PRESETS": "compare_presets", "WHATIF_OVERRIDES": "whatif_overrides",
         "REPORT_APPLIED": "_report_applied", "REPORT_ERROR": "_report_error", "SAMPLE_PICK": "sample_pick",
+        "SOURCE_MODE": "source_mode_choice",
         "NAVIGATION": "_navigation", "PLAN_SELECTED": "plan_selected", "RUN_JOB": "run_job",
         "RERUN_JOB": "rerun_job", "SHARE_ID": "share_id",
     }

@@ -19,35 +19,54 @@ from aqe_core.sources import (
     LoadedSource, SourceError, default_sample, open_on_server, resolve_in_roots, sample_sources,
 )
 from ui import state
+from ui.source_cache import SourceCache
 from ui.state import set_source as _set_source
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _load_cached(path: str, mtime: float) -> LoadedSource:
-    return open_on_server(path)
+def _content_key(path: str) -> tuple:
+    """What identifies a source's content cheaply: each file's name, size and mtime (a rolling
+    directory's parts included). An upload's path already carries its sha256."""
+    if os.path.isdir(path):
+        parts = []
+        for root, _dirs, files in os.walk(path):
+            for f in sorted(files):
+                st_ = os.stat(os.path.join(root, f))
+                parts.append((os.path.relpath(os.path.join(root, f), path), st_.st_size, st_.st_mtime_ns))
+        return (path, tuple(sorted(parts)))
+    st_ = os.stat(path)
+    return (path, st_.st_size, st_.st_mtime_ns)
 
 
-def _mtime(path: str) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return 0.0
+@st.cache_resource(show_spinner=False)
+def _shared_sources() -> "SourceCache":
+    """One cache per server: a source is read once and shared by every session (views are
+    read-only data), instead of being copied (st.cache_data) or re-read on every interaction."""
+    return SourceCache(8)
 
 
 def load_with_progress(path: str) -> Optional[LoadedSource]:
-    """Load a source (cached by path and mtime), with a progress bar for big files. Only
-    paths inside the server's roots open, within the server's decoding limits."""
+    """Load a source once per server (keyed by its content), with a progress bar for big files
+    on the first read. Only paths inside the server's roots open, within the decoding limits."""
     try:
         real = str(resolve_in_roots(path))  # before anything looks at the file
+        key = _content_key(real)
+        cache = _shared_sources()
+        src = cache.get(key)
+        if src is not None:
+            return src
         size = os.path.getsize(real) if os.path.isfile(real) else None
         if size and size > 20 * 1024 * 1024:
             bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(real))}")
             src = open_on_server(real, progress=lambda done, total: bar.progress(
                 min(1.0, done / (total or size)), text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
             bar.empty()
-            return src
-        return _load_cached(real, _mtime(real))
+        else:
+            src = open_on_server(real)
+        cache.put(key, src)
+        return src
     except SourceError as exc:
         st.error(f"Could not open this source: {md_text(exc)}")
+    except OSError as exc:
+        st.error(f"Could not open this source: {md_text(exc.strerror or type(exc).__name__)}")
     except Exception as exc:  # the app must never crash on a bad input (and never echo it)
         st.error(f"Could not open this source (internal error: {type(exc).__name__})")
     return None
@@ -139,9 +158,24 @@ def _upload_picker() -> None:
 
 
 def _path_picker() -> None:
-    typed = st.text_input("Path to an event log, log directory or capture", key="server_path")
-    if typed and st.button("Open", key="open_path"):
+    ref = st.session_state.get(state.SOURCE_REF) or {}
+    typed = st.text_input("Path to an event log, log directory or capture", key="server_path",
+                          value=ref.get("path", "") if ref.get("kind") == "path" else "")
+    if typed and st.button("Open", key="open_path") and typed != ref.get("path"):
         _set_source(typed, typed, {"kind": "path", "path": typed})
+
+
+MODES = ["Sample", "Upload", "Path on server"]
+
+
+def _mode() -> str:
+    """The Open choice to show: the user's last one, else the kind of the source in use (a
+    run's capture is a path), so a page change never shows another source's picker."""
+    chosen = st.session_state.get(state.SOURCE_MODE)
+    if chosen in MODES:
+        return chosen
+    kind = (st.session_state.get(state.SOURCE_REF) or {}).get("kind", "sample")
+    return {"sample": "Sample", "upload": "Upload"}.get(kind, "Path on server")
 
 
 def _default_source() -> None:
@@ -166,7 +200,8 @@ def sidebar_source() -> Optional[LoadedSource]:
         st.markdown("### Source")
         if st.session_state.get(state.REPORT_ERROR):
             st.error(md_text(st.session_state[state.REPORT_ERROR]))
-        mode = st.radio("Open", ["Sample", "Upload", "Path on server"], key="source_mode", horizontal=True)
+        mode = st.radio("Open", MODES, index=MODES.index(_mode()), key="source_mode", horizontal=True)
+        st.session_state[state.SOURCE_MODE] = mode
         {"Sample": _sample_picker, "Upload": _upload_picker}.get(mode, _path_picker)()
         path = st.session_state.get(state.SOURCE_PATH)
         if not path:
@@ -191,7 +226,7 @@ def pick_query(src: LoadedSource) -> Optional[QueryView]:
     if wanted not in ids:
         wanted = next((v.query_id for v in views if v.shuffles), ids[0])
     choice = st.sidebar.selectbox(
-        "Query", ids, index=ids.index(wanted), key="query_pick",
+        "Query", ids, index=ids.index(wanted), key=state.QUERY_PICK,
         format_func=lambda i: _query_label(next(v for v in views if v.query_id == i)))
     st.session_state[state.QUERY_ID] = choice
     if st.query_params.get("q") != choice:

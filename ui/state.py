@@ -12,8 +12,9 @@ import streamlit as st
 SOURCE_PATH = "source_path"
 SOURCE_LABEL = "source_label"
 SOURCE_REF = "source_ref"
-#: the selected SQL execution (a string id)
+#: the selected SQL execution (a string id), and the sidebar's query selectbox
 QUERY_ID = "query_id"
+QUERY_PICK = "query_pick"
 #: the Compare page's chosen preset names (the Share page and links reuse them)
 COMPARE_PRESETS = "compare_presets"
 #: the What-if page's settings ``{key: value}``
@@ -23,6 +24,9 @@ REPORT_APPLIED = "_report_applied"
 REPORT_ERROR = "_report_error"
 #: the bundled-sample selectbox (a widget key read in its on_change)
 SAMPLE_PICK = "sample_pick"
+#: the sidebar's Open choice ("Sample" | "Upload" | "Path on server"), kept across pages (widget
+#: state is per page)
+SOURCE_MODE = "source_mode_choice"
 #: set by app.py: the page runs under its navigation (not Streamlit's legacy pages mode)
 NAVIGATION = "_navigation"
 #: the plan node clicked last: ``("initial"|"final", path id)``
@@ -48,3 +52,6 @@ def set_source(path: str, label: str, ref: dict) -> None:
     st.session_state[SOURCE_PATH], st.session_state[SOURCE_LABEL] = path, label
     st.session_state[SOURCE_REF] = ref
     st.session_state.pop(QUERY_ID, None)
+    st.session_state.pop(QUERY_PICK, None)  # the old source's pick must not show in the new one
+    if "q" in st.query_params:  # a query id of the old source must not pick one in the new source
+        del st.query_params["q"]
