@@ -5,7 +5,7 @@ from aqe_core.plain_text import md_text
 from aqe_core.model.presets import all_presets
 from aqe_core.share import ShareError, save_view_state
 from ui import frame, state
-from ui.share import report_html, view_state
+from ui.share import copy_to_clipboard, report_html, share_link, view_state
 
 src, view = frame.current()
 st.title("Share")
@@ -23,7 +23,7 @@ if st.button("Copy link", key="copy_link"):
     except ShareError as exc:
         st.error(md_text(exc))
 if st.session_state.get(state.SHARE_ID):
-    rid = st.session_state[state.SHARE_ID]
-    st.write("Anyone who can reach this app can open this view with:")
-    st.code(f"?report={rid}", language=None)
-    st.caption(md_text("Append it to the app's address, e.g. http://<host>:8501/?report=" + rid))
+    link = share_link(st.context.url, st.session_state[state.SHARE_ID], st.get_option("server.baseUrlPath") or "")
+    st.write("Anyone who can reach this app can open this view with this link (copied to your clipboard):")
+    st.code(link, language=None)
+    copy_to_clipboard(link)

@@ -16,6 +16,7 @@ def test_user_journey(app_url, browser, tmp_path):
     from playwright.sync_api import expect
 
     ctx = browser.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.goto(app_url)
@@ -78,14 +79,17 @@ def test_user_journey(app_url, browser, tmp_path):
     _shot(rp, "report_offline")
     offline.close()
 
-    # Copy link, then open it in a fresh browser context
+    # Copy link: the real address lands on the clipboard; open it in a fresh browser context
     page.get_by_role("button", name="Copy link").click()
     _wait_ready(page)
     code = page.get_by_test_id("stCode").first.inner_text()
     rid = re.search(r"report=([0-9a-f]{16})", code).group(1)
+    page.wait_for_timeout(500)
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith(app_url) and copied.endswith(f"?report={rid}"), copied
     fresh = browser.new_context(viewport={"width": 1500, "height": 1100})
     fp = fresh.new_page()
-    fp.goto(f"{app_url}/?report={rid}")
+    fp.goto(copied)
     _wait_ready(fp)
     _shot(fp, "shared_link")
     _shot(page, "share")

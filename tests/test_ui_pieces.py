@@ -36,3 +36,14 @@ def test_line_changes_marks_moved_lines():
         {"line": "target", "as run": 64, "what-if": 128, "changed": "yes"},
         {"line": "median", "as run": 3, "what-if": 3, "changed": ""},
     ]
+
+
+def test_share_link_is_the_apps_own_root_address():
+    import doctest
+
+    import ui.share
+
+    assert doctest.testmod(ui.share).failed == 0
+    from ui.share import share_link
+
+    assert share_link("http://127.0.0.1:8501/plans?q=4#x", "0123456789abcdef") == "http://127.0.0.1:8501/?report=0123456789abcdef"
