@@ -137,3 +137,25 @@ def test_clicking_a_plan_node_opens_its_details():
     specs = _charts(at)
     assert len(specs) == 2
     assert all(any(t.get("customdata") for t in s["data"]) for s in specs)
+
+
+def test_the_sidebar_keeps_the_real_source_across_pages(tmp_path):
+    """Issue 12: a source opened by path stays shown as a path on every page (the Open choice
+    and the path survive the page change), and switching source drops the old query pick and
+    its ?q= (a query id of one source never selects a query in another)."""
+    at = _app()
+    at.sidebar.selectbox(key="query_pick").set_value("6").run()
+    assert at.query_params.get("q") in ("6", ["6"])
+    cap = str(Path(__file__).parents[1] / "sample_logs" / "captures" / "4.3.0-broadcast_aggregate.json.gz")
+    at.sidebar.radio(key="source_mode").set_value("Path on server").run()
+    at.sidebar.text_input(key="server_path").set_value(cap).run()
+    at.sidebar.button(key="open_path").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["source_path"] == cap
+    assert at.sidebar.selectbox(key="query_pick").value == "0"  # not the old source's 6
+    assert at.query_params.get("q") in ("0", ["0"])
+    at.switch_page("pages/plans.py").run()
+    assert not at.exception, at.exception
+    assert at.sidebar.radio(key="source_mode").value == "Path on server"
+    assert at.sidebar.text_input(key="server_path").value == cap
+    assert "broadcast_aggregate" in at.sidebar.caption[0].value.replace("\\", "")
