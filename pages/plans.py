@@ -15,4 +15,4 @@ versions = view.plan_versions or [view.initial_plan]
 n = len(versions)
 step = st.slider("Plan version", 1, n, n, key="plan_version", help="every adaptive plan Spark produced, in order") if n > 1 else 1
 search = st.text_input("Search nodes", key="plan_search", placeholder="e.g. AQEShuffleRead, SortMergeJoin")
-plan_page(view, step - 1, search)
+plan_page(view, step - 1, search, src.path)

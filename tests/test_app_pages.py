@@ -130,13 +130,23 @@ def test_clicking_a_plan_node_opens_its_details():
     """AppTest cannot click plotly points; the page keeps the selection in session state, so
     preload what a click on the final plan's root stores and check the details panel."""
     at = _app("plans")
-    at.session_state["plan_selected"] = ("final", "0")
+    qid = at.session_state["query_id"]
+    n = at.slider(key="plan_version").value if at.slider else 1
+    at.session_state["plan_selected"] = ("final", "0", (at.session_state["source_path"], qid, n - 1))
     at.run()
     assert not at.exception
     assert any("AdaptiveSparkPlan" in m.value for m in at.markdown)
     specs = _charts(at)
     assert len(specs) == 2
     assert all(any(t.get("customdata") for t in s["data"]) for s in specs)
+    # numbers on the plans: rows on edges, read partitions beside the nodes (Spark's metrics)
+    texts = [t for s in specs for tr in s["data"] if tr.get("name") in ("numbers", "rows") for t in tr.get("text", [])]
+    assert any(t.endswith(" rows") for t in texts) and any("partitions" in t for t in texts)
+    # another plan version: the panel of the node clicked in the final plan is cleared
+    if n > 1:
+        at.slider(key="plan_version").set_value(1).run()
+        assert not any("AdaptiveSparkPlan**" in m.value for m in at.markdown)
+        assert at.session_state["plan_selected"] is None if "plan_selected" in at.session_state else True
 
 
 def test_the_sidebar_keeps_the_real_source_across_pages(tmp_path):

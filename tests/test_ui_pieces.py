@@ -47,3 +47,11 @@ def test_share_link_is_the_apps_own_root_address():
     from ui.share import share_link
 
     assert share_link("http://127.0.0.1:8501/plans?q=4#x", "0123456789abcdef") == "http://127.0.0.1:8501/?report=0123456789abcdef"
+
+
+def test_plan_numbers_worked_examples():
+    import doctest
+
+    import aqe_core.figures.plan_numbers as numbers
+
+    assert doctest.testmod(numbers).failed == 0

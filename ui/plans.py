@@ -9,6 +9,7 @@ import streamlit as st
 
 from aqe_core.views.query import QueryView
 from aqe_core.figures.plan_figure import node_details, plan_figure, plan_search, zoom_to_node
+from aqe_core.figures.plan_numbers import add_numbers
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from ui import state
@@ -20,10 +21,11 @@ def plan_figures_for(view: QueryView):
     """(title, figure) for the initial and final plans, and the rows of the AQE-change table."""
     figs, rows = [], []
     if view.initial_plan is not None:
-        figs.append(("Initial plan", plan_figure(view.initial_plan, title="Initial plan")))
+        figs.append(("Initial plan", add_numbers(plan_figure(view.initial_plan, title="Initial plan"), view.initial_plan)))
     if view.final_plan is not None:
         diff = diff_plans(view.initial_plan, view.final_plan)
-        figs.append(("Final plan", plan_figure(view.final_plan, changes=diff, title="Final plan")))
+        figs.append(("Final plan", add_numbers(plan_figure(view.final_plan, changes=diff, title="Final plan"),
+                                               view.final_plan)))
         rows = diff.table()
     return figs, rows
 
@@ -42,28 +44,31 @@ def _selected_path(event) -> Optional[str]:
     return None
 
 
-def _chart(fig, key: str, side: str) -> None:
-    """A selectable plan chart; a clicked node is remembered as ``(side, path)``."""
+def _chart(fig, key: str, side: str, context: tuple) -> None:
+    """A selectable plan chart; a clicked node is remembered as ``(side, path, context)``:
+    ``context`` (source, query, plan version) ties it to the plans it was clicked in."""
     event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", theme=None,
                             config=_CHART_CONFIG)
     sel = _selected_path(event)
     if sel:
-        st.session_state[state.PLAN_SELECTED] = (side, sel)
+        st.session_state[state.PLAN_SELECTED] = (side, sel, context)
 
 
-def plan_page(view: QueryView, version_index: int, search: str) -> None:
+def plan_page(view: QueryView, version_index: int, search: str, source_path: str = "") -> None:
     """Initial plan and plan version ``version_index`` side by side, AQE changes marked."""
     versions = view.plan_versions or [view.final_plan]
     later = versions[max(0, min(version_index, len(versions) - 1))]
     earlier = view.initial_plan
     diff = diff_plans(earlier, later) if later is not None else None
     hits = plan_search(later, search) if (search and later is not None) else []
-    left, right = st.columns(2, border=True)
+    context = (source_path, view.query_id, version_index)
+    picked = _picked(context)
+    left, right, *details = st.columns([5, 5, 3] if picked else [1, 1], border=True)
     with left:
         if earlier is not None:
             fig = plan_figure(earlier, changes=diff, change_side="before", title="Initial plan",
                               highlight=plan_search(earlier, search) if search else None)
-            _chart(fig, "plan_initial", "initial")
+            _chart(add_numbers(fig, earlier), "plan_initial", "initial", context)
         else:
             st.info("The source has no initial plan for this query.")
     with right:
@@ -72,21 +77,30 @@ def plan_page(view: QueryView, version_index: int, search: str) -> None:
             fig = plan_figure(later, changes=diff, title=title, highlight=hits or None)
             if hits:
                 zoom_to_node(fig, hits[0])
-            _chart(fig, "plan_final", "final")
+            _chart(add_numbers(fig, later), "plan_final", "final", context)
+    if details:
+        with details[0]:
+            _node_details(earlier, later, picked)
     if search:
         st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (view zoomed to the first)" if hits else ""))
     if diff is not None and len(diff):
         st.subheader("What AQE changed")
         st.dataframe(pd.DataFrame([{"kind": c.kind, "node": c.node_name, "what": c.explanation} for c in diff]),
                      hide_index=True, width="stretch")
-    _node_details(earlier, later)
 
 
-def _node_details(earlier, later) -> None:
-    """The clicked node's name, description and metrics."""
+def _picked(context: tuple) -> Optional[tuple[str, str]]:
+    """The clicked node, if it was clicked in these plans; a click in another query, source or
+    plan version is forgotten (the panel never shows a node nobody clicked here)."""
     picked = st.session_state.get(state.PLAN_SELECTED)
-    if not picked:
-        return
+    if not picked or len(picked) != 3 or tuple(picked[2]) != context:
+        st.session_state.pop(state.PLAN_SELECTED, None)
+        return None
+    return picked[0], picked[1]
+
+
+def _node_details(earlier, later, picked: tuple[str, str]) -> None:
+    """The clicked node's name, description and metrics, beside the plans."""
     which, path = picked
     plan = earlier if which == "initial" else later
     det = node_details(plan, path) if plan is not None else None
