@@ -289,3 +289,19 @@ def test_reuse_link_trace():
 def test_figure_json_size_reasonable():
     fig = plan_figure(synthetic_plan(2000, seed=3))
     assert len(json.dumps(fig.to_plotly_json(), default=str)) < 6_000_000
+
+
+def test_the_initial_plan_carries_no_skew_join_mark():
+    """Issue 12: a skew join is a change of the later plan; the initial plan's join had none."""
+    from aqe_core.sources import default_sample, load_source
+    from aqe_core.views.plan_diff import SKEW_JOIN, diff_plans
+
+    src = load_source(default_sample().path)
+    view = next(v for v in src.views if any(n.name.startswith("SortMergeJoin(skew=true)")
+                                              for n in (v.final_plan.walk() if v.final_plan else [])))
+    d = diff_plans(view.initial_plan, view.final_plan)
+    assert any(c.kind == SKEW_JOIN for c in d)
+    before = plan_figure(view.initial_plan, changes=d, change_side="before")
+    after = plan_figure(view.final_plan, changes=d)
+    assert f"AQE: {SKEW_JOIN}" not in {t.name for t in before.data}
+    assert f"AQE: {SKEW_JOIN}" in {t.name for t in after.data}

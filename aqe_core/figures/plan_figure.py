@@ -130,9 +130,9 @@ def _norm_changes(changes: Any, side: str) -> dict[str, list[tuple[str, str, str
         path, kind, label, expl, s = c
         if s == side:
             out.setdefault(path, []).append((kind, label, expl))
-        elif side == "before" and s == "after" and kind != _diff.NEW_NODE:
+        elif side == "before" and s == "after" and kind not in (_diff.NEW_NODE, _diff.SKEW_JOIN):
             # a change of a matched node (join strategy, empty relation...) marks its
-            # earlier-plan partner too
+            # earlier-plan partner too; a skew join is not: the initial join had no split
             bp = _before_path(item)
             if bp is not None:
                 out.setdefault(bp, []).append((kind, label, expl))
