@@ -13,26 +13,27 @@ st.title("What-if")
 if view is None:
     st.stop()
 frame.approx_note(view)
-overrides: dict = dict(st.session_state.get(state.WHATIF_OVERRIDES, {}))
-st.caption(f"Settings of Spark {view.spark_version}, starting from the query's own values. Changes re-run our rules only.")
-submitted, new = settings_form(view, overrides)
-if submitted:
-    st.session_state[state.WHATIF_OVERRIDES] = new
-    overrides = new
+form, results = st.columns([1, 2], gap="large")
+with form:
+    st.caption(f"Settings of Spark {view.spark_version}, starting from the query's own values; results follow"
+               " each change (our rules only). Hover a field for its full key.")
+    overrides = settings_form(view, dict(st.session_state.get(state.WHATIF_OVERRIDES, {})))
+    st.session_state[state.WHATIF_OVERRIDES] = overrides
 answer = whatif(view, overrides)  # lines and decisions from one engine call
 new_view = answer.view
-for e in answer.errors:
-    st.error(md_text(e))
-if answer.outcomes:
-    st.write("Changed: " + ", ".join(md_text(f"{k}={v}") for k, v in overrides.items()))
-    with st.container(key="whatif-decisions"):
-        st.dataframe(pd.DataFrame([o.summary_row() for o in answer.outcomes]), hide_index=True, width="stretch")
-        st.caption(md_text(answer.note))
-for before, after in zip(view.shuffles, new_view.shuffles):
-    if not (after.sizes_before or after.sizes_after):
-        continue
-    with st.container(border=True):
-        st.markdown(f"**{md_text(after.label)}**")
-        st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
-        st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
-        st.plotly_chart(histogram_figure(after), key=f"wi-h-{after.key}", theme=None)
+with results:
+    for e in answer.errors:
+        st.error(md_text(e))
+    if answer.outcomes:
+        st.write("Changed: " + (", ".join(md_text(f"{k}={v}") for k, v in overrides.items()) or "nothing yet"))
+        with st.container(key="whatif-decisions"):
+            st.dataframe(pd.DataFrame([o.summary_row() for o in answer.outcomes]), hide_index=True, width="stretch")
+            st.caption(md_text(answer.note))
+    for before, after in zip(view.shuffles, new_view.shuffles):
+        if not (after.sizes_before or after.sizes_after):
+            continue
+        with st.container(border=True):
+            st.markdown(f"**{md_text(after.label)}**")
+            st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
+            st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
+            st.plotly_chart(histogram_figure(after), key=f"wi-h-{after.key}", theme=None)

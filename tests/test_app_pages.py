@@ -62,16 +62,20 @@ def test_partitions_page_draws_histograms_with_median_threshold_and_target():
 def test_whatif_changes_the_lines():
     at = _app("whatif")
     key = "wi-spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
-    at.text_input(key=key).set_value("1b")
-    at.button[0].click().run()  # the form's submit button
+    at.text_input(key=key).set_value("1b").run()  # no submit: results follow the change
     assert not at.exception
     assert any("skewedPartitionThresholdInBytes=1b" in m.value for m in at.markdown)
+    assert at.session_state["whatif_overrides"] == {"spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "1b"}
+    # the main settings come first, the full key is in each field's help, the rest is under Advanced
+    labels = [t.label for t in at.text_input]
+    assert labels[0] == "advisoryPartitionSizeInBytes" and "autoBroadcastJoinThreshold" in labels[:8]
+    assert at.text_input(key=key).help.startswith("**spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes**")
+    assert at.expander[0].label == "Advanced"
 
 
 def test_whatif_rejects_a_bad_size_clearly():
     at = _app("whatif")
-    at.text_input(key="wi-spark.sql.adaptive.advisoryPartitionSizeInBytes").set_value("1.5m")
-    at.button[0].click().run()
+    at.text_input(key="wi-spark.sql.adaptive.advisoryPartitionSizeInBytes").set_value("1.5m").run()
     assert not at.exception
     assert any("fractional" in e.value for e in at.error)
 

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
+from aqe_core import config
 from aqe_core.views.query import QueryView
 from aqe_core.config import ADAPTIVE_PREFIX, AUTO_BROADCASTJOIN_THRESHOLD, SHUFFLE_PARTITIONS
 
 #: keys outside ``spark.sql.adaptive.*`` the form offers too
 _ALSO = (SHUFFLE_PARTITIONS, AUTO_BROADCASTJOIN_THRESHOLD)
+#: the settings that decide most AQE outcomes, shown first (the rest under "Advanced")
+MAIN_KEYS = (
+    config.ADVISORY_PARTITION_SIZE_IN_BYTES,
+    config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD,
+    config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE, config.COALESCE_PARTITIONS_PARALLELISM_FIRST,
+    config.AUTO_BROADCASTJOIN_THRESHOLD, config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD,
+    config.LOCAL_SHUFFLE_READER_ENABLED,
+)
 
 
 def editable(key: str) -> bool:
@@ -16,23 +25,34 @@ def editable(key: str) -> bool:
     return key.startswith(ADAPTIVE_PREFIX) or key in _ALSO
 
 
-def settings_form(view: QueryView, overrides: dict) -> tuple[bool, dict]:
-    """Draw the form; (submitted, the values that differ from the query's own)."""
+def _short(key: str) -> str:
+    return key.replace(ADAPTIVE_PREFIX, "").replace(config.SQL_PREFIX, "")
+
+
+def settings_form(view: QueryView, overrides: dict) -> dict:
+    """The settings, applied as they change (no submit): the main ones first, the rest under
+    "Advanced"; each field's hover holds the full key and Spark's doc. Returns the values that
+    differ from the query's own."""
     conf = view.conf
-    with st.form("whatif"):
-        cols = st.columns(2)
-        new: dict = {}
-        for i, (key, entry) in enumerate(sorted(conf.keys.items())):
-            if not editable(key):
-                continue
-            current = overrides.get(key, conf.raw(key))
-            val = cols[i % 2].text_input(key.replace(ADAPTIVE_PREFIX, "…"), value="" if current is None else str(current),
-                                         help=f"{key}: {entry.doc}", key=f"wi-{key}")
-            if val.strip() != ("" if conf.raw(key) is None else str(conf.raw(key))):
-                if val.strip():
-                    new[key] = val.strip()
-        submitted = st.form_submit_button("Simulate")
-    return submitted, new
+    keys = [k for k in sorted(conf.keys) if editable(k)]
+    main = [k for k in MAIN_KEYS if k in conf.keys]
+    new: dict = {}
+    for key in main:
+        _field(st, conf, key, overrides, new)
+    with st.expander("Advanced", expanded=False):
+        for key in keys:
+            if key not in main:
+                _field(st, conf, key, overrides, new)
+    return new
+
+
+def _field(where, conf, key: str, overrides: dict, new: dict) -> None:
+    current = overrides.get(key, conf.raw(key))
+    own = "" if conf.raw(key) is None else str(conf.raw(key))
+    val = where.text_input(_short(key), value="" if current is None else str(current),
+                           help=f"**{key}** — {conf.keys[key].doc}", key=f"wi-{key}")
+    if val.strip() and val.strip() != own:
+        new[key] = val.strip()
 
 
 def line_changes(before, after) -> list[dict]:

@@ -66,6 +66,11 @@ class PresetOutcome:
     shuffles: list[ShuffleOutcome] = field(default_factory=list)
     join_strategies: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: stage id -> the coalescing target our rules used (replayed captures: the target of the
+    #: group the stage was coalesced with in the re-planned plan)
+    coalesce_targets: dict[int, int] = field(default_factory=dict)
+    #: stage ids read locally (replayed captures; None: not known)
+    local_stages: Optional[set[int]] = None
 
     @property
     def partitions_after(self) -> int:

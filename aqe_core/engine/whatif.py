@@ -78,7 +78,15 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> PresetOutco
                         EXACT_NOTE + ("; " + "; ".join(rep.notes) if rep.notes else ""), settings=dict(conf.explicit))
     if actual:
         out.note = "what Spark did (captured)"
+    out.local_stages = set()
     for r in qr.reads:
+        specs_now = r.spark_specs if actual else r.simulated_specs
+        if r.stage_id is not None and specs_now and isinstance(specs_now[0], (PartialMapperPartitionSpec,
+                                                                             CoalescedMapperPartitionSpec)):
+            out.local_stages.add(r.stage_id)
+        target = next((x.numbers.get("target_size") for x in r.reasons if x.code == "coalesced"), None)
+        if r.stage_id is not None and isinstance(target, int):
+            out.coalesce_targets[r.stage_id] = target
         sh = q.shuffle(r.shuffle_id)
         before = list(sh.bytes_by_partition_id) if sh and sh.bytes_by_partition_id is not None else []
         specs = r.spark_specs if actual else r.simulated_specs
@@ -109,12 +117,16 @@ def _estimate(shuffles: Sequence[ShuffleSizes], joins: list[str], conf: AQEConf,
     return out
 
 
-def _lines(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
-           default_parallelism: Optional[int]) -> list[Optional[ShuffleLines]]:
+def _lines(shuffles: Sequence[ShuffleSizes], conf: AQEConf, default_parallelism: Optional[int],
+           local_stages: Optional[set[int]] = None) -> list[Optional[ShuffleLines]]:
+    """Lines per shuffle; ``local_stages``: the stages a replay reads locally under ``conf`` (a
+    changed join strategy moves a shuffle in or out of a local read), else as run."""
     out: list[Optional[ShuffleLines]] = []
     for s in shuffles:
         sizes = s.sizes_for_lines
-        if not sizes or s.local:
+        stage_id = getattr(s, "stage_id", None)
+        local = s.local if local_stages is None or stage_id is None else stage_id in local_stages
+        if not sizes or local:
             out.append(None)
             continue
         evidence = getattr(s, "evidence", Evidence.ESTIMATE)
@@ -132,11 +144,12 @@ def what_if(query: Optional[Query], shuffles: Sequence[ShuffleSizes], joins: lis
     over ``shuffles``' post-AQE sizes. ``joins``: the join nodes of the recorded final plan (the
     estimate cannot replan joins). ``actual``: report what Spark did instead of deciding anew."""
     out = WhatIf(conf)
-    if lines:
-        out.lines = _lines(shuffles, conf, default_parallelism)
     if decisions:
         if query is not None and query.evidence is Evidence.EXACT and query.raw is not None:
             out.outcome = _replay(query, conf, name, actual)
         else:
             out.outcome = _estimate(shuffles, joins, conf, name, actual, default_parallelism)
+    if lines:
+        local = out.outcome.local_stages if out.outcome is not None else None
+        out.lines = _lines(shuffles, conf, default_parallelism, local)
     return out

@@ -13,7 +13,8 @@ from typing import Optional
 from aqe_core.config import AQEConf
 from aqe_core.engine.whatif import PresetOutcome, ShuffleOutcome, WhatIf, what_if
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
-from aqe_core.views.query import QueryView, SkewRow
+from aqe_core.versions import SparkVersion
+from aqe_core.views.query import QueryView, SkewRow, regroup_coalesce_lines, use_replayed_targets
 
 __all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "simulate_preset", "whatif",
            "whatif_view"]
@@ -55,16 +56,17 @@ def _with_lines(view: QueryView, got: WhatIf) -> QueryView:
             ns.lines = list(sl.lines)
             ns.skew_rows = [SkewRow(p.partition, p.size, None, p.explanation) for p in sl.skewed]
         new.shuffles.append(ns)
+    if view.spark_version >= SparkVersion(3, 2, 0):  # the two sides of a join share one target, as run
+        regroup_coalesce_lines(new.shuffles, got.conf, view.default_parallelism)
+    if got.outcome is not None:
+        use_replayed_targets(new.shuffles, got.outcome.coalesce_targets, got.outcome.local_stages)
     return new
 
 
 def whatif_view(view: QueryView, overrides: dict[str, str]) -> tuple[QueryView, list[str]]:
     """The same query with lines recomputed under changed settings (errors come back as text)."""
-    try:
-        conf = view.conf.with_overrides(overrides)
-    except ValueError as exc:
-        return view, [str(exc)]
-    return _with_lines(view, _ask(view, conf, "what-if", decisions=False)), []
+    got = whatif(view, overrides)
+    return got.view, got.errors
 
 
 @dataclass
@@ -90,7 +92,7 @@ def whatif(view: QueryView, overrides: dict[str, str]) -> WhatIfView:
     except ValueError as exc:
         return WhatIfView(view, [str(exc)])
     if not overrides:
-        return WhatIfView(_with_lines(view, _ask(view, conf, "what-if", decisions=False)))
+        return WhatIfView(view)  # nothing changed: the lines as run
     got = _ask(view, conf, "what-if")
     actual = simulate_preset(view, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
     assert got.outcome is not None

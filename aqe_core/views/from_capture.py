@@ -22,6 +22,7 @@ from aqe_core.model.specs import (
 from aqe_core.versions import SparkVersion, as_version
 from aqe_core.views.query import (
     QueryView, ShuffleView, SkewRow, compute_lines, join_reads, join_type_of, regroup_coalesce_lines,
+    use_replayed_targets,
 )
 from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, join_decision_sentence, skew_row_sentence
 
@@ -152,6 +153,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
     view.shuffles = [_shuffle_view(q, r, v, conf, {k: c[:3] for k, c in ctx.items()}, keys) for r in qr.reads]
     if v >= SparkVersion(3, 2, 0):  # 3.0/3.1 lines are over each side's own coalesced partitions
         regroup_coalesce_lines(view.shuffles, conf, q.default_parallelism)
+    use_replayed_targets(view.shuffles, _replayed_targets(qr), None)
     parts = [f"{s.partitions_before}->{s.partitions_after}"
              + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
              for s in view.shuffles if s.partitions_before is not None]
@@ -160,6 +162,16 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
                     + (" | joins: " + "; ".join(joins) if joins else "")
                     + f" | rules agree with Spark on {query_agreement(qr)}")
     return view
+
+
+def _replayed_targets(qr: QueryResult) -> dict[int, int]:
+    """Stage id -> the coalescing target our replay used (the coalesce rule's reason)."""
+    out: dict[int, int] = {}
+    for r in qr.reads:
+        t = next((x.numbers.get("target_size") for x in r.reasons if x.code == "coalesced"), None)
+        if r.stage_id is not None and isinstance(t, int):
+            out[r.stage_id] = t
+    return out
 
 
 def query_agreement(qr: QueryResult) -> str:

@@ -9,7 +9,7 @@ The lines (median, skew threshold, targets) always come from the rules, through
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from aqe_core.config import AQEConf
@@ -18,6 +18,7 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.query import Query
 from aqe_core.model.reasons import Reason
+from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
 
 __all__ = ["JoinRead", "Line", "QueryView", "ShuffleView", "SkewRow", "compute_group_lines", "compute_lines",
@@ -244,3 +245,16 @@ def regroup_coalesce_lines(shuffles: list[ShuffleView], conf: AQEConf, default_p
         for m in members:
             m.lines = [ln for ln in m.lines if ln.kind != "coalesce_target"]
             m.lines.append(coalesce_line(sized, conf, default_parallelism, m.evidence))
+
+
+def use_replayed_targets(shuffles: list[ShuffleView], targets: dict[int, int], local: Optional[set[int]]) -> None:
+    """A replay knows the coalesce groups of the plan it re-planned: each coalesced stage's
+    target is the one our rules used (exact), and a stage read locally draws no line."""
+    for s in shuffles:
+        if local is not None and s.stage_id in local:
+            s.lines = []
+            continue
+        t = targets.get(s.stage_id) if s.stage_id is not None else None
+        if t is not None:
+            s.lines = [replace(ln, value=t, label=f"coalescing target {mib(t)} (our rules, replayed)")
+                       if ln.kind == "coalesce_target" else ln for ln in s.lines]
