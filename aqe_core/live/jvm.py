@@ -18,17 +18,10 @@ Two traps drive the design:
 from __future__ import annotations
 
 import math
-import re
 import struct
 from typing import Any, Optional
 
-from aqe_core.model.specs import (
-    CoalescedMapperPartitionSpec,
-    CoalescedPartitionSpec,
-    PartialMapperPartitionSpec,
-    PartialReducerPartitionSpec,
-    ShufflePartitionSpec,
-)
+from aqe_core.model.scala_text import parse_specs  # noqa: F401 - the recorder's and tests' import path
 
 #: ``MapStatus.LOG_BASE``: block sizes are stored as one byte, ``ceil(log_1.1(size))``
 LOG_BASE = 1.1
@@ -137,40 +130,5 @@ class Jvm:
         return self.field(status, "org.apache.spark.ShuffleStatus", "mapStatuses")
 
 
-# ----------------------------------------------------------------------------------------
-# Partition specs from their Scala toString
-
-_SPEC_RE = re.compile(r"(CoalescedPartitionSpec|PartialReducerPartitionSpec|PartialMapperPartitionSpec|"
-                      r"CoalescedMapperPartitionSpec)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
-
-
-def _int_or_option(text: str) -> Optional[int]:
-    t = text.strip()
-    if t == "None":
-        return None
-    if t.startswith("Some(") and t.endswith(")"):
-        return int(t[5:-1])
-    return int(t)
-
-
-def parse_specs(text: str) -> list[ShufflePartitionSpec]:
-    """Parse ``partitionSpecs.toString`` (``Vector(CoalescedPartitionSpec(0,7,Some(3550)), ...)``).
-
-    Handles every release's field lists: 3.0 ``CoalescedPartitionSpec(start,end)`` and
-    ``PartialReducerPartitionSpec(reducer,startMap,endMap)``; 3.1 adds the reducer spec's
-    ``dataSize``; 3.2+ ``CoalescedPartitionSpec(start,end,Option[dataSize])``.
-    """
-    out: list[ShufflePartitionSpec] = []
-    for m in _SPEC_RE.finditer(text):
-        kind, args = m.group(1), [a for a in m.group(2).split(",")]
-        if kind == "CoalescedPartitionSpec":
-            size = _int_or_option(args[2]) if len(args) > 2 else None
-            out.append(CoalescedPartitionSpec(int(args[0]), int(args[1]), size))
-        elif kind == "PartialReducerPartitionSpec":
-            size = _int_or_option(args[3]) if len(args) > 3 else None
-            out.append(PartialReducerPartitionSpec(int(args[0]), int(args[1]), int(args[2]), size))
-        elif kind == "PartialMapperPartitionSpec":
-            out.append(PartialMapperPartitionSpec(int(args[0]), int(args[1]), int(args[2])))
-        else:
-            out.append(CoalescedMapperPartitionSpec(int(args[0]), int(args[1]), int(args[2])))
-    return out
+# Partition specs from their Scala toString: aqe_core.model.scala_text.parse_specs (listener
+# events carry the same text)

@@ -6,6 +6,12 @@ distribution), and both the recorder and the engine read them.
 from __future__ import annotations
 
 import re
+from typing import Optional
+
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
+    ShufflePartitionSpec,
+)
 
 
 def split_top_level(text: str) -> list[str]:
@@ -31,3 +37,40 @@ def split_top_level(text: str) -> list[str]:
     if last:
         items.append(last)
     return items
+
+
+
+_SPEC_RE = re.compile(r"(CoalescedPartitionSpec|PartialReducerPartitionSpec|PartialMapperPartitionSpec|"
+                      r"CoalescedMapperPartitionSpec)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+def _int_or_option(text: str) -> Optional[int]:
+    t = text.strip()
+    if t == "None":
+        return None
+    if t.startswith("Some(") and t.endswith(")"):
+        return int(t[5:-1])
+    return int(t)
+
+
+def parse_specs(text: str) -> list[ShufflePartitionSpec]:
+    """Parse ``partitionSpecs.toString`` (``Vector(CoalescedPartitionSpec(0,7,Some(3550)), ...)``).
+
+    Handles every release's field lists: 3.0 ``CoalescedPartitionSpec(start,end)`` and
+    ``PartialReducerPartitionSpec(reducer,startMap,endMap)``; 3.1 adds the reducer spec's
+    ``dataSize``; 3.2+ ``CoalescedPartitionSpec(start,end,Option[dataSize])``.
+    """
+    out: list[ShufflePartitionSpec] = []
+    for m in _SPEC_RE.finditer(text):
+        kind, args = m.group(1), [a for a in m.group(2).split(",")]
+        if kind == "CoalescedPartitionSpec":
+            size = _int_or_option(args[2]) if len(args) > 2 else None
+            out.append(CoalescedPartitionSpec(int(args[0]), int(args[1]), size))
+        elif kind == "PartialReducerPartitionSpec":
+            size = _int_or_option(args[3]) if len(args) > 3 else None
+            out.append(PartialReducerPartitionSpec(int(args[0]), int(args[1]), int(args[2]), size))
+        elif kind == "PartialMapperPartitionSpec":
+            out.append(PartialMapperPartitionSpec(int(args[0]), int(args[1]), int(args[2])))
+        else:
+            out.append(CoalescedMapperPartitionSpec(int(args[0]), int(args[1]), int(args[2])))
+    return out

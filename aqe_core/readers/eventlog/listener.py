@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 from aqe_core.model.capture import Capture, CaptureFormatError, CapturedPlan, PlanUpdate, QueryCapture, SparkStageTiming
 from aqe_core.model.eventlog import EventLog, SQLExecution
+from aqe_core.model.scala_text import parse_specs, split_top_level
+from aqe_core.model.specs import spec_to_dict
 
 #: payload schema versions this reader understands
 SCHEMAS = (1,)
@@ -30,7 +32,7 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
     for eid in sorted(log.listener_payloads):
         try:
             doc = _payload(log.listener_payloads[eid], eid)
-            q = QueryCapture.from_dict(doc["query"], f"listener event of execution {eid}")
+            q = QueryCapture.from_dict(_as_capture(doc["query"]), f"listener event of execution {eid}")
         except (ValueError, CaptureFormatError, RecursionError) as e:
             log.warnings.append(f"listener event of execution {eid} ignored: {str(e)[:300]}")
             continue
@@ -55,6 +57,29 @@ def _payload(text: str, eid: int) -> dict[str, Any]:
     if doc.get("execution_id", eid) != eid:
         raise ValueError("the payload names another execution")
     return doc
+
+
+def _as_capture(query: dict[str, Any]) -> dict[str, Any]:
+    """The listener sends Spark's strings where the recorder parsed them in Python: a node's
+    ``requiredChildDistribution`` (``req_text``) and a read's ``partitionSpecs`` (``specs_text``)."""
+    plan = query.get("final_plan")
+    stack = [plan] if isinstance(plan, dict) else []
+    while stack:
+        node = stack.pop()
+        info = node.get("info")
+        if isinstance(info, dict) and isinstance(info.get("req_text"), str):
+            info["req"] = split_top_level(info.pop("req_text"))
+        kids = node.get("children")
+        stack.extend(k for k in (kids if isinstance(kids, list) else []) if isinstance(k, dict))
+    notes = query.setdefault("notes", [])
+    for r in query.get("reads") or []:
+        if isinstance(r, dict) and isinstance(r.get("specs_text"), str):
+            specs = parse_specs(r.pop("specs_text"))
+            n = r.pop("specs_count", None)
+            if isinstance(n, int) and n != len(specs) and isinstance(notes, list):
+                notes.append(f"read at node {r.get('node')}: parsed {len(specs)} of {n} partition specs")
+            r["specs"] = [spec_to_dict(x) for x in specs]
+    return query
 
 
 def _from_log(q: QueryCapture, eid: int, ex: Optional[SQLExecution], log: EventLog) -> None:

@@ -1,0 +1,113 @@
+package io.aqelens.listener;
+
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerEvent;
+
+/**
+ * The AQE Lens listener: add it to any Spark 3.0.1 - 4.3 job
+ * ({@code --jars aqe-lens-listener.jar --conf spark.extraListeners=io.aqelens.listener.AqeLensListener})
+ * and the job's own event log carries, per finished adaptive SQL execution, the statistics AQE
+ * decided with (see {@link PlanRecorder}), as an {@link AqeLensQueryEvent}.
+ *
+ * <p>It never fails or slows the job: it runs on the listener bus thread after the execution
+ * ended, catches every error (logged once per kind), and keeps no state between executions.
+ */
+public class AqeLensListener extends SparkListener {
+    static final int SCHEMA = 1;
+    static final String VERSION = "1.0.0";
+    static final long DEFAULT_MAP_SIZE_CAP = 2_000_000L;
+    private static final String END_EVENT = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
+    private final Set<String> logged = ConcurrentHashMap.newKeySet();
+    private volatile String sideFile;
+
+    public AqeLensListener() {}
+
+    @Override
+    public void onOtherEvent(SparkListenerEvent event) {
+        if (event == null || !END_EVENT.equals(event.getClass().getName())) {
+            return;
+        }
+        try {
+            handle(event);
+        } catch (Throwable t) {
+            logOnce("recording an execution failed", t);
+        }
+    }
+
+    private void handle(Object end) throws Exception {
+        Object qe = R.tryCall(end, "qe");
+        if (qe == null) {
+            return;  // an execution of another driver-side session type, or a failed one
+        }
+        long eid = ((Number) R.call(end, "executionId")).longValue();
+        Object session = R.call(qe, "sparkSession");
+        Object sc = R.call(session, "sparkContext");
+        String version = R.str(R.call(sc, "version"));
+        Object conf = R.call(sc, "conf");
+        long cap = DEFAULT_MAP_SIZE_CAP;
+        Object capText = R.tryCall(conf, "get", "spark.aqelens.mapSizeCap", String.valueOf(cap));
+        if (capText != null) {
+            cap = Long.parseLong(capText.toString().trim());
+        }
+        PlanRecorder rec = new PlanRecorder(sc, version, cap);
+        int parallelism = ((Number) R.call(sc, "defaultParallelism")).intValue();
+        Map<String, Object> query = rec.record(qe, eid, parallelism);
+        if (!Boolean.TRUE.equals(query.get("adaptive"))) {
+            return;
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("schema", SCHEMA);
+        doc.put("listener_version", VERSION);
+        doc.put("spark_version", version);
+        doc.put("execution_id", eid);
+        doc.put("capture_ms", query.get("capture_ms"));
+        doc.put("effective_conf", PlanRecorder.sqlConf(qe, true));
+        doc.put("query", query);
+        String payload = Json.write(doc);
+        if ("true".equalsIgnoreCase(String.valueOf(R.tryCall(conf, "get", "spark.eventLog.enabled", "false")))) {
+            Object bus = R.call(sc, "listenerBus");
+            R.call(bus, "post", new AqeLensQueryEvent(eid, payload));
+        } else {
+            writeSideFile(conf, sc, eid, payload);
+        }
+    }
+
+    private synchronized void writeSideFile(Object conf, Object sc, long eid, String payload) throws Exception {
+        if (sideFile == null) {
+            Object dir = R.tryCall(conf, "get", "spark.aqelens.sideFile.dir", System.getProperty("java.io.tmpdir"));
+            String app = R.str(R.call(sc, "applicationId"));
+            sideFile = new File(String.valueOf(dir), "aqe-lens-" + app.replaceAll("[^A-Za-z0-9._-]", "_") + ".jsonl").getPath();
+            System.err.println("AQE Lens listener: event logging is off; writing to " + sideFile);
+        }
+        StringBuilder line = new StringBuilder(payload.length() + 128);
+        line.append("{\"Event\":\"io.aqelens.listener.AqeLensQueryEvent\",\"executionId\":").append(eid)
+            .append(",\"schemaVersion\":").append(SCHEMA).append(",\"payload\":");
+        Json.string(line, payload);
+        line.append("}\n");
+        try (Writer w = new OutputStreamWriter(new FileOutputStream(sideFile, true), StandardCharsets.UTF_8)) {
+            w.write(line.toString());
+        }
+    }
+
+    private void logOnce(String what, Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String key = what + ": " + root.getClass().getName();
+        if (logged.add(key)) {
+            System.err.println("AQE Lens listener: " + key + ": " + root.getMessage()
+                + " (logged once; the job is not affected)");
+        }
+    }
+}
