@@ -82,6 +82,17 @@ SAMPLES: dict[str, tuple[str, dict[str, str], str]] = {
         {"spark.eventLog.compress": "false"},
         "Spark 3.0.1 single plain file (AQE switched on; off by default in 3.0)",
     ),
+    "spark430_listener": (
+        "4.3.0",
+        {
+            "spark.eventLog.rolling.enabled": "false",
+            "spark.eventLog.compress": "true",
+            "spark.eventLog.compression.codec": "zstd",
+            "spark.jars": str(REPO / "aqe_core" / "listener" / "aqe-lens-listener.jar"),
+            "spark.extraListeners": "io.aqelens.listener.AqeLensListener",
+        },
+        "Spark 4.3.0 with the AQE Lens listener: exact statistics (zstd)",
+    ),
 }
 
 AQE_CONF = {

@@ -27,20 +27,73 @@ public class AqeLensListener extends SparkListener {
     static final String VERSION = "1.0.0";
     static final long DEFAULT_MAP_SIZE_CAP = 2_000_000L;
     private static final String END_EVENT = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
-    private final Set<String> logged = ConcurrentHashMap.newKeySet();
+    private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
+    /** Spark's EventLoggingListener, for the delegate that records on its queue (null otherwise). */
+    private final Object eventLogger;
+    private volatile boolean moved;
+    private volatile int attempts;
     private volatile String sideFile;
 
-    public AqeLensListener() {}
+    public AqeLensListener() {
+        this(null);
+    }
+
+    private AqeLensListener(Object eventLogger) {
+        this.eventLogger = eventLogger;
+    }
+
+    @Override
+    public void onApplicationStart(org.apache.spark.scheduler.SparkListenerApplicationStart event) {
+        moveToEventLogQueue();
+    }
+
+    @Override
+    public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart event) {
+        moveToEventLogQueue();
+    }
 
     @Override
     public void onOtherEvent(SparkListenerEvent event) {
         if (event == null || !END_EVENT.equals(event.getClass().getName())) {
             return;
         }
+        moveToEventLogQueue();
+        if (eventLogger == null && moved) {
+            return;  // the delegate on the event-log queue records it
+        }
         try {
             handle(event);
         } catch (Throwable t) {
             logOnce("recording an execution failed", t);
+        }
+    }
+
+    /**
+     * Record on Spark's event-log queue, next to its EventLoggingListener: the execution's end is
+     * then recorded and written before any later event of the log (the application's end
+     * included), so a job that stops right after its last query loses nothing.
+     */
+    private void moveToEventLogQueue() {
+        if (eventLogger != null || moved || attempts > 100) {
+            return;
+        }
+        attempts++;
+        try {
+            Object module = Class.forName("org.apache.spark.SparkContext$").getField("MODULE$").get(null);
+            Object sc = R.opt(R.call(module, "getActive"));
+            if (sc == null) {
+                return;
+            }
+            Object logger = R.opt(R.call(sc, "eventLogger"));
+            if (logger == null) {
+                attempts = Integer.MAX_VALUE;  // event logging is off: record here, to the side file
+                return;
+            }
+            R.call(R.call(sc, "listenerBus"), "addToEventLogQueue", new AqeLensListener(logger));
+            moved = true;
+        } catch (Throwable t) {
+            attempts = Integer.MAX_VALUE;
+            logOnce("joining the event-log queue failed (events are posted instead)", t);
         }
     }
 
@@ -74,9 +127,11 @@ public class AqeLensListener extends SparkListener {
         doc.put("effective_conf", PlanRecorder.sqlConf(qe, true));
         doc.put("query", query);
         String payload = Json.write(doc);
-        if ("true".equalsIgnoreCase(String.valueOf(R.tryCall(conf, "get", "spark.eventLog.enabled", "false")))) {
-            Object bus = R.call(sc, "listenerBus");
-            R.call(bus, "post", new AqeLensQueryEvent(eid, payload));
+        AqeLensQueryEvent out = new AqeLensQueryEvent(eid, payload);
+        if (eventLogger != null) {
+            R.call(eventLogger, "onOtherEvent", out);  // on its own queue's thread: written in order
+        } else if ("true".equalsIgnoreCase(String.valueOf(R.tryCall(conf, "get", "spark.eventLog.enabled", "false")))) {
+            R.call(R.call(sc, "listenerBus"), "post", out);
         } else {
             writeSideFile(conf, sc, eid, payload);
         }
@@ -105,7 +160,7 @@ public class AqeLensListener extends SparkListener {
             root = root.getCause();
         }
         String key = what + ": " + root.getClass().getName();
-        if (logged.add(key)) {
+        if (LOGGED.add(key)) {
             System.err.println("AQE Lens listener: " + key + ": " + root.getMessage()
                 + " (logged once; the job is not affected)");
         }
