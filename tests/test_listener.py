@@ -76,3 +76,27 @@ def test_spark_submit_with_the_listener_writes_an_exact_log(tmp_path):
 
     assert simulate(cap).agreement.complete
 
+
+
+@pytest.mark.slow
+def test_a_session_with_the_listener_logs_what_the_recorder_records(tmp_path):
+    """SQL through a SparkSession built with the listener's settings (PySpark 4.3 in CI): its log
+    replays with 100% agreement and holds, per query, what the py4j recorder captured."""
+    from aqe_core.engine.simulate import simulate
+    from aqe_core.readers.capture_file import load_capture
+    from aqe_core.sources import load_exact
+
+    out = tmp_path / "rec"
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "record_listener_logs.py"), "--out-dir", str(out),
+                           "--workload", "skew_join_both_sides", "--workload", "broadcast_aggregate"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    log = next(p for p in out.iterdir() if p.name != "captures.json.gz")
+    cap = load_exact(str(log))
+    assert simulate(cap).agreement.complete
+    ours = {q.execution_ids[0]: q.to_dict() for q in cap.queries}
+    for q in load_capture(out / "captures.json.gz").queries:
+        eid = next(e for e in q.execution_ids if e in ours)
+        truth = q.to_dict()
+        for key in ("final_plan", "stages", "shuffles", "reads"):
+            assert ours[eid][key] == truth[key], (q.label, key)
