@@ -70,8 +70,10 @@ def test_listener_executions_are_shown_like_captures(version, log, truth):
 
 
 def test_a_plain_log_is_not_simulated(capsys):
-    plain = next(p for p in (Path(__file__).parents[1] / "sample_logs" / "eventlogs").iterdir()
-                 if p.name.startswith("local-") and p.suffix == ".zstd")
+    import json
+
+    samples = Path(__file__).parents[1] / "sample_logs" / "eventlogs"
+    plain = samples / json.loads((samples / "MANIFEST.json").read_text())["spark359_zstd"]["files"][0]
     with pytest.raises(SourceError, match="no AQE Lens listener events"):
         load_exact(str(plain))
     assert cli_main(["simulate", str(plain)]) == 2

@@ -104,13 +104,16 @@ def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool =
                           title: Optional[str] = None) -> go.Figure:
     """Every partition in order (reducer order before AQE, read order after), lines horizontal."""
     sizes = _pick(view, which)
-    skewed = {r.partition for r in view.skew_rows}
+    by_reducer = sizes is not None and sizes is view.sizes_before  # reducer ids only before AQE
+    skewed = {r.partition for r in view.skew_rows} if by_reducer else set()
+    what = "reducer" if by_reducer else "read position"
     colors = ["#e03131" if i in skewed else "#868e96" for i in range(len(sizes or []))]
     fig = go.Figure(go.Bar(x=list(range(len(sizes or []))), y=list(sizes or []), marker_color=colors, name="partition size",
-                           hovertext=[f"partition {i}: {mib(s)}" for i, s in enumerate(sizes or [])], hoverinfo="text"))
+                           hovertext=[f"{what} {i}: {mib(s)}" for i, s in enumerate(sizes or [])], hoverinfo="text"))
     _line_shapes(fig, view.lines, vertical=False, log=log)
     fig.update_layout(title=html.escape(title or view.label), height=height, margin=dict(l=40, r=20, t=50, b=40),
-                      xaxis=dict(title="partition"), yaxis=dict(title="bytes", type="log" if log else "linear"),
+                      xaxis=dict(title="reducer id" if by_reducer else "position in the adaptive read (not a reducer id)"),
+                      yaxis=dict(title="bytes", type="log" if log else "linear"),
                       template="plotly_white", showlegend=False)
     return fig
 

@@ -87,7 +87,8 @@ def outcome_text(ex: SQLExecution) -> str:
         elif r.coalesced and r.coalesced_partitions is None:
             extra.append("coalesced")
         if r.skewed_partitions:
-            extra.append(f"{r.skewed_partitions} skewed" + (f" -> {r.skew_splits} splits" if r.skew_splits else ""))
+            extra.append(f"{r.skewed_partitions} skewed reducer{'s' if r.skewed_partitions != 1 else ''} split"
+                         + (f" into {r.skew_splits} parts" if r.skew_splits else ""))
         if extra:
             s += f" ({', '.join(extra)})"
         reads.append(s)

@@ -71,6 +71,8 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     keys = join_keys(ex.final_plan)
     qv.shuffles = [_shuffle(ex, r, ctx, keys, dp) for r in ex.shuffle_reads]
     compute_group_lines(qv.shuffles, conf, dp)
+    for s in qv.shuffles:  # skew is Spark's claim (the read's metrics), never ours over post-AQE sizes
+        s.skew_rows = []
     return qv
 
 
@@ -92,12 +94,36 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
     sv.group_key = keys.get(r.node_id) if r.node_id is not None else None
     if r.partition_sizes_source == "task_shuffle_read":
         sv.approx_reason = (sv.approx_reason or "") + "; Spark 3.0 logs no read metrics: sizes are the bytes each reduce task read"
-    if r.skewed_partitions:
-        sv.reasons.append(Reason("logged_skew", f"Spark split {r.skewed_partitions} skewed partition(s) into"
-                                 f" {r.skew_splits} parts (from the read's metrics)",
-                                 {"skewed": r.skewed_partitions, "splits": r.skew_splits}))
-    if r.coalesced_partitions:
-        sv.reasons.append(Reason("logged_coalesce", f"{sv.partitions_before or '?'} shuffle partitions were read as"
-                                 f" {r.num_partitions} ({r.coalesced_partitions} of them coalesced)",
-                                 {"before": sv.partitions_before, "after": r.num_partitions}))
+    sv.reasons += logged_read_reasons(sv.partitions_before, r.num_partitions, r.coalesced_partitions,
+                                      r.skewed_partitions, r.skew_splits, r.partition_sizes_source == "task_shuffle_read")
     return sv
+
+
+def logged_read_reasons(before: Optional[int], after: Optional[int], coalesced: Optional[int], skewed: Optional[int],
+                        splits: Optional[int], no_metrics: bool) -> list[Reason]:
+    """What a read's metrics say Spark did, in Spark's own counts: split parts are not
+    coalesced partitions, and a count the log does not hold is said to be missing.
+
+    >>> for r in logged_read_reasons(40, 21, 17, 1, 4, False):
+    ...     print(r.message)
+    Spark split 1 skewed reducer into 4 parts (the read's metrics; which reducer, the log does not say)
+    40 shuffle partitions were read as 21: 17 coalesced ranges, 4 parts of split reducers (the read's metrics)
+    """
+    out: list[Reason] = []
+    if no_metrics:
+        out.append(Reason("no_read_metrics", "Spark 3.0 logs carry no adaptive-read metrics: whether AQE coalesced"
+                          " or split this read is not in the log (sizes are what each reduce task read)"))
+        return out
+    if skewed:
+        parts = f" into {splits} parts" if splits is not None else " (the number of parts is not in the log)"
+        out.append(Reason("logged_skew", f"Spark split {skewed} skewed reducer{'s' if skewed != 1 else ''}{parts}"
+                          " (the read's metrics; which reducer, the log does not say)",
+                          {"skewed": skewed, "splits": splits}))
+    if coalesced or skewed:
+        what = [f"{coalesced} coalesced range{'s' if coalesced != 1 else ''}" if coalesced else "",
+                f"{splits} parts of split reducers" if skewed and splits is not None else ""]
+        detail = ", ".join(x for x in what if x)
+        out.append(Reason("logged_coalesce", f"{before if before is not None else '?'} shuffle partitions were read as"
+                          f" {after if after is not None else '?'}" + (f": {detail}" if detail else "")
+                          + " (the read's metrics)", {"before": before, "after": after, "coalesced": coalesced}))
+    return out
