@@ -1,0 +1,113 @@
+"""``explain``: every adaptive read of a source, with what each of its partitions is and how
+that is known (issue 11). One view model for the CLI's JSON, the Partitions page and the report.
+
+Exact sources (a capture, a log with listener events) give each partition's kind and reducer
+ids from the specs Spark used. A plain event log gives Spark's own counts (coalesced ranges,
+skewed reducers, split parts) and sizes in read order: a position is a reducer id only when
+the read neither coalesced nor split (then position i is reducer i), and a skewed reducer's id
+is ``null`` (the log does not say which). Nothing here calls a partition skewed that Spark did
+not split. The JSON is documented in docs/explain-json.md.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from aqe_core.engine.whatif import spec_sizes
+from aqe_core.model.evidence import Evidence
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
+)
+from aqe_core.views.query import QueryView, ShuffleView
+
+__all__ = ["explain_views"]
+
+
+def explain_views(views: list[QueryView], execution: Optional[str] = None) -> dict[str, Any]:
+    """``{"executions": [...]}`` for every view (or only ``execution``)."""
+    chosen = [v for v in views if execution is None or v.query_id == str(execution)]
+    return {"executions": [_execution(v) for v in chosen]}
+
+
+def _execution(view: QueryView) -> dict[str, Any]:
+    reads = _exact_reads(view) if view.source_kind == "capture" else [_logged_read(s) for s in view.shuffles]
+    return {"id": view.query_id, "description": view.description, "spark_version": str(view.spark_version),
+            "adaptive": view.adaptive, "reads": reads}
+
+
+def _lines(s: Optional[ShuffleView], evidence: Evidence) -> list[dict[str, Any]]:
+    if s is None:
+        return []
+    return [{**ln.to_dict(), "evidence": (ln.evidence if evidence is Evidence.EXACT else Evidence.ESTIMATE).value}
+            for ln in s.lines]
+
+
+def _exact_reads(view: QueryView) -> list[dict[str, Any]]:
+    """From the capture's reads: the specs Spark used, so every partition's reducers are known."""
+    if view.model is None or view.model.raw is None:
+        return []
+    capture, index = view.model.raw
+    q = next((x for x in capture.queries if x.index == index), None)
+    if q is None:
+        return []
+    by_stage = {s.stage_id: s for s in view.shuffles if s.stage_id is not None}
+    out = []
+    for r in q.reads:
+        sh = q.shuffle(r.shuffle_id)
+        before = list(sh.bytes_by_partition_id) if sh and sh.bytes_by_partition_id is not None else None
+        sizes = spec_sizes(r.specs, before, q, r.shuffle_id) if before is not None else None
+        partitions, split = [], {}
+        for i, spec in enumerate(r.specs):
+            b = sizes[i] if sizes is not None and i < len(sizes) else None
+            partitions.append({"position": i, "bytes": b, **_spec_kind(spec)})
+            if isinstance(spec, PartialReducerPartitionSpec):
+                split.setdefault(spec.reducer_index, []).append(b)
+        sv = by_stage.get(r.stage_id)
+        skewed = [{"reducer": red, "parts": len(parts),
+                   "bytes": before[red] if before is not None and red < len(before) else None}
+                  for red, parts in sorted(split.items())]
+        sentences = [p.explanation for p in (sv.skew_rows if sv else [])] + [x.message for x in (sv.reasons if sv else [])]
+        out.append({"node_id": r.node, "stage_id": r.stage_id, "evidence": Evidence.EXACT.value,
+                    "partitions_before": len(before) if before is not None else None,
+                    "partitions": partitions, "skewed_reducers": skewed, "lines": _lines(sv, Evidence.EXACT),
+                    "sentences": sentences})
+    return out
+
+
+def _spec_kind(spec: Any) -> dict[str, Any]:
+    if isinstance(spec, CoalescedPartitionSpec):
+        n = spec.end_reducer_index - spec.start_reducer_index
+        return {"kind": "coalesced" if n > 1 else "reducer",
+                "reducers": [spec.start_reducer_index, spec.end_reducer_index]}
+    if isinstance(spec, PartialReducerPartitionSpec):
+        return {"kind": "split part", "reducers": [spec.reducer_index, spec.reducer_index + 1],
+                "maps": [spec.start_map_index, spec.end_map_index]}
+    if isinstance(spec, PartialMapperPartitionSpec):
+        return {"kind": "local", "reducers": [spec.start_reducer_index, spec.end_reducer_index],
+                "maps": [spec.map_index, spec.map_index + 1]}
+    if isinstance(spec, CoalescedMapperPartitionSpec):
+        return {"kind": "local", "reducers": None, "maps": [spec.start_map_index, spec.end_map_index]}
+    return {"kind": "unknown", "reducers": None}
+
+
+def _logged_read(s: ShuffleView) -> dict[str, Any]:
+    """From a plain log: Spark's counts and sizes in read order, nothing more."""
+    sizes = s.sizes_after or []
+    plain = not s.local and not s.coalesced_partitions and not s.skewed_partitions \
+        and s.partitions_before is not None and s.partitions_before == len(sizes)
+    kind = "local" if s.local else "reducer" if plain else "unknown"
+    partitions = [{"position": i, "bytes": b, "kind": kind, "reducers": [i, i + 1] if plain else None}
+                  for i, b in enumerate(sizes)]
+    no_metrics = any(r.code == "no_read_metrics" for r in s.reasons)
+    if no_metrics:
+        skewed: Optional[list[dict[str, Any]]] = None  # the source cannot tell
+    elif s.skewed_partitions:
+        one = s.skewed_partitions == 1
+        skewed = [{"reducer": None, "parts": s.skew_splits if one else None, "bytes": None}
+                  for _ in range(s.skewed_partitions)]
+    else:
+        skewed = []
+    return {"node_id": s.node_id, "stage_id": s.stage_id, "evidence": Evidence.SPARK_METRIC.value,
+            "partitions_before": s.partitions_before, "partitions": partitions, "skewed_reducers": skewed,
+            "skewed_parts_total": s.skew_splits if s.skewed_partitions else 0,
+            "lines": _lines(s, Evidence.ESTIMATE), "sentences": [r.message for r in s.reasons]
+            + ([s.approx_reason] if s.approx_reason else [])}
