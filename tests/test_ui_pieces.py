@@ -55,3 +55,28 @@ def test_plan_numbers_worked_examples():
     import aqe_core.figures.plan_numbers as numbers
 
     assert doctest.testmod(numbers).failed == 0
+
+
+def test_estimated_lines_are_drawn_dashed_and_say_so():
+    from aqe_core.figures.histograms import histogram_figure
+    from aqe_core.sources import default_sample, load_source
+
+    view = next(v for v in load_source(default_sample().path).views if any(s.lines for s in v.shuffles))
+    s = next(s for s in view.shuffles if s.lines)
+    fig = histogram_figure(s)
+    names = [t.name for t in fig.data if t.name and getattr(t, "mode", None) == "lines"]
+    assert names and all(n.endswith("(estimate)") for n in names)
+    assert all(sh.line.dash == "dash" for sh in fig.layout.shapes)
+
+
+def test_split_parts_of_one_reducer_share_a_colour_after_aqe():
+    from aqe_core.figures.histograms import partition_bars_figure
+    from aqe_core.sources import load_source
+
+    src = load_source("sample_logs/captures/4.3.0-skew_join_inner.json.gz")
+    s = next(s for s in src.views[0].shuffles if s.after_split and any(s.after_split))
+    bar = partition_bars_figure(s, which="after").data[0]
+    parts = [i for i, sp in enumerate(s.after_split) if sp]
+    assert len({bar.marker.color[i] for i in parts}) == 1 and bar.marker.color[parts[0]] != "#868e96"
+    assert all("part of skewed reducer" in bar.hovertext[i] for i in parts)
+    assert "position in the adaptive read" in partition_bars_figure(s, which="after").layout.xaxis.title.text

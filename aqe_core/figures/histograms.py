@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from aqe_core.views.query import Line, ShuffleView
+from aqe_core.model.evidence import Evidence
 from aqe_core.units import mib
 
 LINE_STYLE = {
@@ -53,8 +54,11 @@ def _line_shapes(fig: go.Figure, lines: Sequence[Line], *, vertical: bool, log: 
     for k, ln in enumerate(lines):
         pos = math.log10(max(ln.value, 1)) if log else ln.value
         color, dash = LINE_STYLE.get(ln.kind, ("#495057", "dot"))
+        estimate = ln.evidence is Evidence.ESTIMATE
+        if estimate:  # an estimate is drawn differently and says so in the legend and its label
+            dash = "dash"
         keys = ", ".join(ln.config_keys)
-        text = f"{SHORT_NAME.get(ln.kind, ln.kind)} {mib(ln.value)}"
+        text = f"{SHORT_NAME.get(ln.kind, ln.kind)} {mib(ln.value)}" + (" (estimate)" if estimate else "")
         if vertical:
             fig.add_shape(type="line", x0=ln.value, x1=ln.value, y0=0, y1=1, xref="x", yref="paper",
                           line=dict(color=color, dash=dash, width=2), name=ln.kind)
@@ -68,7 +72,8 @@ def _line_shapes(fig: go.Figure, lines: Sequence[Line], *, vertical: bool, log: 
                                showarrow=False, xanchor="right", yanchor="bottom", font=dict(color=color, size=11),
                                bgcolor="rgba(255,255,255,0.8)", hovertext=html.escape(ln.label + (f" [{keys}]" if keys else "")))
         # an invisible trace so each line also appears in the legend (and is findable in tests)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=html.escape(f"{SHORT_NAME.get(ln.kind, ln.kind)}: {mib(ln.value)}"),
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=html.escape(
+            f"{SHORT_NAME.get(ln.kind, ln.kind)}: {mib(ln.value)}" + (" (estimate)" if estimate else "")),
                                  line=dict(color=color, dash=dash), hoverinfo="skip", legendgroup=ln.kind))
 
 
@@ -108,14 +113,34 @@ def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool =
     skewed = {r.partition for r in view.skew_rows} if by_reducer else set()
     what = "reducer" if by_reducer else "read position"
     colors = ["#e03131" if i in skewed else "#868e96" for i in range(len(sizes or []))]
+    hover = [f"{what} {i}: {mib(s)}" for i, s in enumerate(sizes or [])]
+    if not by_reducer and view.after_reducers and view.after_split and len(view.after_reducers) == len(sizes or []):
+        colors, hover = _after_kinds(view, sizes or [])
     fig = go.Figure(go.Bar(x=list(range(len(sizes or []))), y=list(sizes or []), marker_color=colors, name="partition size",
-                           hovertext=[f"{what} {i}: {mib(s)}" for i, s in enumerate(sizes or [])], hoverinfo="text"))
+                           hovertext=hover, hoverinfo="text"))
     _line_shapes(fig, view.lines, vertical=False, log=log)
     fig.update_layout(title=html.escape(title or view.label), height=height, margin=dict(l=40, r=20, t=50, b=40),
                       xaxis=dict(title="reducer id" if by_reducer else "position in the adaptive read (not a reducer id)"),
                       yaxis=dict(title="bytes", type="log" if log else "linear"),
                       template="plotly_white", showlegend=False)
     return fig
+
+
+_SPLIT_COLORS = ("#e03131", "#f76707", "#ae3ec9", "#1c7ed6", "#0ca678")
+
+
+def _after_kinds(view: ShuffleView, sizes: list[int]) -> tuple[list[str], list[str]]:
+    """Post-AQE partitions of an exact source: the parts of one split reducer share a colour,
+    coalesced ranges are grey; the hover names the reducers each reads."""
+    reducers, split = view.after_reducers or [], view.after_split or []
+    split_ids = sorted({r[0] for r, sp in zip(reducers, split) if sp})
+    colour = {rid: _SPLIT_COLORS[k % len(_SPLIT_COLORS)] for k, rid in enumerate(split_ids)}
+    colors, hover = [], []
+    for i, ((a, b), sp) in enumerate(zip(reducers, split)):
+        colors.append(colour[a] if sp else "#868e96")
+        what = f"part of skewed reducer {a}" if sp else (f"reducers {a}-{b - 1} coalesced" if b - a > 1 else f"reducer {a}")
+        hover.append(f"read position {i}: {what}, {mib(sizes[i])}")
+    return colors, hover
 
 
 def _pick(view: ShuffleView, which: str) -> Optional[list[int]]:

@@ -116,6 +116,10 @@ def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf
     else:
         compute_lines(sv, conf, q.default_parallelism)
     sv.skew_rows = _skew_rows(sv, r)
+    if specs and all(isinstance(x, (CoalescedPartitionSpec, PartialReducerPartitionSpec)) for x in specs):
+        sv.after_reducers = [(x.start_reducer_index, x.end_reducer_index) if isinstance(x, CoalescedPartitionSpec)
+                             else (x.reducer_index, x.reducer_index + 1) for x in specs]
+        sv.after_split = [isinstance(x, PartialReducerPartitionSpec) for x in specs]
     return sv
 
 

@@ -70,6 +70,10 @@ class ShuffleView:
     reasons: list[Reason] = field(default_factory=list)
     side_analysis: Optional[SideAnalysis] = None
     group_key: Optional[str] = None  # shuffles coalesced together (the sides of one join) share it
+    #: per post-AQE partition (exact sources): the reducers it reads ``(start, end)`` and whether it
+    #: is a part of a split reducer; None where the source does not say (a plain log)
+    after_reducers: Optional[list[tuple[int, int]]] = None
+    after_split: Optional[list[bool]] = None
 
     @property
     def sizes_for_lines(self) -> Optional[list[int]]:
