@@ -29,6 +29,7 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
         return None
     queries: list[QueryCapture] = []
     listener_version = None
+    payload_version = None
     for eid in sorted(log.listener_payloads):
         try:
             doc = _payload(log.listener_payloads[eid], eid)
@@ -37,12 +38,15 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
             log.warnings.append(f"listener event of execution {eid} ignored: {str(e)[:300]}")
             continue
         listener_version = listener_version or doc.get("listener_version")
+        if isinstance(doc.get("spark_version"), str):
+            payload_version = payload_version or doc["spark_version"]
         ex = log.executions.get(eid)
         _from_log(q, eid, ex, log)
         queries.append(q)
     if not queries:
         return None
-    cap = Capture(log.spark_version or "", queries, app_id=log.application.id,
+    # a side file (event logging off) holds only the listener's events: its payload names the release
+    cap = Capture(log.spark_version or payload_version or "", queries, app_id=log.application.id,
                   run={"kind": "listener", "log": log.path, "listener_version": listener_version},
                   producer={"name": "aqe-lens-listener", "version": listener_version})
     return cap
