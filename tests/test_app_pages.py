@@ -173,3 +173,22 @@ def test_the_sidebar_keeps_the_real_source_across_pages(tmp_path):
     assert at.sidebar.radio(key="source_mode").value == "Path on server"
     assert at.sidebar.text_input(key="server_path").value == cap
     assert "broadcast_aggregate" in at.sidebar.caption[0].value.replace("\\", "")
+
+
+def test_a_listener_log_is_shown_like_a_capture():
+    """Issue 11: the executions the listener recorded are exact on every page (no approximate
+    label); the label says how many agree."""
+    sample = next(s for s in sample_sources() if s.key == "eventlog:spark430_listener")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["source_path"] = sample.path
+    at.session_state["source_ref"] = {"kind": "sample", "key": sample.key}
+    at.run()
+    assert not at.exception, at.exception
+    assert "listener" in at.sidebar.caption[0].value
+    from aqe_core.sources import load_source
+
+    exact = next(v for v in load_source(sample.path).views if v.source_kind == "capture" and v.shuffles)
+    at.sidebar.selectbox(key="query_pick").set_value(exact.query_id).run()
+    at.switch_page("pages/partitions.py").run()
+    assert not at.exception, at.exception
+    assert not any("Approximate" in c.value or "From an event log" in c.value for c in at.caption)
