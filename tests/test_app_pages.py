@@ -43,7 +43,7 @@ def test_overview_lists_every_execution_of_the_default_sample():
 def test_overview_says_why_aqe_did_not_apply():
     """InsertAdaptiveSparkPlan's reason, from the engine, for a query Spark ran without AQE."""
     at = _app()
-    outcomes = list(at.dataframe[0].value["AQE outcome"])
+    outcomes = list(at.dataframe[0].value["what AQE did"])
     assert any(o.startswith("no AQE: the plan is a command") for o in outcomes), outcomes
     assert all(o != "no AQE" for o in outcomes)
 
@@ -192,3 +192,19 @@ def test_a_listener_log_is_shown_like_a_capture():
     at.switch_page("pages/partitions.py").run()
     assert not at.exception, at.exception
     assert not any("Approximate" in c.value or "From an event log" in c.value for c in at.caption)
+
+
+def test_triage_searches_filters_and_ranks():
+    """Issue 12: the Overview ranks every execution by what AQE did; typing "skew" finds the
+    skewed join; a finding filter keeps only matching rows."""
+    at = _app()
+    df = at.dataframe[0].value
+    assert list(df.columns)[:3] == ["query", "description", "findings"]
+    assert "skewed reducers split" in df["findings"].iloc[0]  # the skew split ranks first
+    at.text_input(key="triage_search").set_value("skew").run()
+    df = at.dataframe[0].value
+    assert len(df) >= 1 and all("skew" in (d + f).lower() for d, f in zip(df["description"], df["what AQE did"]))
+    at.text_input(key="triage_search").set_value("").run()
+    at.multiselect(key="triage_findings").set_value(["no_aqe"]).run()
+    df = at.dataframe[0].value
+    assert len(df) >= 1 and all("AQE not applied" in f for f in df["findings"])

@@ -152,3 +152,25 @@ def test_overview_says_which_size_decided_each_join(app_url, browser):
                                        r" threshold 256 KiB"))).to_be_visible()
     _shot(page, "overview-join-decisions")
     ctx.close()
+
+
+def test_triage_search_and_row_click_open_the_finding(app_url, browser):
+    """Issue 12: search "skew" on the Overview, click the top row: its Partitions page opens."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app_url)
+    _wait_ready(page)
+    page.get_by_label("Search").fill("skew")
+    page.keyboard.press("Enter")
+    _wait_ready(page)
+    expect(page.get_by_text(re.compile(r"^\d+ of \d+ SQL executions"))).to_be_visible()
+    box = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # the first row's selection box
+    page.wait_for_url(re.compile(r"/partitions\?q=\d+"))
+    _wait_ready(page)
+    expect(page.get_by_role("heading", name="Partitions")).to_be_visible()
+    _shot(page, "triage-row-opened")
+    ctx.close()

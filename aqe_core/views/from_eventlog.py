@@ -5,11 +5,13 @@ shuffle's lines are computed over those sizes and say so (``approx_reason``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from aqe_core.config import AQEConf, checked_layers
 from aqe_core.engine import adaptive_verdict
 from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
+from aqe_core.model.evidence import Evidence
 from aqe_core.model.query import query_from_execution
 from aqe_core.model.reasons import Reason
 from aqe_core.versions import SparkVersion, as_version
@@ -73,6 +75,8 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     compute_group_lines(qv.shuffles, conf, dp)
     for s in qv.shuffles:  # skew is Spark's claim (the read's metrics), never ours over post-AQE sizes
         s.skew_rows = []
+        # the coalescing target needs only the total, which the post-AQE sizes keep: Spark's metric
+        s.lines = [replace(ln, evidence=Evidence.SPARK_METRIC) if ln.kind == "coalesce_target" else ln for ln in s.lines]
     return qv
 
 

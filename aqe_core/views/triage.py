@@ -1,0 +1,101 @@
+"""Triage: every SQL execution of a source, ranked by what AQE did to it and what it cost, so a
+user finds the query worth opening among hundreds (issue 12).
+
+Each row's findings come from the views (Spark's metrics for a plain log, the replay for an
+exact source); nothing is inferred beyond what the view already states.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from aqe_core.views.query import QueryView
+
+#: finding -> (label, the page that shows it)
+FINDINGS: dict[str, tuple[str, str]] = {
+    "skew_split": ("skewed reducers split", "partitions"),
+    "skew_not_split": ("skew left unsplit", "partitions"),
+    "coalesced": ("partitions coalesced", "partitions"),
+    "broadcast": ("join became broadcast", "plans"),
+    "shuffled_hash": ("join became shuffled hash", "plans"),
+    "join_kept": ("join strategy kept", "plans"),
+    "no_aqe": ("AQE not applied", "overview"),
+}
+
+
+@dataclass
+class TriageRow:
+    query_id: str
+    description: str
+    findings: list[str] = field(default_factory=list)
+    summary: str = ""
+    duration_ms: Optional[int] = None
+    partitions: str = ""
+    score: float = 0.0
+
+    @property
+    def page(self) -> str:
+        """The page that shows the row's first finding."""
+        return FINDINGS[self.findings[0]][1] if self.findings else "overview"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query_id, "description": self.description[:120],
+                "findings": ", ".join(FINDINGS[f][0] for f in self.findings), "what AQE did": self.summary,
+                "partitions": self.partitions, "duration (ms)": self.duration_ms}
+
+
+def triage_row(v: QueryView) -> TriageRow:
+    """One execution's findings and a score: skew and strategy changes first, then the time
+    the query took and how much coalescing shrank its partitions."""
+    row = TriageRow(v.query_id, v.description.replace("\n", " ").strip(), duration_ms=v.duration_ms)
+    if not v.adaptive:
+        row.findings.append("no_aqe")
+        row.summary = "no AQE" + (f": {v.adaptive_reason}" if v.adaptive_reason else "")
+        row.score = 0.1
+        return row
+    split = sum(s.skewed_partitions or 0 for s in v.shuffles)
+    unsplit = sum(len(s.skew_rows) for s in v.shuffles if not s.skewed_partitions and s.exact)
+    before = sum(s.partitions_before or 0 for s in v.shuffles if not s.local)
+    after = sum(s.partitions_after or 0 for s in v.shuffles if not s.local)
+    if split:
+        row.findings.append("skew_split")
+    if unsplit:
+        row.findings.append("skew_not_split")
+    if any(s.coalesced_partitions for s in v.shuffles) or (after and before > after):
+        row.findings.append("coalesced")
+    changes = " ".join(v.join_changes)
+    if "BroadcastHashJoin" in changes and "-> BroadcastHashJoin" in changes:
+        row.findings.append("broadcast")
+    if "-> ShuffledHashJoin" in changes:
+        row.findings.append("shuffled_hash")
+    if before:
+        row.partitions = f"{before} -> {after}" + (f" ({before / after:.1f}x fewer)" if after and before > after else "")
+    row.summary = v.outcome
+    weight = {"skew_split": 8.0, "skew_not_split": 9.0, "broadcast": 5.0, "shuffled_hash": 4.0, "coalesced": 1.0}
+    row.score = sum(weight.get(f, 0.0) for f in row.findings) + (v.duration_ms or 0) / 60_000.0
+    return row
+
+
+def triage(views: list[QueryView], text: str = "", findings: Optional[list[str]] = None) -> list[TriageRow]:
+    """Rows ranked (highest score first), filtered by ``text`` (in the id, description, SQL or
+    outcome, case-insensitive) and by ``findings`` (a row must have one of them)."""
+    needle = text.strip().lower()
+    rows = []
+    for v in views:
+        row = triage_row(v)
+        if needle and needle not in " ".join((v.query_id, v.description, v.outcome, _sql(v))).lower():
+            continue
+        if findings and not set(findings) & set(row.findings):
+            continue
+        rows.append(row)
+    rows.sort(key=lambda r: (-r.score, int(r.query_id) if r.query_id.isdigit() else 0))
+    return rows
+
+
+def _sql(v: QueryView) -> str:
+    raw = v.model.raw if v.model is not None else None
+    if raw is None:
+        return ""
+    capture, index = raw
+    q = next((x for x in capture.queries if x.index == index), None)
+    return (q.sql or "") if q is not None else ""
