@@ -18,15 +18,16 @@ if not shuffles:
 c1, c2, c3 = st.columns(3)
 log_scale = c1.toggle("Log scale", value=True, key="hist_log")
 chart = c3.segmented_control("Chart", ["Histogram", "Partitions in order"], default="Histogram", key="hist_chart")
-which = c2.segmented_control("Sizes", ["auto", "before", "after"], default="auto", key="hist_which",
-                             help="before AQE (reducer sizes, captures only) or after AQE (as read)")
+which = c2.segmented_control("Sizes", ["auto", "both", "before", "after"], default="auto", key="hist_which",
+                             help="before AQE (reducer sizes, exact sources only), after AQE (as read), or both overlaid")
 for s in shuffles:
     with st.container(border=True, key=f"shuffle-{s.key}"):
         st.markdown(f"**{md_text(s.label)}**")
         if s.approx_reason and not s.exact:
             st.caption(f"Approximate: {md_text(s.approx_reason)}")
         if chart == "Partitions in order":
-            st.plotly_chart(partition_bars_figure(s, which=which or "auto", log=log_scale), key=f"b-{s.key}", theme=None)
+            st.plotly_chart(partition_bars_figure(s, which="auto" if which == "both" else which or "auto", log=log_scale),
+                            key=f"b-{s.key}", theme=None)
         else:
             st.plotly_chart(histogram_figure(s, which=which or "auto", log=log_scale), key=f"h-{s.key}", theme=None)
         with st.expander("Lines, skewed partitions and reasons"):

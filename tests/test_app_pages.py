@@ -208,3 +208,19 @@ def test_triage_searches_filters_and_ranks():
     at.multiselect(key="triage_findings").set_value(["no_aqe"]).run()
     df = at.dataframe[0].value
     assert len(df) >= 1 and all("AQE not applied" in f for f in df["findings"])
+
+
+def test_plan_timeline_and_overlaid_sizes():
+    """Issue 12: the Plans page lists every plan version with the stages it added and what changed;
+    the Partitions page overlays the sizes before and after AQE where both are known."""
+    at = _app("plans")
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["version", "new query stages", "changed from the previous version"]
+    assert table["new query stages"].str.contains("stage").any()
+    from aqe_core.figures.histograms import histogram_figure
+    from aqe_core.sources import load_source
+
+    s = next(s for v in load_source("sample_logs/captures/4.3.0-skew_join_inner.json.gz").views for s in v.shuffles
+             if s.sizes_before and s.sizes_after)
+    names = [t.name for t in histogram_figure(s, which="both").data if getattr(t, "type", "") == "bar"]
+    assert names == ["before AQE", "after AQE"]

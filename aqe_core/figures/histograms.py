@@ -82,21 +82,28 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
                      height: int = 340) -> go.Figure:
     """How many partitions have which size, with AQE's lines as vertical lines.
 
-    ``which``: "before" (pre-AQE reducer sizes), "after" (sizes as read after AQE) or "auto"
-    (before when known)."""
-    sizes = _pick(view, which)
+    ``which``: "before" (pre-AQE reducer sizes), "after" (sizes as read after AQE), "both"
+    (overlaid, where both are known) or "auto" (before when known)."""
+    both = which == "both" and view.sizes_before is not None and view.sizes_after is not None
+    series = ([("before AQE", view.sizes_before, "#adb5bd"), ("after AQE", view.sizes_after, "#4dabf7")] if both
+              else [("partitions", _pick(view, "auto" if which == "both" else which), "#adb5bd")])
     fig = go.Figure()
-    if sizes:
-        edges = bin_edges(sizes, log=log, bins=bins, lo=x_range[0] if x_range else None, hi=x_range[1] if x_range else None)
-        counts, _ = np.histogram(np.clip(np.asarray(sizes, dtype=float), edges[0], edges[-1]), bins=edges)
+    every = [x for _n, sz, _c in series for x in (sz or [])]
+    if every:
+        edges = bin_edges(every, log=log, bins=bins, lo=x_range[0] if x_range else None, hi=x_range[1] if x_range else None)
         centers = np.sqrt(edges[:-1] * edges[1:]) if log else (edges[:-1] + edges[1:]) / 2
         widths = edges[1:] - edges[:-1]
-        hover = [f"{mib(a)} - {mib(b)}: {int(c)} partitions" for a, b, c in zip(edges[:-1], edges[1:], counts)]
-        fig.add_trace(go.Bar(x=centers.tolist(), y=counts.tolist(), width=widths.tolist(), name="partitions",
-                             marker_color="#adb5bd", hovertext=hover, hoverinfo="text"))
+        for name, sizes, color in series:
+            if not sizes:
+                continue
+            counts, _ = np.histogram(np.clip(np.asarray(sizes, dtype=float), edges[0], edges[-1]), bins=edges)
+            hover = [f"{name}: {mib(a)} - {mib(b)}: {int(c)} partitions" for a, b, c in zip(edges[:-1], edges[1:], counts)]
+            fig.add_trace(go.Bar(x=centers.tolist(), y=counts.tolist(), width=widths.tolist(), name=name,
+                                 marker_color=color, opacity=0.65 if both else 1.0, hovertext=hover, hoverinfo="text"))
     _line_shapes(fig, view.lines, vertical=True, log=log)
     fig.update_layout(
-        title=html.escape(title or view.label), height=height, bargap=0.02, margin=dict(l=40, r=20, t=50, b=40),
+        title=html.escape(title or view.label), height=height, bargap=0.02, barmode="overlay",
+        margin=dict(l=40, r=20, t=50, b=40),
         xaxis=dict(title="partition size (bytes)", type="log" if log else "linear"),
         yaxis=dict(title="partitions"), legend=dict(orientation="h", y=-0.25), template="plotly_white",
     )
