@@ -81,3 +81,13 @@ def test_split_parts_of_one_reducer_share_a_colour_after_aqe():
     assert len({bar.marker.color[i] for i in parts}) == 1 and bar.marker.color[parts[0]] != "#868e96"
     assert all("part of skewed reducer" in bar.hovertext[i] for i in parts)
     assert "position in the adaptive read" in partition_bars_figure(s, which="after").layout.xaxis.title.text
+
+
+def test_hot_reducers_are_labelled_by_id():
+    from aqe_core.figures.histograms import partition_bars_figure
+    from aqe_core.sources import load_source
+
+    src = load_source("sample_logs/captures/4.3.0-skew_join_inner.json.gz")
+    s = next(s for s in src.views[0].shuffles if s.skew_rows)
+    texts = [a.text for a in partition_bars_figure(s, which="before").layout.annotations]
+    assert f"reducer {s.skew_rows[0].partition}" in texts

@@ -125,6 +125,10 @@ def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool =
         colors, hover = _after_kinds(view, sizes or [])
     fig = go.Figure(go.Bar(x=list(range(len(sizes or []))), y=list(sizes or []), marker_color=colors, name="partition size",
                            hovertext=hover, hoverinfo="text"))
+    for r in sorted(skewed)[:12]:  # the hot reducers, by id
+        if sizes and 0 <= r < len(sizes):
+            fig.add_annotation(x=r, y=math.log10(max(sizes[r], 1)) if log else sizes[r], text=f"reducer {r}",
+                               showarrow=True, arrowhead=0, ay=-24, font=dict(color="#e03131", size=11))
     _line_shapes(fig, view.lines, vertical=False, log=log)
     fig.update_layout(title=html.escape(title or view.label), height=height, margin=dict(l=40, r=20, t=50, b=40),
                       xaxis=dict(title="reducer id" if by_reducer else "position in the adaptive read (not a reducer id)"),
