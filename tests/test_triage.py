@@ -1,0 +1,35 @@
+"""Triage (issue 12): every execution ranked by what AQE did, searchable and filterable, at the
+scale of a busy application's log."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from aqe_core.sources import default_sample, load_source
+from aqe_core.views.triage import FINDINGS, triage, triage_row
+
+
+def _views():
+    return load_source(default_sample().path).views
+
+
+def test_findings_come_from_what_spark_did():
+    views = {v.description: v for v in _views()}
+    skew = triage_row(views["skewed join"])
+    assert skew.findings[0] == "skew_split" and skew.page == "partitions"
+    broadcast = triage_row(next(v for d, v in views.items() if "broadcast" in d))
+    assert "broadcast" in broadcast.findings
+    cmd = next(triage_row(v) for v in views.values() if not v.adaptive)
+    assert cmd.findings == ["no_aqe"] and cmd.summary.startswith("no AQE: ")
+    assert set(FINDINGS) >= {f for v in views.values() for f in triage_row(v).findings}
+
+
+def test_ranked_searched_and_filtered_at_a_thousand_executions():
+    base = _views()
+    many = [replace(v, query_id=str(i * len(base) + k)) for i in range(110) for k, v in enumerate(base)]
+    assert len(many) > 1000
+    rows = triage(many)
+    assert len(rows) == len(many)
+    assert [r.score for r in rows] == sorted((r.score for r in rows), reverse=True)
+    skew = triage(many, "SKEW")
+    assert skew and all("skew" in (r.description + r.summary).lower() for r in skew)
+    assert all("no_aqe" in r.findings for r in triage(many, findings=["no_aqe"]))
