@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import re
 import statistics
 import sys
 import tempfile
@@ -54,7 +54,14 @@ def main() -> int:
         sidebar.get_by_text("Path on server").click()
         wait_ready(page)
         sidebar.get_by_label("Path to an event log, log directory or capture").fill(str(log))
-        first = timed(lambda: sidebar.get_by_role("button", name="Open").click())
+        page.keyboard.press("Enter")
+        wait_ready(page)
+        t0 = time.perf_counter()
+        sidebar.locator("[data-testid=stButton] button").first.click()
+        # the source label names the log's application id (the path box names the file too: match the label)
+        page.get_by_text(re.compile(r"\(" + re.escape(log.name.split(".")[0]) + r"\), Spark")).first.wait_for()
+        wait_ready(page)
+        first = time.perf_counter() - t0
         steps: dict[str, list[float]] = {"no-op rerun": [], "open top triage row": [], "Plans page": [],
                                          "Overview page": [], "triage search": []}
         for i in range(opts.rounds):
@@ -64,7 +71,7 @@ def main() -> int:
             steps["Plans page"].append(timed(lambda: goto_page(page, "Plans")))
             steps["Overview page"].append(timed(lambda: goto_page(page, "Overview")))
             word = "skew" if i % 2 == 0 else "join"
-            steps["triage search"].append(timed(lambda: (page.get_by_label("Search").fill(word),
+            steps["triage search"].append(timed(lambda: (page.get_by_role("textbox", name="Search").fill(word),
                                                          page.keyboard.press("Enter"))))
         browser.close()
     floor = statistics.median(steps["no-op rerun"])

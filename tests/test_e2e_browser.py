@@ -163,7 +163,7 @@ def test_triage_search_and_row_click_open_the_finding(app_url, browser):
     page.set_default_timeout(60_000)
     page.goto(app_url)
     _wait_ready(page)
-    page.get_by_label("Search").fill("skew")
+    page.get_by_role("textbox", name="Search").fill("skew")
     page.keyboard.press("Enter")
     _wait_ready(page)
     expect(page.get_by_text(re.compile(r"^\d+ of \d+ SQL executions"))).to_be_visible()
