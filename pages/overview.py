@@ -21,7 +21,7 @@ st.caption(f"{len(rows)} of {len(src.views)} SQL executions, ranked by what AQE 
 with st.container(key="executions"):
     picked = st.dataframe(pd.DataFrame([r.to_dict() for r in rows]), hide_index=True, width="stretch",
                           on_select="rerun", selection_mode="single-row", key="triage_table")
-open_row(picked, rows)
+open_row(picked, rows, src.path)
 if view is not None:
     st.subheader(f"Query {md_text(view.query_id)}: {md_text(view.description, 100)}")
     c1, c2, c3 = st.columns(3)

@@ -27,6 +27,11 @@ def _app(page: str | None = None, **query) -> AppTest:
     return at
 
 
+def _query_pick(at: AppTest):
+    """The sidebar's query selectbox (its key names the source)."""
+    return next(s for s in at.sidebar.selectbox if (s.key or "").startswith("query_pick"))
+
+
 def _charts(at: AppTest) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
@@ -37,7 +42,7 @@ def test_overview_lists_every_execution_of_the_default_sample():
 
     src = load_source(default_sample().path)
     assert at.dataframe[0].value.shape[0] == len(src.views)
-    assert at.sidebar.selectbox(key="query_pick").value is not None
+    assert _query_pick(at).value is not None
 
 
 def test_overview_says_why_aqe_did_not_apply():
@@ -90,7 +95,7 @@ def test_compare_shows_one_row_per_preset_and_updates():
 
 def test_share_link_reopens_the_same_view():
     at = _app("share")
-    at.sidebar.selectbox(key="query_pick").set_value("6").run()
+    _query_pick(at).set_value("6").run()
     at.button(key="copy_link").click().run()
     rid = at.session_state["share_id"]
     assert len(rid) == 16
@@ -158,7 +163,7 @@ def test_the_sidebar_keeps_the_real_source_across_pages(tmp_path):
     and the path survive the page change), and switching source drops the old query pick and
     its ?q= (a query id of one source never selects a query in another)."""
     at = _app()
-    at.sidebar.selectbox(key="query_pick").set_value("6").run()
+    _query_pick(at).set_value("6").run()
     assert at.query_params.get("q") in ("6", ["6"])
     cap = str(Path(__file__).parents[1] / "sample_logs" / "captures" / "4.3.0-broadcast_aggregate.json.gz")
     at.sidebar.radio(key="source_mode").set_value("Path on server").run()
@@ -166,7 +171,7 @@ def test_the_sidebar_keeps_the_real_source_across_pages(tmp_path):
     at.sidebar.button(key="open_path").click().run()
     assert not at.exception, at.exception
     assert at.session_state["source_path"] == cap
-    assert at.sidebar.selectbox(key="query_pick").value == "0"  # not the old source's 6
+    assert _query_pick(at).value == "0"  # not the old source's 6
     assert at.query_params.get("q") in ("0", ["0"])
     at.switch_page("pages/plans.py").run()
     assert not at.exception, at.exception
@@ -188,7 +193,7 @@ def test_a_listener_log_is_shown_like_a_capture():
     from aqe_core.sources import load_source
 
     exact = next(v for v in load_source(sample.path).views if v.source_kind == "capture" and v.shuffles)
-    at.sidebar.selectbox(key="query_pick").set_value(exact.query_id).run()
+    _query_pick(at).set_value(exact.query_id).run()
     at.switch_page("pages/partitions.py").run()
     assert not at.exception, at.exception
     assert not any("Approximate" in c.value or "From an event log" in c.value for c in at.caption)

@@ -226,7 +226,7 @@ def pick_query(src: LoadedSource) -> Optional[QueryView]:
     if wanted not in ids:
         wanted = next((v.query_id for v in views if v.shuffles), ids[0])
     choice = st.sidebar.selectbox(
-        "Query", ids, index=ids.index(wanted), key=state.QUERY_PICK,
+        "Query", ids, index=ids.index(wanted), key=state.query_pick_key(src.path),
         format_func=lambda i: _query_label(next(v for v in views if v.query_id == i)))
     st.session_state[state.QUERY_ID] = choice
     if st.query_params.get("q") != choice:

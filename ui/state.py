@@ -5,6 +5,8 @@ never change; code in ``ui/``, ``app.py`` and ``pages/`` uses the names, never t
 """
 from __future__ import annotations
 
+import zlib
+
 import streamlit as st
 
 #: the opened source: file path, the label shown under the picker, and how to reopen it
@@ -47,11 +49,16 @@ def opened_key(job_id: str) -> str:
     return f"_opened_{job_id}"
 
 
+def query_pick_key(source_path: str) -> str:
+    """The query selectbox's key for one source: a new source gets a new widget, so the old
+    source's pick (and its label) never shows in it."""
+    return f"{QUERY_PICK}-{zlib.crc32(source_path.encode('utf-8', 'replace')):08x}"
+
+
 def set_source(path: str, label: str, ref: dict) -> None:
     """Make ``path`` the source of every page; the query pick starts over."""
     st.session_state[SOURCE_PATH], st.session_state[SOURCE_LABEL] = path, label
     st.session_state[SOURCE_REF] = ref
     st.session_state.pop(QUERY_ID, None)
-    st.session_state.pop(QUERY_PICK, None)  # the old source's pick must not show in the new one
     if "q" in st.query_params:  # a query id of the old source must not pick one in the new source
         del st.query_params["q"]
