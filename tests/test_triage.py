@@ -33,3 +33,13 @@ def test_ranked_searched_and_filtered_at_a_thousand_executions():
     skew = triage(many, "SKEW")
     assert skew and all("skew" in (r.description + r.summary).lower() for r in skew)
     assert all("no_aqe" in r.findings for r in triage(many, findings=["no_aqe"]))
+
+
+def test_unsplit_skew_says_why():
+    from aqe_core.readers.capture_file import load_capture
+    from aqe_core.views.from_capture import views_from_capture
+
+    views, _ = views_from_capture(load_capture("tests/fixtures/captures/4.3.0/skew_join_then_aggregate.json.gz"))
+    row = triage_row(views[0])
+    assert row.findings[0] == "skew_not_split"
+    assert row.summary.startswith("skew left unsplit: ") and "would split into" in row.summary

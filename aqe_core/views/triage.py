@@ -71,6 +71,9 @@ def triage_row(v: QueryView) -> TriageRow:
     if before:
         row.partitions = f"{before} -> {after}" + (f" ({before / after:.1f}x fewer)" if after and before > after else "")
     row.summary = v.outcome
+    if unsplit:  # say why, in the rule's own words (exact sources only)
+        why = next(r.explanation for s in v.shuffles if s.exact and not s.skewed_partitions for r in s.skew_rows)
+        row.summary = f"skew left unsplit: {why.split('; ', 1)[-1][:300]} | {row.summary}"
     weight = {"skew_split": 8.0, "skew_not_split": 9.0, "broadcast": 5.0, "shuffled_hash": 4.0, "coalesced": 1.0}
     row.score = sum(weight.get(f, 0.0) for f in row.findings) + (v.duration_ms or 0) / 60_000.0
     return row
