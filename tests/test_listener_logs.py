@@ -1,6 +1,7 @@
 """Event logs written with the AQE Lens listener are exact sources (issue 11).
 
-Recorded with ``tools/record_listener_logs.py`` on PySpark 3.0.1, 3.5.9 and 4.3.0: one
+Recorded with ``tools/record_listener_logs.py`` on every supported release (PySpark 3.0.1, 3.1.3, 3.2.4, 3.3.4, 3.4.4, 3.5.9,
+4.0.0 and 4.3.0): one
 application per release that ran every built-in workload with the listener and event logging
 on, and the Python recorder's captures of the same queries (the truth). For each release the
 log must replay through our rules with 100% agreement, every listener execution must be shown

