@@ -25,7 +25,7 @@ from aqe_core.readers.eventlog.listener import listener_capture
 from aqe_core.readers.eventlog.sources import OUTSIDE_ROOTS, Roots
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
-from aqe_core.views.from_eventlog import views_from_eventlog
+from aqe_core.views.from_eventlog import carry_task_times, views_from_eventlog
 from aqe_core.views.query import QueryView
 
 
@@ -194,6 +194,9 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     if exact is not None:
         exact_views, report = views_from_capture(exact)
         by_id = {v.query_id: v for v in exact_views}
+        for v in views:
+            if v.query_id in by_id:
+                carry_task_times(v, by_id[v.query_id])
         views = [by_id.pop(v.query_id, v) for v in views] + list(by_id.values())
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes

@@ -61,3 +61,19 @@ def num(x: "int | float") -> str:
     if isinstance(x, float) and x.is_integer():
         return str(int(x))
     return str(x)
+
+
+def human_ms(ms: "int | float") -> str:
+    """A duration as the plans and triage print it.
+
+    >>> human_ms(210), human_ms(4100), human_ms(90_000), human_ms(7_200_000)
+    ('210 ms', '4.1 s', '1.5 min', '2.00 h')
+    """
+    ms = float(ms)
+    if abs(ms) < 1000:
+        return f"{ms:.0f} ms"
+    if abs(ms) < 60_000:
+        return f"{ms / 1000:.1f} s"
+    if abs(ms) < 3_600_000:
+        return f"{ms / 60_000:.1f} min"
+    return f"{ms / 3_600_000:.2f} h"

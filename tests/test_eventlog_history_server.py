@@ -78,3 +78,25 @@ def test_same_final_plan_nodes_and_metric_values(history_server, log_path):
             assert ours[nid] == theirs[nid], f"execution {e['id']} node {nid}"
             compared_metrics += len(theirs[nid][1])
     assert compared_metrics > 100
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("log_path", _logs(), ids=lambda p: p.name)
+def test_same_task_durations_as_the_stage_pages(history_server, log_path):
+    """The task times triage and the plans show are the ones the stage pages list: per task
+    index, the successful attempt's duration and task id, and the stage's slowest task."""
+    log = load(str(log_path))
+    app = log.application
+    base = f"/applications/{app.id}" + (f"/{app.attempt_id}" if app.attempt_id else "")
+    compared = 0
+    for st in log.stages.values():
+        if st.task_ms is None:
+            continue
+        tasks = history_server.get(f"{base}/stages/{st.stage_id}/{st.attempt}/taskList?length=100000&status=success")
+        theirs = {t["index"]: (t["duration"], t["taskId"]) for t in tasks if t.get("status") == "SUCCESS"}
+        ours = {i: (ms, st.task_ids[i]) for i, ms in enumerate(st.task_ms) if ms >= 0}
+        assert ours == theirs, f"stage {st.stage_id}"
+        t = st.task_time()
+        assert t is not None and t.max_ms == max(d for d, _ in theirs.values())
+        compared += len(theirs)
+    assert compared > 10

@@ -246,9 +246,13 @@ def test_search_details_zoom(bhj):
     assert node_details(final, "7.7") is None and node_details(final, "0.99") is None
 
     fig = plan_figure(final, layout=lay)
+    full_x, full_y = list(fig.layout.xaxis.range), list(fig.layout.yaxis.range)
     xr, yr = zoom_ranges(fig, read)
     x, y = lay.pos[read]
     assert xr[0] < x < xr[1] and yr[0] < y < yr[1]
+    # a uniform zoom (the same factor on both axes) never pushes fixed-size labels together
+    fx, fy = (xr[1] - xr[0]) / (full_x[1] - full_x[0]), (yr[1] - yr[0]) / (full_y[1] - full_y[0])
+    assert abs(fx - fy) < 1e-9 and fx < 1
     assert zoom_to_node(fig, read) is True
     assert list(fig.layout.xaxis.range) == xr
     assert zoom_to_node(fig, "9.9") is False

@@ -43,3 +43,20 @@ def test_unsplit_skew_says_why():
     row = triage_row(views[0])
     assert row.findings[0] == "skew_not_split"
     assert row.summary.startswith("skew left unsplit: ") and "would split into" in row.summary
+
+
+def test_time_in_the_skewed_stage_comes_from_its_task_events():
+    from aqe_core.readers.eventlog import load
+
+    path = default_sample().path
+    views = {v.description: v for v in load_source(path).views}
+    v = views["skewed join"]
+    read = next(s for s in v.shuffles if s.skewed_partitions)
+    log = load(path)
+    stage = log.stages[read.stage_id]
+    durations = [ms for ms in stage.task_ms if ms >= 0]
+    assert read.task_time.max_ms == max(durations) and read.task_time.tasks == len(durations)
+    assert read.task_time.median_ms == sorted(durations)[len(durations) // 2]
+    row = triage_row(v)
+    assert row.stage_time == read.task_time.text() and f"stage {read.stage_id}" in row.stage_time
+    assert row.to_dict()["read stage tasks"] == row.stage_time

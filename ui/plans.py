@@ -12,20 +12,24 @@ from aqe_core.figures.plan_figure import node_details, plan_figure, plan_search,
 from aqe_core.figures.plan_numbers import add_numbers
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
+from aqe_core.views.plan_stages import NodeTimes, node_at, plan_stage_times, stage_sentence
 from ui import state
 
 _CHART_CONFIG = {"scrollZoom": True, "displaylogo": False}
+_STAGE_HELP = ("From the log's task events (Spark's own metric): task duration is Finish Time - Launch Time of "
+               "the successful attempt; the Spark UI's stage page lists the same task by its index and id.")
 
 
 def plan_figures_for(view: QueryView):
     """(title, figure) for the initial and final plans, and the rows of the AQE-change table."""
     figs, rows = [], []
+    times = plan_stage_times(view)
     if view.initial_plan is not None:
         figs.append(("Initial plan", add_numbers(plan_figure(view.initial_plan, title="Initial plan"), view.initial_plan)))
     if view.final_plan is not None:
         diff = diff_plans(view.initial_plan, view.final_plan)
         figs.append(("Final plan", add_numbers(plan_figure(view.final_plan, changes=diff, title="Final plan"),
-                                               view.final_plan)))
+                                               view.final_plan, times)))
         rows = diff.table()
     return figs, rows
 
@@ -62,6 +66,7 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
     diff = diff_plans(earlier, later) if later is not None else None
     hits = plan_search(later, search) if (search and later is not None) else []
     context = (source_path, view.query_id, version_index)
+    times = plan_stage_times(view)
     picked = _picked(context)
     left, right, *details = st.columns([5, 5, 3] if picked else [1, 1], border=True)
     with left:
@@ -77,10 +82,10 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
             fig = plan_figure(later, changes=diff, title=title, highlight=hits or None)
             if hits:
                 zoom_to_node(fig, hits[0])
-            _chart(add_numbers(fig, later), "plan_final", "final", context)
+            _chart(add_numbers(fig, later, times), "plan_final", "final", context)
     if details:
         with details[0]:
-            _node_details(earlier, later, picked)
+            _node_details(earlier, later, picked, times)
     if search:
         st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (view zoomed to the first)" if hits else ""))
     if diff is not None and len(diff):
@@ -99,8 +104,9 @@ def _picked(context: tuple) -> Optional[tuple[str, str]]:
     return picked[0], picked[1]
 
 
-def _node_details(earlier, later, picked: tuple[str, str]) -> None:
-    """The clicked node's name, description and metrics, beside the plans."""
+def _node_details(earlier, later, picked: tuple[str, str], times: NodeTimes) -> None:
+    """The clicked node's name, description, stage and metrics, beside the plans; a read's
+    stage names its slowest task (index and task id, as the stage page of Spark's UI lists them)."""
     which, path = picked
     plan = earlier if which == "initial" else later
     det = node_details(plan, path) if plan is not None else None
@@ -108,6 +114,10 @@ def _node_details(earlier, later, picked: tuple[str, str]) -> None:
         with st.container(border=True, key="node-details"):
             st.markdown(f"**{md_text(det['name'])}** ({which} plan, node {det['id'] if det['id'] is not None else '-'})")
             st.code(det["description"] or det["name"], language=None)
+            node = node_at(plan, path) if which == "final" else None
+            t = times.of(node) if node is not None and times else None
+            if t is not None:
+                st.markdown(md_text(stage_sentence(t, node)), help=_STAGE_HELP)
             if det["metrics"]:
                 st.dataframe(pd.DataFrame([{"metric": m["name"], "value": m["value"]} for m in det["metrics"]]),
                              hide_index=True, width="stretch")

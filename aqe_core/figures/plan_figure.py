@@ -291,7 +291,18 @@ def plan_figure(
     traces = _edge_traces(f) + _change_traces(f) + _operator_traces(f) + _highlight_traces(f, highlight)
     if validate is None:
         validate = not f.big
-    return go.Figure(data=traces, layout=_figure_layout(f, title), _validate=validate)
+    return go.Figure(data=traces, layout=_figure_layout(f, title, _legend_px(traces)), _validate=validate)
+
+
+def _legend_px(traces: list[dict[str, Any]]) -> int:
+    """Room under the plot for the legend: each group's entries stacked, groups wrapping onto
+    new rows in half a page (the plot keeps its own height, so the labels keep their spacing)."""
+    per_group: dict[str, int] = {}
+    for t in traces:
+        if t.get("showlegend", True) and t.get("name"):
+            g = t.get("legendgroup") or ""
+            per_group[g] = per_group.get(g, 0) + 1
+    return 30 + 21 * sum(per_group.values()) + 24 * len(per_group)
 
 
 class _Frame:
@@ -460,15 +471,15 @@ def _highlight_traces(f: _Frame, highlight: str | Iterable[str] | None) -> list[
     )]
 
 
-def _figure_layout(f: _Frame, title: str) -> dict[str, Any]:
+def _figure_layout(f: _Frame, title: str, legend_px: int) -> dict[str, Any]:
     """Axes, legend, codegen shading (shapes and their labels), and a digest of the plan that
     keeps the user's zoom while the same plan is redrawn (``uirevision``)."""
     lay = f.lay
     shapes, notes = _codegen_shapes(lay, f.show_text)
     digest = hashlib.sha1("\n".join(f"{p}\t{lay.label[p]}" for p in lay.order).encode()).hexdigest()[:16]
     fig_layout: dict[str, Any] = {
-        "height": f.height,
-        "margin": {"l": 10, "r": 10, "t": f.top_margin, "b": 10},
+        "height": f.height + legend_px,
+        "margin": {"l": 10, "r": 10, "t": f.top_margin, "b": legend_px},
         "xaxis": {"visible": False, "range": [f.xmin - 2, f.xmax + 2], "showgrid": False, "zeroline": False},
         "yaxis": {"visible": False, "range": f.yrange, "showgrid": False, "zeroline": False},
         "dragmode": "pan",
@@ -477,7 +488,9 @@ def _figure_layout(f: _Frame, title: str) -> dict[str, Any]:
         "plot_bgcolor": "#ffffff",
         "paper_bgcolor": "#ffffff",
         "showlegend": True,
-        "legend": {"groupclick": "toggleitem", "font": {"size": 11}},
+        # under the graph, not beside it: a plan in half a page needs the whole width for its labels
+        "legend": {"groupclick": "toggleitem", "font": {"size": 11}, "orientation": "h", "x": 0, "xanchor": "left",
+                   "y": -0.01, "yanchor": "top"},
         "shapes": shapes,
         "annotations": notes,
         "uirevision": digest,
@@ -567,14 +580,21 @@ def node_position(fig: go.Figure, path: str) -> tuple[float, float] | None:
     return None
 
 
-def zoom_ranges(fig: go.Figure, path: str, *, half_width: float = 40.0, levels_above: float = 3.0,
-                levels_below: float = 5.0) -> tuple[list[float], list[float]] | None:
-    """Axis ranges (x, y) that centre the view on a node, or None if it is not in the figure."""
+def zoom_ranges(fig: go.Figure, path: str, *, factor: float = 0.5) -> tuple[list[float], list[float]] | None:
+    """Axis ranges (x, y) that centre the view on a node, or None if it is not in the figure.
+
+    Both axes shrink by the same ``factor`` of the figure's own ranges: text keeps its size in
+    pixels, so only a uniform zoom spreads labels apart (a fixed window wider than a small plan,
+    or a y-range shrunk more than the x-range, pushed labels into each other)."""
     pos = node_position(fig, path)
     if pos is None:
         return None
     x, y = pos
-    return [x - half_width, x + half_width], [y - levels_below - 0.5, y + levels_above + 0.5]
+    xr, yr = fig.layout.xaxis.range, fig.layout.yaxis.range
+    if not xr or not yr:
+        return None
+    hx, hy = (xr[1] - xr[0]) * factor / 2, (yr[1] - yr[0]) * factor / 2
+    return [x - hx, x + hx], [y - hy, y + hy]
 
 
 def zoom_to_node(fig: go.Figure, path: str, **kw: float) -> bool:

@@ -21,14 +21,7 @@ def format_bytes(n: float) -> str:
 
 
 def format_ms(ms: float) -> str:
-    ms = float(ms)
-    if abs(ms) < 1000:
-        return f"{ms:.0f} ms"
-    if abs(ms) < 60_000:
-        return f"{ms / 1000:.1f} s"
-    if abs(ms) < 3_600_000:
-        return f"{ms / 60_000:.1f} min"
-    return f"{ms / 3_600_000:.2f} h"
+    return units.human_ms(ms)
 
 
 def _num(v: Any) -> float | None:

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from aqe_core.figures.plan_hover import format_metric
 from aqe_core.model.plan import PlanNode
+from aqe_core.views.plan_stages import NodeTimes
 
 _READS = ("AQEShuffleRead", "CustomShuffleReader")
 _BUILD = re.compile(r"\b(BuildLeft|BuildRight)\b")
@@ -67,14 +68,16 @@ def output_rows(node: PlanNode) -> Optional[str]:
     return format_metric(m) if m is not None else None
 
 
-def add_numbers(fig: go.Figure, plan: PlanNode) -> go.Figure:
+def add_numbers(fig: go.Figure, plan: PlanNode, times: Optional[NodeTimes] = None) -> go.Figure:
     """Add the numbers to a figure made by :func:`~aqe_core.figures.plan_figure.plan_figure`
-    (in place): one text trace beside the nodes, one on the edges (rows flowing up)."""
+    (in place): one text trace beside the nodes, one on the edges (rows flowing up); with
+    ``times``, exchanges and reads also carry their stage's duration and task times."""
     pos = _positions(fig)
     if not pos or len(pos) > MAX_NODES:
         return fig
     nodes = _nodes_by_path(plan)
-    side: dict[str, list] = {"middle right": [[], [], [], []], "middle center": [[], [], [], []]}
+    side: dict[str, list] = {"middle right": [[], [], [], []], "bottom center": [[], [], [], []]}
+    right = float("-inf")
     level = _level_sep(pos)
     ex, ey, etexts = [], [], []
     for path, (x, y) in pos.items():
@@ -83,12 +86,16 @@ def add_numbers(fig: go.Figure, plan: PlanNode) -> go.Figure:
             continue
         parent = _displayed_parent(path, pos)
         lines = node_numbers(node)
+        if times:
+            lines = [*lines, *times.label(node)]
         if lines:  # a left branch writes under its label, so siblings' numbers do not run into each other
             below = _left_branch(path, pos)
-            where = "middle center" if below else "middle right"
+            where = "bottom center" if below else "middle right"
             text = "<br>".join(lines if below else [f"{PAD}{line}" for line in lines])
-            for col, v in zip(side[where], (x, y - (0.62 * level if below else 0.0), text, path)):
+            for col, v in zip(side[where], (x, y - (0.45 * level if below else 0.0), text, path)):
                 col.append(v)
+            if not below:
+                right = max(right, x + _TEXT_UNITS * max(len(PAD) + len(line) for line in lines))
         rows = output_rows(node)
         if rows and parent in pos:
             px, py = pos[parent]
@@ -98,6 +105,9 @@ def add_numbers(fig: go.Figure, plan: PlanNode) -> go.Figure:
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="text", text=texts, textposition=where,
                                      textfont={"size": 8, "color": "#555555"}, customdata=paths, hoverinfo="none",
                                      showlegend=False, name="numbers", cliponaxis=False))
+    xr = fig.layout.xaxis.range
+    if xr and right + 1 > xr[1]:  # the numbers right of the rightmost nodes stay in the picture
+        fig.update_xaxes(range=[xr[0], right + 1])
     if etexts:
         fig.add_trace(go.Scatter(x=ex, y=ey, mode="text", text=etexts, textposition="middle left",
                                  textfont={"size": 8, "color": "#2a6fb0"}, hoverinfo="none", showlegend=False,
@@ -106,6 +116,8 @@ def add_numbers(fig: go.Figure, plan: PlanNode) -> go.Figure:
 
 
 PAD = "\u00a0" * 4
+#: x units (label characters) one character of the 8 pt numbers takes
+_TEXT_UNITS = 0.7
 
 
 def _level_sep(pos: dict[str, tuple[float, float]]) -> float:

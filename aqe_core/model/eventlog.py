@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aqe_core.model.plan import PlanNode
+from aqe_core.model.task_time import TaskTime
 
 #: Facts an event log does not hold (stated in every load result; docs/eventlog-limits.md).
 NOT_IN_LOG = [
@@ -54,6 +55,22 @@ class StageInfo:
     #: (local + remote) and records read, -1 where no successful task was seen
     shuffle_bytes_read: array | None = None
     shuffle_records_read: array | None = None
+    #: per task index: duration (ms) and task id of the successful attempt, -1 where none was seen
+    task_ms: array | None = None
+    task_ids: array | None = None
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.submission_time is None or self.completion_time is None:
+            return None
+        return self.completion_time - self.submission_time
+
+    def task_time(self) -> TaskTime | None:
+        """The stage's task durations summarized (None when no task ended successfully)."""
+        if self.task_ms is None:
+            return None
+        return TaskTime.of(self.stage_id, self.attempt, self.task_ms, self.task_ids or (), self.duration_ms,
+                           self.shuffle_bytes_read)
 
     def to_dict(self, tasks: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -66,6 +83,7 @@ class StageInfo:
             d["task_shuffle_records_read"] = (
                 list(self.shuffle_records_read) if self.shuffle_records_read is not None else None
             )
+            d["task_duration_ms"] = list(self.task_ms) if self.task_ms is not None else None
         return d
 
 

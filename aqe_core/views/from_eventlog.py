@@ -14,6 +14,7 @@ from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.query import query_from_execution
 from aqe_core.model.reasons import Reason
+from aqe_core.model.task_time import TaskTime
 from aqe_core.versions import SparkVersion, as_version
 from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_before_partitions
 from aqe_core.views.query import (
@@ -21,7 +22,7 @@ from aqe_core.views.query import (
 )
 from aqe_core.views.sentences import adaptive_reason
 
-__all__ = ["view_from_execution", "views_from_eventlog"]
+__all__ = ["carry_task_times", "view_from_execution", "views_from_eventlog"]
 
 _APPROX = ("event log: the lines are computed over the partition sizes after AQE (the log has no"
            " pre-AQE per-reducer sizes or per-map sizes); the coalescing target is exact")
@@ -71,13 +72,37 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
         qv.adaptive_reason = adaptive_reason(adaptive_verdict(ex.initial_plan, conf, v))
     ctx = read_join_context(ex.final_plan)
     keys = join_keys(ex.final_plan)
+    qv.stage_times = _stage_times(log, ex)
     qv.shuffles = [_shuffle(ex, r, ctx, keys, dp) for r in ex.shuffle_reads]
+    for s in qv.shuffles:
+        s.task_time = qv.stage_times.get(s.stage_id) if s.stage_id is not None else None
     compute_group_lines(qv.shuffles, conf, dp)
     for s in qv.shuffles:  # skew is Spark's claim (the read's metrics), never ours over post-AQE sizes
         s.skew_rows = []
         # the coalescing target needs only the total, which the post-AQE sizes keep: Spark's metric
         s.lines = [replace(ln, evidence=Evidence.SPARK_METRIC) if ln.kind == "coalesce_target" else ln for ln in s.lines]
     return qv
+
+
+def _stage_times(log: EventLog, ex: SQLExecution) -> dict[int, TaskTime]:
+    out: dict[int, TaskTime] = {}
+    for sid in ex.stage_ids:
+        st = log.stages.get(sid)
+        t = st.task_time() if st is not None else None
+        if t is not None:
+            out[sid] = t
+    return out
+
+
+def carry_task_times(plain: QueryView, exact: QueryView) -> None:
+    """An exact (listener) view of a logged execution keeps the log's task times: the stage
+    times as they are, and each read's when both views list the same reads in the same order
+    (the final plan's adaptive reads, pre-order) with the same partition counts."""
+    exact.stage_times = plain.stage_times
+    a, b = plain.shuffles, exact.shuffles
+    if len(a) == len(b) and all(x.partitions_after == y.partitions_after for x, y in zip(a, b)):
+        for x, y in zip(a, b):
+            y.task_time = x.task_time
 
 
 def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Optional[int]) -> ShuffleView:

@@ -18,6 +18,7 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.query import Query
 from aqe_core.model.reasons import Reason
+from aqe_core.model.task_time import TaskTime
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
 
@@ -74,6 +75,8 @@ class ShuffleView:
     #: is a part of a split reducer; None where the source does not say (a plain log)
     after_reducers: Optional[list[tuple[int, int]]] = None
     after_split: Optional[list[bool]] = None
+    #: the task durations of the Spark stage that ran this read (event logs: task events)
+    task_time: Optional[TaskTime] = None
 
     @property
     def sizes_for_lines(self) -> Optional[list[int]]:
@@ -95,6 +98,7 @@ class ShuffleView:
             "skewed_partitions": self.skewed_partitions, "skew_splits": self.skew_splits, "local": self.local,
             "exact": self.exact, "approx_reason": self.approx_reason, "lines": [ln.to_dict() for ln in self.lines],
             "skew_rows": [r.to_dict() for r in self.skew_rows], "reasons": [r.to_dict() for r in self.reasons],
+            "task_time": self.task_time.to_dict() if self.task_time is not None else None,
         }
 
 
@@ -122,6 +126,8 @@ class QueryView:
     warnings: list[str] = field(default_factory=list)
     #: why AQE did not apply (InsertAdaptiveSparkPlan's reason), "" when it did
     adaptive_reason: str = ""
+    #: Spark stage id -> its task durations (event logs; empty where the source has no task events)
+    stage_times: dict[int, TaskTime] = field(default_factory=dict)
     #: the query behind the view (the engine's what-if works on it); not part of the view's data
     model: Optional[Query] = field(default=None, repr=False, compare=False)
 
@@ -135,6 +141,7 @@ class QueryView:
             "join_changes": list(self.join_changes), "join_decisions": list(self.join_decisions),
             "warnings": list(self.warnings),
             "shuffles": [s.to_dict() for s in self.shuffles],
+            "stage_times": [t.to_dict() for _, t in sorted(self.stage_times.items())],
         }
 
 

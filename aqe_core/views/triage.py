@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from aqe_core.model.task_time import TaskTime
 from aqe_core.views.query import QueryView
 
 #: finding -> (label, the page that shows it)
@@ -16,6 +17,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "skew_split": ("skewed reducers split", "partitions"),
     "skew_not_split": ("skew left unsplit", "partitions"),
     "coalesced": ("partitions coalesced", "partitions"),
+    "straggler": ("a read stage waits on one task", "partitions"),
     "broadcast": ("join became broadcast", "plans"),
     "shuffled_hash": ("join became shuffled hash", "plans"),
     "join_kept": ("join strategy kept", "plans"),
@@ -31,6 +33,9 @@ class TriageRow:
     summary: str = ""
     duration_ms: Optional[int] = None
     partitions: str = ""
+    #: the slowest read stage's task times (max vs median), from the log's task events
+    stage_time: str = ""
+    wasted_ms: int = 0
     score: float = 0.0
 
     @property
@@ -41,7 +46,7 @@ class TriageRow:
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query_id, "description": self.description[:120],
                 "findings": ", ".join(FINDINGS[f][0] for f in self.findings), "what AQE did": self.summary,
-                "partitions": self.partitions, "duration (ms)": self.duration_ms}
+                "partitions": self.partitions, "read stage tasks": self.stage_time, "duration (ms)": self.duration_ms}
 
 
 def triage_row(v: QueryView) -> TriageRow:
@@ -68,15 +73,45 @@ def triage_row(v: QueryView) -> TriageRow:
         row.findings.append("broadcast")
     if "-> ShuffledHashJoin" in changes:
         row.findings.append("shuffled_hash")
+    slow = _slowest_read(v)
+    if slow is not None:
+        row.stage_time = slow.text()
+        row.wasted_ms = slow.wasted_ms
+        if _straggler(slow):
+            row.findings.append("straggler")
     if before:
         row.partitions = f"{before} -> {after}" + (f" ({before / after:.1f}x fewer)" if after and before > after else "")
     row.summary = v.outcome
     if unsplit:  # say why, in the rule's own words (exact sources only)
         why = next(r.explanation for s in v.shuffles if s.exact and not s.skewed_partitions for r in s.skew_rows)
         row.summary = f"skew left unsplit: {why.split('; ', 1)[-1][:300]} | {row.summary}"
-    weight = {"skew_split": 8.0, "skew_not_split": 9.0, "broadcast": 5.0, "shuffled_hash": 4.0, "coalesced": 1.0}
-    row.score = sum(weight.get(f, 0.0) for f in row.findings) + (v.duration_ms or 0) / 60_000.0
+    weight = {"skew_split": 8.0, "skew_not_split": 9.0, "straggler": 6.0, "broadcast": 5.0, "shuffled_hash": 4.0,
+              "coalesced": 1.0}
+    row.score = (sum(weight.get(f, 0.0) for f in row.findings) + (v.duration_ms or 0) / 60_000.0
+                 + row.wasted_ms / 10_000.0)
     return row
+
+
+#: a read stage "waits on one task" when its slowest task runs this many times the median and
+#: at least STRAGGLER_MS longer (short stages are noise, not cost)
+STRAGGLER_RATIO = 4.0
+STRAGGLER_MS = 1_000
+
+
+def _slowest_read(v: QueryView) -> Optional[TaskTime]:
+    """The read stage whose slowest task ran longest past its median (skewed reads first)."""
+    times = [s.task_time for s in v.shuffles if s.task_time is not None]
+    skewed = [s.task_time for s in v.shuffles if s.task_time is not None and (s.skewed_partitions or s.skew_rows)]
+    pool = skewed or times
+    return max(pool, key=lambda t: t.wasted_ms) if pool else None
+
+
+def _straggler(t: TaskTime) -> bool:
+    """
+    >>> _straggler(TaskTime(4, 0, 8, 200, 5200, 3, 17)), _straggler(TaskTime(4, 0, 8, 200, 900, 3, 17))
+    (True, False)
+    """
+    return t.ratio is not None and t.ratio >= STRAGGLER_RATIO and t.wasted_ms >= STRAGGLER_MS
 
 
 def triage(views: list[QueryView], text: str = "", findings: Optional[list[str]] = None) -> list[TriageRow]:

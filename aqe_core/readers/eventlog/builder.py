@@ -488,9 +488,15 @@ class _Builder:
                     self._bad_line(line, e)
                     return
             rec = parse_task_end_json(d)
-        sid, attempt, task_id, index, successful, accs, read = rec
+        sid, attempt, task_id, index, successful, accs, read, ms = rec
         if successful:
             st = self.log.stages.get(sid)
+            if st is not None and self.keep_tasks and attempt == st.attempt and 0 <= index < st.num_tasks and ms >= 0:
+                if st.task_ms is None:
+                    st.task_ms = self.budget.zeros(st.num_tasks, -1)
+                    st.task_ids = self.budget.zeros(st.num_tasks, -1)
+                st.task_ms[index] = ms
+                st.task_ids[index] = task_id  # type: ignore[index]
             if st is not None and self.keep_tasks and read is not None and 0 <= index < st.num_tasks:
                 if st.shuffle_bytes_read is None:
                     st.shuffle_bytes_read = self.budget.zeros(st.num_tasks, -1)

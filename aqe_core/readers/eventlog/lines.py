@@ -88,12 +88,13 @@ class _Lines:
 _TE_SUCCESS = re.compile(
     rb'\{"Event":"SparkListenerTaskEnd","Stage ID":(\d+),"Stage Attempt ID":(\d+),"Task Type":"[^"\\]*",'
     rb'"Task End Reason":\{"Reason":"Success"\},"Task Info":\{"Task ID":(\d+),"Index":(\d+),"Attempt":\d+,'
-    rb'(?:"Partition ID":-?\d+,)?"Launch Time":-?\d+,"Executor ID":"[^"\\]*","Host":"[^"\\]*",'
+    rb'(?:"Partition ID":-?\d+,)?"Launch Time":(-?\d+),"Executor ID":"[^"\\]*","Host":"[^"\\]*",'
     rb'"Locality":"[^"\\]*","Speculative":(?:true|false),"Getting Result Time":-?\d+,"Finish Time":(\d+),'
     rb'"Failed":false,"Killed":false,"Accumulables":\['
 )
 _TE_HEAD = re.compile(rb'"Stage ID":(-?\d+),"Stage Attempt ID":(-?\d+)')
 _TE_INFO = re.compile(rb'"Task Info":\{"Task ID":(-?\d+),"Index":(-?\d+),"Attempt":(-?\d+)')
+_TE_LAUNCH = re.compile(rb'"Launch Time":(-?\d+)')
 _TE_FINISH = re.compile(
     rb'"Finish Time":(-?\d+),"Failed":(true|false),"Killed":(true|false),"Accumulables":\['
 )
@@ -138,12 +139,14 @@ def _as_int(v: Any) -> int:
 
 def parse_task_end_fast(line: bytes):
     """(stage, attempt, task_id, index, successful, [acc0, value0, acc1, value1, ...],
-    (remote, local, records) | None), or None when the line does not have the layout
-    Spark's JsonProtocol writes. Only string-valued (SQL metric) updates are returned."""
+    (remote, local, records) | None, duration_ms), or None when the line does not have the layout
+    Spark's JsonProtocol writes. Only string-valued (SQL metric) updates are returned; the
+    duration is Finish Time - Launch Time (-1 when either is missing), as the stage page shows."""
     ok = _TE_SUCCESS.match(line)
     if ok is not None:  # the common case: one anchored match
         i = ok.end()
-        head = (int(ok.group(1)), int(ok.group(2)), int(ok.group(3)), int(ok.group(4)), ok.group(5) != b"0")
+        head = (int(ok.group(1)), int(ok.group(2)), int(ok.group(3)), int(ok.group(4)), ok.group(6) != b"0")
+        ms = _duration(int(ok.group(5)), int(ok.group(6)))
     else:
         h = _TE_HEAD.search(line, 0, 200)
         if h is None:
@@ -154,6 +157,8 @@ def parse_task_end_fast(line: bytes):
         fin = _TE_FINISH.search(line, ti.end())
         if fin is None:
             return None
+        launch = _TE_LAUNCH.search(line, ti.end(), fin.start())
+        ms = _duration(int(launch.group(1)), int(fin.group(1))) if launch is not None else -1
         i = fin.end()
         successful = fin.group(2) == b"false" and fin.group(3) == b"false" and int(fin.group(1)) != 0
         head = (int(h.group(1)), int(h.group(2)), int(ti.group(1)), int(ti.group(2)), successful)
@@ -181,7 +186,11 @@ def parse_task_end_fast(line: bytes):
         read = None
     else:
         read = (int(srm.group(1)), int(srm.group(2)), int(srm.group(3)))
-    return (*head, accs, read)
+    return (*head, accs, read, ms)
+
+
+def _duration(launch: int, finish: int) -> int:
+    return finish - launch if launch > 0 and finish >= launch else -1
 
 
 def parse_task_end_json(d: dict):
@@ -205,5 +214,7 @@ def parse_task_end_json(d: dict):
                 _as_int(s.get("Total Records Read", 0)))
     finish = _as_int(info.get("Finish Time", 0))
     successful = finish != 0 and not info.get("Failed", False) and not info.get("Killed", False)
+    launch = info.get("Launch Time")
+    ms = _duration(launch, finish) if isinstance(launch, int) and not isinstance(launch, bool) else -1
     return (_as_int(d["Stage ID"]), _as_int(d.get("Stage Attempt ID", 0)), _as_int(info["Task ID"]),
-            _as_int(info["Index"]), successful, accs, read)
+            _as_int(info["Index"]), successful, accs, read, ms)

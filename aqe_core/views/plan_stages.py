@@ -1,0 +1,118 @@
+"""Which Spark stage ran a plan node, and how long its tasks took (event logs).
+
+Spark's SQL metrics say it themselves: a metric's max is held by a task of one stage
+(``max_task``), so an exchange's ``shuffle bytes written`` names its map stage and an operator's
+``number of output rows`` the stage it ran in. An adaptive read has only driver metrics; its
+stage is the one whose tasks read its exchange (``ShuffleView.stage_id``).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.task_time import TaskTime
+from aqe_core.units import human_ms, mib
+from aqe_core.views.query import QueryView
+
+_READS = ("AQEShuffleRead", "CustomShuffleReader")
+#: the metric that names the stage an exchange's map side ran in
+_MAP_METRICS = ("shuffle bytes written", "shuffle records written", "data size")
+
+
+def metric_stage(m: Mapping[str, Any]) -> Optional[int]:
+    """The stage of the task holding the metric's max, or None (driver-side or not aggregated).
+
+    >>> metric_stage({"name": "shuffle bytes written", "max_task": {"stage": 3, "attempt": 0, "task": 9}})
+    3
+    >>> metric_stage({"name": "partition data size", "max_task": "driver"}) is None
+    True
+    """
+    where = m.get("max_task")
+    if isinstance(where, dict) and isinstance(where.get("stage"), int):
+        return where["stage"]
+    return None
+
+
+def node_stage(node: PlanNode, read_stages: Mapping[int, int]) -> Optional[int]:
+    """The Spark stage a node ran in: a read's from ``read_stages`` (node id -> stage), an
+    exchange's map stage, else the stage of the first metric with a task max."""
+    if node.name.startswith(_READS):
+        return read_stages.get(node.id) if node.id is not None else None
+    by_name = {str(m.get("name", "")).strip(): m for m in node.metrics}
+    if node.name.startswith("Exchange"):
+        for key in _MAP_METRICS:
+            if key in by_name and metric_stage(by_name[key]) is not None:
+                return metric_stage(by_name[key])
+        return None
+    for m in node.metrics:
+        sid = metric_stage(m)
+        if sid is not None:
+            return sid
+    return None
+
+
+def plan_stage_times(view: QueryView) -> "NodeTimes":
+    """The view's stage times, keyed the way the plan figures look them up."""
+    reads = {s.node_id: s.stage_id for s in view.shuffles if s.node_id is not None and s.stage_id is not None}
+    return NodeTimes(dict(view.stage_times), reads)
+
+
+class NodeTimes:
+    """Stage times for the nodes of a plan (empty for sources without task events)."""
+
+    def __init__(self, stage_times: dict[int, TaskTime], read_stages: dict[int, int]) -> None:
+        self.stage_times = stage_times
+        self.read_stages = read_stages
+
+    def __bool__(self) -> bool:
+        return bool(self.stage_times)
+
+    def of(self, node: PlanNode) -> Optional[TaskTime]:
+        sid = node_stage(node, self.read_stages)
+        return self.stage_times.get(sid) if sid is not None else None
+
+    def label(self, node: PlanNode) -> list[str]:
+        """The short lines on the figure: exchanges and reads only (the stage boundaries).
+
+        >>> t = TaskTime(4, 0, 8, 140, 758, 1, 5, 3200)
+        >>> NodeTimes({4: t}, {7: 4}).label(PlanNode(7, "AQEShuffleRead", "AQEShuffleRead skewed"))
+        ['stage 4: 3.2 s', 'tasks max 758 ms, med 140 ms']
+        """
+        if not node.name.startswith(_READS) and not node.name.startswith("Exchange"):
+            return []
+        t = self.of(node)
+        if t is None:
+            return []
+        took = f": {human_ms(t.stage_ms)}" if t.stage_ms is not None else ""
+        if node.name.startswith(_READS):
+            return [f"stage {t.stage_id}{took}", f"tasks max {human_ms(t.max_ms)}, med {human_ms(t.median_ms)}"]
+        return [f"map stage {t.stage_id}{took}"]
+
+
+def node_at(plan: PlanNode, path: str) -> Optional[PlanNode]:
+    """The node at a figure path ("0" the root, "0.1" its second child, ...)."""
+    parts = path.split(".")
+    if not parts or parts[0] != "0":
+        return None
+    node = plan
+    for p in parts[1:]:
+        if not p.isdigit() or int(p) >= len(node.children):
+            return None
+        node = node.children[int(p)]
+    return node
+
+
+def stage_sentence(t: TaskTime, node: PlanNode) -> str:
+    """What the details panel says about a node's stage; a read names its slowest task.
+
+    >>> t = TaskTime(4, 0, 8, 140, 758, 1, 5, 3200, 9 * 1024 * 1024)
+    >>> print(stage_sentence(t, PlanNode(7, "AQEShuffleRead", "AQEShuffleRead skewed")))
+    Read in stage 4 (3.2 s, 8 tasks). Slowest task: index 1 (task id 5), 758 ms, read 9 MiB; median task 140 ms (5x).
+    """
+    took = f"{human_ms(t.stage_ms)}, " if t.stage_ms is not None else ""
+    what = "Read in" if node.name.startswith(_READS) else ("Map side ran in" if node.name.startswith("Exchange") else "Ran in")
+    read = f", read {mib(t.slowest_bytes_read)}" if t.slowest_bytes_read is not None else ""
+    ratio = f" ({t.ratio:.0f}x)" if t.ratio is not None and t.ratio >= 1.5 else ""
+    return (f"{what} stage {t.stage_id}{'.' + str(t.attempt) if t.attempt else ''} ({took}{t.tasks} tasks). Slowest task:"
+            f" index {t.slowest_index} (task id {t.slowest_task_id}), {human_ms(t.max_ms)}{read}; median task"
+            f" {human_ms(t.median_ms)}{ratio}.")
