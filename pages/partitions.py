@@ -3,6 +3,9 @@ import pandas as pd
 import streamlit as st
 
 from ui import frame
+from ui.figure_cache import cached_figure
+from ui.plans import STAGE_HELP
+from aqe_core.views.plan_stages import stage_sentence
 from aqe_core.plain_text import md_text
 from aqe_core.figures.histograms import histogram_figure, partition_bars_figure
 
@@ -25,11 +28,17 @@ for s in shuffles:
         st.markdown(f"**{md_text(s.label)}**")
         if s.approx_reason and not s.exact:
             st.caption(f"Approximate: {md_text(s.approx_reason)}")
+        if s.task_time is not None:
+            st.caption(md_text(stage_sentence(s.task_time, None)), help=STAGE_HELP)
         if chart == "Partitions in order":
-            st.plotly_chart(partition_bars_figure(s, which="auto" if which == "both" else which or "auto", log=log_scale),
-                            key=f"b-{s.key}", theme=None)
+            bars_which = "auto" if which == "both" else which or "auto"
+            fig = cached_figure(s, ("bars", bars_which, log_scale),
+                                lambda: partition_bars_figure(s, which=bars_which, log=log_scale))
+            st.plotly_chart(fig, key=f"b-{s.key}", theme=None)
         else:
-            st.plotly_chart(histogram_figure(s, which=which or "auto", log=log_scale), key=f"h-{s.key}", theme=None)
+            fig = cached_figure(s, ("hist", which or "auto", log_scale),
+                                lambda: histogram_figure(s, which=which or "auto", log=log_scale))
+            st.plotly_chart(fig, key=f"h-{s.key}", theme=None)
         with st.expander("Lines, skewed partitions and reasons"):
             st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
                                         "settings": ", ".join(ln.config_keys)} for ln in s.lines]),

@@ -58,5 +58,5 @@ def test_time_in_the_skewed_stage_comes_from_its_task_events():
     assert read.task_time.max_ms == max(durations) and read.task_time.tasks == len(durations)
     assert read.task_time.median_ms == sorted(durations)[len(durations) // 2]
     row = triage_row(v)
-    assert row.stage_time == read.task_time.text() and f"stage {read.stage_id}" in row.stage_time
+    assert row.stage_time == read.task_time.short() and f"stage {read.stage_id}" in row.stage_time
     assert row.to_dict()["read stage tasks"] == row.stage_time

@@ -15,7 +15,7 @@ events, except the ``scale`` command, which multiplies a real log (see below).
       Re-packages the sample logs' real events into tests/fixtures/eventlogs/: a 3-part rolling
       zstd directory with an attempt suffix, a compacted rolling directory, .gz / .tar.gz
       wrappers, a wrong extension, and the History Server's own /logs zip downloads.
-  python3 tools/generate_eventlogs.py large --out DIR [--queries 40] [--partitions 300]
+  python3 tools/generate_eventlogs.py large --out PATH [--queries 40] [--partitions 300] [--listener]
       A single uncompressed 4.3.0 log with dozens of AQE queries of hundreds of tasks each.
   python3 tools/generate_eventlogs.py scale SRC DST --factor N
       Writes a log N times the size of SRC by repeating its SQL executions, jobs, stages and
@@ -40,6 +40,11 @@ REPO = Path(__file__).resolve().parent.parent
 TOOLS = REPO / "tools"
 
 # name -> (spark version, spark confs, description)
+LISTENER_CONF = {
+    "spark.jars": str(REPO / "aqe_core" / "listener" / "aqe-lens-listener.jar"),
+    "spark.extraListeners": "io.aqelens.listener.AqeLensListener",
+}
+
 SAMPLES: dict[str, tuple[str, dict[str, str], str]] = {
     "spark430_rolling_zstd": (
         "4.3.0",
@@ -88,8 +93,7 @@ SAMPLES: dict[str, tuple[str, dict[str, str], str]] = {
             "spark.eventLog.rolling.enabled": "false",
             "spark.eventLog.compress": "true",
             "spark.eventLog.compression.codec": "zstd",
-            "spark.jars": str(REPO / "aqe_core" / "listener" / "aqe-lens-listener.jar"),
-            "spark.extraListeners": "io.aqelens.listener.AqeLensListener",
+            **LISTENER_CONF,
         },
         "Spark 4.3.0 with the AQE Lens listener: exact statistics (zstd)",
     ),
@@ -336,6 +340,8 @@ def cmd_large(args) -> None:
             "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k",
             "spark.default.parallelism": str(args.partitions),
         }
+        if args.listener:  # exact statistics in the log (docs/listener.md)
+            conf.update(LISTENER_CONF)
         extra = {"app_name": "aqe-lens large", "queries": args.queries, "rows": args.rows}
         run_spark("4.3.0", conf, Path(tmp) / "logs", "large", extra)
         (src,) = list((Path(tmp) / "logs").iterdir())
@@ -547,6 +553,7 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--queries", type=int, default=40)
     g.add_argument("--partitions", type=int, default=300)
     g.add_argument("--rows", type=int, default=200000)
+    g.add_argument("--listener", action="store_true", help="run with the AQE Lens listener (exact statistics)")
     c = sub.add_parser("scale")
     c.add_argument("src")
     c.add_argument("dst")

@@ -14,9 +14,10 @@ from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.plan_stages import NodeTimes, node_at, plan_stage_times, stage_sentence
 from ui import state
+from ui.figure_cache import cached_figure
 
 _CHART_CONFIG = {"scrollZoom": True, "displaylogo": False}
-_STAGE_HELP = ("From the log's task events (Spark's own metric): task duration is Finish Time - Launch Time of "
+STAGE_HELP = ("From the log's task events (Spark's own metric): task duration is Finish Time - Launch Time of "
                "the successful attempt; the Spark UI's stage page lists the same task by its index and id.")
 
 
@@ -61,9 +62,10 @@ def _chart(fig, key: str, side: str, context: tuple) -> None:
 def plan_page(view: QueryView, version_index: int, search: str, source_path: str = "") -> None:
     """Initial plan and plan version ``version_index`` side by side, AQE changes marked."""
     versions = view.plan_versions or [view.final_plan]
-    later = versions[max(0, min(version_index, len(versions) - 1))]
+    index = max(0, min(version_index, len(versions) - 1))
+    later = versions[index]
     earlier = view.initial_plan
-    diff = diff_plans(earlier, later) if later is not None else None
+    diff = cached_figure(view, ("diff", index), lambda: diff_plans(earlier, later) if later is not None else None)
     hits = plan_search(later, search) if (search and later is not None) else []
     context = (source_path, view.query_id, version_index)
     times = plan_stage_times(view)
@@ -71,18 +73,23 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
     left, right, *details = st.columns([5, 5, 3] if picked else [1, 1], border=True)
     with left:
         if earlier is not None:
-            fig = plan_figure(earlier, changes=diff, change_side="before", title="Initial plan",
-                              highlight=plan_search(earlier, search) if search else None)
-            _chart(add_numbers(fig, earlier), "plan_initial", "initial", context)
+            fig = cached_figure(view, ("initial", index, search), lambda: add_numbers(plan_figure(
+                earlier, changes=diff, change_side="before", title="Initial plan",
+                highlight=plan_search(earlier, search) if search else None), earlier))
+            _chart(fig, "plan_initial", "initial", context)
         else:
             st.info("The source has no initial plan for this query.")
     with right:
         if later is not None:
-            title = "Final plan" if later is versions[-1] else f"Plan version {version_index + 1} of {len(versions)}"
-            fig = plan_figure(later, changes=diff, title=title, highlight=hits or None)
-            if hits:
-                zoom_to_node(fig, hits[0])
-            _chart(add_numbers(fig, later, times), "plan_final", "final", context)
+            title = "Final plan" if later is versions[-1] else f"Plan version {index + 1} of {len(versions)}"
+
+            def draw():
+                fig = plan_figure(later, changes=diff, title=title, highlight=hits or None)
+                if hits:
+                    zoom_to_node(fig, hits[0])
+                return add_numbers(fig, later, times)
+
+            _chart(cached_figure(view, ("later", index, search), draw), "plan_final", "final", context)
     if details:
         with details[0]:
             _node_details(earlier, later, picked, times)
@@ -117,7 +124,7 @@ def _node_details(earlier, later, picked: tuple[str, str], times: NodeTimes) -> 
             node = node_at(plan, path) if which == "final" else None
             t = times.of(node) if node is not None and times else None
             if t is not None:
-                st.markdown(md_text(stage_sentence(t, node)), help=_STAGE_HELP)
+                st.markdown(md_text(stage_sentence(t, node)), help=STAGE_HELP)
             if det["metrics"]:
                 st.dataframe(pd.DataFrame([{"metric": m["name"], "value": m["value"]} for m in det["metrics"]]),
                              hide_index=True, width="stretch")

@@ -20,13 +20,23 @@ MAIN_KEYS = (
 )
 
 
+_ALL_KEYS = frozenset(config.all_key_names()) | {AUTO_BROADCASTJOIN_THRESHOLD, SHUFFLE_PARTITIONS}
+
+
 def editable(key: str) -> bool:
     """A key the What-if form shows."""
     return key.startswith(ADAPTIVE_PREFIX) or key in _ALSO
 
 
 def _short(key: str) -> str:
-    return key.replace(ADAPTIVE_PREFIX, "").replace(config.SQL_PREFIX, "")
+    """The field's name: the key without ``spark.sql.adaptive.`` where what is left is still
+    unambiguous (``skewJoin.skewedPartitionFactor``), else without ``spark.sql.`` only
+    (``adaptive.autoBroadcastJoinThreshold`` beside the static ``autoBroadcastJoinThreshold``,
+    ``adaptive.enabled``)."""
+    rest = key[len(ADAPTIVE_PREFIX):] if key.startswith(ADAPTIVE_PREFIX) else None
+    if rest is not None and rest != "enabled" and config.SQL_PREFIX + rest not in _ALL_KEYS:
+        return rest
+    return key[len(config.SQL_PREFIX):] if key.startswith(config.SQL_PREFIX) else key
 
 
 def settings_form(view: QueryView, overrides: dict) -> dict:

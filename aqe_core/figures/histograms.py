@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -100,6 +100,8 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
             hover = [f"{name}: {mib(a)} - {mib(b)}: {int(c)} partitions" for a, b, c in zip(edges[:-1], edges[1:], counts)]
             fig.add_trace(go.Bar(x=centers.tolist(), y=counts.tolist(), width=widths.tolist(), name=name,
                                  marker_color=color, opacity=0.65 if both else 1.0, hovertext=hover, hoverinfo="text"))
+            if sizes is view.sizes_before:
+                _label_hot_reducers(fig, view, edges, counts, log)
     _line_shapes(fig, view.lines, vertical=True, log=log)
     fig.update_layout(
         title=html.escape(title or view.label), height=height, bargap=0.02, barmode="overlay",
@@ -110,6 +112,20 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
     if x_range:
         fig.update_xaxes(range=[math.log10(max(x_range[0], 1)), math.log10(max(x_range[1], 1))] if log else list(x_range))
     return fig
+
+
+def _label_hot_reducers(fig: go.Figure, view: ShuffleView, edges: Any, counts: Any, log: bool, most: int = 6) -> None:
+    """Name the largest skewed reducers (exact sources: pre-AQE sizes by reducer id) above the
+    bars that hold them; reducers in one bin share one label."""
+    by_bin: dict[int, list[int]] = {}
+    for r in sorted(view.skew_rows, key=lambda r: -r.size)[:most]:
+        b = int(min(max(np.searchsorted(edges, r.size, side="right") - 1, 0), len(counts) - 1))
+        by_bin.setdefault(b, []).append(r.partition)
+    for b, ids in by_bin.items():
+        x = float(np.sqrt(edges[b] * edges[b + 1])) if log else float((edges[b] + edges[b + 1]) / 2)
+        text = "reducer " + ", ".join(map(str, sorted(ids))) if len(ids) <= 3 else f"reducers {', '.join(map(str, sorted(ids)[:3]))}, ..."
+        fig.add_annotation(x=math.log10(max(x, 1)) if log else x, y=int(counts[b]), text=text, showarrow=True,
+                           arrowhead=0, ay=-22, font=dict(color="#e03131", size=11))
 
 
 def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool = False, height: int = 300,

@@ -65,6 +65,15 @@ class TaskTime:
         return (f"{stage}{took}; slowest task {human_ms(self.max_ms)} (index {self.slowest_index}, task "
                 f"{self.slowest_task_id}) vs median {human_ms(self.median_ms)}{ratio}")
 
+    def short(self) -> str:
+        """The triage column: slowest against median task of the stage.
+
+        >>> TaskTime(4, 0, 40, 25, 171, 0, 80, 800).short()
+        'stage 4: max 171 ms vs median 25 ms (7x)'
+        """
+        ratio = f" ({self.ratio:.0f}x)" if self.ratio is not None and self.ratio >= 1.5 else ""
+        return f"stage {self.stage_id}: max {human_ms(self.max_ms)} vs median {human_ms(self.median_ms)}{ratio}"
+
     def to_dict(self) -> dict[str, Any]:
         return {"stage_id": self.stage_id, "attempt": self.attempt, "tasks": self.tasks, "median_ms": self.median_ms,
                 "max_ms": self.max_ms, "slowest_index": self.slowest_index, "slowest_task_id": self.slowest_task_id,

@@ -102,15 +102,17 @@ def node_at(plan: PlanNode, path: str) -> Optional[PlanNode]:
     return node
 
 
-def stage_sentence(t: TaskTime, node: PlanNode) -> str:
-    """What the details panel says about a node's stage; a read names its slowest task.
+def stage_sentence(t: TaskTime, node: Optional[PlanNode]) -> str:
+    """What the details panel says about a node's stage (``node`` None: an adaptive read's, on
+    the Partitions page); a read names its slowest task.
 
     >>> t = TaskTime(4, 0, 8, 140, 758, 1, 5, 3200, 9 * 1024 * 1024)
     >>> print(stage_sentence(t, PlanNode(7, "AQEShuffleRead", "AQEShuffleRead skewed")))
     Read in stage 4 (3.2 s, 8 tasks). Slowest task: index 1 (task id 5), 758 ms, read 9 MiB; median task 140 ms (5x).
     """
     took = f"{human_ms(t.stage_ms)}, " if t.stage_ms is not None else ""
-    what = "Read in" if node.name.startswith(_READS) else ("Map side ran in" if node.name.startswith("Exchange") else "Ran in")
+    what = ("Read in" if node is None or node.name.startswith(_READS)
+            else "Map side ran in" if node.name.startswith("Exchange") else "Ran in")
     read = f", read {mib(t.slowest_bytes_read)}" if t.slowest_bytes_read is not None else ""
     ratio = f" ({t.ratio:.0f}x)" if t.ratio is not None and t.ratio >= 1.5 else ""
     return (f"{what} stage {t.stage_id}{'.' + str(t.attempt) if t.attempt else ''} ({took}{t.tasks} tasks). Slowest task:"

@@ -45,8 +45,8 @@ class TriageRow:
 
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query_id, "description": self.description[:120],
-                "findings": ", ".join(FINDINGS[f][0] for f in self.findings), "what AQE did": self.summary,
-                "partitions": self.partitions, "read stage tasks": self.stage_time, "duration (ms)": self.duration_ms}
+                "findings": ", ".join(FINDINGS[f][0] for f in self.findings), "read stage tasks": self.stage_time,
+                "partitions": self.partitions, "duration (ms)": self.duration_ms, "what AQE did": self.summary}
 
 
 def triage_row(v: QueryView) -> TriageRow:
@@ -75,7 +75,7 @@ def triage_row(v: QueryView) -> TriageRow:
         row.findings.append("shuffled_hash")
     slow = _slowest_read(v)
     if slow is not None:
-        row.stage_time = slow.text()
+        row.stage_time = slow.short()
         row.wasted_ms = slow.wasted_ms
         if _straggler(slow):
             row.findings.append("straggler")
