@@ -15,14 +15,20 @@ HERE = Path(__file__).resolve().parent
 # an emoji favicon is an inline data: URL; a ":material/...:" one is fetched from a font CDN by every viewer
 st.set_page_config(page_title="AQE Lens", layout="wide", page_icon="📊")
 
-PAGES = [
-    st.Page(str(HERE / "pages" / "overview.py"), title="Overview", icon=":material/home:", url_path="overview", default=True),
-    st.Page(str(HERE / "pages" / "plans.py"), title="Plans", icon=":material/account_tree:", url_path="plans"),
-    st.Page(str(HERE / "pages" / "partitions.py"), title="Partitions", icon=":material/bar_chart:", url_path="partitions"),
-    st.Page(str(HERE / "pages" / "whatif.py"), title="What-if", icon=":material/tune:", url_path="whatif"),
-    st.Page(str(HERE / "pages" / "compare.py"), title="Compare presets", icon=":material/compare:", url_path="compare"),
-    st.Page(str(HERE / "pages" / "run.py"), title="Run", icon=":material/play_arrow:", url_path="run"),
-    st.Page(str(HERE / "pages" / "share.py"), title="Share", icon=":material/share:", url_path="share"),
+_PAGES = [  # (file in pages/, title, icon, url path)
+    ("overview.py", "Overview", ":material/home:", "overview"),
+    ("plans.py", "Plans", ":material/account_tree:", "plans"),
+    ("partitions.py", "Partitions", ":material/bar_chart:", "partitions"),
+    ("whatif.py", "What-if", ":material/tune:", "whatif"),
+    ("compare.py", "Compare presets", ":material/compare:", "compare"),
+    ("run.py", "Run", ":material/play_arrow:", "run"),
+    ("share.py", "Share", ":material/share:", "share"),
 ]
+PAGES = {f: st.Page(str(HERE / "pages" / f), title=t, icon=i, url_path=u, default=f == "overview.py")
+         for f, t, i, u in _PAGES}
 st.session_state[state.NAVIGATION] = True  # pages check this (see ui.frame.ensure_navigation)
-st.navigation(PAGES).run()
+nav = st.navigation(list(PAGES.values()))
+_target = PAGES.get(st.session_state.pop(state.NAV_TARGET, None) or "")
+if _target is not None:  # a page opened by URL before navigation was set up: open it now
+    st.switch_page(_target)
+nav.run()

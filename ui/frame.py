@@ -6,6 +6,8 @@ page to keep its widget state between runs.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import os
 from typing import Optional
 
@@ -127,7 +129,21 @@ def ensure_navigation() -> None:
     """A page opened by URL on a fresh server runs without app.py (Streamlit's legacy pages/
     mode); send it through app.py so navigation, layout and the sidebar are set up."""
     if not st.session_state.get(state.NAVIGATION):
+        page = _calling_page()
+        if page:  # app.py opens this page once navigation is set up (a shared /plans link stays on Plans)
+            st.session_state[state.NAV_TARGET] = page
         st.switch_page("app.py")
+
+
+def _calling_page() -> Optional[str]:
+    """The file name of the ``pages/`` script being run (the first such frame on the stack)."""
+    import inspect
+
+    for fr in inspect.stack(0):
+        p = Path(fr.filename)
+        if p.parent.name == "pages" and p.suffix == ".py":
+            return p.name
+    return None
 
 
 def _sample_picker() -> None:

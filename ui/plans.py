@@ -24,7 +24,7 @@ STAGE_HELP = ("From the log's task events (Spark's own metric): task duration is
 def plan_figures_for(view: QueryView):
     """(title, figure) for the initial and final plans, and the rows of the AQE-change table."""
     figs, rows = [], []
-    times = plan_stage_times(view)
+    times = plan_stage_times(view, view.final_plan)
     if view.initial_plan is not None:
         figs.append(("Initial plan", add_numbers(plan_figure(view.initial_plan, title="Initial plan"), view.initial_plan)))
     if view.final_plan is not None:
@@ -39,7 +39,10 @@ def _selected_path(event) -> Optional[str]:
     try:
         points = event.selection.points  # type: ignore[union-attr]
     except AttributeError:
-        return None
+        try:
+            points = event["selection"]["points"]
+        except (KeyError, TypeError):
+            return None
     for p in points or []:
         cd = p.get("customdata")
         if isinstance(cd, list):
@@ -49,14 +52,25 @@ def _selected_path(event) -> Optional[str]:
     return None
 
 
-def _chart(fig, key: str, side: str, context: tuple) -> None:
-    """A selectable plan chart; a clicked node is remembered as ``(side, path, context)``:
-    ``context`` (source, query, plan version) ties it to the plans it was clicked in."""
-    event = st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", theme=None,
-                            config=_CHART_CONFIG)
-    sel = _selected_path(event)
-    if sel:
-        st.session_state[state.PLAN_SELECTED] = (side, sel, context)
+_CHARTS = (("plan_initial", "initial"), ("plan_final", "final"))
+
+
+def _take_click(context: tuple) -> None:
+    """A node clicked since the last run, read from the charts' state before the page is laid
+    out (so the details column opens in the same run), remembered as ``(side, path, context)``:
+    ``context`` (source, query, plan version) ties it to the plans it was clicked in. A
+    selection already seen is not a new click (the charts keep theirs across versions)."""
+    seen = st.session_state.setdefault(state.PLAN_SELECTION_SEEN, {})
+    for key, side in _CHARTS:
+        sel = _selected_path(st.session_state.get(key))
+        if sel != seen.get(key):
+            seen[key] = sel
+            if sel:
+                st.session_state[state.PLAN_SELECTED] = (side, sel, context)
+
+
+def _chart(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", theme=None, config=_CHART_CONFIG)
 
 
 def plan_page(view: QueryView, version_index: int, search: str, source_path: str = "") -> None:
@@ -68,7 +82,8 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
     diff = cached_figure(view, ("diff", index), lambda: diff_plans(earlier, later) if later is not None else None)
     hits = plan_search(later, search) if (search and later is not None) else []
     context = (source_path, view.query_id, version_index)
-    times = plan_stage_times(view)
+    times = plan_stage_times(view, later)
+    _take_click(context)
     picked = _picked(context)
     left, right, *details = st.columns([5, 5, 3] if picked else [1, 1], border=True)
     with left:
@@ -76,7 +91,7 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
             fig = cached_figure(view, ("initial", index, search), lambda: add_numbers(plan_figure(
                 earlier, changes=diff, change_side="before", title="Initial plan",
                 highlight=plan_search(earlier, search) if search else None), earlier))
-            _chart(fig, "plan_initial", "initial", context)
+            _chart(fig, "plan_initial")
         else:
             st.info("The source has no initial plan for this query.")
     with right:
@@ -89,7 +104,7 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
                     zoom_to_node(fig, hits[0])
                 return add_numbers(fig, later, times)
 
-            _chart(cached_figure(view, ("later", index, search), draw), "plan_final", "final", context)
+            _chart(cached_figure(view, ("later", index, search), draw), "plan_final")
     if details:
         with details[0]:
             _node_details(earlier, later, picked, times)

@@ -31,6 +31,10 @@ SAMPLE_PICK = "sample_pick"
 SOURCE_MODE = "source_mode_choice"
 #: set by app.py: the page runs under its navigation (not Streamlit's legacy pages mode)
 NAVIGATION = "_navigation"
+#: the page a URL asked for before app.py had run in the session (app.py opens it after setting up)
+NAV_TARGET = "_nav_target"
+#: the plan charts' selections already taken as clicks (a chart keeps its selection across runs)
+PLAN_SELECTION_SEEN = "_plan_selection_seen"
 #: the plan node clicked last: ``("initial"|"final", path id)``
 PLAN_SELECTED = "plan_selected"
 #: the Run page's job id

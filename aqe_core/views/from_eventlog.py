@@ -20,6 +20,7 @@ from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_bef
 from aqe_core.views.query import (
     QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, join_keys, read_join_context,
 )
+from aqe_core.views.plan_stages import final_node_stages
 from aqe_core.views.sentences import adaptive_reason
 
 __all__ = ["carry_task_times", "view_from_execution", "views_from_eventlog"]
@@ -76,6 +77,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     qv.shuffles = [_shuffle(ex, r, ctx, keys, dp) for r in ex.shuffle_reads]
     for s in qv.shuffles:
         s.task_time = qv.stage_times.get(s.stage_id) if s.stage_id is not None else None
+    qv.node_stages = final_node_stages(qv)
     compute_group_lines(qv.shuffles, conf, dp)
     for s in qv.shuffles:  # skew is Spark's claim (the read's metrics), never ours over post-AQE sizes
         s.skew_rows = []
@@ -99,6 +101,7 @@ def carry_task_times(plain: QueryView, exact: QueryView) -> None:
     times as they are, and each read's when both views list the same reads in the same order
     (the final plan's adaptive reads, pre-order) with the same partition counts."""
     exact.stage_times = plain.stage_times
+    exact.node_stages = plain.node_stages
     a, b = plain.shuffles, exact.shuffles
     if len(a) == len(b) and all(x.partitions_after == y.partitions_after for x, y in zip(a, b)):
         for x, y in zip(a, b):

@@ -51,24 +51,42 @@ def node_stage(node: PlanNode, read_stages: Mapping[int, int]) -> Optional[int]:
     return None
 
 
-def plan_stage_times(view: QueryView) -> "NodeTimes":
-    """The view's stage times, keyed the way the plan figures look them up."""
+def final_node_stages(view: QueryView) -> dict[int, int]:
+    """Node id -> Spark stage for the view's final plan (kept with the view: an exact view of
+    the same execution, whose plan carries the same node ids, shows it too)."""
     reads = {s.node_id: s.stage_id for s in view.shuffles if s.node_id is not None and s.stage_id is not None}
-    return NodeTimes(dict(view.stage_times), reads)
+    out: dict[int, int] = {}
+    for node in view.final_plan.walk() if view.final_plan is not None else ():
+        sid = node_stage(node, reads)
+        if sid is not None and node.id is not None:
+            out[node.id] = sid
+    return out
+
+
+def plan_stage_times(view: QueryView, plan: Optional[PlanNode] = None) -> "NodeTimes":
+    """The view's stage times, keyed the way the plan figures look them up; the final plan's
+    known node stages apply only to the final plan (other versions number their nodes anew)."""
+    reads = {s.node_id: s.stage_id for s in view.shuffles if s.node_id is not None and s.stage_id is not None}
+    final = plan is None or plan is view.final_plan or (bool(view.plan_versions) and plan is view.plan_versions[-1])
+    return NodeTimes(dict(view.stage_times), reads, view.node_stages if final else {})
 
 
 class NodeTimes:
     """Stage times for the nodes of a plan (empty for sources without task events)."""
 
-    def __init__(self, stage_times: dict[int, TaskTime], read_stages: dict[int, int]) -> None:
+    def __init__(self, stage_times: dict[int, TaskTime], read_stages: dict[int, int],
+                 node_stages: Optional[dict[int, int]] = None) -> None:
         self.stage_times = stage_times
         self.read_stages = read_stages
+        self.node_stages = node_stages or {}
 
     def __bool__(self) -> bool:
         return bool(self.stage_times)
 
     def of(self, node: PlanNode) -> Optional[TaskTime]:
         sid = node_stage(node, self.read_stages)
+        if sid is None and node.id is not None:
+            sid = self.node_stages.get(node.id)
         return self.stage_times.get(sid) if sid is not None else None
 
     def label(self, node: PlanNode) -> list[str]:

@@ -128,6 +128,8 @@ class QueryView:
     adaptive_reason: str = ""
     #: Spark stage id -> its task durations (event logs; empty where the source has no task events)
     stage_times: dict[int, TaskTime] = field(default_factory=dict)
+    #: node id in the final plan -> the Spark stage it ran in (event logs: from the SQL metrics)
+    node_stages: dict[int, int] = field(default_factory=dict)
     #: the query behind the view (the engine's what-if works on it); not part of the view's data
     model: Optional[Query] = field(default=None, repr=False, compare=False)
 

@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 from aqe_core.model.eventlog import NOT_IN_LOG, EventLog
 from aqe_core.readers.eventlog import codecs
-from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, SQL_EVENT_PREFIX, _Builder
+from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL_EVENT_PREFIX, _Builder
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
 from aqe_core.readers.eventlog.lines import _Lines
 from aqe_core.readers.eventlog.sources import IterStream, LogSource, Part, open_source
@@ -245,7 +245,8 @@ def _sum_up(src: LogSource, log: EventLog, b: _Builder) -> None:
         log.warnings.extend(b.field_samples)
     if b.line_no and not log.executions and not b.counts:
         log.warnings.append("no Spark events recognised")
-    unknown = [k for k in log.event_counts if not (k.startswith("SparkListener") or k.startswith(SQL_EVENT_PREFIX))]
+    unknown = [k for k in log.event_counts
+               if not (k.startswith("SparkListener") or k.startswith(SQL_EVENT_PREFIX)) and k != LISTENER_EVENT]
     if unknown:
         log.notes.append("skipped events of types this reader does not use: " + ", ".join(unknown[:10]))
     if any(ex.model.shuffle_reads and ex.model.shuffle_reads[0].partition_sizes_source == "task_shuffle_read"
