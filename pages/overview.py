@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from ui import frame
+from ui import frame, state
 from ui.triage import open_row
 from aqe_core.views.triage import FINDINGS, triage
 from aqe_core.plain_text import md_text
@@ -16,12 +16,12 @@ search, found = st.columns([2, 3])
 text = search.text_input("Search", key="triage_search", placeholder="description, SQL, outcome ... e.g. skew")
 chosen = found.multiselect("Findings", list(FINDINGS), format_func=lambda f: FINDINGS[f][0], key="triage_findings")
 rows = triage(src.views, text, chosen)
+open_row(st.session_state.get(state.TRIAGE_TABLE), rows, src.path)  # a row picked: open it before drawing the rest
 st.caption(f"{len(rows)} of {len(src.views)} SQL executions, ranked by what AQE did and what it cost;"
            " select a row to open it on the page that shows its finding.")
 with st.container(key="executions"):
-    picked = st.dataframe(pd.DataFrame([r.to_dict() for r in rows]), hide_index=True, width="stretch",
-                          on_select="rerun", selection_mode="single-row", key="triage_table")
-open_row(picked, rows, src.path)
+    st.dataframe(pd.DataFrame([r.to_dict() for r in rows]), hide_index=True, width="stretch",
+                 on_select="rerun", selection_mode="single-row", key=state.TRIAGE_TABLE)
 if view is not None:
     st.subheader(f"Query {md_text(view.query_id)}: {md_text(view.description, 100)}")
     c1, c2, c3 = st.columns(3)

@@ -140,6 +140,6 @@ def _node_details(earlier, later, picked: tuple[str, str], times: NodeTimes) -> 
             t = times.of(node) if node is not None and times else None
             if t is not None:
                 st.markdown(md_text(stage_sentence(t, node)), help=STAGE_HELP)
-            if det["metrics"]:
-                st.dataframe(pd.DataFrame([{"metric": m["name"], "value": m["value"]} for m in det["metrics"]]),
-                             hide_index=True, width="stretch")
+            if det["metrics"]:  # a list, not a table: the panel is narrow and the values are long
+                st.markdown("\n".join(f"- {md_text(m['name'])}: **{md_text(' '.join(str(m['value']).split()))}**"
+                                       for m in det["metrics"]))

@@ -33,6 +33,8 @@ SOURCE_MODE = "source_mode_choice"
 NAVIGATION = "_navigation"
 #: the page a URL asked for before app.py had run in the session (app.py opens it after setting up)
 NAV_TARGET = "_nav_target"
+#: the Overview's triage table (its selection opens a row's query)
+TRIAGE_TABLE = "triage_table"
 #: the plan charts' selections already taken as clicks (a chart keeps its selection across runs)
 PLAN_SELECTION_SEEN = "_plan_selection_seen"
 #: the plan node clicked last: ``("initial"|"final", path id)``

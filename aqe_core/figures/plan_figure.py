@@ -289,9 +289,25 @@ def plan_figure(
     lay = layout if layout is not None else layout_plan(plan, fold_codegen=fold_codegen)
     f = _Frame(lay, changes, change_side, height, bool(title), label_threshold, gl_threshold)
     traces = _edge_traces(f) + _change_traces(f) + _operator_traces(f) + _highlight_traces(f, highlight)
+    for t in traces:
+        keep_when_selected(t)
     if validate is None:
         validate = not f.big
     return go.Figure(data=traces, layout=_figure_layout(f, title, _legend_px(traces)), _validate=validate)
+
+
+def keep_when_selected(trace: dict[str, Any]) -> None:
+    """A click selects a node (its details open beside the plan); plotly would fade every other
+    marker and label to show the selection, leaving the plan unreadable: keep them as drawn."""
+    mode = str(trace.get("mode") or "")
+    unselected: dict[str, Any] = {}
+    if "markers" in mode:
+        unselected["marker"] = {"opacity": 1}
+    if "text" in mode and isinstance(trace.get("textfont"), dict) and trace["textfont"].get("color"):
+        unselected["textfont"] = {"color": trace["textfont"]["color"]}
+    if unselected:
+        trace["unselected"] = unselected
+        trace["selected"] = {"marker": {"opacity": 1}} if "markers" in mode else trace.get("selected")
 
 
 def _legend_px(traces: list[dict[str, Any]]) -> int:

@@ -104,14 +104,15 @@ def add_numbers(fig: go.Figure, plan: PlanNode, times: Optional[NodeTimes] = Non
         if texts:
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="text", text=texts, textposition=where,
                                      textfont={"size": 8, "color": "#555555"}, customdata=paths, hoverinfo="none",
-                                     showlegend=False, name="numbers", cliponaxis=False))
+                                     showlegend=False, name="numbers", cliponaxis=False,
+                                     unselected={"textfont": {"color": "#555555"}}))
     xr = fig.layout.xaxis.range
     if xr and right + 1 > xr[1]:  # the numbers right of the rightmost nodes stay in the picture
         fig.update_xaxes(range=[xr[0], right + 1])
     if etexts:
         fig.add_trace(go.Scatter(x=ex, y=ey, mode="text", text=etexts, textposition="middle left",
                                  textfont={"size": 8, "color": "#2a6fb0"}, hoverinfo="none", showlegend=False,
-                                 name="rows"))
+                                 name="rows", unselected={"textfont": {"color": "#2a6fb0"}}))
     return fig
 
 

@@ -12,6 +12,7 @@ from aqe_core.config import AQEConf, checked_layers
 from aqe_core.engine import adaptive_verdict
 from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.evidence import Evidence
+from aqe_core.model.plan import PlanNode
 from aqe_core.model.query import query_from_execution
 from aqe_core.model.reasons import Reason
 from aqe_core.model.task_time import TaskTime
@@ -102,10 +103,23 @@ def carry_task_times(plain: QueryView, exact: QueryView) -> None:
     (the final plan's adaptive reads, pre-order) with the same partition counts."""
     exact.stage_times = plain.stage_times
     exact.node_stages = plain.node_stages
+    # the same plans with Spark's metric values (rows on the edges, each read's sizes), where the
+    # exact view draws the very same trees (node ids and names, in order)
+    if _same_plan(plain.final_plan, exact.final_plan):
+        exact.final_plan = plain.final_plan
+    if _same_plan(plain.initial_plan, exact.initial_plan):
+        exact.initial_plan = plain.initial_plan
+    if len(plain.plan_versions) == len(exact.plan_versions) and all(
+            _same_plan(a, b) for a, b in zip(plain.plan_versions, exact.plan_versions)):
+        exact.plan_versions = list(plain.plan_versions)
     a, b = plain.shuffles, exact.shuffles
     if len(a) == len(b) and all(x.partitions_after == y.partitions_after for x, y in zip(a, b)):
         for x, y in zip(a, b):
             y.task_time = x.task_time
+
+
+def _same_plan(a: Optional[PlanNode], b: Optional[PlanNode]) -> bool:
+    return a is not None and b is not None and [(n.id, n.name) for n in a.walk()] == [(n.id, n.name) for n in b.walk()]
 
 
 def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Optional[int]) -> ShuffleView:
