@@ -60,3 +60,23 @@ def test_time_in_the_skewed_stage_comes_from_its_task_events():
     row = triage_row(v)
     assert row.stage_time == read.task_time.short() and f"stage {read.stage_id}" in row.stage_time
     assert row.to_dict()["read stage tasks"] == row.stage_time
+
+
+def test_a_demoted_broadcast_is_a_finding_where_spark_demoted_it():
+    """The demote_broadcast workload, recorded on every release: Spark kept the sort-merge join
+    although a side fit the threshold (DemoteBroadcastHashJoin); no other capture says so."""
+    from pathlib import Path
+
+    from aqe_core.readers.capture_file import load_capture
+    from aqe_core.views.from_capture import views_from_capture
+
+    seen = set()
+    for path in sorted(Path("tests/fixtures/captures").glob("*/*.json.gz")):
+        views, _ = views_from_capture(load_capture(str(path)))
+        for v in views:
+            demoted = "demoted" in triage_row(v).findings
+            assert not demoted or path.name == "demote_broadcast.json.gz", (path, v.query_id)
+            if demoted:
+                assert any("was demoted" in d and "SortMergeJoin" in d for d in v.join_decisions)
+                seen.add(path.parent.name)
+    assert len(seen) == 8

@@ -162,6 +162,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
              + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
              for s in view.shuffles if s.partitions_before is not None]
     view.join_decisions = [join_decision_sentence(j) for j in qr.joins]
+    view.join_reason_codes = {r.code for j in qr.joins for r in j.reasons}
     view.outcome = (("partitions " + ", ".join(parts) if parts else "no shuffle read changes")
                     + (" | joins: " + "; ".join(joins) if joins else "")
                     + f" | rules agree with Spark on {query_agreement(qr)}")

@@ -121,6 +121,8 @@ class QueryView:
     join_changes: list[str] = field(default_factory=list)
     #: one sentence per join: which sizes decided its strategy, and whether our rules agree
     join_decisions: list[str] = field(default_factory=list)
+    #: the codes of the reasons behind those decisions (exact sources), e.g. "demoted"
+    join_reason_codes: set[str] = field(default_factory=set)
     adaptive: bool = True
     outcome: str = ""
     warnings: list[str] = field(default_factory=list)

@@ -20,6 +20,7 @@ FINDINGS: dict[str, tuple[str, str]] = {
     "straggler": ("a read stage waits on one task", "partitions"),
     "broadcast": ("join became broadcast", "plans"),
     "shuffled_hash": ("join became shuffled hash", "plans"),
+    "demoted": ("broadcast demoted (too many empty partitions)", "overview"),
     "join_kept": ("join strategy kept", "plans"),
     "no_aqe": ("AQE not applied", "overview"),
 }
@@ -73,6 +74,8 @@ def triage_row(v: QueryView) -> TriageRow:
         row.findings.append("broadcast")
     if "-> ShuffledHashJoin" in changes:
         row.findings.append("shuffled_hash")
+    if "demoted" in v.join_reason_codes:  # DemoteBroadcastHashJoin kept a small side from broadcasting
+        row.findings.append("demoted")
     slow = _slowest_read(v)
     if slow is not None:
         row.stage_time = slow.short()
@@ -85,8 +88,8 @@ def triage_row(v: QueryView) -> TriageRow:
     if unsplit:  # say why, in the rule's own words (exact sources only)
         why = next(r.explanation for s in v.shuffles if s.exact and not s.skewed_partitions for r in s.skew_rows)
         row.summary = f"skew left unsplit: {why.split('; ', 1)[-1][:300]} | {row.summary}"
-    weight = {"skew_split": 8.0, "skew_not_split": 9.0, "straggler": 6.0, "broadcast": 5.0, "shuffled_hash": 4.0,
-              "coalesced": 1.0}
+    weight = {"skew_split": 8.0, "skew_not_split": 9.0, "straggler": 6.0, "broadcast": 5.0, "demoted": 5.0,
+              "shuffled_hash": 4.0, "coalesced": 1.0}
     row.score = (sum(weight.get(f, 0.0) for f in row.findings) + (v.duration_ms or 0) / 60_000.0
                  + row.wasted_ms / 10_000.0)
     return row
