@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.views.query import QueryView
-from aqe_core.figures.plan_figure import node_details, plan_figure, plan_search, zoom_to_node
+from aqe_core.figures.plan_figure import node_details, plan_figure, plan_search
+from aqe_core.figures.plan_zoom import zoom_to_node
 from aqe_core.figures.plan_numbers import add_numbers
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans

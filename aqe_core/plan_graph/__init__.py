@@ -23,8 +23,9 @@ from aqe_core.views.plan_diff import (
 )
 from aqe_core.figures.plan_figure import (
     CHANGE_STYLES, KIND_COLORS, NODE_KINDS, format_bytes, format_metric, format_ms, node_details, node_kind,
-    node_position, plan_figure, plan_search, zoom_ranges, zoom_to_node,
+    plan_figure, plan_search,
 )
+from aqe_core.figures.plan_zoom import node_position, zoom_ranges, zoom_to_node
 from aqe_core.figures.plan_layout import (
     CodegenGroup, CrossLink, PlanLayout, iter_paths, layout_plan, node_at, short_label, tidy_x,
 )
