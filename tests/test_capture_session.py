@@ -112,3 +112,38 @@ def test_highly_compressed_map_status_sizes_are_exact(spark_runtime):
     assert sh.map_sizes is not None and "HighlyCompressedMapStatus" in sh.map_sizes.status_classes
     assert sh.map_sizes.consistent and sh.map_sizes.complete
     assert simulate(cap).agreement.complete
+
+
+def test_task_times_are_spark_own(spark_runtime):
+    """A fresh run's task durations (the run's task events, through the tap) equal what Spark's
+    own status store (the stage pages' source) holds for every successful task, and each
+    adaptive read is placed in the stage whose tasks read its exchange."""
+    from aqe_core.live.runner import Runner
+    from aqe_core.views.from_capture import views_from_capture
+
+    cap = Runner(spark_runtime).run_sql(
+        "SELECT count(*), sum(a.v + b.w) FROM (SELECT CASE WHEN id % 3 = 0 THEN 0 ELSE id % 500 END AS k, id AS v"
+        " FROM range(0, 60000, 1, 4)) a JOIN (SELECT id % 500 AS k, id AS w FROM range(0, 6000, 1, 2)) b ON a.k = b.k",
+        {"spark.sql.shuffle.partitions": "12", "spark.sql.autoBroadcastJoinThreshold": "-1",
+         "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "1k",
+         "spark.sql.adaptive.advisoryPartitionSizeInBytes": "2k"})
+    q = cap.queries[0]
+    store = spark_runtime.spark.sparkContext._jsc.sc().statusStore()
+    compared = 0
+    for t in q.spark_stages:
+        assert t.task_ms is not None, t.stage_id
+        tasks = store.taskList(t.stage_id, 0, 100000)
+        theirs = {}
+        for i in range(tasks.size()):
+            td = tasks.apply(i)
+            if td.status() == "SUCCESS":
+                theirs[td.index()] = (td.duration().get(), td.taskId())
+        ours = {i: (ms, t.task_ids[i]) for i, ms in enumerate(t.task_ms) if ms >= 0}
+        assert ours == theirs and len(ours) == t.num_tasks, t.stage_id
+        compared += len(ours)
+    assert compared >= 7, [(t.stage_id, t.num_tasks) for t in q.spark_stages]
+    view = views_from_capture(cap)[0][0]
+    reads = [s for s in view.shuffles if s.task_time is not None]
+    assert reads and len({s.task_time.stage_id for s in reads}) == 1  # both sides of the join: one reduce stage
+    reduce_stage = reads[0].task_time.stage_id
+    assert next(t for t in q.spark_stages if t.stage_id == reduce_stage).num_tasks == reads[0].partitions_after

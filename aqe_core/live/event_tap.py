@@ -14,18 +14,31 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Optional
 
 from aqe_core import config
 from aqe_core.model.capture import SparkStageTiming
 from aqe_core.live.jvm import Jvm
+from aqe_core.readers.eventlog.lines import parse_task_end_fast, parse_task_end_json
 
 _SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
 _SQL_UPDATE = "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExecutionUpdate"
 _SQL_END = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd"
 _WANTED = (b"SparkListenerSQLExecutionStart", b"SparkListenerSQLAdaptiveExecutionUpdate",
            b"SparkListenerSQLExecutionEnd", b'"SparkListenerJobStart"', b'"SparkListenerStageCompleted"')
+_TASK_END = b'{"Event":"SparkListenerTaskEnd"'
+
+
+class _StageTasks:
+    """A stage's successful tasks as they end: index -> (attempt, duration ms, task id), and
+    the SQL accumulators they updated."""
+
+    __slots__ = ("tasks", "accumulators")
+
+    def __init__(self) -> None:
+        self.tasks: dict[int, tuple[int, int, int]] = {}
+        self.accumulators: set[int] = set()
 
 
 @dataclass
@@ -56,6 +69,7 @@ class EventLogTap:
         self._partial = b""
         self.executions: dict[int, _Execution] = {}
         self.stages: dict[int, SparkStageTiming] = {}
+        self.stage_tasks: dict[int, _StageTasks] = {}
         self._path: Optional[str] = None
         self.listener = None
         self.error: Optional[str] = None
@@ -105,11 +119,39 @@ class EventLogTap:
             lines = data.split(b"\n")
             self._partial = lines.pop()  # incomplete last line, if any
             for line in lines:
-                if line and any(w in line for w in _WANTED):
+                if line.startswith(_TASK_END):
+                    self._on_task_end(line)
+                elif line and any(w in line for w in _WANTED):
                     try:
                         self._on_event(json.loads(line))
                     except (ValueError, KeyError, TypeError):
                         continue
+
+    def _on_task_end(self, line: bytes) -> None:
+        rec = parse_task_end_fast(line)
+        if rec is None:
+            try:
+                rec = parse_task_end_json(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                return
+        sid, attempt, task_id, index, ok, accs, _read, ms = rec
+        st = self.stage_tasks.setdefault(sid, _StageTasks())
+        st.accumulators.update(accs[0::2])
+        if ok and ms >= 0 and st.tasks.get(index, (-1,))[0] <= attempt:
+            st.tasks[index] = (attempt, ms, task_id)
+
+    def timing(self, sid: int) -> Optional[SparkStageTiming]:
+        """The stage's timing with its tasks' durations and the accumulators they updated."""
+        t = self.stages.get(sid)
+        st = self.stage_tasks.get(sid)
+        if t is None or st is None:
+            return t
+        n = max(t.num_tasks, max(st.tasks, default=-1) + 1)
+        ms, ids = [-1] * n, [-1] * n
+        for i, (_a, d, tid) in st.tasks.items():
+            if 0 <= i < n:
+                ms[i], ids[i] = d, tid
+        return replace(t, task_ms=ms, task_ids=ids, accumulators=sorted(st.accumulators))
 
     def _on_event(self, ev: dict) -> None:
         kind = ev.get("Event")
@@ -181,6 +223,9 @@ class EventLogTap:
         with self._lock:
             for e in executions:
                 self.executions.pop(e.execution_id, None)
+                for sid in e.stage_ids:  # a long-lived server keeps no task data of recorded queries
+                    self.stage_tasks.pop(sid, None)
+                    self.stages.pop(sid, None)
 
     def close(self) -> None:
         if self.listener is not None:

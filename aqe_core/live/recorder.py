@@ -552,7 +552,7 @@ class Recorder:
                 q.plan_updates.append(PlanUpdate(ex.execution_id, event, "isFinalPlan=true" in root.description, root, seq))
                 seq += 1
             for sid in ex.stage_ids:
-                t = self.tap.stages.get(sid) if self.tap else None
+                t = self.tap.timing(sid) if self.tap else None
                 if t is not None:
                     q.spark_stages.append(t)
         if not exs:

@@ -36,6 +36,7 @@ from aqe_core.model._checks import (
 )
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.specs import ShufflePartitionSpec, spec_to_dict
+from aqe_core.model.task_time import TaskTime
 from aqe_core.versions import as_version
 
 __all__ = [
@@ -305,12 +306,22 @@ class SparkStageTiming:
     submitted_ms: Optional[int]
     completed_ms: Optional[int]
     failed: bool = False
+    #: per task index: duration (ms) and task id of the successful attempt, -1 where none was seen
+    task_ms: Optional[list[int]] = None
+    task_ids: Optional[list[int]] = None
+    #: the SQL metric accumulators its tasks updated (which plan nodes ran in this stage)
+    accumulators: Optional[list[int]] = None
 
     @property
     def duration_ms(self) -> Optional[int]:
         if self.submitted_ms is None or self.completed_ms is None:
             return None
         return self.completed_ms - self.submitted_ms
+
+    def task_time(self) -> Optional[TaskTime]:
+        if not self.task_ms:
+            return None
+        return TaskTime.of(self.stage_id, 0, self.task_ms, self.task_ids or [], self.duration_ms)
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -320,12 +331,23 @@ class SparkStageTiming:
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "spark_stage") -> "SparkStageTiming":
         d = _dict(d, where)
-        return cls(_int(d.get("stage_id"), f"{where}.stage_id", -1),  # type: ignore[arg-type]
-                   _str(d.get("name", ""), f"{where}.name"),  # type: ignore[arg-type]
-                   _count(d.get("num_tasks", 0), f"{where}.num_tasks"),  # type: ignore[arg-type]
-                   _int(d.get("submitted_ms"), f"{where}.submitted_ms", 0, optional=True),
-                   _int(d.get("completed_ms"), f"{where}.completed_ms", 0, optional=True),
-                   bool(_bool(d.get("failed", False), f"{where}.failed", optional=True)))
+
+        def ints(key: str, lo: int) -> Optional[list[int]]:
+            v = d.get(key)
+            if v is None:
+                return None
+            return _ints(v, f"{where}.{key}", check=lambda x, w: _int(x, w, lo))
+
+        out = cls(_int(d.get("stage_id"), f"{where}.stage_id", -1),  # type: ignore[arg-type]
+                  _str(d.get("name", ""), f"{where}.name"),  # type: ignore[arg-type]
+                  _count(d.get("num_tasks", 0), f"{where}.num_tasks"),  # type: ignore[arg-type]
+                  _int(d.get("submitted_ms"), f"{where}.submitted_ms", 0, optional=True),
+                  _int(d.get("completed_ms"), f"{where}.completed_ms", 0, optional=True),
+                  bool(_bool(d.get("failed", False), f"{where}.failed", optional=True)),
+                  ints("task_ms", -1), ints("task_ids", -1), ints("accumulators", 0))
+        if out.task_ms is not None and len(out.task_ids or ()) != len(out.task_ms):
+            raise _bad(f"{where}.task_ids", "should have one entry per task_ms entry")
+        return out
 
 
 @dataclass

@@ -24,6 +24,7 @@ from aqe_core.views.query import (
     QueryView, ShuffleView, SkewRow, compute_lines, join_reads, join_type_of, regroup_coalesce_lines,
     use_replayed_targets,
 )
+from aqe_core.views.plan_stages import stages_by_accumulators
 from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, join_decision_sentence, skew_row_sentence
 
 __all__ = ["capture_label", "view_from_query", "views_from_capture"]
@@ -158,6 +159,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
     if v >= SparkVersion(3, 2, 0):  # 3.0/3.1 lines are over each side's own coalesced partitions
         regroup_coalesce_lines(view.shuffles, conf, q.default_parallelism)
     use_replayed_targets(view.shuffles, _replayed_targets(qr), None)
+    _task_times(view, q, qr)
     parts = [f"{s.partitions_before}->{s.partitions_after}"
              + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
              for s in view.shuffles if s.partitions_before is not None]
@@ -167,6 +169,29 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
                     + (" | joins: " + "; ".join(joins) if joins else "")
                     + f" | rules agree with Spark on {query_agreement(qr)}")
     return view
+
+
+def _task_times(view: QueryView, q: QueryCapture, qr: QueryResult) -> None:
+    """A live capture's task times (the run's own task events): per stage, on the plan's nodes,
+    and on each read, matched to the final plan's reads in order when both list the same ones."""
+    view.stage_times = {t.stage_id: tt for t in q.spark_stages if (tt := t.task_time()) is not None}
+    if not view.stage_times:
+        return
+    acc_stage = {acc: t.stage_id for t in sorted(q.spark_stages, key=lambda t: t.stage_id) for acc in t.accumulators or ()}
+    view.node_stages = stages_by_accumulators(view.final_plan, acc_stage)
+    captured = [i for i, n in enumerate(q.final_plan.root.walk()) if _is_read(n)] if q.final_plan else []
+    drawn = [n.id for n in view.final_plan.walk() if _is_read(n)] if view.final_plan else []
+    if len(captured) != len(drawn):
+        return
+    by_index = dict(zip(captured, drawn))
+    for sv, r in zip(view.shuffles, qr.reads):
+        nid = by_index.get(r.read_node) if r.read_node is not None else None
+        sid = view.node_stages.get(nid) if nid is not None else None
+        sv.task_time = view.stage_times.get(sid) if sid is not None else None
+
+
+def _is_read(n: PlanNode) -> bool:
+    return n.name.startswith(("AQEShuffleRead", "CustomShuffleReader"))
 
 
 def _replayed_targets(qr: QueryResult) -> dict[int, int]:

@@ -7,7 +7,7 @@ stage is the one whose tasks read its exchange (``ShuffleView.stage_id``).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.task_time import TaskTime
@@ -17,6 +17,8 @@ from aqe_core.views.query import QueryView
 _READS = ("AQEShuffleRead", "CustomShuffleReader")
 #: the metric that names the stage an exchange's map side ran in
 _MAP_METRICS = ("shuffle bytes written", "shuffle records written", "data size")
+#: the metrics an exchange's reduce tasks update
+_READ_METRICS = ("local bytes read", "remote bytes read", "records read")
 
 
 def metric_stage(m: Mapping[str, Any]) -> Optional[int]:
@@ -33,22 +35,59 @@ def metric_stage(m: Mapping[str, Any]) -> Optional[int]:
     return None
 
 
-def node_stage(node: PlanNode, read_stages: Mapping[int, int]) -> Optional[int]:
+def node_stage(node: PlanNode, read_stages: Mapping[int, int],
+               stage_of: Callable[[Mapping[str, Any]], Optional[int]] = metric_stage) -> Optional[int]:
     """The Spark stage a node ran in: a read's from ``read_stages`` (node id -> stage), an
-    exchange's map stage, else the stage of the first metric with a task max."""
+    exchange's map stage, else the stage of the first metric ``stage_of`` places."""
     if node.name.startswith(_READS):
         return read_stages.get(node.id) if node.id is not None else None
     by_name = {str(m.get("name", "")).strip(): m for m in node.metrics}
     if node.name.startswith("Exchange"):
         for key in _MAP_METRICS:
-            if key in by_name and metric_stage(by_name[key]) is not None:
-                return metric_stage(by_name[key])
+            if key in by_name and stage_of(by_name[key]) is not None:
+                return stage_of(by_name[key])
         return None
     for m in node.metrics:
-        sid = metric_stage(m)
+        sid = stage_of(m)
         if sid is not None:
             return sid
     return None
+
+
+def stages_by_accumulators(plan: Optional[PlanNode], acc_stage: Mapping[int, int]) -> dict[int, int]:
+    """Node id -> Spark stage for a plan whose metrics carry no values (a live capture), from
+    which stage's tasks updated each metric's accumulator; a read's stage is the one whose
+    tasks read its exchange (``local/remote bytes read``).
+
+    >>> ex = PlanNode(2, "Exchange", "Exchange", [{"name": "shuffle bytes written", "accumulator_id": 7},
+    ...                                           {"name": "local bytes read", "accumulator_id": 8}])
+    >>> read = PlanNode(1, "AQEShuffleRead", "AQEShuffleRead coalesced", [], [ex])
+    >>> stages_by_accumulators(PlanNode(0, "Sort", "Sort", [], [read]), {7: 3, 8: 5})
+    {1: 5, 2: 3}
+    """
+    if plan is None:
+        return {}
+
+    def stage_of(m: Mapping[str, Any]) -> Optional[int]:
+        acc = m.get("accumulator_id")
+        return acc_stage.get(acc) if isinstance(acc, int) else None
+
+    reads: dict[int, int] = {}
+    for node in plan.walk():
+        if node.name.startswith(_READS) and node.id is not None:
+            for ex in node.walk():
+                if ex.name.startswith("Exchange"):
+                    sid = next((stage_of(m) for m in ex.metrics if str(m.get("name", "")).strip() in _READ_METRICS
+                                and stage_of(m) is not None), None)
+                    if sid is not None:
+                        reads[node.id] = sid
+                    break
+    out: dict[int, int] = {}
+    for node in plan.walk():
+        sid = node_stage(node, reads, stage_of)
+        if sid is not None and node.id is not None:
+            out[node.id] = sid
+    return out
 
 
 def final_node_stages(view: QueryView) -> dict[int, int]:
