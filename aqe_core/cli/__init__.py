@@ -1,0 +1,69 @@
+"""Command line: ``python -m aqe_core <command> ...``.
+
+    python -m aqe_core inspect app.lz4 [--json]                 # the AQE decisions in an event log
+    python -m aqe_core run --workload skew_join_inner -o skew.json.gz
+    python -m aqe_core run --sql "SELECT ..." --conf spark.sql.shuffle.partitions=50 -o q.json
+    python -m aqe_core run --workload aggregate_coalesce --master spark://host:7077 --scale 100 -o agg.json.gz
+    python -m aqe_core run --list-workloads
+    python -m aqe_core simulate skew.json.gz                    # decisions + agreement with Spark
+    python -m aqe_core simulate skew.json.gz --conf spark.sql.adaptive.skewJoin.skewedPartitionFactor=2
+    python -m aqe_core simulate skew.json.gz --spark-version 3.0.1 --json
+    echo '["SELECT 1", "ADD JAR /tmp/x.jar"]' | python -m aqe_core check-sql
+
+One thin layer of argument handling over the core: each command is an ``add_*_arguments(parser)``
+and a ``cmd_*(args) -> int`` in its own module here; the work lives in :mod:`aqe_core.live` (running Spark, the
+guards), :mod:`aqe_core.engine` (replay) and the event log reader. Every command imports what it
+needs when it runs, so one broken command never breaks the others.
+
+``run``: SQL and ``--conf`` settings pass the SQL guard (:mod:`aqe_core.live.sql_guard`) and the
+conf guard before anything runs, as on a shared server; ``--trusted`` (or ``AQE_LENS_TRUSTED=1``)
+turns both off for a single trusted user. ``simulate`` exits 1 when a plain replay (no --conf,
+the captured release) does not agree 100% with what Spark did, 2 for a file that is not a
+capture. ``check-sql`` reads a JSON array of statements on stdin and prints a JSON array of
+``{"allowed", "reason"}``, one per statement, in order (nothing is executed); exit codes: 0 all
+judged, 2 bad input, 3 no Java for Spark.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from aqe_core.cli.check_sql import add_check_sql_arguments, cmd_check_sql
+from aqe_core.cli.explain import add_explain_arguments, cmd_explain
+from aqe_core.cli.inspect_log import add_inspect_arguments, cmd_inspect
+from aqe_core.cli.listener import add_listener_arguments, cmd_listener
+from aqe_core.cli.run import add_run_arguments, cmd_run, list_workloads
+from aqe_core.cli.simulate import add_simulate_arguments, cmd_simulate, format_report
+
+__all__ = ["COMMANDS", "add_run_arguments", "build_parser", "cmd_run", "format_report", "list_workloads", "main"]
+
+
+Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+
+#: command name -> (one-line help, add_arguments, run)
+COMMANDS: dict[str, Command] = {
+    "inspect": ("summarise the AQE decisions in a Spark event log", add_inspect_arguments, cmd_inspect),
+    "run": ("run a query or workload on Spark and write a capture", add_run_arguments, cmd_run),
+    "simulate": ("replay a capture through AQE Lens's rules", add_simulate_arguments, cmd_simulate),
+    "check-sql": ("vet SQL statements (JSON array on stdin) with the SQL guard", add_check_sql_arguments,
+                  cmd_check_sql),
+    "explain": ("every adaptive read: its partitions, skewed reducers, lines and how each is known",
+                add_explain_arguments, cmd_explain),
+    "listener": ("the settings that add the AQE Lens listener to any Spark job", add_listener_arguments, cmd_listener),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m aqe_core", description="AQE Lens engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, add_arguments, run) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_run=run)
+        add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args._run(args) or 0)

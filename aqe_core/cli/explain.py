@@ -1,0 +1,45 @@
+"""``explain``: every adaptive read, its partitions and how each number is known."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+
+def add_explain_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help="an event log (any codec, rolling directory) or a capture")
+    p.add_argument("--execution", help="only this SQL execution (its id)")
+    p.add_argument("--json", action="store_true", help="the view model as JSON (docs/explain-json.md)")
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from aqe_core.sources import SourceError, load_source
+    from aqe_core.views.explain import explain_views
+
+    try:
+        src = load_source(args.source)
+    except SourceError as e:
+        print(f"explain: {args.source}: {e}", file=sys.stderr)
+        return 2
+    doc = explain_views(src.views, args.execution)
+    if args.execution is not None and not doc["executions"]:
+        print(f"explain: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        return 0
+    out = [src.label]
+    for ex in doc["executions"]:
+        out.append(f"\n#{ex['id']} {ex['description'][:80]}")
+        for r in ex["reads"]:
+            skewed = r["skewed_reducers"]
+            what = ("skew: not in this log" if skewed is None else
+                    "no skewed reducer split" if not skewed else
+                    "split reducers " + ", ".join(f"{'?' if x['reducer'] is None else x['reducer']}"
+                                                  f" ({x['parts'] if x['parts'] is not None else '?'} parts)" for x in skewed))
+            out.append(f"  read node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '?'} -> "
+                       f"{len(r['partitions'])} partitions; {what}")
+            out += [f"    - {t}" for t in r["sentences"]]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0

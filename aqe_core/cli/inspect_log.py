@@ -1,0 +1,103 @@
+"""``inspect``: the AQE decisions in an event log, as text or JSON."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from aqe_core.units import GiB, MiB
+
+
+def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="event log: file, rolling eventlog_v2_* directory, .zip/.gz/.tar, .inprogress")
+    parser.add_argument("--json", action="store_true", help="print the JSON document (docs/eventlog-json.md)")
+    parser.add_argument("--no-plans", action="store_true", help="with --json: leave out the plan trees")
+    parser.add_argument("--tasks", action="store_true", help="with --json: add per-stage, per-task shuffle reads")
+    parser.add_argument("--indent", type=int, default=None, help="with --json: indent the output")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--max-line-mb", type=int, default=64, help="skip lines longer than this (default 64)")
+    parser.add_argument("--max-decompressed-gb", type=int, default=256,
+                        help="stop after decoding this much (default 256)")
+
+
+def _progress(enabled: bool):
+    if not enabled:
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.5:
+            return
+        last[0] = now
+        pct = f" ({100 * done / total:.0f}%)" if total else ""
+        print(f"\rreading {done / MiB:.1f} MiB{pct}", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _clear(show) -> None:
+    if show is not None:
+        print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
+
+
+def _inspect_load(args: argparse.Namespace):
+    """The event log, or the exit code after a one-line error (never a traceback)."""
+    from aqe_core.readers.eventlog import loader as reader
+    from aqe_core.readers.eventlog.errors import EventLogError, Limits
+
+    limits = Limits(max_line_bytes=args.max_line_mb * MiB, max_decompressed_bytes=args.max_decompressed_gb * GiB)
+    show = _progress(not args.quiet and sys.stderr.isatty())
+    try:
+        log = reader.load(args.path, progress=show, limits=limits, keep_task_metrics=args.tasks)
+    except EventLogError as e:
+        _clear(show)
+        print(f"aqe_core inspect: error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        _clear(show)
+        print("aqe_core inspect: error: out of memory while reading the log", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        _clear(show)
+        print("aqe_core inspect: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # never a traceback: one line, exit 2
+        _clear(show)
+        print(f"aqe_core inspect: error: unexpected {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    _clear(show)
+    return log
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from aqe_core.views.eventlog_summary import log_json, outcome_line
+
+    if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
+        print("aqe_core inspect: error: limits must be positive", file=sys.stderr)
+        return 2
+    log = _inspect_load(args)
+    if isinstance(log, int):
+        return log
+    try:
+        if args.json:
+            doc = log_json(log, plans=not args.no_plans, tasks=args.tasks)
+            json.dump(doc, sys.stdout, indent=args.indent)
+            sys.stdout.write("\n")
+            return 0
+        app = log.application
+        state = "complete" if log.complete else "incomplete"
+        print(f"{app.name or '?'}  {app.id or '?'}"
+              + (f" attempt {app.attempt_id}" if app.attempt_id else "")
+              + f"  Spark {app.spark_version or '?'}  {log.layout} {log.codec or ''} log, {state}, "
+              f"{len(log.executions)} SQL executions")
+        for ex in sorted(log.executions.values(), key=lambda e: e.id):
+            print(outcome_line(ex))
+        for n in log.notes:
+            print(f"note: {n}")
+        for w in log.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        return 0
+    except BrokenPipeError:
+        return 0
