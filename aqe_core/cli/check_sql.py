@@ -6,7 +6,6 @@ import json
 import sys
 
 
-
 def add_check_sql_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default=None, help="Spark master URL for the checking session (default local[*])")
 

@@ -6,7 +6,6 @@ import json
 import sys
 
 
-
 def add_explain_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="an event log (any codec, rolling directory) or a capture")
     p.add_argument("--execution", help="only this SQL execution (its id)")

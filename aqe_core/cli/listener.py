@@ -5,7 +5,6 @@ import argparse
 import sys
 
 
-
 def add_listener_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spark-conf", action="store_true",
                    help="print key=value lines for a SparkSession builder or spark-submit --conf (the default)")

@@ -1,0 +1,78 @@
+"""``lint``: a query's AQE settings checked against a Spark release (keys Apache Spark does not
+have, keys the release lacks, legacy names, values it rejects, defaults that differ)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from aqe_core.cli.common import _kv
+
+
+def add_lint_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", nargs="?", help="an event log or a capture (its queries' settings); or use --conf")
+    p.add_argument("--execution", help="only this SQL execution (its id)")
+    p.add_argument("--conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
+                   help="settings to check instead of a source's (repeatable)")
+    p.add_argument("--source-version", help="with --conf: the release the settings were written for")
+    p.add_argument("--target", help="the release to check against (default: the query's own release)")
+    p.add_argument("--json", action="store_true", help="findings as JSON")
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    """Exit 0 with no error finding, 1 with one, 2 for bad input."""
+    from aqe_core.config_lint import default_changes, lint_settings
+    from aqe_core.versions import as_version
+
+    try:
+        target = as_version(args.target) if args.target else None
+        given = as_version(args.source_version) if args.source_version else None
+    except ValueError as e:
+        print(f"lint: {e}", file=sys.stderr)
+        return 2
+    subjects = []  # (label, settings, release)
+    if args.conf:
+        if target is None and given is None:
+            print("lint: with --conf, give --target (and optionally --source-version)", file=sys.stderr)
+            return 2
+        subjects.append(("--conf", dict(args.conf), given))
+    elif args.source:
+        from aqe_core.sources import SourceError, load_source
+
+        try:
+            src = load_source(args.source)
+        except SourceError as e:
+            print(f"lint: {args.source}: {e}", file=sys.stderr)
+            return 2
+        views = [v for v in src.views if args.execution is None or v.query_id == str(args.execution)]
+        if not views:
+            print(f"lint: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
+            return 2
+        for v in views:
+            subjects.append((f"#{v.query_id} {v.description[:60]}", {**v.conf.explicit, **v.conf.unknown}, v.spark_version))
+    else:
+        print("lint: give a source or --conf KEY=VALUE", file=sys.stderr)
+        return 2
+    doc, errors = [], 0
+    for label, settings, release in subjects:
+        against = target or release
+        found = lint_settings(settings, against, source=release)
+        changes = default_changes(release, against, None) if release is not None and against != release else []
+        set_keys = set(settings)
+        changes = [c for c in changes if c.key not in set_keys]
+        errors += sum(1 for f in found if f.severity == "error")
+        doc.append({"query": label, "release": str(release) if release else None, "target": str(against),
+                    "settings": settings, "findings": [f.to_dict() for f in found],
+                    "default_changes": [c.to_dict() for c in changes]})
+    if args.json:
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        return 1 if errors else 0
+    out = []
+    for d in doc:
+        out.append(f"{d['query']}: {len(d['settings'])} setting(s), Spark {d['release'] or '?'} -> {d['target']}")
+        out += [f"  {f['severity']}: {f['message']}" for f in d["findings"]] or ["  no finding"]
+        if d["default_changes"]:
+            out.append(f"  defaults that differ in Spark {d['target']} (not set by the query):")
+            out += [f"    {c['message']}" for c in d["default_changes"]]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 1 if errors else 0

@@ -1,0 +1,86 @@
+"""The key registry and the config linter (issue 13) against what each release's own SQLConf
+says (``tests/fixtures/sqlconf/<release>.json``, recorded by tools/record_sqlconf.py): the
+same AQE keys, defaults and visibility, and a value is "invalid" exactly when the release's
+``SQLConf.setConfString`` rejects it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aqe_core import config
+from aqe_core.config_lint import default_changes, lint_settings
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sqlconf"
+RECORDS = {p.stem: json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))}
+EXTRA = ("spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold", "spark.sql.join.preferSortMergeJoin")
+
+
+def test_every_supported_release_is_recorded():
+    assert set(RECORDS) >= {"3.0.1", "3.1.3", "3.2.4", "3.3.4", "3.4.4", "3.5.9", "4.0.0", "4.3.0"}
+
+
+@pytest.mark.parametrize("release", sorted(RECORDS))
+def test_registry_has_the_release_keys_defaults_and_visibility(release):
+    rec = RECORDS[release]["entries"]
+    ours = {k: e for k, e in config.keys_for(release).items() if k.startswith(config.ADAPTIVE_PREFIX) or k in EXTRA}
+    assert sorted(ours) == sorted(rec)
+    for key, e in ours.items():
+        theirs = rec[key]
+        assert e.internal == (not theirs["public"]), key
+        if e.fallback:
+            assert theirs["default"] == f"<value of {e.default}>", key
+        elif e.default is None:
+            assert theirs["default"] == "<undefined>", key
+        else:
+            assert config.parse_value(e, e.default) == config.parse_value(e, theirs["default"]), key
+
+
+@pytest.mark.parametrize("release", sorted(RECORDS))
+def test_invalid_exactly_where_spark_rejects_the_value(release):
+    rec = RECORDS[release]
+    checked, wrong = 0, []
+    for key, row in rec["accepts"].items():
+        for value, accepted in row.items():
+            found = lint_settings({key: value}, release)
+            if any(f.kind == "invalid" for f in found) == accepted:
+                wrong.append((key, value, "Spark accepts" if accepted else "Spark rejects"))
+            checked += 1
+    assert wrong == [] and checked > 300
+
+
+def test_names_that_are_not_spark_settings():
+    found = lint_settings({"spark.sql.adaptive.skewedJoin.enabled": "true",
+                           "spark.sql.adaptive.coalescePartitions.targetSize": "64m",
+                           "spark.sql.session.timeZone": "UTC"}, "4.3.0")
+    assert [(f.key, f.kind, f.suggestion) for f in found] == [
+        ("spark.sql.adaptive.skewedJoin.enabled", "unknown", "spark.sql.adaptive.skewJoin.enabled"),
+        ("spark.sql.adaptive.coalescePartitions.targetSize", "unknown", None)]
+
+
+def test_release_differences():
+    old = lint_settings({"spark.sql.adaptive.coalescePartitions.minPartitionSize": "1m",
+                         "spark.sql.adaptive.shuffle.targetPostShuffleInputSize": "32m"}, "3.1.3")
+    assert [f.kind for f in old] == ["not_in_release", "legacy_name"]
+    assert "added in 3.2.0" in old[0].message
+    typed = lint_settings({"spark.sql.adaptive.skewJoin.skewedPartitionFactor": "5"}, "3.4.4", source="3.3.4")
+    assert [f.kind for f in typed] == ["type_changed"]
+    changes = {f.key: f.message for f in default_changes("3.1.3", "4.3.0")}
+    assert "default false in Spark 3.1.3, true in Spark 4.3.0" in changes["spark.sql.adaptive.enabled"]
+    assert "not in Spark 3.1.3" in changes["spark.sql.adaptive.coalescePartitions.parallelismFirst"]
+
+
+def test_cli_lint(capsys):
+    from aqe_core.cli import main
+
+    code = main(["lint", "--conf", "spark.sql.adaptive.skewJoin.skewedPartitionFactor=2.5", "--source-version", "3.5.9",
+                 "--target", "3.3.4", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1 and doc[0]["findings"][0]["kind"] == "invalid"
+    assert main(["lint", "--conf", "spark.sql.adaptive.skewJoin.skewedPartitionFactor=2.5", "--target", "3.4.4"]) == 0
+    assert "no finding" in capsys.readouterr().out
+    assert main(["lint", "--conf", "a=b"]) == 2
+    assert main(["lint", "sample_logs/eventlogs/local-1795309249168", "--target", "4.3.0", "--execution", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Spark 3.0.1 -> 4.3.0" in out and "spark.sql.adaptive.enabled" not in out  # the query set it
