@@ -1,0 +1,47 @@
+"""``releases``: a query's statistics through every supported release's rules, side by side, with
+what differs between neighbouring releases and why."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_releases_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help="an event log or a capture")
+    p.add_argument("--execution", help="only this SQL execution (its id)")
+    p.add_argument("--json", action="store_true", help="the comparison as JSON")
+
+
+def cmd_releases(args: argparse.Namespace) -> int:
+    from aqe_core.sources import SourceError, load_source
+    from aqe_core.views.releases import compare_releases
+
+    try:
+        src = load_source(args.source)
+    except SourceError as e:
+        print(f"releases: {args.source}: {e}", file=sys.stderr)
+        return 2
+    views = [v for v in src.views if args.execution is None or v.query_id == str(args.execution)]
+    if not views:
+        print(f"releases: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
+        return 2
+    docs = []
+    out = [src.label]
+    for v in views:
+        comp = compare_releases(v)
+        docs.append({"query": v.query_id, "description": v.description, **comp.to_dict()})
+        out.append(f"\n#{v.query_id} {v.description[:80]} ({comp.note[:160]})")
+        for r in comp.rows:
+            s = r.summary()
+            out.append(f"  {s['release']:<16} partitions {s['partitions after AQE']:<12} skew splits {s['skew splits']!s:<4}"
+                       f" joins {s['joins']}" + (f"  [left out: {s['settings left out']}]" if s["settings left out"] else ""))
+        for d in comp.diffs:
+            out.append(f"  {d.before} -> {d.after}: " + "; ".join(d.changes))
+            out += [f"    the rules said: {m}" for m in d.rules_said]
+            out += [f"    changed between them: {m}" for m in d.changed_between]
+    if args.json:
+        sys.stdout.write(json.dumps(docs, indent=1) + "\n")
+    else:
+        sys.stdout.write("\n".join(out) + "\n")
+    return 0

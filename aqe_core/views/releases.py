@@ -1,0 +1,169 @@
+"""Every supported Spark release side by side (issue 13): the same query's statistics through each
+release's rules, for "what does upgrading (or staying) do to this query".
+
+The query's own settings go with it (those a release lacks or rejects are left out, and the
+linter says so); every other setting takes the release's default. A capture or listener log
+is replayed exactly on its pre-AQE statistics; a plain event log gets the estimate. Between two
+neighbouring releases whose outcome differs, the differences are explained by what changed:
+the rule order (:mod:`aqe_core.engine.pipeline`) and the defaults the query did not set.
+
+Checked against real Spark: for every catalogue query recorded with identical statistics on two
+releases, the newer or older release's rules on one recording give what the other release did
+(tests/test_releases.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from aqe_core import config
+from aqe_core.config import AQEConf, checked_layers
+from aqe_core.config_lint import LintFinding, default_changes, lint_settings
+from aqe_core.engine.estimate import PresetOutcome
+from aqe_core.engine.pipeline import pipeline_for
+from aqe_core.model.evidence import Evidence
+from aqe_core.engine.simulate import simulate
+from aqe_core.engine.whatif import EXACT_NOTE, one_query, what_if
+from aqe_core.versions import as_version
+from aqe_core.views.query import QueryView
+
+__all__ = ["RELEASES", "ReleaseComparison", "ReleaseRow", "compare_releases"]
+
+#: the releases AQE Lens models, one per line of Spark it was checked against
+RELEASES = ("3.0.1", "3.1.3", "3.2.4", "3.3.4", "3.4.4", "3.5.9", "4.0.0", "4.3.0")
+
+
+#: the settings AQE's decisions read (a default change elsewhere, e.g. the log level, is not news)
+DECISION_KEYS = frozenset({
+    config.ADAPTIVE_EXECUTION_ENABLED, config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_ENABLED,
+    config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_INITIAL_PARTITION_NUM,
+    config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE, config.COALESCE_PARTITIONS_PARALLELISM_FIRST,
+    config.COALESCE_PARTITIONS_MAX_REDUCER_PARTITIONS_PER_TASK, config.LOCAL_SHUFFLE_READER_ENABLED,
+    config.SKEW_JOIN_ENABLED, config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD,
+    config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN, config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN,
+    config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD, config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
+    config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED, config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR,
+    config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS, config.CONVERT_SMJ_TO_SHJ_ENABLED,
+    config.CONVERT_SMJ_TO_SHJ_MIN_WIDENING_FACTOR, config.SHUFFLE_PARTITIONS, config.AUTO_BROADCASTJOIN_THRESHOLD,
+})
+
+
+@dataclass
+class ReleaseRow:
+    release: str
+    outcome: PresetOutcome
+    lint: list[LintFinding] = field(default_factory=list)
+    own: bool = False  # the release the query ran on
+    #: read label -> the rules' reasons under this release (exact sources only)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        o = self.outcome
+        return {"release": self.release + (" (as run)" if self.own else ""),
+                "partitions after AQE": " + ".join(str(s.partitions_after) for s in o.shuffles) or "-",
+                "skewed reducers split": sum(s.skewed for s in o.shuffles),
+                "skew splits": o.splits if o.splits is not None else "?",
+                "joins": ", ".join(o.join_strategies) or "-",
+                "settings left out": ", ".join(f.key for f in self.lint if f.kind in ("invalid", "not_in_release")) or ""}
+
+
+@dataclass
+class ReleaseDiff:
+    """What differs between two neighbouring releases' outcomes, and what changed between them."""
+
+    before: str
+    after: str
+    changes: list[str]
+    #: what the rules said differently (exact sources: each release's own reasons for the read)
+    rules_said: list[str] = field(default_factory=list)
+    #: what changed between the two releases that bears on AQE's decisions (the candidates)
+    changed_between: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"from": self.before, "to": self.after, "changes": self.changes, "rules_said": self.rules_said,
+                "changed_between": self.changed_between}
+
+
+@dataclass
+class ReleaseComparison:
+    rows: list[ReleaseRow]
+    diffs: list[ReleaseDiff]
+    exact: bool
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"exact": self.exact, "note": self.note, "releases": [r.summary() for r in self.rows],
+                "lint": {r.release: [f.to_dict() for f in r.lint] for r in self.rows if r.lint},
+                "differences": [d.to_dict() for d in self.diffs]}
+
+
+def _joins(view: QueryView) -> list[str]:
+    plan = view.final_plan
+    return [n.name for n in plan.walk() if "Join" in n.name] if plan is not None else []
+
+
+def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> ReleaseComparison:
+    """The query under each release's rules, its own settings carried where the release has them."""
+    settings = {**view.conf.explicit, **view.conf.unknown}
+    own = str(view.spark_version)
+    rows = []
+    for rel in releases:
+        layers, _notes = checked_layers(rel, [settings])
+        conf = AQEConf.resolve(rel, layers, validate=False)
+        got = what_if(view.model, view.shuffles, _joins(view), conf, name=rel, lines=False,
+                      default_parallelism=view.default_parallelism)
+        assert got.outcome is not None
+        lint = [f for f in lint_settings(settings, rel, source=own) if f.severity != "info"]
+        rows.append(ReleaseRow(rel, got.outcome, lint, own=as_version(rel) == as_version(own),
+                               reasons=_reasons(view, conf)))
+    exact = bool(rows) and rows[0].outcome.exact
+    diffs = [d for a, b in zip(rows, rows[1:]) if (d := _diff(a, b, set(settings))) is not None]
+    # (the replay's note about plan-changing settings does not apply: every release gets the query's own)
+    note = EXACT_NOTE + " of each release" if exact else (rows[0].outcome.note if rows else "")
+    return ReleaseComparison(rows, diffs, exact, note)
+
+
+def _reasons(view: QueryView, conf: AQEConf) -> dict[str, list[str]]:
+    """Each read's reasons under ``conf``'s release, in the rules' words (exact sources)."""
+    q = view.model
+    if q is None or q.raw is None or q.evidence is not Evidence.EXACT:
+        return {}
+    capture, index = q.raw
+    qc = next(x for x in capture.queries if x.index == index)
+    rep = simulate(one_query(capture, qc), {k: v for k, v in conf.to_strings().items() if v is not None},
+                   conf.spark_version)
+    return {f"shuffle {r.shuffle_id} (stage {r.stage_id})": [x.message for x in r.reasons] for r in rep.queries[0].reads}
+
+
+def _outcome_changes(a: PresetOutcome, b: PresetOutcome) -> list[str]:
+    out = []
+    for sa, sb in zip(a.shuffles, b.shuffles):
+        if sa.partitions_after != sb.partitions_after or sa.splits != sb.splits:
+            out.append(f"{sb.label}: {sa.partitions_after} -> {sb.partitions_after} partitions"
+                       + (f", skew splits {sa.splits} -> {sb.splits}" if sa.splits != sb.splits else ""))
+    if a.join_strategies != b.join_strategies:
+        out.append(f"joins: {', '.join(a.join_strategies) or '-'} -> {', '.join(b.join_strategies) or '-'}")
+    return out
+
+
+def _diff(a: ReleaseRow, b: ReleaseRow, set_keys: set[str]) -> Optional[ReleaseDiff]:
+    changes = _outcome_changes(a.outcome, b.outcome)
+    if not changes:
+        return None
+    said: list[str] = []
+    for label in a.reasons:
+        ra, rb = a.reasons.get(label, []), b.reasons.get(label, [])
+        if ra != rb:
+            said += [f"{label}, {a.release}: {m}" for m in ra if m not in rb]
+            said += [f"{label}, {b.release}: {m}" for m in rb if m not in ra]
+    between: list[str] = []
+    pa, pb = pipeline_for(a.release), pipeline_for(b.release)
+    if pa.rules != pb.rules:
+        between.append(f"rule order: {' > '.join(pa.rules)} in {a.release}; {' > '.join(pb.rules)} in {b.release}")
+    if pa.final_stage != pb.final_stage:
+        between.append(f"which rules run on the final stage: {pa.final_stage} in {a.release}, {pb.final_stage} in"
+                       f" {b.release}")
+    between += [f.message for f in default_changes(a.release, b.release, set(DECISION_KEYS) - set_keys)]
+    gone = {f.key for f in b.lint} - {f.key for f in a.lint}
+    between += [f.message for f in b.lint if f.key in gone]
+    return ReleaseDiff(a.release, b.release, changes, said, between)

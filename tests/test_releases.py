@@ -1,0 +1,108 @@
+"""Every release side by side (issue 13) against what each release really did.
+
+The catalogue was recorded on all eight releases; where a query's statistics came out identical
+on two releases (most of them: same data, same row format and codec), one release's recording
+through the other release's rules must give exactly what the other release did: every read's
+partition specs and every join's strategy. Three query families do not agree yet; they are
+listed with the release pairs, so a fix or a new gap changes this test.
+"""
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from aqe_core.engine import simulate
+from aqe_core.engine.whatif import one_query
+from aqe_core.model.specs import spec_to_dict
+from aqe_core.readers.capture_file import load_capture
+from aqe_core.sources import load_source
+from aqe_core.views.compare import BUILTIN_PRESETS, simulate_preset
+from aqe_core.views.releases import RELEASES, compare_releases
+
+CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
+NEWER = {r: set(RELEASES[i + 1:]) for i, r in enumerate(RELEASES)}
+#: (capture, preset) -> release pairs (recorded on -> rules of) that do not agree yet (not explained yet;
+#: see the session notes): a union of aggregates through 4.3.0's rules, a forced skew join with an
+#: extra shuffle among 3.3-4.3, and repartition-by-column between 3.1 and 3.2+
+KNOWN_GAPS = {
+    ("union_aggregates.json.gz", "default"): {(r, "4.3.0") for r in RELEASES[:-1]},
+    ("union_aggregates.json.gz", "min_partition_num_8"): {(r, "4.3.0") for r in RELEASES[:-1]},
+    ("multi_way_join_same_key.json.gz", "force"): set(itertools.permutations(("3.3.4", "3.4.4", "3.5.9", "4.0.0",
+                                                                                "4.3.0"), 2)),
+    ("repartition_by_column.json.gz", "default"): ({("3.1.3", r) for r in RELEASES[2:]}
+                                                   | {(r, "3.1.3") for r in RELEASES[2:]}),
+}
+
+
+def _stats(q) -> list[tuple[int, ...]]:
+    return sorted(tuple(s.bytes_by_partition_id or ()) for s in q.shuffles.values())
+
+
+def _key(q, r):
+    sh = q.shuffle(r.shuffle_id)
+    return tuple(sh.bytes_by_partition_id) if sh and sh.bytes_by_partition_id else None
+
+
+def _specs(specs):
+    return None if specs is None else [spec_to_dict(s) for s in specs]
+
+
+@pytest.mark.slow
+def test_one_release_recording_through_another_release_rules_gives_what_that_release_did():
+    captures = {(v, p.name): load_capture(str(p)) for v in RELEASES for p in sorted((CAPTURES / v).glob("*.json.gz"))}
+    gaps: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    compared = 0
+    for a, b in itertools.permutations(RELEASES, 2):
+        for (v, name), capture in captures.items():
+            other = captures.get((b, name))
+            if v != a or other is None:
+                continue
+            for qa in capture.queries:
+                qb = next((x for x in other.queries if x.label == qa.label), None)
+                if qb is None or _stats(qa) != _stats(qb):
+                    continue
+                sim = simulate(one_query(capture, qa), None, b).queries[0]
+                real = simulate(one_query(other, qb)).queries[0]
+                real_reads = {_key(qb, r): r for r in real.reads}
+                preset = qa.label.split("/")[-1]
+                for r in sim.reads:
+                    rr = real_reads.get(_key(qa, r))
+                    if rr is not None:
+                        compared += 1
+                        if _specs(r.simulated_specs) != _specs(rr.spark_specs):
+                            gaps[(name, preset)].add((a, b))
+                compared += 1
+                if [j.simulated for j in sim.joins] != [j.spark for j in real.joins]:
+                    gaps[(name, preset)].add((a, b))
+    assert compared > 5000
+    assert dict(gaps) == KNOWN_GAPS
+
+
+def test_the_release_a_capture_ran_on_is_what_spark_did():
+    view = load_source(str(CAPTURES / "4.3.0" / "skew_join_inner.json.gz")).view("0")
+    comp = compare_releases(view)
+    assert [r.release for r in comp.rows] == list(RELEASES) and comp.exact
+    own = next(r for r in comp.rows if r.own)
+    actual = simulate_preset(view, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
+    assert [s.partitions_after for s in own.outcome.shuffles] == [s.partitions_after for s in actual.shuffles]
+    assert own.outcome.join_strategies == actual.join_strategies
+    # 3.0.1 judged skew on coalesced partitions and split nothing; 3.1.3 split reducer 5: the rules say so
+    first = comp.diffs[0]
+    assert (first.before, first.after) == ("3.0.1", "3.1.3")
+    assert any("3.1.3: left partition 5 is skewed" in s for s in first.rules_said)
+    assert "coalescePartitions.minPartitionSize" in comp.rows[0].summary()["settings left out"]
+
+
+def test_cli_releases(capsys):
+    from aqe_core.cli import main
+    import json
+
+    assert main(["releases", str(CAPTURES / "4.3.0" / "skew_join_inner.json.gz"), "--execution", "0", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc[0]["exact"] and [r["release"] for r in doc[0]["releases"]][-1] == "4.3.0 (as run)"
+    assert main(["releases", str(CAPTURES / "4.3.0" / "skew_join_inner.json.gz"), "--execution", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "3.0.1 -> 3.1.3" in out and "the rules said" in out
