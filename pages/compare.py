@@ -10,6 +10,7 @@ from aqe_core.views.compare import BUILTIN_PRESETS
 from aqe_core.model.presets import load_user_presets
 from ui import frame, state
 from ui.compare import save_preset_form, shared_x_range
+from ui.releases import releases_section
 from ui.rerun import rerun_for_real
 
 src, view = frame.current()
@@ -47,3 +48,4 @@ if view.source_kind == "capture" and src.kind == "capture":  # a listener log ha
     rerun_for_real(src, view, [p for p in presets if p.name in chosen], outcomes)
 with st.expander("Save a preset of your own"):
     save_preset_form(view)
+releases_section(view)

@@ -229,3 +229,12 @@ def test_plan_timeline_and_overlaid_sizes():
              if s.sizes_before and s.sizes_after)
     names = [t.name for t in histogram_figure(s, which="both").data if getattr(t, "type", "") == "bar"]
     assert names == ["before AQE", "after AQE"]
+
+
+def test_compare_shows_every_release_with_differences_explained():
+    """Issue 13: the default sample's skewed join (a 4.3.0 event log) through every release's
+    rules, one row per release, the query's own release marked."""
+    at = _app("compare", q="2")
+    assert any(h.value == "Every Spark release" for h in at.subheader)
+    table = next(df.value for df in at.dataframe if "release" in df.value.columns)
+    assert len(table) == 8 and table["release"].str.endswith("(as run)").sum() == 1

@@ -23,7 +23,7 @@ from aqe_core.engine.estimate import PresetOutcome
 from aqe_core.engine.pipeline import pipeline_for
 from aqe_core.model.evidence import Evidence
 from aqe_core.engine.simulate import simulate
-from aqe_core.engine.whatif import EXACT_NOTE, one_query, what_if
+from aqe_core.engine.whatif import one_query, what_if
 from aqe_core.versions import as_version
 from aqe_core.views.query import QueryView
 
@@ -119,7 +119,7 @@ def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> R
     exact = bool(rows) and rows[0].outcome.exact
     diffs = [d for a, b in zip(rows, rows[1:]) if (d := _diff(a, b, set(settings))) is not None]
     # (the replay's note about plan-changing settings does not apply: every release gets the query's own)
-    note = EXACT_NOTE + " of each release" if exact else (rows[0].outcome.note if rows else "")
+    note = "exact: each release's rules replayed over the captured statistics" if exact else (rows[0].outcome.note if rows else "")
     return ReleaseComparison(rows, diffs, exact, note)
 
 
