@@ -15,6 +15,7 @@ from plotly.offline import get_plotlyjs
 import aqe_core
 from aqe_core.views.query import QueryView
 from aqe_core.views.compare import PresetOutcome
+from aqe_core.views.releases import ReleaseComparison
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:; connect-src 'none'")
@@ -56,6 +57,7 @@ def build_report(
     comparison: Sequence[PresetOutcome] = (),
     plan_changes: Sequence[dict[str, Any]] = (),
     link: Optional[str] = None,
+    releases: Optional[ReleaseComparison] = None,
 ) -> str:
     """The whole report as one HTML string."""
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -91,6 +93,15 @@ def build_report(
     if comparison:
         notes = "".join(f"<li><b>{_e(o.preset)}</b>: {_e(o.note)}</li>" for o in comparison)
         parts.append(f"<section><h2>Presets compared</h2>{_table([o.summary_row() for o in comparison])}<ul>{notes}</ul></section>")
+    if releases is not None:
+        diffs = "".join(f"<li><b>{_e(d.before)} &rarr; {_e(d.after)}</b>: {_e('; '.join(d.changes))}<ul>"
+                        + "".join(f"<li>the rules said: {_e(m)}</li>" for m in d.rules_said)
+                        + "".join(f"<li class='meta'>changed between them: {_e(m)}</li>" for m in d.changed_between)
+                        + "</ul></li>" for d in releases.diffs)
+        lint = "".join(f"<li>{_e(r.release)}: {_e(f.message)}</li>" for r in releases.rows for f in r.lint)
+        parts.append(f"<section><h2>Every Spark release</h2><p class='meta'>{_e(releases.note)}</p>"
+                     f"{_table([r.summary() for r in releases.rows])}<ul>{diffs}</ul>"
+                     + (f"<h3>Settings a release lacks or rejects</h3><ul>{lint}</ul>" if lint else "") + "</section>")
     conf_rows = [{"setting": k, "value": v} for k, v in view.conf.to_strings().items() if v is not None]
     parts.append(f"<section><h2>Effective AQE configuration</h2>{_table(conf_rows)}</section>")
     if view.warnings:

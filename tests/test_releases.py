@@ -106,3 +106,13 @@ def test_cli_releases(capsys):
     assert main(["releases", str(CAPTURES / "4.3.0" / "skew_join_inner.json.gz"), "--execution", "0"]) == 0
     out = capsys.readouterr().out
     assert "3.0.1 -> 3.1.3" in out and "the rules said" in out
+
+
+def test_report_carries_every_release():
+    from aqe_core.report import build_report
+
+    view = load_source(str(CAPTURES / "4.3.0" / "skew_join_inner.json.gz")).view("0")
+    comp = compare_releases(view)
+    html = build_report(view, source_label="capture", releases=comp)
+    assert "<h2>Every Spark release</h2>" in html and "4.3.0 (as run)" in html
+    assert "3.1.3: left partition 5 is skewed" in html
