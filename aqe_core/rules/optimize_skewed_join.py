@@ -350,9 +350,32 @@ def optimize_skewed_join(
     if result.num_skewed_left > 0 or result.num_skewed_right > 0:
         result.applied = True
     else:
-        reasons.append(Reason("no_split", "no partition was split: the join is unchanged",
+        why = [w for w in (_below_threshold("left", la, v), _below_threshold("right", ra, v)) if w]
+        reasons.append(Reason("no_split", "no partition was split: " + ("; ".join(why) if why else "the join is unchanged"),
                               {"left_median": la.median, "right_median": ra.median}))
     return result
+
+
+def _below_threshold(name: str, a: SideAnalysis, v: SparkVersion) -> str:
+    """Why no partition of a side is skewed: its largest against the threshold it had to pass
+    (empty when one did pass: then other reasons say why it was not split).
+
+    >>> a = SideAnalysis(SparkVersion(3, 0, 1), (380592, 79799, 70000), 79799, None, 398995, 65536, 5, 98304,
+    ...                  98304, ())
+    >>> _below_threshold("left", a, SparkVersion(3, 0, 1))
+    'the largest left partition, 371.7 KiB, is not above 5 x median 77.9 KiB (over the coalesced partitions, as 3.0/3.1 judge skew) = 389.6 KiB'
+    """
+    if not a.sizes:
+        return ""
+    big = max(a.sizes)
+    if big > a.effective_threshold:
+        return ""
+    over = " (over the coalesced partitions, as 3.0/3.1 judge skew)" if v < SparkVersion(3, 2, 0) else ""
+    if a.factor_threshold >= a.threshold_bytes:
+        limit = f"{num(a.factor)} x median {mib(a.median)}{over} = {mib(a.factor_threshold)}"
+    else:
+        limit = f"the skew threshold {mib(a.threshold_bytes)} ({config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD})"
+    return f"the largest {name} partition, {mib(big)}, is not above {limit}"
 
 
 def _analyze_sides(left: SkewJoinSide, right: SkewJoinSide, lspecs: Sequence[CoalescedPartitionSpec],
