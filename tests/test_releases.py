@@ -116,3 +116,11 @@ def test_report_carries_every_release():
     html = build_report(view, source_label="capture", releases=comp)
     assert "<h2>Every Spark release</h2>" in html and "4.3.0 (as run)" in html
     assert "3.1.3: left partition 5 is skewed" in html
+
+
+def test_a_planner_change_the_replay_cannot_follow_is_said():
+    """4.3.0 plans a Union with its children's partitioning (union_aggregates: both children in one
+    coalesce group); an older recording replayed under 4.3.0's rules keeps its own plan, and says so."""
+    view = load_source(str(CAPTURES / "3.5.9" / "union_aggregates.json.gz")).view("0")
+    rows = {r.release: r for r in compare_releases(view).rows}
+    assert rows["4.3.0"].caveats and not rows["4.0.0"].caveats and not rows["3.5.9"].caveats

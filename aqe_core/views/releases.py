@@ -56,6 +56,8 @@ class ReleaseRow:
     own: bool = False  # the release the query ran on
     #: read label -> the rules' reasons under this release (exact sources only)
     reasons: dict[str, list[str]] = field(default_factory=dict)
+    #: where this release's planner would build a different plan than the one replayed
+    caveats: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         o = self.outcome
@@ -64,7 +66,8 @@ class ReleaseRow:
                 "skewed reducers split": sum(s.skewed for s in o.shuffles),
                 "skew splits": o.splits if o.splits is not None else "?",
                 "joins": ", ".join(o.join_strategies) or "-",
-                "settings left out": ", ".join(f.key for f in self.lint if f.kind in ("invalid", "not_in_release")) or ""}
+                "settings left out": ", ".join(f.key for f in self.lint if f.kind in ("invalid", "not_in_release")) or "",
+                "caveat": "; ".join(self.caveats)}
 
 
 @dataclass
@@ -115,12 +118,22 @@ def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> R
         assert got.outcome is not None
         lint = [f for f in lint_settings(settings, rel, source=own) if f.severity != "info"]
         rows.append(ReleaseRow(rel, got.outcome, lint, own=as_version(rel) == as_version(own),
-                               reasons=_reasons(view, conf)))
+                               reasons=_reasons(view, conf), caveats=_planner_caveats(view, rel)))
     exact = bool(rows) and rows[0].outcome.exact
     diffs = [d for a, b in zip(rows, rows[1:]) if (d := _diff(a, b, set(settings))) is not None]
     # (the replay's note about plan-changing settings does not apply: every release gets the query's own)
     note = "exact: each release's rules replayed over the captured statistics" if exact else (rows[0].outcome.note if rows else "")
     return ReleaseComparison(rows, diffs, exact, note)
+
+
+def _planner_caveats(view: QueryView, release: str) -> list[str]:
+    """Known planner changes the replay of the recorded plan cannot follow."""
+    out = []
+    older = view.spark_version < as_version("4.3.0") <= as_version(release)
+    if older and view.final_plan is not None and any(n.name == "Union" for n in view.final_plan.walk()):
+        out.append("4.3's Union reports its children's partitioning, which can put them in one coalesce group;"
+                   " the replayed plan is the recorded release's (a run on 4.3 decides)")
+    return out
 
 
 def _reasons(view: QueryView, conf: AQEConf) -> dict[str, list[str]]:
