@@ -93,6 +93,8 @@ def test_the_release_a_capture_ran_on_is_what_spark_did():
     first = comp.diffs[0]
     assert (first.before, first.after) == ("3.0.1", "3.1.3")
     assert any("3.1.3: left partition 5 is skewed" in s for s in first.rules_said)
+    assert any("3.0.1: no partition was split: the largest left partition, 371.7 KiB, is not above 5 x median 77.9 KiB"
+               " (over the coalesced partitions, as 3.0/3.1 judge skew) = 389.6 KiB" in s for s in first.rules_said)
     assert "coalescePartitions.minPartitionSize" in comp.rows[0].summary()["settings left out"]
 
 

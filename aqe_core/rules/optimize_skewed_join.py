@@ -166,6 +166,16 @@ class SideAnalysis:
             return self.skew_threshold
         return max(self.factor_threshold, self.threshold_bytes)
 
+    def why_not_skewed(self, name: str) -> str:
+        """The largest partition against the threshold it had to pass ("" when one passed)."""
+        if not self.sizes or max(self.sizes) > self.effective_threshold:
+            return ""
+        over = " (over the coalesced partitions, as 3.0/3.1 judge skew)" if self.spark_version < SparkVersion(3, 2, 0) else ""
+        limit = (f"{num(self.factor)} x median {mib(self.median)}{over} = {mib(self.factor_threshold)}"
+                 if self.factor_threshold >= self.threshold_bytes else
+                 f"the skew threshold {mib(self.threshold_bytes)} ({config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD})")
+        return f"the largest {name} partition, {mib(max(self.sizes))}, is not above {limit}"
+
 
 def analyze_side(
     partition_sizes: Sequence[int],
@@ -214,18 +224,12 @@ def analyze_side(
     else:
         tgt = advisory
     label = f"{side} side: " if side else ""
-    reasons = tuple(
-        Reason(
-            "skewed",
-            f"{label}partition {i} is skewed: {mib(sizes[i])} > {num(factor)} x median {mib(med)}"
-            f" and > {mib(thr_bytes)}",
-            {"size": sizes[i], "median": med, "factor": factor, "threshold": thr,
-             "factor_threshold": factor_thr, "threshold_bytes": thr_bytes, "target": tgt},
-            (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
-            {"partition": i, "side": side} if side else {"partition": i},
-        )
-        for i in skewed
-    )
+    reasons = tuple(Reason(
+        "skewed", f"{label}partition {i} is skewed: {mib(sizes[i])} > {num(factor)} x median {mib(med)} and > {mib(thr_bytes)}",
+        {"size": sizes[i], "median": med, "factor": factor, "threshold": thr, "factor_threshold": factor_thr,
+         "threshold_bytes": thr_bytes, "target": tgt},
+        (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
+        {"partition": i, "side": side} if side else {"partition": i}) for i in skewed)
     return SideAnalysis(v, sizes, med, thr, factor_thr, thr_bytes, factor, advisory, tgt, skewed, reasons)
 
 
@@ -350,32 +354,10 @@ def optimize_skewed_join(
     if result.num_skewed_left > 0 or result.num_skewed_right > 0:
         result.applied = True
     else:
-        why = [w for w in (_below_threshold("left", la, v), _below_threshold("right", ra, v)) if w]
+        why = [w for w in (la.why_not_skewed("left"), ra.why_not_skewed("right")) if w]
         reasons.append(Reason("no_split", "no partition was split: " + ("; ".join(why) if why else "the join is unchanged"),
                               {"left_median": la.median, "right_median": ra.median}))
     return result
-
-
-def _below_threshold(name: str, a: SideAnalysis, v: SparkVersion) -> str:
-    """Why no partition of a side is skewed: its largest against the threshold it had to pass
-    (empty when one did pass: then other reasons say why it was not split).
-
-    >>> a = SideAnalysis(SparkVersion(3, 0, 1), (380592, 79799, 70000), 79799, None, 398995, 65536, 5, 98304,
-    ...                  98304, ())
-    >>> _below_threshold("left", a, SparkVersion(3, 0, 1))
-    'the largest left partition, 371.7 KiB, is not above 5 x median 77.9 KiB (over the coalesced partitions, as 3.0/3.1 judge skew) = 389.6 KiB'
-    """
-    if not a.sizes:
-        return ""
-    big = max(a.sizes)
-    if big > a.effective_threshold:
-        return ""
-    over = " (over the coalesced partitions, as 3.0/3.1 judge skew)" if v < SparkVersion(3, 2, 0) else ""
-    if a.factor_threshold >= a.threshold_bytes:
-        limit = f"{num(a.factor)} x median {mib(a.median)}{over} = {mib(a.factor_threshold)}"
-    else:
-        limit = f"the skew threshold {mib(a.threshold_bytes)} ({config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD})"
-    return f"the largest {name} partition, {mib(big)}, is not above {limit}"
 
 
 def _analyze_sides(left: SkewJoinSide, right: SkewJoinSide, lspecs: Sequence[CoalescedPartitionSpec],
@@ -485,7 +467,6 @@ def optimize_broadcast_stream_side(
                              {"target": a.target_size, "median": a.median, "threshold": a.skew_threshold})]
 
 
-# ------------------------------------------------------------------------------------------
 # OptimizeSkewedJoin's plan-shape check on a stage fragment (the engine's stage plan, seen
 # through the protocols of :mod:`aqe_core.model.stage`)
 
@@ -508,8 +489,7 @@ def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
         elif (v >= SparkVersion(4, 3, 0) and node.name.startswith("BroadcastHashJoin") and len(node.children) == 2):
             changed += _skew_broadcast_stream(ctx, node, trial)
     if not changed:
-        state.merge_reasons(trial)
-        return
+        return state.merge_reasons(trial)
     _keep_if_distribution_holds(ctx, fr, state, trial, changed)
 
 
@@ -531,8 +511,7 @@ def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> l
         left, right = node.children
     else:
         return []
-    left = _shuffle_leaf(ctx, left, trial, for_skew=True)
-    right = _shuffle_leaf(ctx, right, trial, for_skew=True)
+    left, right = _shuffle_leaf(ctx, left, trial, for_skew=True), _shuffle_leaf(ctx, right, trial, for_skew=True)
     if left is None or right is None:
         return []
     if v < SparkVersion(3, 2, 0) and jt not in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter", "RightOuter"):
