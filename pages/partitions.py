@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui import frame
 from ui.figure_cache import cached_figure
+from ui.trace import decision_trace
 from ui.plans import STAGE_HELP
 from aqe_core.views.plan_stages import stage_sentence
 from aqe_core.plain_text import md_text
@@ -39,6 +40,8 @@ for s in shuffles:
             fig = cached_figure(s, ("hist", which or "auto", log_scale),
                                 lambda: histogram_figure(s, which=which or "auto", log=log_scale))
             st.plotly_chart(fig, key=f"h-{s.key}", theme=None)
+        if s.trace:
+            decision_trace(s.trace)
         with st.expander("Lines, skewed partitions and reasons"):
             st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
                                         "settings": ", ".join(ln.config_keys)} for ln in s.lines]),

@@ -69,7 +69,7 @@ def _exact_reads(view: QueryView) -> list[dict[str, Any]]:
         out.append({"node_id": r.node, "stage_id": r.stage_id, "evidence": Evidence.EXACT.value,
                     "partitions_before": len(before) if before is not None else None,
                     "partitions": partitions, "skewed_reducers": skewed, "lines": _lines(sv, Evidence.EXACT),
-                    "sentences": sentences})
+                    "sentences": sentences, "trace": [t.to_dict() for t in (sv.trace if sv else [])]})
     return out
 
 

@@ -77,6 +77,8 @@ class ShuffleView:
     after_split: Optional[list[bool]] = None
     #: the task durations of the Spark stage that ran this read (event logs: task events)
     task_time: Optional[TaskTime] = None
+    #: each shuffle-read rule of the release, its conditions and verdict (exact sources)
+    trace: list[Any] = field(default_factory=list)
 
     @property
     def sizes_for_lines(self) -> Optional[list[int]]:
@@ -99,6 +101,7 @@ class ShuffleView:
             "exact": self.exact, "approx_reason": self.approx_reason, "lines": [ln.to_dict() for ln in self.lines],
             "skew_rows": [r.to_dict() for r in self.skew_rows], "reasons": [r.to_dict() for r in self.reasons],
             "task_time": self.task_time.to_dict() if self.task_time is not None else None,
+            "trace": [t.to_dict() for t in self.trace],
         }
 
 

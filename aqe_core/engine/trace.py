@@ -1,0 +1,163 @@
+"""Decision traces (issue 13): for one adaptive read, the rules of its release in Spark's order,
+each with the conditions it checks, what each found, and the first that failed.
+
+Built from the replay's own reasons (each rule module states what it checked and with which
+numbers, see :mod:`aqe_core.model.reasons`): a condition fails when its rule gave the reason
+that says so, passes when a later step shows it was met, and after the first failure the rest
+of that rule is "not reached". Each rule's verdict is what it did to the read in the replay
+(``ReadResult.rules`` and the specs), so a trace never claims a split the specs do not show.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from aqe_core.engine.pipeline import pipeline_for
+from aqe_core.engine.results import ReadResult
+from aqe_core.model.reasons import Reason
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
+)
+from aqe_core.versions import SparkVersion, as_version
+
+__all__ = ["Check", "FAIL", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "trace_read"]
+
+PASS, FAIL, INFO, NOT_REACHED, NOT_APPLICABLE = "pass", "fail", "info", "not reached", "not applicable"
+
+
+@dataclass(frozen=True)
+class Check:
+    condition: str
+    result: str  # pass | fail | info | not reached | not applicable
+    detail: str = ""
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"condition": self.condition, "result": self.result, "detail": self.detail, "inputs": dict(self.inputs)}
+
+
+@dataclass
+class RuleTrace:
+    rule: str
+    checks: list[Check]
+    verdict: str
+
+    @property
+    def first_failed(self) -> Optional[Check]:
+        return next((c for c in self.checks if c.result == FAIL), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.first_failed
+        return {"rule": self.rule, "verdict": self.verdict, "first_failed": first.condition if first else None,
+                "checks": [c.to_dict() for c in self.checks]}
+
+
+# (condition, codes that fail it, codes that show it was met)
+_SKEW = (
+    ("skew handling is enabled", {"skew_join_disabled", "disabled"}, set()),
+    ("the rule runs on this stage", {"final_stage_rule_excluded", "final_stage_rules_off", "not_eligible", "not_rebalance",
+                                     "partition_counts_differ", "streaming"}, set()),
+    ("the join type lets this side be split", {"join_type_not_supported", "side_not_splittable"}, {"split"}),
+    ("a partition is over the skew threshold", {"no_split", "no_large_partition"},
+     {"split", "not_splittable_by_maps", "side_not_splittable", "distribution_broken"}),
+    ("its map outputs can be cut into parts", {"not_splittable_by_maps", "map_sizes_unknown"}, {"split"}),
+    ("splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)", {"distribution_broken"}, {"forced"}),
+)
+_COALESCE = (
+    ("coalescing is enabled", {"coalesce_disabled"}, set()),
+    ("the rule runs on this stage", {"final_stage_rule_excluded", "final_stage_rules_off"}, set()),
+    ("the shuffle may change its number of partitions", {"unsupported_shuffle", "user_hint"}, {"coalesced", "no_change"}),
+    ("the minimum number of partitions", set(), set()),
+    ("coalescing towards the target gives fewer partitions", {"no_change"}, {"coalesced"}),
+)
+_MIN_NUM = {"min_num_from_parallelism", "min_num_from_conf", "min_num_one"}
+
+
+def _mentions(reason: Reason, rule: str) -> bool:
+    """A final-stage reason belongs to the rule it names."""
+    return rule in reason.message if reason.code.startswith("final_stage") else True
+
+
+def _checks(table: tuple, reasons: list[Reason], rule: str, applicable: bool, applied: bool = False) -> list[Check]:
+    """``applied``: the rule changed the read, so a failure about one partition (another was
+    split) is information, not where the rule stopped."""
+    codes = {r.code: r for r in reasons if _mentions(r, rule)}
+    out: list[Check] = []
+    failed = False
+    for condition, fails, meets in table:
+        if failed:
+            out.append(Check(condition, NOT_REACHED))
+            continue
+        hit = next((codes[c] for c in fails if c in codes), None)
+        if condition == "the minimum number of partitions":
+            info = next((codes[c] for c in _MIN_NUM if c in codes), None)
+            out.append(Check(condition, INFO, info.message, dict(info.numbers)) if info else Check(condition, NOT_APPLICABLE))
+            continue
+        if hit is not None and applied and "partition" in hit.subject:
+            out.append(Check(condition, INFO, hit.message, dict(hit.numbers)))
+        elif hit is not None:
+            out.append(Check(condition, FAIL, hit.message, dict(hit.numbers)))
+            failed = True
+        elif any(c in codes for c in meets):
+            met = next(codes[c] for c in meets if c in codes)
+            out.append(Check(condition, PASS, met.message, dict(met.numbers)))
+        else:
+            out.append(Check(condition, PASS if applicable else NOT_APPLICABLE))
+    return out
+
+
+def _span(spec: Any) -> int:
+    """How many reducer partitions one spec reads (a local read keeps coalesced ranges)."""
+    if isinstance(spec, CoalescedMapperPartitionSpec):
+        return spec.num_reducers
+    if isinstance(spec, (CoalescedPartitionSpec, PartialMapperPartitionSpec)):
+        return spec.end_reducer_index - spec.start_reducer_index
+    return 1
+
+
+_REBALANCE_ONLY = {"disabled", "not_rebalance", "no_large_partition"}
+_SKEW_CODES = {"skew_join_disabled", "join_type_not_supported", "side_not_splittable", "no_split", "distribution_broken",
+               "partition_counts_differ", "forced", "split", "not_splittable_by_maps", "map_sizes_unknown", "streaming",
+               "not_eligible"} | _REBALANCE_ONLY
+
+
+def trace_read(r: ReadResult, spark_version: "str | SparkVersion") -> list[RuleTrace]:
+    """The trace of one read: every shuffle-read rule of the release, in Spark's order; each
+    verdict is what that rule did to the read in the replay (``ReadResult.rules``).
+
+    >>> from aqe_core.model.specs import CoalescedPartitionSpec as C
+    >>> r = ReadResult(0, 1, 0, 0, 0, None, [C(0, 3), C(3, 4)], rules=["CoalesceShufflePartitions"],
+    ...                reasons=[Reason("skew_join_disabled", "skewJoin.enabled is false"),
+    ...                         Reason("coalesced", "4 partitions coalesced into 2", {"before": 4, "after": 2})])
+    >>> for t in trace_read(r, "3.5.9"):
+    ...     print(t.rule, "|", t.verdict, "|", t.first_failed.condition if t.first_failed else "-")
+    OptimizeSkewedJoin | not split | skew handling is enabled
+    OptimizeSkewInRebalancePartitions | not split | -
+    CoalesceShufflePartitions | coalesced | -
+    OptimizeShuffleWithLocalRead | not read locally | -
+    """
+    v = as_version(spark_version)
+    out: list[RuleTrace] = []
+    rebalance = "OptimizeSkewInRebalancePartitions" in r.rules or any(x.code in _REBALANCE_ONLY for x in r.reasons)
+    for rule in pipeline_for(v).rules:
+        applied = rule in r.rules
+        if rule in ("OptimizeSkewedJoin", "OptimizeSkewInRebalancePartitions"):
+            mine = rebalance == (rule == "OptimizeSkewInRebalancePartitions")
+            reasons = [x for x in r.reasons if (mine and x.code in _SKEW_CODES) or
+                       (x.code.startswith("final_stage") and rule in x.message)]
+            checks = _checks(_SKEW, reasons, rule, applied or bool(reasons), applied)
+            split = applied and any(isinstance(x, PartialReducerPartitionSpec) for x in r.simulated_specs or ())
+            verdict = "split" if split else ("not split; the other side's splits each read these partitions again"
+                                             if applied else "not split")
+            out.append(RuleTrace(rule, checks, verdict))
+        elif rule == "CoalesceShufflePartitions":
+            merged = applied and any(_span(x) > 1 for x in r.simulated_specs or ())
+            out.append(RuleTrace(rule, _checks(_COALESCE, r.reasons, rule, True), "coalesced" if merged else
+                                 ("not coalesced: every partition stays on its own" if applied else "not coalesced")))
+        else:  # OptimizeLocalShuffleReader / OptimizeShuffleWithLocalRead
+            out.append(RuleTrace(rule, [Check("the stage's consumer needs no shuffle (a side of a broadcast join)",
+                                              PASS if applied else NOT_APPLICABLE)],
+                                 "read locally" if applied else "not read locally"))
+    return out
+
+

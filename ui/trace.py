@@ -1,0 +1,23 @@
+"""A read's decision trace: each shuffle-read rule of the release, in Spark's order, with the
+conditions it checked and where it stopped."""
+from __future__ import annotations
+
+import streamlit as st
+
+from aqe_core.plain_text import md_text
+
+_MARK = {"pass": "✓", "fail": "✗", "info": "i", "not reached": "·", "not applicable": "–"}
+
+
+def decision_trace(trace: list) -> None:
+    stopped = [t for t in trace if t.first_failed is not None]
+    title = "Decision trace: " + "; ".join(f"{t.rule} {t.verdict}" for t in trace)
+    with st.expander(title[:180], expanded=False):
+        for t in trace:
+            first = t.first_failed
+            st.markdown(f"**{md_text(t.rule)}**: {md_text(t.verdict)}"
+                        + (f" (stopped at: {md_text(first.condition)})" if first else ""))
+            st.markdown("\n".join(f"- {_MARK.get(c.result, '?')} {md_text(c.condition)}: {md_text(c.result)}"
+                                  + (f" ({md_text(c.detail[:300])})" if c.detail else "") for c in t.checks))
+        if not stopped:
+            st.caption("No rule stopped early: every condition held or did not apply.")
