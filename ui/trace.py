@@ -15,9 +15,16 @@ def decision_trace(trace: list) -> None:
     with st.expander(title[:180], expanded=False):
         for t in trace:
             first = t.first_failed
+            if all(c.result == "not applicable" for c in t.checks):
+                st.markdown(f"**{md_text(t.rule)}**: {md_text(t.verdict)} (does not apply to this read)")
+                continue
             st.markdown(f"**{md_text(t.rule)}**: {md_text(t.verdict)}"
                         + (f" (stopped at: {md_text(first.condition)})" if first else ""))
-            st.markdown("\n".join(f"- {_MARK.get(c.result, '?')} {md_text(c.condition)}: {md_text(c.result)}"
-                                  + (f" ({md_text(c.detail[:300])})" if c.detail else "") for c in t.checks))
+            lines, said = [], set()
+            for c in t.checks:  # a reason that shows several conditions is quoted once
+                detail = f" ({md_text(c.detail[:300])})" if c.detail and c.detail not in said else ""
+                said.add(c.detail)
+                lines.append(f"- {_MARK.get(c.result, '?')} {md_text(c.condition)}: {md_text(c.result)}{detail}")
+            st.markdown("\n".join(lines))
         if not stopped:
             st.caption("No rule stopped early: every condition held or did not apply.")

@@ -63,6 +63,13 @@ _SKEW = (
     ("its map outputs can be cut into parts", {"not_splittable_by_maps", "map_sizes_unknown"}, {"split"}),
     ("splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)", {"distribution_broken"}, {"forced"}),
 )
+_REBALANCE = (
+    ("skew handling of REBALANCE shuffles is enabled", {"disabled"}, set()),
+    ("the shuffle is a REBALANCE", {"not_rebalance"}, {"split", "no_large_partition"}),
+    ("the rule runs on this stage", {"final_stage_rule_excluded", "final_stage_rules_off"}, set()),
+    ("a partition is over the advisory size", {"no_large_partition"}, {"split", "not_splittable_by_maps"}),
+    ("its map outputs can be cut into parts", {"not_splittable_by_maps", "map_sizes_unknown"}, {"split"}),
+)
 _COALESCE = (
     ("coalescing is enabled", {"coalesce_disabled"}, set()),
     ("the rule runs on this stage", {"final_stage_rule_excluded", "final_stage_rules_off"}, set()),
@@ -145,7 +152,8 @@ def trace_read(r: ReadResult, spark_version: "str | SparkVersion") -> list[RuleT
             mine = rebalance == (rule == "OptimizeSkewInRebalancePartitions")
             reasons = [x for x in r.reasons if (mine and x.code in _SKEW_CODES) or
                        (x.code.startswith("final_stage") and rule in x.message)]
-            checks = _checks(_SKEW, reasons, rule, applied or bool(reasons), applied)
+            table = _REBALANCE if rule == "OptimizeSkewInRebalancePartitions" else _SKEW
+            checks = _checks(table, reasons, rule, applied or bool(reasons), applied)
             split = applied and any(isinstance(x, PartialReducerPartitionSpec) for x in r.simulated_specs or ())
             verdict = "split" if split else ("not split; the other side's splits each read these partitions again"
                                              if applied else "not split")
