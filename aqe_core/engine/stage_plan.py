@@ -180,7 +180,7 @@ class Context:
         if st is None:
             return "UNKNOWN"
         if st.origin:
-            return st.origin
+            return origin_in_release(st.origin, self.v)
         # 3.0.x has no ShuffleOrigin: canChangeNumPartitions=false means a user repartition
         if st.can_change_num_partitions is False:
             return "SINGLE_PARTITION" if (st.output_partitioning or "").startswith("SinglePartition") else "REPARTITION"
@@ -299,6 +299,22 @@ def all_origins(ctx: Context) -> set[str]:
     """Shuffle origins of every shuffle exchange in the query (3.1 ``inputPlan.collect``)."""
     out = {st.origin for st in ctx.q.stages if st.kind == "shuffle" and st.origin}
     out |= {str(i["origin"]) for i in ctx.plan.info if i.get("origin")}
-    return out
+    return {origin_in_release(o, ctx.v) for o in out}
+
+
+#: ``ShuffleOrigin`` names 3.2 renamed (3.1 -> 3.2+): the same user repartition under either name
+_RENAMED_IN_3_2 = {"REPARTITION": "REPARTITION_BY_COL", "REPARTITION_WITH_NUM": "REPARTITION_BY_NUM"}
+
+
+def origin_in_release(origin: str, v: SparkVersion) -> str:
+    """A recorded shuffle origin under the name the release's rules know it by (a capture replayed
+    under another release's rules: 3.1's ``REPARTITION`` is 3.2's ``REPARTITION_BY_COL``).
+
+    >>> origin_in_release("REPARTITION_BY_COL", SparkVersion(3, 1, 3)), origin_in_release("REPARTITION", SparkVersion(3, 5, 9))
+    ('REPARTITION', 'REPARTITION_BY_COL')
+    """
+    if v < SparkVersion(3, 2, 0):
+        return {new: old for old, new in _RENAMED_IN_3_2.items()}.get(origin, origin)
+    return _RENAMED_IN_3_2.get(origin, origin)
 
 
