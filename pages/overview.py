@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import frame, state
+from ui.trace import decision_trace
 from ui.triage import open_row
 from aqe_core.views.triage import FINDINGS, triage
 from aqe_core.plain_text import md_text
@@ -33,8 +34,10 @@ if view is not None:
     if view.join_decisions:
         st.markdown("**Join strategies**")
         st.caption("Sizes are exact: the runtime statistics Spark re-planned each join with, recorded in the capture.")
-        for sentence in view.join_decisions:
+        for i, sentence in enumerate(view.join_decisions):
             st.write(f"- {md_text(sentence)}")
+            if i < len(view.join_traces):
+                decision_trace(view.join_traces[i], title="Join decision trace")
     else:
         for change in view.join_changes:
             st.write(f"Join strategy: {md_text(change)}")

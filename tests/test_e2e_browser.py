@@ -148,8 +148,11 @@ def test_overview_says_which_size_decided_each_join(app_url, browser):
     expect(page.get_by_text("3/3 joins agree").first).to_be_visible()
     expect(page.get_by_text("Join strategies")).to_be_visible()
     # a new source opens on its first query (the default preset), never the old source's pick
-    expect(page.get_by_text(re.compile(r"shuffle stage 1 below the aggregate\) fits the static broadcast"
-                                       r" threshold 256 KiB"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Inner join on .*shuffle stage 1 below the aggregate\) fits the static"
+                                       r" broadcast threshold 256 KiB"))).to_be_visible()
+    # each join's trace, folded under its sentence, names the condition that decided it
+    page.get_by_text(re.compile(r"^Join decision trace: broadcast the left side")).first.click()
+    expect(page.get_by_text(re.compile(r"the side's size fits the broadcast threshold: pass")).first).to_be_visible()
     _shot(page, "overview-join-decisions")
     ctx.close()
 

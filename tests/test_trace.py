@@ -83,3 +83,28 @@ def test_the_trace_in_explain_json_the_app_and_the_report(capsys):
     at.switch_page("pages/partitions.py").run()
     assert not at.exception
     assert any(e.label.startswith("Decision trace: OptimizeSkewedJoin split") for e in at.expander)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_join_traces_end_in_what_spark_chose(release):
+    from aqe_core.engine.trace import trace_join
+
+    joins = demoted = 0
+    for path in sorted((CAPTURES / release).glob("*.json.gz")):
+        for q in simulate(load_capture(str(path))).queries:
+            for j in q.joins:
+                traces = trace_join(j)
+                assert traces[-1].verdict == (j.simulated or "not re-decided")
+                if j.outcome == "agrees":
+                    assert traces[-1].verdict == j.spark
+                    sides = [t for t in traces[:2] if t.verdict == "broadcast"]
+                    assert len(sides) == (1 if j.spark.startswith("BroadcastHashJoin") else 0), (path.name, j.spark)
+                for t in traces:
+                    results = [c.result for c in t.checks]
+                    if FAIL in results:
+                        assert all(x == NOT_REACHED for x in results[results.index(FAIL) + 1:])
+                if any(t.first_failed and t.first_failed.condition.startswith("enough non-empty") for t in traces):
+                    demoted += 1
+                    assert path.name == "demote_broadcast.json.gz"
+                joins += 1
+    assert joins > 20 and demoted >= 1

@@ -9,14 +9,14 @@ from aqe_core.plain_text import md_text
 _MARK = {"pass": "✓", "fail": "✗", "info": "i", "not reached": "·", "not applicable": "–"}
 
 
-def decision_trace(trace: list) -> None:
+def decision_trace(trace: list, title: str = "Decision trace") -> None:
     stopped = [t for t in trace if t.first_failed is not None]
-    title = "Decision trace: " + "; ".join(f"{t.rule} {t.verdict}" for t in trace)
+    title = f"{title}: " + "; ".join(f"{t.rule} {t.verdict}" for t in trace)
     with st.expander(title[:180], expanded=False):
         for t in trace:
             first = t.first_failed
             if all(c.result == "not applicable" for c in t.checks):
-                st.markdown(f"**{md_text(t.rule)}**: {md_text(t.verdict)} (does not apply to this read)")
+                st.markdown(f"**{md_text(t.rule)}**: {md_text(t.verdict)} (does not apply here)")
                 continue
             st.markdown(f"**{md_text(t.rule)}**: {md_text(t.verdict)}"
                         + (f" (stopped at: {md_text(first.condition)})" if first else ""))

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aqe_core.engine.pipeline import pipeline_for
-from aqe_core.engine.results import ReadResult
+from aqe_core.engine.results import JoinResult, ReadResult
 from aqe_core.model.reasons import Reason
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
 from aqe_core.versions import SparkVersion, as_version
 
-__all__ = ["Check", "FAIL", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "trace_read"]
+__all__ = ["Check", "FAIL", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "trace_join", "trace_read"]
 
 PASS, FAIL, INFO, NOT_REACHED, NOT_APPLICABLE = "pass", "fail", "info", "not reached", "not applicable"
 
@@ -169,3 +169,44 @@ def trace_read(r: ReadResult, spark_version: "str | SparkVersion") -> list[RuleT
     return out
 
 
+
+
+# A join, per side, as AQE re-plans it: the size against the broadcast threshold
+# (JoinSelection with the runtime statistics), the join type's buildable side, then
+# DemoteBroadcastHashJoin; and, for the joins that stay shuffled, the shuffled-hash preference.
+_JOIN_SIDE = (
+    ("the side's size fits the broadcast threshold", {"broadcast_off", "too_big_to_broadcast", "size_unknown"},
+     {"runtime_broadcast", "broadcast_before_stage", "planned_broadcast", "demoted", "demote_broadcast"}),
+    ("the join type can build this side", {"cannot_build_side"}, {"runtime_broadcast", "demoted"}),
+    ("enough non-empty partitions (not demoted)", {"demoted", "demote_broadcast"}, {"runtime_broadcast"}),
+)
+_SHJ = (
+    ("every partition fits the local hash map threshold", {"cannot_build"}, {"prefer_shuffled_hash", "convert_to_shj"}),
+)
+
+
+def trace_join(j: JoinResult) -> list[RuleTrace]:
+    """A join's trace: each side's broadcast conditions (JoinSelection over the runtime sizes,
+    DemoteBroadcastHashJoin), then the shuffled-hash preference; the verdict is the strategy the
+    replay chose (``simulated``), "not re-decided" when the replay could not decide.
+
+    >>> j = JoinResult(7, "Inner", "k = k", "SortMergeJoin", "SortMergeJoin", "SortMergeJoin", reasons=[
+    ...     Reason("too_big_to_broadcast", "the left side's size 4.6 MiB exceeds 256 KiB", subject={"side": "left"}),
+    ...     Reason("demoted", "the right side fits 256 KiB but was demoted", subject={"side": "right"})])
+    >>> for t in trace_join(j):
+    ...     print(t.rule, "|", t.verdict, "|", t.first_failed.condition if t.first_failed else "-")
+    broadcast the left side | not broadcast | the side's size fits the broadcast threshold
+    broadcast the right side | not broadcast | enough non-empty partitions (not demoted)
+    the strategy | SortMergeJoin | -
+    """
+    out: list[RuleTrace] = []
+    build = j.simulated_build_side
+    for side in ("left", "right"):
+        mine = [x for x in j.reasons if x.subject.get("side") == side or f"the {side} side" in x.message
+                or f"{side} side" in x.message]
+        checks = _checks(_JOIN_SIDE, mine, "", bool(mine))
+        broadcast = (j.simulated or "").startswith("BroadcastHashJoin") and build == side
+        out.append(RuleTrace(f"broadcast the {side} side", checks, "broadcast" if broadcast else "not broadcast"))
+    verdict = j.simulated or "not re-decided"
+    out.append(RuleTrace("the strategy", _checks(_SHJ, j.reasons, "", False), verdict))
+    return out

@@ -30,8 +30,10 @@ def explain_views(views: list[QueryView], execution: Optional[str] = None) -> di
 
 def _execution(view: QueryView) -> dict[str, Any]:
     reads = _exact_reads(view) if view.source_kind == "capture" else [_logged_read(s) for s in view.shuffles]
+    joins = [{"decision": str(d), "trace": [t.to_dict() for t in tr]}
+             for d, tr in zip(view.join_decisions, view.join_traces)]
     return {"id": view.query_id, "description": view.description, "spark_version": str(view.spark_version),
-            "adaptive": view.adaptive, "reads": reads}
+            "adaptive": view.adaptive, "reads": reads, "joins": joins}
 
 
 def _lines(s: Optional[ShuffleView], evidence: Evidence) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from aqe_core.config import AQEConf, checked_layers
 from aqe_core.engine import QueryResult, ReadResult, SimulationReport, adaptive_verdict, simulate
-from aqe_core.engine.trace import trace_read
+from aqe_core.engine.trace import trace_join, trace_read
 from aqe_core.engine.whatif import one_query, spec_sizes
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.plan import PlanNode
@@ -167,6 +167,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
              for s in view.shuffles if s.partitions_before is not None]
     view.join_decisions = [join_decision_sentence(j) for j in qr.joins]
     view.join_reason_codes = {r.code for j in qr.joins for r in j.reasons}
+    view.join_traces = [trace_join(j) for j in qr.joins]
     view.outcome = (("partitions " + ", ".join(parts) if parts else "no shuffle read changes")
                     + (" | joins: " + "; ".join(joins) if joins else "")
                     + f" | rules agree with Spark on {query_agreement(qr)}")

@@ -126,6 +126,8 @@ class QueryView:
     join_decisions: list[str] = field(default_factory=list)
     #: the codes of the reasons behind those decisions (exact sources), e.g. "demoted"
     join_reason_codes: set[str] = field(default_factory=set)
+    #: per join (same order as ``join_decisions``): its decision trace (exact sources)
+    join_traces: list[list[Any]] = field(default_factory=list)
     adaptive: bool = True
     outcome: str = ""
     warnings: list[str] = field(default_factory=list)
