@@ -33,6 +33,7 @@ from aqe_core.cli.explain import add_explain_arguments, cmd_explain
 from aqe_core.cli.inspect_log import add_inspect_arguments, cmd_inspect
 from aqe_core.cli.lint import add_lint_arguments, cmd_lint
 from aqe_core.cli.listener import add_listener_arguments, cmd_listener
+from aqe_core.cli.recommend import add_recommend_arguments, cmd_recommend
 from aqe_core.cli.releases import add_releases_arguments, cmd_releases
 from aqe_core.cli.run import add_run_arguments, cmd_run, list_workloads
 from aqe_core.cli.simulate import add_simulate_arguments, cmd_simulate, format_report
@@ -52,6 +53,8 @@ COMMANDS: dict[str, Command] = {
     "explain": ("every adaptive read: its partitions, skewed reducers, lines and how each is known",
                 add_explain_arguments, cmd_explain),
     "listener": ("the settings that add the AQE Lens listener to any Spark job", add_listener_arguments, cmd_listener),
+    "recommend": ("for skew AQE left unsplit: the setting that splits it, replayed on the whole query",
+                  add_recommend_arguments, cmd_recommend),
     "releases": ("a query through every supported release's rules, side by side, with what differs and why",
                  add_releases_arguments, cmd_releases),
     "lint": ("check AQE settings against a Spark release (unknown keys, rejected values, changed defaults)",
