@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui import frame
 from ui.figure_cache import cached_figure
+from ui.recommend import fix_box, fixes_for
 from ui.trace import decision_trace
 from ui.plans import STAGE_HELP
 from aqe_core.views.plan_stages import stage_sentence
@@ -24,6 +25,7 @@ log_scale = c1.toggle("Log scale", value=True, key="hist_log")
 chart = c3.segmented_control("Chart", ["Histogram", "Partitions in order"], default="Histogram", key="hist_chart")
 which = c2.segmented_control("Sizes", ["auto", "both", "before", "after"], default="auto", key="hist_which",
                              help="before AQE (reducer sizes, exact sources only), after AQE (as read), or both overlaid")
+fixes = fixes_for(view)
 for s in shuffles:
     with st.container(border=True, key=f"shuffle-{s.key}"):
         st.markdown(f"**{md_text(s.label)}**")
@@ -42,6 +44,7 @@ for s in shuffles:
             st.plotly_chart(fig, key=f"h-{s.key}", theme=None)
         if s.trace:
             decision_trace(s.trace)
+        fix_box(fixes, s.stage_id)
         with st.expander("Lines, skewed partitions and reasons"):
             st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
                                         "settings": ", ".join(ln.config_keys)} for ln in s.lines]),

@@ -68,3 +68,22 @@ def test_cli_recommend(capsys):
     assert fix["conf_lines"][-1] == "--conf spark.sql.adaptive.forceOptimizeSkewedJoin=true"
     assert main(["recommend", "sample_logs/eventlogs/local-1795309249168", "--execution", "2"]) == 0
     assert "needs exact statistics" in capsys.readouterr().out
+
+
+def test_the_partitions_page_shows_the_fix():
+    """The bundled 4.3.0 skewed-join capture, its "skew join off" query: the read carries the fix."""
+    from streamlit.testing.v1 import AppTest
+
+    from aqe_core.sources import load_source, sample_sources
+
+    sample = next(x for x in sample_sources() if x.kind == "capture" and "4.3.0" in x.label and "skewed inner" in x.label)
+    qid = next(v.query_id for v in load_source(sample.path).views if v.description.endswith("skew_join_off"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.session_state["source_path"] = sample.path
+    at.session_state["source_label"] = sample.label
+    at.session_state["source_ref"] = {"kind": "sample", "key": sample.key}
+    at.query_params["q"] = qid
+    at.run()
+    at.switch_page("pages/partitions.py").run()
+    assert not at.exception
+    assert any('spark.conf.set("spark.sql.adaptive.skewJoin.enabled", "true")' in c.value for c in at.code)
