@@ -20,7 +20,8 @@ __all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "
            "whatif_view"]
 
 
-def _joins(view: QueryView) -> list[str]:
+def join_names(view: QueryView) -> list[str]:
+    """The join operators of the view's final plan (what the estimate keeps for a plain log)."""
     plan = view.final_plan
     if plan is None:
         return []
@@ -29,7 +30,7 @@ def _joins(view: QueryView) -> list[str]:
 
 def _ask(view: QueryView, conf: AQEConf, name: str, *, actual: bool = False, lines: bool = True,
          decisions: bool = True) -> WhatIf:
-    return what_if(view.model, view.shuffles, _joins(view), conf, name=name, actual=actual,
+    return what_if(view.model, view.shuffles, join_names(view), conf, name=name, actual=actual,
                    default_parallelism=view.default_parallelism, lines=lines, decisions=decisions)
 
 

@@ -25,6 +25,7 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.engine.simulate import simulate
 from aqe_core.engine.whatif import one_query, what_if
 from aqe_core.versions import as_version
+from aqe_core.views.compare import join_names
 from aqe_core.views.query import QueryView
 
 __all__ = ["RELEASES", "ReleaseComparison", "ReleaseRow", "compare_releases"]
@@ -100,11 +101,6 @@ class ReleaseComparison:
                 "differences": [d.to_dict() for d in self.diffs]}
 
 
-def _joins(view: QueryView) -> list[str]:
-    plan = view.final_plan
-    return [n.name for n in plan.walk() if "Join" in n.name] if plan is not None else []
-
-
 def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> ReleaseComparison:
     """The query under each release's rules, its own settings carried where the release has them."""
     settings = {**view.conf.explicit, **view.conf.unknown}
@@ -113,7 +109,7 @@ def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> R
     for rel in releases:
         layers, _notes = checked_layers(rel, [settings])
         conf = AQEConf.resolve(rel, layers, validate=False)
-        got = what_if(view.model, view.shuffles, _joins(view), conf, name=rel, lines=False,
+        got = what_if(view.model, view.shuffles, join_names(view), conf, name=rel, lines=False,
                       default_parallelism=view.default_parallelism)
         assert got.outcome is not None
         lint = [f for f in lint_settings(settings, rel, source=own) if f.severity != "info"]
