@@ -16,7 +16,7 @@ from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.versions import SparkVersion
 from aqe_core.views.query import QueryView, SkewRow, regroup_coalesce_lines, use_replayed_targets
 
-__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "simulate_preset", "whatif",
+__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "join_names", "simulate_preset", "whatif",
            "whatif_view"]
 
 
