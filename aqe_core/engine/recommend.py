@@ -1,52 +1,72 @@
-"""Minimal fixes (issue 13, first version): for a skewed partition AQE left unsplit, the one
-setting whose change makes our rules split it, replayed on every read and join of the query so
-the side effects show next to the fix.
+"""Minimal fixes (issue 13): for each finding of a query (:mod:`aqe_core.engine.fix_findings`:
+skew left unsplit, over-coalesced, too many small partitions or small files after a rebalance,
+a missed or demoted broadcast), the smallest change of settings whose replay reaches the
+finding's goal, with what it does to every other read and join of the query and, set for the
+session, to the other queries of the application.
 
-Candidates come from where the decision trace stopped (:mod:`aqe_core.engine.trace`): skew
-handling switched off (``skewJoin.enabled``), or a split that would need an extra shuffle
-(``forceOptimizeSkewedJoin``, 3.3+). A candidate is kept only if the replay under it splits the
-read. Exact sources only: the prediction replays the captured statistics; a new shuffle the
-change would add is named as something only a run can size.
+The search tries each candidate alone; a skew candidate that gets the read past one condition
+but not the next (skew handling switched on, but the partition under the threshold) is
+extended with the setting for the next condition the trace stops at, up to three settings.
+Among the candidates that reach the goal the fix is the one with the fewest settings, then the
+fewest side effects; the others are listed as alternatives. Exact sources only: the prediction
+replays captured statistics; a shuffle the change adds, or a plan the planner would build
+differently, is named as something only a run can size.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from aqe_core import config
+from aqe_core.config import AQEConf
+from aqe_core.engine.fix_findings import SKEW, Finding, find, next_settings, probe_settings
 from aqe_core.engine.results import QueryResult
 from aqe_core.engine.simulate import simulate
-from aqe_core.engine.trace import trace_read
-from aqe_core.engine.whatif import one_query
+from aqe_core.engine.whatif import one_query, spec_sizes
 from aqe_core.model.capture import Capture, QueryCapture
-from aqe_core.model.specs import PartialReducerPartitionSpec, spec_to_dict
+from aqe_core.model.specs import (
+    CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec, spec_to_dict,
+)
 from aqe_core.versions import SparkVersion, as_version
 
-__all__ = ["Fix", "recommend"]
+__all__ = ["Alternative", "Fix", "application_effects", "recommend"]
 
-_STOP_TO_SETTING = {
-    "skew handling is enabled": (config.SKEW_JOIN_ENABLED, "true", SparkVersion(3, 0, 0)),
-    "splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)":
-        (config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN, "true", SparkVersion(3, 3, 0)),
-}
+
+@dataclass
+class Alternative:
+    settings: dict[str, str]
+    effects: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": dict(self.settings), "effects": list(self.effects)}
 
 
 @dataclass
 class Fix:
     finding: str
     stage_id: Optional[int]
-    why: str  # where the trace stopped, in the rule's words
+    why: str  # the finding, with its numbers
     settings: dict[str, str]
     predicted: QueryResult
     effects: list[str] = field(default_factory=list)
+    join_node: Optional[int] = None
+    alternatives: list[Alternative] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    assumes: list[str] = field(default_factory=list)
+    application: list[str] = field(default_factory=list)  # the other queries, with the change set for the session
+    today: Optional[list[int]] = None  # bytes per partition of the finding's read, as Spark read it
+    after: Optional[list[int]] = None  # ... as the replay under the fix reads it
 
     def conf_lines(self) -> list[str]:
         return ([f'spark.conf.set("{k}", "{v}")' for k, v in self.settings.items()]
                 + [" ".join(f"--conf {k}={v}" for k, v in self.settings.items())])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"finding": self.finding, "stage_id": self.stage_id, "why": self.why, "settings": dict(self.settings),
-                "conf_lines": self.conf_lines(), "effects": list(self.effects),
+        return {"finding": self.finding, "stage_id": self.stage_id, "join_node": self.join_node, "why": self.why,
+                "settings": dict(self.settings), "conf_lines": self.conf_lines(), "effects": list(self.effects),
+                "alternatives": [a.to_dict() for a in self.alternatives], "hints": list(self.hints),
+                "assumes": list(self.assumes), "application": list(self.application),
+                "partition_bytes_today": self.today, "partition_bytes_predicted": self.after,
                 "predicted_reads": [{"stage_id": r.stage_id, "specs": [spec_to_dict(s) for s in r.simulated_specs or []]}
                                     for r in self.predicted.reads]}
 
@@ -55,46 +75,134 @@ def _split(specs: Optional[list]) -> bool:
     return any(isinstance(s, PartialReducerPartitionSpec) for s in specs or ())
 
 
-def _effects(before: QueryResult, after: QueryResult) -> list[str]:
+def _specs(r: Any, simulated: bool) -> list[dict]:
+    return [spec_to_dict(s) for s in (r.simulated_specs if simulated else r.spark_specs) or []]
+
+
+def _count(specs: Optional[list]) -> str:
+    """A read's size in words: "1 partition", "21 partitions", "read locally (16 tasks)"."""
+    n = len(specs or [])
+    if any(isinstance(s, (PartialMapperPartitionSpec, CoalescedMapperPartitionSpec)) for s in specs or ()):
+        return f"read locally ({n} task{'s' if n != 1 else ''}, by map output)"
+    return f"{n} partition{'s' if n != 1 else ''}"
+
+
+def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] = None) -> list[str]:
+    """What changes from Spark's decisions (``before``, the replay of what Spark did) to the
+    replay under new settings, read by read (matched by stage) and join by join."""
     out = []
-    for a, b in zip(before.reads, after.reads):
-        na, nb = len(a.spark_specs or []), len(b.simulated_specs or [])
-        if a.spark_specs and not b.simulated_specs:
+    mine = {r.stage_id: r for r in after.reads}
+    for a in before.reads:
+        b = mine.pop(a.stage_id, None)
+        na = len(a.spark_specs) if a.spark_specs is not None else None
+        if b is None or (a.spark_specs and b.simulated_specs is None):
             out.append(f"stage {a.stage_id}: not predicted (the plan above it changes: a run decides)")
             continue
-        if [spec_to_dict(s) for s in a.spark_specs or []] != [spec_to_dict(s) for s in b.simulated_specs or []]:
-            out.append(f"stage {a.stage_id}: {na} -> {nb} partitions"
+        if _specs(a, False) != _specs(b, True):
+            was = _count(a.spark_specs) if na is not None else "read as is"
+            out.append(f"stage {a.stage_id}: {was} -> {_count(b.simulated_specs)}"
                        + (", skewed partitions split" if _split(b.simulated_specs) and not _split(a.spark_specs) else ""))
-    for a, b in zip(before.joins, after.joins):
-        if a.spark != (b.simulated or a.spark):
+    for b in mine.values():
+        if b.simulated_specs:
+            sh = q.shuffle(b.shuffle_id) if q is not None else None
+            n = sh.num_reducers if sh is not None else "?"
+            out.append(f"stage {b.stage_id}: read as is ({n} partitions) -> {_count(b.simulated_specs)}")
+    joins = {j.node: j for j in after.joins}
+    for a in before.joins:
+        b = joins.get(a.node)
+        if b is not None and a.spark != (b.simulated or a.spark):
             out.append(f"{a.join_type} join: {a.spark} -> {b.simulated}")
     return out
 
 
-def recommend(capture: Capture, q: QueryCapture) -> list[Fix]:
-    """One fix per distinct cause of unsplit skew in query ``q`` (its reads with skewed
-    partitions that the replay of what Spark did left whole)."""
+def _try(f: Finding, one: Capture, q: QueryCapture, conf: AQEConf, v: SparkVersion,
+         first: dict[str, str], budget: int = 8) -> Optional[tuple[dict[str, str], QueryResult]]:
+    """Breadth first from ``first``: a skew candidate that stops at a later condition of the
+    trace is extended with each setting that gets past that one (at most three settings)."""
+    queue, seen = [dict(first)], set()
+    while queue and budget > 0:
+        settings = queue.pop(0)
+        key = tuple(sorted(settings.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        budget -= 1
+        after = simulate(one, settings).queries[0]
+        if f.goal(after):
+            return settings, after
+        r = next((x for x in after.reads if x.stage_id == f.stage_id), None)
+        if f.kind != SKEW or r is None or len(settings) >= 3:
+            continue
+        for more in next_settings(r, q, conf.with_overrides(settings), v):
+            if any(settings.get(k) != val for k, val in more.items()):
+                queue.append({**settings, **more})
+    return None
+
+
+def _sizes(q: QueryCapture, r: Any, simulated: bool) -> Optional[list[int]]:
+    if r is None:
+        return None
+    sh = q.shuffle(r.shuffle_id)
+    if sh is None or not sh.bytes_by_partition_id:
+        return None
+    specs = r.simulated_specs if simulated else r.spark_specs
+    return list(sh.bytes_by_partition_id) if specs is None else spec_sizes(specs, list(sh.bytes_by_partition_id), q,
+                                                                         r.shuffle_id)
+
+
+def _fix(f: Finding, one: Capture, q: QueryCapture, base: QueryResult, conf: AQEConf, v: SparkVersion) -> Optional[Fix]:
+    found = [x for x in (_try(f, one, q, conf, v, c) for c in f.candidates) if x is not None]
+    if not found:
+        return None
+    ranked = sorted(((len(s), len(_effects(base, a, q)), i, s, a) for i, (s, a) in enumerate(found)), key=lambda t: t[:3])
+    _, _, _, settings, after = ranked[0]
+    fix = Fix(f.kind, f.stage_id, f.why, settings, after, _effects(base, after, q), join_node=f.join_node,
+              hints=list(f.hints),
+              alternatives=[Alternative(s, _effects(base, a, q)) for _, _, _, s, a in ranked[1:]])
+    if config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN in settings:
+        fix.effects.append("adds a shuffle to restore the distribution the split breaks (its size only a run can tell)")
+    if config.AUTO_BROADCASTJOIN_THRESHOLD in settings:
+        fix.assumes.append(f"{config.AUTO_BROADCASTJOIN_THRESHOLD} also steers the plan Spark builds before AQE: the"
+                           " prediction assumes the planner still plans this join shuffled (a run tells)")
+    before_read = next((r for r in base.reads if r.stage_id == f.stage_id), None)
+    if before_read is None and f.stage_id is not None:
+        sh_id = next((s.shuffle_id for s in q.stages if s.stage_id == f.stage_id), None)
+        sh = q.shuffle(sh_id)
+        fix.today = list(sh.bytes_by_partition_id) if sh is not None and sh.bytes_by_partition_id else None
+    else:
+        fix.today = _sizes(q, before_read, False)
+    fix.after = _sizes(q, next((r for r in after.reads if r.stage_id == f.stage_id), None), True)
+    return fix
+
+
+def application_effects(capture: Capture, q: QueryCapture, settings: dict[str, str], limit: int = 20) -> list[str]:
+    """The change set for the whole session: which other queries of the application it changes."""
+    others = [x for x in capture.queries if x.index != q.index]
+    if not others:
+        return []
+    rest = replace(capture, queries=others)
+    before, after = simulate(rest).queries, simulate(rest, settings).queries
+    changed = [(x, _effects(b, a, x)) for x, b, a in zip(others, before, after)]
+    lines = [f"{x.label}: {'; '.join(e)}" for x, e in changed if e]
+    head = (f"set for the session, it changes {len(lines)} of the {len(others)} other queries of this capture"
+            if lines else f"set for the session, it changes none of the {len(others)} other queries of this capture")
+    return [head] + lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
+
+
+def recommend(capture: Capture, q: QueryCapture, *, application: bool = True) -> list[Fix]:
+    """One fix per finding of query ``q`` that some setting reaches, smallest change first."""
     v = as_version(capture.spark_version)
-    base = simulate(one_query(capture, q)).queries[0]
-    tried: dict[tuple[str, str], Fix] = {}
-    for r in base.reads:
-        if _split(r.spark_specs):
-            continue
-        osj = next((t for t in trace_read(r, v) if t.rule == "OptimizeSkewedJoin"), None)
-        stop = osj.first_failed if osj is not None else None
-        if stop is None or stop.condition not in _STOP_TO_SETTING:
-            continue
-        key, value, since = _STOP_TO_SETTING[stop.condition]
-        if v < since or (key, value) in tried:
-            continue
-        overrides = {key: value}
-        after = simulate(one_query(capture, q), overrides).queries[0]
-        fixed = next((x for x in after.reads if x.stage_id == r.stage_id), None)
-        if fixed is None or not _split(fixed.simulated_specs):
-            continue
-        fix = Fix("skew left unsplit", r.stage_id, stop.detail or stop.condition, overrides, after, _effects(base, after))
-        if key == config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN:
-            fix.effects.append("adds a shuffle to restore the distribution the split breaks (its size only a run can"
-                               " tell)")
-        tried[(key, value)] = fix
-    return list(tried.values())
+    one = one_query(capture, q)
+    base = simulate(one).queries[0]
+    conf = AQEConf.resolve(v, [q.conf], validate=False)
+    probe_over = probe_settings(conf, v)
+    probe = simulate(one, probe_over).queries[0] if probe_over else base
+    fixes: list[Fix] = []
+    for f in find(base, q, conf, v, probe):
+        fix = _fix(f, one, q, base, conf, v)
+        if fix is not None and not any(x.settings == fix.settings and x.stage_id == fix.stage_id for x in fixes):
+            fixes.append(fix)
+    if application:
+        for fix in fixes:
+            fix.application = application_effects(capture, q, fix.settings)
+    return fixes
