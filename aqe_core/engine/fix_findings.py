@@ -42,10 +42,9 @@ def bytes_below(n: int) -> str:
     ('370k', '99k', '940')
     """
     unit, suffix = (_M, "m") if n >= 10 * _M else (_K, "k") if n >= 10 * _K else (1, "")
-    digits = max(int(math.log10(max(n / unit, 1))) - 1, 0)
-    step = 10 ** digits
-    value = (n - 1) // unit // step * step
-    return f"{max(value, 1)}{suffix}"
+    whole = (n - 1) // unit
+    step = 10 ** max(len(str(whole)) - 2, 0)
+    return f"{max(whole // step * step, 1)}{suffix}"
 
 
 def bytes_above(n: int) -> str:
@@ -55,8 +54,7 @@ def bytes_above(n: int) -> str:
     ('1700', '96', '380k')
     """
     unit, suffix = (_M, "m") if n >= 10 * _M else (_K, "k") if n >= 10 * _K else (1, "")
-    digits = max(int(math.log10(max(n / unit, 1))) - 1, 0)
-    step = 10 ** digits
+    step = 10 ** max(len(str(-(-n // unit))) - 2, 0)
     return f"{-(-n // (unit * step)) * step}{suffix}"
 
 
