@@ -16,6 +16,8 @@ import aqe_core
 from aqe_core.views.query import QueryView
 from aqe_core.views.compare import PresetOutcome
 from aqe_core.views.releases import ReleaseComparison
+from aqe_core.views.recommend import Fix
+from aqe_core.figures.fix_figure import fix_figure
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:; connect-src 'none'")
@@ -58,6 +60,7 @@ def build_report(
     plan_changes: Sequence[dict[str, Any]] = (),
     link: Optional[str] = None,
     releases: Optional[ReleaseComparison] = None,
+    fixes: Sequence[Fix] = (),
 ) -> str:
     """The whole report as one HTML string."""
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -94,6 +97,8 @@ def build_report(
         sh.append("".join(block))
     hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
     parts.append(f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>")
+    if fixes:
+        parts.append(_fixes_section(fixes))
     if comparison:
         notes = "".join(f"<li><b>{_e(o.preset)}</b>: {_e(o.note)}</li>" for o in comparison)
         parts.append(f"<section><h2>Presets compared</h2>{_table([o.summary_row() for o in comparison])}<ul>{notes}</ul></section>")
@@ -117,3 +122,21 @@ def build_report(
         f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
         + "".join(parts) + "</body></html>"
     )
+
+
+def _fixes_section(fixes: Sequence[Fix]) -> str:
+    """Each fix: the finding, the lines to apply it, the predicted histograms next to today's,
+    its effects on the query and the application, alternatives and hints."""
+    out = ["<section><h2>Fixes</h2><p class='meta'>Predicted by replaying the captured statistics under each change"
+           " (exact); a change's new shuffles and re-planned stages only a run can size.</p>"]
+    for i, f in enumerate(fixes):
+        where = f"stage {f.stage_id}" if f.stage_id is not None else f"join node {f.join_node}"
+        fig = fix_figure(f.today, f.after)
+        out.append(f"<h3>{_e(f.finding)} ({_e(where)})</h3><p>{_e(f.why)}</p><pre>{_e(chr(10).join(f.conf_lines()))}</pre>"
+                   + "<ul>" + "".join(f"<li>{_e(x)}</li>" for x in [*f.effects, *(f'assumes: {a}' for a in f.assumes),
+                                                                     *f.application]) + "</ul>"
+                   + (_fig_div(fig, f"fix-{i}") if fig is not None else "")
+                   + "".join(f"<p class='meta'>alternative: <code>{_e(' '.join(f'--conf {k}={v}' for k, v in a.settings.items()))}"
+                             f"</code> {_e('; '.join(a.effects))}</p>" for a in f.alternatives)
+                   + "".join(f"<p class='meta'>hint: {_e(h)}</p>" for h in f.hints))
+    return "".join(out) + "</section>"

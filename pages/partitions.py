@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui import frame
 from ui.figure_cache import cached_figure
-from ui.recommend import fix_box, fixes_for
+from ui.recommend import fix_box, fixes_for, other_fixes
 from ui.trace import decision_trace
 from ui.plans import STAGE_HELP
 from aqe_core.views.plan_stages import stage_sentence
@@ -53,3 +53,4 @@ for s in shuffles:
                 st.dataframe(pd.DataFrame([r.to_dict() for r in s.skew_rows]), hide_index=True, width="stretch")
             for r in s.reasons:
                 st.write(md_text(r.message))
+other_fixes(fixes, {s.stage_id for s in shuffles})

@@ -12,8 +12,8 @@ import pytest
 
 from aqe_core import config
 from aqe_core.engine import simulate
-from aqe_core.engine.fix_findings import DEMOTED, MISSED, OVER, SKEW, SMALL, SMALL_FILES
-from aqe_core.engine.recommend import recommend
+from aqe_core.views.fix_findings import DEMOTED, MISSED, OVER, SKEW, SMALL, SMALL_FILES
+from aqe_core.views.recommend import recommend
 from aqe_core.engine.whatif import one_query
 from aqe_core.model.specs import spec_to_dict
 from aqe_core.readers.capture_file import load_capture
@@ -149,3 +149,16 @@ def test_the_partitions_page_shows_the_fix():
     at.switch_page("pages/partitions.py").run()
     assert not at.exception
     assert any('spark.conf.set("spark.sql.adaptive.skewJoin.enabled", "true")' in c.value for c in at.code)
+
+
+def test_the_report_shows_each_fix_with_its_histograms():
+    from aqe_core.report import build_report
+    from aqe_core.sources import load_source
+
+    path = str(CAPTURES / "aggregate_coalesce.json.gz")
+    view = next(v for v in load_source(path).views if v.description.endswith("coalesce_off"))
+    capture, index = view.model.raw
+    fixes = recommend(capture, next(x for x in capture.queries if x.index == index))
+    doc = build_report(view, source_label="capture", fixes=fixes)
+    assert "<h2>Fixes</h2>" in doc and "too many small partitions" in doc and "id=\"fix-0\"" in doc
+    assert "spark.conf.set(&quot;spark.sql.adaptive.coalescePartitions.enabled&quot;, &quot;true&quot;)" in doc

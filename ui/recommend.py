@@ -1,12 +1,14 @@
-"""A skewed read's fix on the Partitions page: the setting that splits it, with the lines to apply
-it and what the replay predicts for the whole query (exact sources)."""
+"""A read's (or join's) fix on the Partitions page: the smallest setting change that reaches the
+goal, with the lines to apply it, the predicted histograms next to today's, what else it
+changes in the query and in the application, alternatives and per-query hints (exact sources)."""
 from __future__ import annotations
 
 from typing import Optional
 
 import streamlit as st
 
-from aqe_core.engine.recommend import Fix, recommend
+from aqe_core.views.recommend import Fix, recommend
+from aqe_core.figures.fix_figure import fix_figure
 from aqe_core.model.evidence import Evidence
 from aqe_core.plain_text import md_text
 from aqe_core.views.query import QueryView
@@ -23,10 +25,39 @@ def fixes_for(view: QueryView) -> list[Fix]:
 
 
 def fix_box(fixes: list[Fix], stage_id: Optional[int]) -> None:
-    for f in fixes:
-        if f.stage_id != stage_id:
-            continue
-        with st.container(border=True, key=f"fix-{stage_id}"):
-            st.markdown(f"**Fix: {md_text(f.finding)}** ({md_text(f.why)})")
-            st.code("\n".join(f.conf_lines()), language=None)
-            st.caption("Predicted by replaying the captured statistics: " + md_text("; ".join(f.effects)))
+    """The fixes about this stage's read."""
+    for i, f in enumerate(fixes):
+        if f.stage_id == stage_id:
+            _one(f, f"{stage_id}-{i}")
+
+
+def other_fixes(fixes: list[Fix], shown: set) -> None:
+    """Fixes about no shown read (a join whose side is not a stage, a read without sizes)."""
+    rest = [(i, f) for i, f in enumerate(fixes) if f.stage_id not in shown]
+    if rest:
+        st.subheader("Other fixes")
+    for i, f in rest:
+        _one(f, f"other-{i}")
+
+
+def _one(f: Fix, key: str) -> None:
+    with st.container(border=True, key=f"fix-{key}"):
+        st.markdown(f"**Fix: {md_text(f.finding)}** — {md_text(f.why)}")
+        st.code("\n".join(f.conf_lines()), language=None)
+        st.caption("Predicted by replaying the captured statistics under the change (exact): "
+                   + md_text("; ".join(f.effects) or "no other read or join changes"))
+        fig = cached_figure(f, ("fix",), lambda: fix_figure(f.today, f.after))
+        if fig is not None:
+            st.plotly_chart(fig, key=f"fixfig-{key}", theme=None)
+        for a in f.assumes:
+            st.caption("Assumes: " + md_text(a))
+        if f.application:
+            with st.expander(md_text(f.application[0].capitalize())):
+                st.markdown("\n".join(f"- {md_text(x)}" for x in f.application[1:]) or "Nothing else changes.")
+        if f.alternatives or f.hints:
+            with st.expander("Alternatives"):
+                for a in f.alternatives:
+                    st.code("\n".join(f'spark.conf.set("{k}", "{v}")' for k, v in a.settings.items()), language=None)
+                    st.caption(md_text("; ".join(a.effects) or "no other read or join changes"))
+                for h in f.hints:
+                    st.markdown(f"- Hint: {md_text(h)}")

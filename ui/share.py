@@ -16,6 +16,7 @@ from aqe_core.sources import LoadedSource
 from aqe_core.views.releases import compare_releases
 from ui import state
 from ui.plans import plan_figures_for
+from ui.recommend import fixes_for
 
 
 def report_html(src: LoadedSource, view: QueryView, presets: list) -> str:
@@ -24,7 +25,8 @@ def report_html(src: LoadedSource, view: QueryView, presets: list) -> str:
     plans, changes = plan_figures_for(view)
     hists = [(s.label, histogram_figure(s)) for s in view.shuffles if s.sizes_before or s.sizes_after]
     return build_report(view, source_label=src.label, plan_figures=plans, histogram_figures=hists,
-                        comparison=outcomes, plan_changes=changes, releases=compare_releases(view))
+                        comparison=outcomes, plan_changes=changes, releases=compare_releases(view),
+                        fixes=fixes_for(view))
 
 
 def view_state(src: LoadedSource, view: QueryView, chosen: list) -> dict:

@@ -1,5 +1,6 @@
-"""``recommend``: for skew AQE left unsplit, the smallest setting change that splits it, replayed
-on every read and join of the query, with the lines to apply it."""
+"""``recommend``: for each finding (skew left unsplit, over- or under-coalescing, small files after
+a rebalance, a missed or demoted broadcast), the smallest setting change that fixes it, replayed
+on every read and join of the query and of the application, with the lines to apply it."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,7 @@ def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from aqe_core.engine.recommend import recommend
+    from aqe_core.views.recommend import recommend
     from aqe_core.model.evidence import Evidence
     from aqe_core.sources import SourceError, load_source
 
@@ -43,13 +44,28 @@ def cmd_recommend(args: argparse.Namespace) -> int:
             continue
         out.append(f"\n#{v.query_id} {v.description[:80]}")
         for f in fixes:
-            out.append(f"  {f.finding} (stage {f.stage_id}): {f.why}")
-            out += [f"    {line}" for line in f.conf_lines()]
-            out += [f"    predicted: {e}" for e in f.effects]
+            out += _fix_lines(f)
     if args.json:
         sys.stdout.write(json.dumps(docs, indent=1) + "\n")
     else:
         if len(out) == 1:
-            out.append("no skew left unsplit that a setting would split")
+            out.append("nothing a setting would fix: no skew left unsplit, no over- or under-coalescing, no missed or"
+                       " demoted broadcast")
         sys.stdout.write("\n".join(out) + "\n")
     return 0
+
+
+def _fix_lines(f) -> list[str]:
+    where = f"stage {f.stage_id}" if f.stage_id is not None else f"join node {f.join_node}"
+    out = [f"  {f.finding} ({where}): {f.why}"]
+    out += [f"    {line}" for line in f.conf_lines()]
+    out += [f"    predicted (exact replay): {e}" for e in f.effects]
+    if f.today and f.after:
+        out.append(f"    partitions: {len(f.today)} (largest {max(f.today)} B) -> {len(f.after)} (largest {max(f.after)} B)")
+    out += [f"    assumes: {a}" for a in f.assumes]
+    out += [f"    {line}" for line in f.application[:6]]
+    for a in f.alternatives:
+        out.append("    alternative: " + " ".join(f"--conf {k}={v}" for k, v in a.settings.items())
+                   + (f" ({'; '.join(a.effects)})" if a.effects else ""))
+    out += [f"    hint: {h}" for h in f.hints]
+    return out

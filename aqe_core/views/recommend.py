@@ -1,4 +1,4 @@
-"""Minimal fixes (issue 13): for each finding of a query (:mod:`aqe_core.engine.fix_findings`:
+"""Minimal fixes (issue 13): for each finding of a query (:mod:`aqe_core.views.fix_findings`:
 skew left unsplit, over-coalesced, too many small partitions or small files after a rebalance,
 a missed or demoted broadcast), the smallest change of settings whose replay reaches the
 finding's goal, with what it does to every other read and join of the query and, set for the
@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from aqe_core import config
 from aqe_core.config import AQEConf
-from aqe_core.engine.fix_findings import SKEW, Finding, find, next_settings, probe_settings
+from aqe_core.views.fix_findings import SKEW, Finding, find, next_settings, probe_settings
 from aqe_core.engine.results import QueryResult
 from aqe_core.engine.simulate import simulate
 from aqe_core.engine.whatif import one_query, spec_sizes

@@ -7,7 +7,7 @@ split would cut it); a broadcast is missed when the side fits Spark's default 10
 a read is over-coalesced when it has fewer partitions than the cores while every core could
 get at least the minimum partition size; it has too many small partitions when it has more
 than the cores and more than twice what the advisory size calls for. The goal is tested on the
-replay under the candidate settings (:mod:`aqe_core.engine.recommend`), never assumed.
+replay under the candidate settings (:mod:`aqe_core.views.recommend`), never assumed.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from aqe_core.model.capture import QueryCapture
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
-from aqe_core.rules.optimize_skewed_join import median_size
+from aqe_core.engine.lines import median_size
 from aqe_core.units import format_bytes, num
 from aqe_core.versions import SparkVersion
 
