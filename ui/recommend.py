@@ -7,21 +7,16 @@ from typing import Optional
 
 import streamlit as st
 
-from aqe_core.views.recommend import Fix, recommend
+from aqe_core.views.fixes import fixes_for_view
+from aqe_core.views.recommend import Fix
 from aqe_core.figures.fix_figure import fix_figure
-from aqe_core.model.evidence import Evidence
 from aqe_core.plain_text import md_text
 from aqe_core.views.query import QueryView
 from ui.figure_cache import cached_figure
 
 
 def fixes_for(view: QueryView) -> list[Fix]:
-    m = view.model
-    if m is None or m.raw is None or m.evidence is not Evidence.EXACT:
-        return []
-    capture, index = m.raw
-    q = next((x for x in capture.queries if x.index == index), None)
-    return cached_figure(view, ("recommend",), lambda: recommend(capture, q)) if q is not None else []
+    return cached_figure(view, ("recommend",), lambda: fixes_for_view(view))
 
 
 def fix_box(fixes: list[Fix], stage_id: Optional[int]) -> None:
@@ -44,8 +39,8 @@ def _one(f: Fix, key: str) -> None:
     with st.container(border=True, key=f"fix-{key}"):
         st.markdown(f"**Fix: {md_text(f.finding)}** — {md_text(f.why)}")
         st.code("\n".join(f.conf_lines()), language=None)
-        st.caption("Predicted by replaying the captured statistics under the change (exact): "
-                   + md_text("; ".join(f.effects) or "no other read or join changes"))
+        st.caption(("Predicted by replaying the captured statistics under the change (exact): " if f.exact else
+                    "Estimated (see the assumption below): ") + md_text("; ".join(f.effects) or "no other read or join changes"))
         fig = cached_figure(f, ("fix",), lambda: fix_figure(f.today, f.after))
         if fig is not None:
             st.plotly_chart(fig, key=f"fixfig-{key}", theme=None)

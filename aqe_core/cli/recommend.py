@@ -15,8 +15,8 @@ def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from aqe_core.views.recommend import recommend
     from aqe_core.model.evidence import Evidence
+    from aqe_core.views.fixes import PLAIN_NOTE, fixes_for_view
     from aqe_core.sources import SourceError, load_source
 
     try:
@@ -29,16 +29,10 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         print(f"recommend: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
         return 2
     docs, out = [], [src.label]
+    plain = False
     for v in views:
-        m = v.model
-        if m is None or m.raw is None or m.evidence is not Evidence.EXACT:
-            docs.append({"query": v.query_id, "fixes": None, "note": "needs exact statistics"})
-            out.append(f"#{v.query_id}: needs exact statistics (a capture, or a log written with the listener:"
-                       " python -m aqe_core listener --spark-conf)")
-            continue
-        capture, index = m.raw
-        q = next(x for x in capture.queries if x.index == index)
-        fixes = recommend(capture, q)
+        fixes = fixes_for_view(v)
+        plain = plain or not (v.model is not None and v.model.evidence is Evidence.EXACT)
         docs.append({"query": v.query_id, "description": v.description, "fixes": [f.to_dict() for f in fixes]})
         if not fixes:
             continue
@@ -48,9 +42,11 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(docs, indent=1) + "\n")
     else:
-        if len(out) == 1:
+        if not any(d["fixes"] for d in docs):
             out.append("nothing a setting would fix: no skew left unsplit, no over- or under-coalescing, no missed or"
                        " demoted broadcast")
+        if plain:
+            out.append(f"\nnote: {PLAIN_NOTE}")
         sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -59,7 +55,7 @@ def _fix_lines(f) -> list[str]:
     where = f"stage {f.stage_id}" if f.stage_id is not None else f"join node {f.join_node}"
     out = [f"  {f.finding} ({where}): {f.why}"]
     out += [f"    {line}" for line in f.conf_lines()]
-    out += [f"    predicted (exact replay): {e}" for e in f.effects]
+    out += [f"    predicted ({'exact replay' if f.exact else 'estimate'}): {e}" for e in f.effects]
     if f.today and f.after:
         out.append(f"    partitions: {len(f.today)} (largest {max(f.today)} B) -> {len(f.after)} (largest {max(f.after)} B)")
     out += [f"    assumes: {a}" for a in f.assumes]

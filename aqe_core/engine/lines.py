@@ -13,7 +13,9 @@ from aqe_core import config
 from aqe_core.config import AQEConf
 from aqe_core.model.evidence import Evidence
 from aqe_core.rules.coalesce_shuffle_partitions import min_num_partitions, min_partition_size
-from aqe_core.rules.optimize_skewed_join import SideAnalysis, analyze_side, median_size  # noqa: F401 (for views)
+from aqe_core.rules.optimize_skewed_join import (  # noqa: F401 (median_size, can_split_*: for views)
+    SideAnalysis, analyze_side, can_split_left, can_split_right, median_size,
+)
 from aqe_core.rules.shuffle_partitions_util import coalesce_target
 from aqe_core.units import mib, num
 

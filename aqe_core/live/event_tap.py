@@ -98,6 +98,11 @@ class EventLogTap:
         self._path = os.path.join(self.dir, app_id + ".inprogress")
 
     @property
+    def log_path(self) -> Optional[str]:
+        """The event log Spark writes for this session (in progress): a real plain event log."""
+        return self._path
+
+    @property
     def available(self) -> bool:
         return self.listener is not None
 

@@ -27,7 +27,7 @@ from aqe_core.engine.lines import median_size
 from aqe_core.units import format_bytes, num
 from aqe_core.versions import SparkVersion
 
-__all__ = ["Finding", "bytes_above", "bytes_below", "find", "next_settings"]
+__all__ = ["Finding", "bytes_above", "bytes_below", "factor_below", "find", "next_settings"]
 
 SKEW, OVER, SMALL, SMALL_FILES, MISSED, DEMOTED = ("skew left unsplit", "over-coalesced", "too many small partitions",
                                                    "small files after rebalance", "missed broadcast", "demoted broadcast")
@@ -58,10 +58,10 @@ def bytes_above(n: int) -> str:
     return f"{-(-n // (unit * step)) * step}{suffix}"
 
 
-def _factor_below(ratio: float, v: SparkVersion) -> Optional[str]:
+def factor_below(ratio: float, v: SparkVersion) -> Optional[str]:
     """A skew factor the partition passes (``size > factor x median``); an int before 3.4.
 
-    >>> _factor_below(7.83, SparkVersion(3, 5, 9)), _factor_below(7.0, SparkVersion(3, 3, 4))
+    >>> factor_below(7.83, SparkVersion(3, 5, 9)), factor_below(7.0, SparkVersion(3, 3, 4))
     ('7.8', '6')
     """
     if v >= SparkVersion(3, 4, 0):
@@ -115,7 +115,7 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
         # the median Spark used: 3.0/3.1 take it over the coalesced partitions (the no_split reason says)
         used = [m for x in r.reasons if x.code == "no_split" for m in (x.numbers.get("left_median"),
                                                                      x.numbers.get("right_median")) if m]
-        factors = sorted({f for m in [median, *used] if (f := _factor_below(largest / m, v)) is not None},
+        factors = sorted({f for m in [median, *used] if (f := factor_below(largest / m, v)) is not None},
                          key=float, reverse=True)
         at = conf.get_or(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, 5)
         options = [{**threshold, config.SKEW_JOIN_SKEWED_PARTITION_FACTOR: f} for f in factors if float(f) < at]

@@ -47,7 +47,7 @@ class Fix:
     stage_id: Optional[int]
     why: str  # the finding, with its numbers
     settings: dict[str, str]
-    predicted: QueryResult
+    predicted: Optional[QueryResult]  # the exact replay under the change (None: an estimate, see ``assumes``)
     effects: list[str] = field(default_factory=list)
     join_node: Optional[int] = None
     alternatives: list[Alternative] = field(default_factory=list)
@@ -57,18 +57,22 @@ class Fix:
     today: Optional[list[int]] = None  # bytes per partition of the finding's read, as Spark read it
     after: Optional[list[int]] = None  # ... as the replay under the fix reads it
 
+    @property
+    def exact(self) -> bool:
+        return self.predicted is not None
+
     def conf_lines(self) -> list[str]:
         return ([f'spark.conf.set("{k}", "{v}")' for k, v in self.settings.items()]
                 + [" ".join(f"--conf {k}={v}" for k, v in self.settings.items())])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"finding": self.finding, "stage_id": self.stage_id, "join_node": self.join_node, "why": self.why,
+        return {"finding": self.finding, "evidence": "exact" if self.exact else "estimate", "stage_id": self.stage_id, "join_node": self.join_node, "why": self.why,
                 "settings": dict(self.settings), "conf_lines": self.conf_lines(), "effects": list(self.effects),
                 "alternatives": [a.to_dict() for a in self.alternatives], "hints": list(self.hints),
                 "assumes": list(self.assumes), "application": list(self.application),
                 "partition_bytes_today": self.today, "partition_bytes_predicted": self.after,
                 "predicted_reads": [{"stage_id": r.stage_id, "specs": [spec_to_dict(s) for s in r.simulated_specs or []]}
-                                    for r in self.predicted.reads]}
+                                    for r in (self.predicted.reads if self.predicted else [])]}
 
 
 def _split(specs: Optional[list]) -> bool:
@@ -184,8 +188,9 @@ def application_effects(capture: Capture, q: QueryCapture, settings: dict[str, s
     before, after = simulate(rest).queries, simulate(rest, settings).queries
     changed = [(x, _effects(b, a, x)) for x, b, a in zip(others, before, after)]
     lines = [f"{x.label}: {'; '.join(e)}" for x, e in changed if e]
-    head = (f"set for the session, it changes {len(lines)} of the {len(others)} other queries of this capture"
-            if lines else f"set for the session, it changes none of the {len(others)} other queries of this capture")
+    them = f"{len(others)} other quer{'y' if len(others) == 1 else 'ies'} of this capture"
+    head = (f"set for the session, it changes {len(lines)} of the {them}" if lines else
+            f"set for the session, it changes none of the {them}")
     return [head] + lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
 
 
