@@ -53,6 +53,7 @@ def _one(f: Fix, key: str) -> None:
             with st.expander("Alternatives"):
                 for a in f.alternatives:
                     st.code("\n".join(f'spark.conf.set("{k}", "{v}")' for k, v in a.settings.items()), language=None)
-                    st.caption(md_text("; ".join(a.effects) or "no other read or join changes"))
+                    st.caption(md_text("; ".join([*a.effects, *(f"assumes: {x}" for x in a.assumes)])
+                                       or "no other read or join changes"))
                 for h in f.hints:
                     st.markdown(f"- Hint: {md_text(h)}")

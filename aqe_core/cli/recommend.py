@@ -62,6 +62,6 @@ def _fix_lines(f) -> list[str]:
     out += [f"    {line}" for line in f.application[:6]]
     for a in f.alternatives:
         out.append("    alternative: " + " ".join(f"--conf {k}={v}" for k, v in a.settings.items())
-                   + (f" ({'; '.join(a.effects)})" if a.effects else ""))
+                   + (f" ({'; '.join(a.effects)})" if a.effects else "") + "".join(f"; assumes: {x}" for x in a.assumes))
     out += [f"    hint: {h}" for h in f.hints]
     return out

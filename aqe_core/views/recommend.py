@@ -36,9 +36,10 @@ __all__ = ["Alternative", "Fix", "application_effects", "recommend"]
 class Alternative:
     settings: dict[str, str]
     effects: list[str]
+    assumes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": dict(self.settings), "effects": list(self.effects)}
+        return {"settings": dict(self.settings), "effects": list(self.effects), "assumes": list(self.assumes)}
 
 
 @dataclass
@@ -154,6 +155,13 @@ def _sizes(q: QueryCapture, r: Any, simulated: bool) -> Optional[list[int]]:
                                                                          r.shuffle_id)
 
 
+def _assumes(settings: dict[str, str]) -> list[str]:
+    if config.AUTO_BROADCASTJOIN_THRESHOLD in settings:
+        return [f"{config.AUTO_BROADCASTJOIN_THRESHOLD} also steers the plan Spark builds before AQE: the prediction"
+                " assumes the planner still plans this join shuffled (a run tells)"]
+    return []
+
+
 def _fix(f: Finding, one: Capture, q: QueryCapture, base: QueryResult, conf: AQEConf, v: SparkVersion) -> Optional[Fix]:
     found = [x for x in (_try(f, one, q, conf, v, c) for c in f.candidates) if x is not None]
     if not found:
@@ -162,12 +170,10 @@ def _fix(f: Finding, one: Capture, q: QueryCapture, base: QueryResult, conf: AQE
     _, _, _, settings, after = ranked[0]
     fix = Fix(f.kind, f.stage_id, f.why, settings, after, _effects(base, after, q), join_node=f.join_node,
               hints=list(f.hints),
-              alternatives=[Alternative(s, _effects(base, a, q)) for _, _, _, s, a in ranked[1:]])
+              alternatives=[Alternative(s, _effects(base, a, q), _assumes(s)) for _, _, _, s, a in ranked[1:]])
     if config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN in settings:
         fix.effects.append("adds a shuffle to restore the distribution the split breaks (its size only a run can tell)")
-    if config.AUTO_BROADCASTJOIN_THRESHOLD in settings:
-        fix.assumes.append(f"{config.AUTO_BROADCASTJOIN_THRESHOLD} also steers the plan Spark builds before AQE: the"
-                           " prediction assumes the planner still plans this join shuffled (a run tells)")
+    fix.assumes += _assumes(settings)
     before_read = next((r for r in base.reads if r.stage_id == f.stage_id), None)
     if before_read is None and f.stage_id is not None:
         sh_id = next((s.shuffle_id for s in q.stages if s.stage_id == f.stage_id), None)
