@@ -105,7 +105,8 @@ def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] 
             continue
         if _specs(a, False) != _specs(b, True):
             was = _count(a.spark_specs) if na is not None else "read as is"
-            out.append(f"stage {a.stage_id}: {was} -> {_count(b.simulated_specs)}"
+            now = _count(b.simulated_specs)
+            out.append(f"stage {a.stage_id}: {was} -> {now}" + (" (other ranges)" if now == was else "")
                        + (", skewed partitions split" if _split(b.simulated_specs) and not _split(a.spark_specs) else ""))
     for b in mine.values():
         if b.simulated_specs:
