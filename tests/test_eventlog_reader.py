@@ -304,3 +304,22 @@ def test_databricks_style_rolled_directory(tmp_path):
     assert log.complete and not log.warnings
     assert {k: [r.partition_sizes for r in e.shuffle_reads] for k, e in log.executions.items()} == \
         {k: [r.partition_sizes for r in e.shuffle_reads] for k, e in ref.executions.items()}
+
+
+def test_a_complete_last_event_without_its_newline_is_read(tmp_path):
+    """A log whose last line is a whole event but has no trailing newline (copied, or closed by
+    a tool that strips it): the event counts, so the execution it ends is not left RUNNING."""
+    data = sample("spark301_plain").read_bytes()
+    lines = data.split(b"\n")
+    end = max(i for i, ln in enumerate(lines) if b"SparkListenerSQLExecutionEnd" in ln)
+    cut = tmp_path / "local-1"
+    cut.write_bytes(b"\n".join(lines[: end + 1]))  # no newline after the SQLExecutionEnd
+    log = load(str(cut))
+    last = max(log.executions)
+    assert log.executions[last].status == "COMPLETED"
+    assert not any("cut" in w for w in log.warnings + log.notes)
+    half = tmp_path / "local-2"
+    half.write_bytes(b"\n".join(lines[:end]) + b"\n" + lines[end][:40])  # really cut: dropped, and said
+    log2 = load(str(half))
+    assert log2.executions[last].status == "RUNNING"
+    assert any("last line is cut" in n for n in log2.warnings + log2.notes)

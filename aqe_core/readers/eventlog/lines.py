@@ -4,6 +4,7 @@ event, ``SparkListenerTaskEnd``, read with a few anchored regular expressions (f
 """
 from __future__ import annotations
 
+import json
 import re
 from itertools import chain as _chain
 from typing import Any, Iterable, Iterator
@@ -20,7 +21,7 @@ class _Lines:
     def __init__(self, max_line: int):
         self.max_line = max_line
         self.oversize: list[int] = []  # lengths of skipped lines
-        self.partial_tail = 0  # bytes of an unterminated last line (dropped)
+        self.partial_tail = 0  # bytes of an unterminated last line that is not a whole event (dropped)
 
     def split(self, chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
         pending: list[bytes] = []
@@ -78,8 +79,26 @@ class _Lines:
             self.oversize.append(plen)
         elif pending:
             rest = b"".join(pending)
-            if rest.strip():
+            if _complete_event(rest):
+                yield [rest]  # Spark's last event, written without its newline: a complete JSON object
+            elif rest.strip():
                 self.partial_tail = len(rest)
+
+
+def _complete_event(line: bytes) -> bool:
+    """A JSON object cannot be cut short and still parse, so an unterminated last line that
+    parses is a whole event (a log copied or closed without the final newline).
+
+    >>> _complete_event(b'{"Event":"SparkListenerApplicationEnd","Timestamp":1}'), _complete_event(b'{"Event":"Spark')
+    (True, False)
+    """
+    stripped = line.strip()
+    if not stripped.startswith(b"{") or not stripped.endswith(b"}"):
+        return False
+    try:
+        return isinstance(json.loads(stripped), dict)
+    except ValueError:
+        return False
 
 
 # --------------------------------------------------------------------------------------------
