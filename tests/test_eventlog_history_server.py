@@ -77,6 +77,9 @@ def test_same_final_plan_nodes_and_metric_values(history_server, log_path):
         for nid in theirs:
             assert ours[nid] == theirs[nid], f"execution {e['id']} node {nid}"
             compared_metrics += len(theirs[nid][1])
+        for r in ex.shuffle_reads:  # Spark's partition count where Spark has one, null where it has none
+            metric = dict(theirs[r.node_id][1]).get("number of partitions") if r.node_id in theirs else None
+            assert (str(r.num_partitions) if r.num_partitions is not None else None) == metric, (e["id"], r.node_id)
     assert compared_metrics > 100
 
 

@@ -53,7 +53,7 @@ def test_every_sample_loads_completely(key):
     skewed = [r for r in reads if r.skewed_partitions]
     assert len(skewed) == 1 and skewed[0].skewed_partitions >= 1
     for r in reads:
-        assert r.partition_sizes and len(r.partition_sizes) == r.num_partitions
+        assert r.partition_sizes and len(r.partition_sizes) == r.partitions
         assert all(s >= 0 for s in r.partition_sizes)
 
 
@@ -323,3 +323,16 @@ def test_a_complete_last_event_without_its_newline_is_read(tmp_path):
     log2 = load(str(half))
     assert log2.executions[last].status == "RUNNING"
     assert any("last line is cut" in n for n in log2.warnings + log2.notes)
+
+
+def test_spark_fields_keep_spark_meaning_on_3_0_1():
+    """3.0.1's CustomShuffleReader posts no "number of partitions": the field stays null, as the
+    History Server shows it, and the count we derive is in its own field, saying from what."""
+    log = load(str(sample("spark301_plain")))
+    reads = [r for e in log.executions.values() for r in e.shuffle_reads if not r.local]
+    assert reads and all(r.num_partitions is None for r in reads)
+    assert all(r.derived_partitions == len(r.partition_sizes) and r.derived_partitions_from == "partition sizes"
+               for r in reads if r.partition_sizes)
+    assert all(r.partitions == (r.derived_partitions) for r in reads)
+    d = reads[0].to_dict()
+    assert d["num_partitions"] is None and d["num_partitions_derived"] == reads[0].derived_partitions

@@ -94,7 +94,12 @@ class ShuffleRead:
     node_id: int | None
     name: str
     description: str
+    #: Spark's "number of partitions" metric of the read (None where Spark has none: 3.0.x)
     num_partitions: int | None = None
+    #: where Spark has no such metric, the count we derive, and from what ("partition sizes",
+    #: "reduce tasks"); kept apart so Spark's field keeps Spark's meaning (History Server parity)
+    derived_partitions: int | None = None
+    derived_partitions_from: str | None = None
     #: post-AQE size of each output partition, in order (bytes)
     partition_sizes: list[int] | None = None
     #: "driver_metrics" (3.1+: the "partition data size" driver updates, i.e. what AQE used) or
@@ -112,6 +117,11 @@ class ShuffleRead:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def partitions(self) -> int | None:
+        """Partitions the read produced: Spark's metric, else the derived count."""
+        return self.num_partitions if self.num_partitions is not None else self.derived_partitions
+
+    @property
     def coalesced(self) -> bool:
         return "coalesced" in self.description
 
@@ -122,7 +132,8 @@ class ShuffleRead:
     def to_dict(self) -> dict[str, Any]:
         return {
             "node_id": self.node_id, "name": self.name, "description": self.description,
-            "num_partitions": self.num_partitions, "partition_sizes": self.partition_sizes,
+            "num_partitions": self.num_partitions, "num_partitions_derived": self.derived_partitions,
+            "num_partitions_derived_from": self.derived_partitions_from, "partition_sizes": self.partition_sizes,
             "partition_sizes_source": self.partition_sizes_source,
             "coalesced_partitions": self.coalesced_partitions, "skewed_partitions": self.skewed_partitions,
             "skew_splits": self.skew_splits, "empty_partitions": self.empty_partitions, "local": self.local,

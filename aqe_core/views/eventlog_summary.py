@@ -78,7 +78,7 @@ def outcome_text(ex: SQLExecution) -> str:
     reads = []
     for r in ex.shuffle_reads:
         before = read_before_partitions(ex, r)
-        s = f"{before if before is not None else '?'}->{r.num_partitions if r.num_partitions is not None else '?'}"
+        s = f"{before if before is not None else '?'}->{r.partitions if r.partitions is not None else '?'}"
         extra = []
         if r.local:
             extra.append("local")

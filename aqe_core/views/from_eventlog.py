@@ -132,7 +132,7 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
     sv = ShuffleView(
         key=f"read-{r.node_id}", label=label, node_id=r.node_id, stage_id=r.stage_id, side=side, join=join,
         join_type=jtype, read_description=r.description, partitions_before=read_before_partitions(ex, r),
-        partitions_after=r.num_partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
+        partitions_after=r.partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
         coalesced_partitions=r.coalesced_partitions, skewed_partitions=r.skewed_partitions,
         skew_splits=r.skew_splits, local=r.local, exact=False,
         approx_reason=_APPROX + ("" if dp is not None else ", but the default parallelism is unknown"),
@@ -140,7 +140,7 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
     sv.group_key = keys.get(r.node_id) if r.node_id is not None else None
     if r.partition_sizes_source == "task_shuffle_read":
         sv.approx_reason = (sv.approx_reason or "") + "; Spark 3.0 logs no read metrics: sizes are the bytes each reduce task read"
-    sv.reasons += logged_read_reasons(sv.partitions_before, r.num_partitions, r.coalesced_partitions,
+    sv.reasons += logged_read_reasons(sv.partitions_before, r.partitions, r.coalesced_partitions,
                                       r.skewed_partitions, r.skew_splits, r.partition_sizes_source == "task_shuffle_read")
     return sv
 

@@ -67,7 +67,8 @@ def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None) -> tuple[l
         seen.add(acc)
         sizes = list(driver[acc])
         others.append(ShuffleRead(
-            node_id=None, name="AQEShuffleRead", description="", num_partitions=len(sizes),
+            node_id=None, name="AQEShuffleRead", description="", derived_partitions=len(sizes),
+            derived_partitions_from="partition sizes",
             partition_sizes=sizes, partition_sizes_source="driver_metrics",
             notes=["read inside an adaptive subquery: Spark logs its metrics but no plan tree, so only the "
                    "sizes are known (counts of coalesced/skewed partitions are not attributed)"]))
@@ -129,9 +130,9 @@ def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, lis
         )
     if r.num_partitions is None:
         if r.partition_sizes is not None:
-            r.num_partitions = len(r.partition_sizes)
-        elif r.stage_id is not None and r.stage_id in log.stages:
-            r.num_partitions = log.stages[r.stage_id].num_tasks or None
+            r.derived_partitions, r.derived_partitions_from = len(r.partition_sizes), "partition sizes"
+        elif r.stage_id is not None and r.stage_id in log.stages and log.stages[r.stage_id].num_tasks:
+            r.derived_partitions, r.derived_partitions_from = log.stages[r.stage_id].num_tasks, "reduce tasks"
     return r
 
 
