@@ -111,6 +111,55 @@ class Jvm:
     def option(opt: Any) -> Any:
         return opt.get() if opt.isDefined() else None
 
+    # -- bulk reads through the AQE Lens jar ----------------------------------------------
+    def bulk_method(self) -> Optional[Any]:
+        """``io.aqelens.listener.Bulk.mapSizes`` from the shipped jar, loaded in a class loader
+        of its own (the session need not have the jar on its classpath); None if it cannot be."""
+        if "bulk" not in self._cache:
+            self._cache["bulk"] = None
+            try:
+                from aqe_core.listener import JAR_PATH
+
+                gw = self.sc._gateway
+                jl = self.jvm.java.lang
+                urls = gw.new_array(self.jvm.java.net.URL, 1)
+                urls[0] = self.jvm.java.io.File(str(JAR_PATH)).toURI().toURL()
+                loader = self.jvm.java.net.URLClassLoader(urls, jl.Thread.currentThread().getContextClassLoader())
+                cls = jl.Class.forName("io.aqelens.listener.Bulk", True, loader)
+                types = gw.new_array(jl.Class, 3)
+                types[0], types[1], types[2] = jl.Class.forName("java.lang.Object"), jl.Integer.TYPE, jl.Class.forName("[B")
+                self._cache["bulk"] = cls.getMethod("mapSizes", types)
+            except Exception:  # noqa: BLE001 - no jar, an old jar, a JVM that refuses: the per-map path
+                self._cache["bulk"] = None
+        return self._cache["bulk"]
+
+    def bulk_map_sizes(self, shuffle_id: int, wanted: list[int]) -> Optional[tuple[int, list[bool], list[str], list[list[int]]]]:
+        """Every map's size for each reducer in ``wanted``, in one round trip: (maps, present
+        per map, MapStatus class names, rows by reducer). None when the bulk path is not
+        available or the shuffle is unregistered."""
+        method = self.bulk_method()
+        if method is None:
+            return None
+        gw = self.sc._gateway
+        args = gw.new_array(self.jvm.java.lang.Object, 3)
+        args[0], args[1], args[2] = self.jsc, self.jvm.java.lang.Integer(int(shuffle_id)), struct.pack(f">{len(wanted)}i", *wanted)
+        raw = method.invoke(None, args)
+        if raw is None:
+            return None
+        raw = bytes(raw)
+        n_maps, k, n_names = struct.unpack_from(">iii", raw, 0)
+        pos = 12 + n_names
+        classes = [c for c in raw[12:pos].decode("utf-8").split(",") if c]
+        present = [b == 1 for b in raw[pos:pos + n_maps]]
+        pos += n_maps
+        import array
+        sizes = array.array("q")
+        sizes.frombytes(raw[pos:pos + 8 * k * n_maps])
+        if struct.pack("=q", 1) != struct.pack(">q", 1):
+            sizes.byteswap()
+        flat = sizes.tolist()
+        return n_maps, present, classes, [flat[i * n_maps:(i + 1) * n_maps] for i in range(k)]
+
     # -- map output tracker -----------------------------------------------------------
     def map_output_tracker(self) -> Any:
         """``SparkEnv.get.mapOutputTracker`` without calling a method of ``SparkEnv``."""

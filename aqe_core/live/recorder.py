@@ -467,6 +467,14 @@ class Recorder:
             reducers = wanted
             sc.map_sizes_note = (f"{n_maps} maps x {n_red} reducers exceeds the cap of {self.map_size_cap} sizes:"
                                  f" per-map sizes kept for the {len(wanted)} largest reducers")
+        bulk = self._bulk_sizes(sc.shuffle_id, wanted, n_maps)
+        if bulk is not None:
+            present, names, sizes = bulk
+            consistent = all(sum(row) == b[r] for r, row in zip(wanted, sizes) if -1 not in row)
+            sc.map_sizes = MapSizes(n_maps, sizes, reducers, names, consistent)
+            if not all(present):
+                sc.map_sizes_note = "some map statuses are missing (lost executor?): their sizes are -1"
+            return
         cols: list[Optional[list[int]]] = []  # per map: sizes for `wanted`
         classes: set[str] = set()
         try:
@@ -508,6 +516,19 @@ class Recorder:
         sc.map_sizes = MapSizes(n_maps, sizes, reducers, sorted(classes), consistent)
         if any(c is None for c in cols):
             sc.map_sizes_note = "some map statuses are missing (lost executor?): their sizes are -1"
+
+    def _bulk_sizes(self, shuffle_id: int, wanted: list[int], n_maps: int
+                    ) -> Optional[tuple[list[bool], list[str], list[list[int]]]]:
+        """Every size in one round trip through the shipped jar (``Bulk.mapSizes``), which calls
+        ``getSizeForBlock`` itself: exact for every MapStatus class. None: use the per-map path."""
+        try:
+            got = self.j.bulk_map_sizes(shuffle_id, wanted)
+        except Exception:  # noqa: BLE001 - the per-map path still works
+            return None
+        if got is None or got[0] != n_maps:
+            return None
+        _, present, names, rows = got
+        return present, names, rows
 
     def _highly_compressed(self, ms: Any, wanted: list[int]) -> Optional[list[int]]:
         """``HighlyCompressedMapStatus.getSizeForBlock`` for many reducers in a few calls:
