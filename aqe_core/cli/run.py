@@ -29,6 +29,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="capture file to write (.json or .json.gz)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--check", action="store_true", help="replay the capture and print the agreement")
+    p.add_argument("--spark-log-level", default="OFF", metavar="LEVEL",
+                   help="Spark's own log level once it started (default OFF: errors come as one line of ours)")
     p.add_argument("--trusted", action="store_true",
                    help="skip the SQL and settings guard (any SQL, including commands, runs as you)")
 
@@ -135,6 +137,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (JavaNotFound, SparkStartFailed) as e:
         print(f"run: {e}", file=sys.stderr)
         return 3
+    from aqe_core.live.requests import quiet
+
+    quiet(runner, args.spark_log_level)
     rt = runner.rt
     java = rt.java.describe() if rt.java else "an already running JVM"
     print(f"Spark {rt.version} on {rt.master} ({java}); started in {time.perf_counter() - t0:.1f}s", file=sys.stderr)

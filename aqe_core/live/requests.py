@@ -67,11 +67,25 @@ def judge_statements(statements: list[str], master: Optional[str] = None) -> lis
     """``{"allowed", "reason"}`` per statement, decided by :func:`~aqe_core.live.sql_guard.verdict`
     in one guarded session of the shared runtime (nothing is executed). Raises ``JavaNotFound``."""
     rt = get_runtime(master, event_log=False)
-    try:  # PySpark 4 logs every analysis error it converts (with a Java stack): not news here
+    _quiet_pyspark_logger()
+    session = guard_session(rt.spark.newSession())
+    return [verdict(s, session).to_dict() for s in statements]
+
+
+def _quiet_pyspark_logger() -> None:
+    try:  # PySpark 4 logs every error it converts (with a Java stack as JSON): our message says it
         from pyspark.logger import PySparkLogger
 
         PySparkLogger.getLogger("SQLQueryContextLogger").disabled = True
     except ImportError:
         pass
-    session = guard_session(rt.spark.newSession())
-    return [verdict(s, session).to_dict() for s in statements]
+
+
+def quiet(runner: Runner, level: str = "OFF") -> None:
+    """A command line run says what went wrong in one line of its own: Spark's log (a killed
+    application's stack traces) and PySpark's JSON error log stay out of the terminal."""
+    _quiet_pyspark_logger()
+    try:
+        runner.rt.spark.sparkContext.setLogLevel(level)
+    except Exception:  # noqa: BLE001 - a context that is already gone logs nothing more
+        pass

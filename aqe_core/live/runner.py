@@ -329,6 +329,9 @@ class Runner:
                 stopped = self._stopped(tag) if tag in self._cancelled else None
             if stopped is not None:
                 raise stopped from None
+            if self._context_stopped(sc):
+                raise RunFailed(f"{label}: the Spark application stopped while the query ran (killed on the"
+                                f" master, or its SparkContext shut down); start a new run") from None
             if not self.trusted:
                 raise RunFailed(f"{label}: {redacted_failure(e)}") from None
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -354,6 +357,13 @@ class Runner:
         if progress is not None:
             progress(Progress(tag, label, "done", index, count, elapsed_s=time.perf_counter() - t0))
         return q
+
+    @staticmethod
+    def _context_stopped(sc: Any) -> bool:
+        try:
+            return bool(sc._jsc.sc().isStopped())
+        except Exception:  # noqa: BLE001 - the JVM side is gone too
+            return True
 
     @staticmethod
     def _action(df: Any, action: str) -> Optional[int]:

@@ -14,6 +14,7 @@ with a one-line reason and leaves nothing half-started behind, so the next attem
 from __future__ import annotations
 
 import os
+import time
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -281,6 +282,11 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
     if master.startswith("local"):
         defaults["spark.driver.bindAddress"] = "127.0.0.1"
         defaults["spark.driver.host"] = "127.0.0.1"
+    elif master.startswith("spark://"):  # executors connect back: the address that reaches the master
+        here = _address_towards(master)
+        if here:
+            defaults["spark.driver.host"] = here
+            defaults["spark.driver.bindAddress"] = here
     if _vtuple(version) < (3, 3, 0) and java.major >= 17:
         opens = " ".join(["-XX:+IgnoreUnrecognizedVMOptions"] + [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in JDK_OPENS])
         defaults["spark.driver.extraJavaOptions"] = opens
@@ -294,7 +300,52 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
         _reset_pyspark()
         hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in str(exc) else ""
         raise SparkStartFailed(f"could not start Spark on {master}: {java_reason(exc)}{hint}") from None
+    if master.startswith("spark://"):
+        _wait_for_executors(spark, master, executor_wait_s())
     return SparkRuntime(spark, master, java, owned=True)
+
+
+def executor_wait_s() -> float:
+    """How long a new cluster context may wait for its first executor (``AQE_LENS_EXECUTOR_WAIT_S``)."""
+    try:
+        return float(os.environ.get("AQE_LENS_EXECUTOR_WAIT_S", "30"))
+    except ValueError:
+        return 30.0
+
+
+def _address_towards(master: str) -> Optional[str]:
+    """This machine's address on the route to a ``spark://host:port`` master (no packet is sent:
+    a UDP socket's connect only picks the route). None when the host does not resolve."""
+    import socket
+
+    hostport = master[len("spark://"):].split(",")[0]
+    host, _, port = hostport.rpartition(":")
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((host or hostport, int(port or 7077)))
+            return str(s.getsockname()[0])
+    except (OSError, ValueError):
+        return None
+
+
+def _wait_for_executors(spark: Any, master: str, seconds: float) -> None:
+    """A standalone master with no free worker accepts the application and then waits for ever;
+    say so within ``seconds`` instead of hanging the first query."""
+    deadline = time.monotonic() + seconds
+    jsc = spark.sparkContext._jsc.sc()
+    while time.monotonic() < deadline:
+        try:
+            if jsc.getExecutorMemoryStatus().size() > 1:  # the driver's block manager is one entry
+                return
+        except Exception:  # noqa: BLE001
+            break
+        time.sleep(0.5)
+    try:
+        spark.stop()
+    finally:
+        _reset_pyspark()
+    raise SparkStartFailed(f"no executor started on {master} within {seconds:.0f}s: the master has no ALIVE worker"
+                           " with a free core and enough memory for spark.executor.memory (see the master's web UI)")
 
 
 def stop_runtime() -> None:
