@@ -28,6 +28,8 @@ _SQL_END = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd"
 _WANTED = (b"SparkListenerSQLExecutionStart", b"SparkListenerSQLAdaptiveExecutionUpdate",
            b"SparkListenerSQLExecutionEnd", b'"SparkListenerJobStart"', b'"SparkListenerStageCompleted"')
 _TASK_END = b'{"Event":"SparkListenerTaskEnd"'
+#: the tap's log is replaced by a fresh one past this size, between queries (:meth:`EventLogTap.trim`)
+TRIM_BYTES = 64 << 20
 
 
 class _StageTasks:
@@ -223,6 +225,40 @@ class EventLogTap:
             if best is not None or time.monotonic() > deadline:
                 return [best] if best is not None else []
             time.sleep(0.1)
+
+    def trim(self, limit_bytes: int = TRIM_BYTES) -> bool:
+        """Start a fresh log file once this one passed ``limit_bytes`` and Spark runs no job
+        (so no event of a query being recorded is in flight); what was read of the old file is
+        kept only for executions still running. Bounds the disk a long-lived server uses (about
+        3.6 KB per task otherwise, for ever) and the task data of jobs nobody recorded."""
+        with self._lock:
+            if not self._path or self.listener is None or self._offset < limit_bytes:
+                return False
+        try:
+            if len(self.jvm.sc.statusTracker().getActiveJobsIds()) > 0:
+                return False
+        except Exception:  # noqa: BLE001 - cannot tell: keep the file
+            return False
+        self.poll()
+        with self._lock:
+            old, path = self.listener, self._path
+            try:
+                self.jvm.jsc.removeSparkListener(old)
+                old.stop()
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+            self._offset, self._partial = 0, b""
+            self.executions = {k: e for k, e in self.executions.items() if e.end_ms is None}
+            keep = {sid for e in self.executions.values() for sid in e.stage_ids}
+            self.stages = {k: v for k, v in self.stages.items() if k in keep}
+            self.stage_tasks = {k: v for k, v in self.stage_tasks.items() if k in keep}
+            self.listener = None
+            self._attach()
+        return True
 
     def forget(self, executions: Iterable[_Execution]) -> None:
         with self._lock:

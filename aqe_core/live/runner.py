@@ -299,6 +299,8 @@ class Runner:
                    preset: Optional[str], progress: Optional[ProgressFn], action: str = "collect") -> QueryCapture:
         progress = progress or self.progress
         sc = self.rt.spark.sparkContext
+        if self.rt.tap is not None:
+            self.rt.tap.trim()
         group = f"aqe-lens:{tag}:{index}"
         with self._lock:
             deadline = self._deadline(tag)
