@@ -72,7 +72,7 @@ def _inspect_load(args: argparse.Namespace):
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from aqe_core.views.eventlog_summary import log_json, outcome_line
+    from aqe_core.views.eventlog_summary import outcome_line, write_log_json
 
     if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
         print("aqe_core inspect: error: limits must be positive", file=sys.stderr)
@@ -82,9 +82,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return log
     try:
         if args.json:
-            doc = log_json(log, plans=not args.no_plans, tasks=args.tasks)
-            json.dump(doc, sys.stdout, indent=args.indent)
-            sys.stdout.write("\n")
+            write_log_json(log, sys.stdout, plans=not args.no_plans, tasks=args.tasks, indent=args.indent)
+            sys.stdout.flush()
             return 0
         app = log.application
         state = "complete" if log.complete else "incomplete"
