@@ -79,6 +79,7 @@ class LoadedSource:
     views: list[QueryView] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    app_id: Optional[str] = None  # the Spark application (event logs)
 
     def view(self, query_id: str) -> Optional[QueryView]:
         return next((v for v in self.views if v.query_id == str(query_id)), None)
@@ -200,7 +201,8 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         views = [by_id.pop(v.query_id, v) for v in views] + list(by_id.values())
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes
-    return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes)
+    return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes,
+                        app_id=log.application.id)
 
 
 def _open_capture(p: Path, limits: Optional[Limits]) -> LoadedSource:

@@ -36,6 +36,7 @@ from aqe_core.cli.listener import add_listener_arguments, cmd_listener
 from aqe_core.cli.recommend import add_recommend_arguments, cmd_recommend
 from aqe_core.cli.releases import add_releases_arguments, cmd_releases
 from aqe_core.cli.run import add_run_arguments, cmd_run, list_workloads
+from aqe_core.cli.scan import add_scan_arguments, cmd_scan
 from aqe_core.cli.simulate import add_simulate_arguments, cmd_simulate, format_report
 
 __all__ = ["COMMANDS", "add_run_arguments", "build_parser", "cmd_run", "format_report", "list_workloads", "main"]
@@ -53,10 +54,12 @@ COMMANDS: dict[str, Command] = {
     "explain": ("every adaptive read: its partitions, skewed reducers, lines and how each is known",
                 add_explain_arguments, cmd_explain),
     "listener": ("the settings that add the AQE Lens listener to any Spark job", add_listener_arguments, cmd_listener),
-    "recommend": ("for skew AQE left unsplit: the setting that splits it, replayed on the whole query",
+    "recommend": ("each finding's smallest setting change, replayed on the whole query and application",
                   add_recommend_arguments, cmd_recommend),
     "releases": ("a query through every supported release's rules, side by side, with what differs and why",
                  add_releases_arguments, cmd_releases),
+    "scan": ("many event logs as a Spark job: Parquet tables of every SQL execution's AQE outcome and findings",
+             add_scan_arguments, cmd_scan),
     "lint": ("check AQE settings against a Spark release (unknown keys, rejected values, changed defaults)",
              add_lint_arguments, cmd_lint),
 }

@@ -1,0 +1,55 @@
+"""``scan``: many event logs as a Spark job, written as Parquet (or CSV) tables of executions and
+findings (:mod:`aqe_core.fleet.scan`)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aqe_core.cli.common import _kv
+
+
+def add_scan_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="event logs or captures: files, directories, globs, or Hadoop URIs (file:, hdfs:, s3a: ...)")
+    p.add_argument("-o", "--output", required=True, help="directory for the executions/ and findings/ tables")
+    p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
+    p.add_argument("--spark-conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
+                   help="setting for the SparkContext (spark.executor.memory, Hadoop credentials ...)")
+    p.add_argument("--csv", action="store_true", help="CSV (with a header) instead of Parquet")
+    p.add_argument("--no-presets", action="store_true",
+                   help="skip what each built-in preset would change (faster)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from aqe_core.fleet.scan import run_scan
+    from aqe_core.live.java import JavaNotFound
+    from aqe_core.live.requests import _quiet_pyspark_logger
+    from aqe_core.live.runtime import SparkStartFailed, get_runtime
+
+    try:
+        rt = get_runtime(args.master, dict(args.spark_conf), app_name="AQE Lens fleet scan", log_level="OFF",
+                         event_log=False)
+    except (JavaNotFound, SparkStartFailed) as e:
+        print(f"scan: {e}", file=sys.stderr)
+        return 3
+    _quiet_pyspark_logger()
+    print(f"scan: Spark {rt.version} on {rt.master}", file=sys.stderr)
+
+    def progress(done: int, total: int) -> None:
+        sys.stderr.write(f"\rscan: tasks {done}/{total}")
+        sys.stderr.flush()
+
+    try:
+        res = run_scan(rt.spark, list(args.sources), args.output, fmt="csv" if args.csv else "parquet",
+                       presets=not args.no_presets, progress=None if args.no_progress else progress)
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        print(f"\nscan: failed: {first}", file=sys.stderr)
+        return 1
+    for m in res.missing:
+        print(f"\nscan: nothing matches {m}", file=sys.stderr)
+    print(f"\nscan: {res.files} files, {res.executions} SQL executions, {res.findings} findings, {res.errors} files or"
+          f" executions with an error, in {res.seconds:.1f}s -> {res.out}",
+          file=sys.stderr)
+    return 0

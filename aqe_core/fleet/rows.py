@@ -1,0 +1,126 @@
+"""One event log as fleet-scan rows (issue 14): a row per SQL execution with its AQE outcome and
+the triage's findings, a row per finding, and what each built-in preset would change.
+
+Pure Python over :func:`aqe_core.sources.load_source` and the views: the scan job calls it in
+the executors' Python, once per file. A file that cannot be read is one execution row carrying
+its error (``execution_id`` null), never an exception: one bad log must not stop a fleet scan.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+from aqe_core.model.presets import BUILTIN_PRESETS
+from aqe_core.sources import SourceError, load_source
+from aqe_core.views.compare import simulate_preset
+from aqe_core.views.query import QueryView
+from aqe_core.views.triage import FINDINGS, triage_row
+
+__all__ = ["EXECUTION_COLUMNS", "FINDING_COLUMNS", "PRESETS", "ExecutionRow", "FindingRow", "scan_file"]
+
+#: the presets a fleet-wide change is simulated for (the query's own is what Spark did)
+PRESETS = [p for p in BUILTIN_PRESETS if p.name != "actual"]
+
+
+@dataclass
+class ExecutionRow:
+    file: str
+    app_id: Optional[str] = None
+    source_label: Optional[str] = None  # what the log or capture is (application name and id, release)
+    spark_version: Optional[str] = None
+    execution_id: Optional[int] = None
+    description: str = ""
+    status: Optional[str] = None
+    duration_ms: Optional[int] = None
+    evidence: Optional[str] = None  # exact | spark-metrics: how the partition sizes are known
+    partitions_before: Optional[int] = None
+    partitions_after: Optional[int] = None
+    skew_splits: Optional[int] = None
+    joins: str = ""
+    findings: str = ""  # finding codes, comma separated (views.triage.FINDINGS)
+    unsplit_why: str = ""
+    read_stage_tasks: str = ""
+    wasted_task_ms: int = 0
+    score: float = 0.0
+    outcome: str = ""
+    #: preset name -> what it would change ("" when nothing), JSON text in the table
+    preset_changes: dict[str, str] = field(default_factory=dict)
+    error: Optional[str] = None
+
+
+@dataclass
+class FindingRow:
+    file: str
+    app_id: Optional[str]
+    execution_id: int
+    finding: str
+    label: str
+    detail: str = ""
+
+
+EXECUTION_COLUMNS = [f for f in ExecutionRow.__dataclass_fields__]
+FINDING_COLUMNS = [f for f in FindingRow.__dataclass_fields__]
+
+
+def _changes(v: QueryView) -> dict[str, str]:
+    """For each preset: partitions, splits and join strategies that differ from what Spark did."""
+    actual = simulate_preset(v, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
+    out: dict[str, str] = {}
+    for p in PRESETS:
+        try:
+            got = simulate_preset(v, p)
+        except Exception:  # noqa: BLE001 - one preset that cannot apply leaves the others
+            out[p.name] = "not simulated"
+            continue
+        diff = []
+        if got.partitions_after != actual.partitions_after:
+            diff.append(f"partitions {actual.partitions_after} -> {got.partitions_after}")
+        if (got.splits or 0) != (actual.splits or 0):
+            diff.append(f"skew splits {actual.splits or 0} -> {got.splits or 0}")
+        if got.join_strategies != actual.join_strategies:
+            diff.append("joins " + "; ".join(got.join_strategies))
+        out[p.name] = ", ".join(diff)
+    return out
+
+
+def _row(path: str, src: Any, v: QueryView, presets: bool) -> tuple[ExecutionRow, list[FindingRow]]:
+    t = triage_row(v)
+    app = src.app_id
+    evidence = v.model.evidence.value if v.model is not None else None
+    r = ExecutionRow(path, app, src.label, src.spark_version, int(v.query_id) if v.query_id.isdigit() else None,
+                     t.description[:500], v.status, v.duration_ms, evidence,
+                     sum(s.partitions_before or 0 for s in v.shuffles if not s.local) or None,
+                     sum(s.partitions_after or 0 for s in v.shuffles if not s.local) or None,
+                     sum(s.skew_splits or 0 for s in v.shuffles) or None, "; ".join(v.join_changes),
+                     ",".join(t.findings), t.summary.split(" | ")[0] if "skew_not_split" in t.findings else "",
+                     t.stage_time, t.wasted_ms, round(t.score, 3), v.outcome[:500])
+    if presets and v.adaptive:
+        r.preset_changes = _changes(v)
+    found = [FindingRow(path, app, r.execution_id if r.execution_id is not None else -1, f, FINDINGS[f][0],
+                        r.unsplit_why if f == "skew_not_split" else (t.stage_time if f == "straggler" else ""))
+             for f in t.findings]
+    return r, found
+
+
+def scan_file(path: str, *, presets: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows (as dicts) for every SQL execution of the log or capture at ``path``."""
+    try:
+        src = load_source(path)
+    except SourceError as e:
+        return [asdict(ExecutionRow(path, error=str(e)[:500]))], []
+    except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
+        return [asdict(ExecutionRow(path, error=f"cannot read: {type(e).__name__}"))], []
+    execs: list[dict[str, Any]] = []
+    finds: list[dict[str, Any]] = []
+    for v in src.views:
+        try:
+            r, f = _row(path, src, v, presets)
+        except Exception as e:  # noqa: BLE001
+            r, f = ExecutionRow(path, src.app_id, src.label, src.spark_version,
+                                error=f"execution {v.query_id}: {type(e).__name__}"), []
+        execs.append(asdict(r))
+        finds.extend(asdict(x) for x in f)
+    if not execs:
+        execs.append(asdict(ExecutionRow(path, src.app_id, src.label, src.spark_version,
+                                         error="no SQL execution in this log")))
+    return execs, finds
