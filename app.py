@@ -22,6 +22,7 @@ _PAGES = [  # (file in pages/, title, icon, url path)
     ("whatif.py", "What-if", ":material/tune:", "whatif"),
     ("compare.py", "Compare presets", ":material/compare:", "compare"),
     ("run.py", "Run", ":material/play_arrow:", "run"),
+    ("fleet.py", "Fleet", ":material/dataset:", "fleet"),
     ("share.py", "Share", ":material/share:", "share"),
 ]
 PAGES = {f: st.Page(str(HERE / "pages" / f), title=t, icon=i, url_path=u, default=f == "overview.py")

@@ -45,6 +45,9 @@ RUN_JOB = "run_job"
 RERUN_JOB = "rerun_job"
 #: the id of the view the Share page saved last
 SHARE_ID = "share_id"
+#: the Fleet page: the scan result directory, and its executions table (a selection opens a row)
+FLEET_PATH = "fleet_path"
+FLEET_TABLE = "fleet_table"
 
 #: presets the Compare and Share pages start from
 DEFAULT_COMPARE_PRESETS = ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]

@@ -1,0 +1,101 @@
+"""A fleet scan's result, read back for the Fleet page: the executions and findings tables,
+filtered and sorted, and what a preset would change across the fleet (issue 14).
+
+The tables are what ``python -m aqe_core scan`` wrote (Parquet or CSV directories). Reading one
+never runs Spark and never opens a log: opening an execution goes through the app's usual
+source loading, confined to the server's roots.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+
+from aqe_core.sources import SourceError, resolve_in_roots
+from aqe_core.views.triage import FINDINGS
+
+__all__ = ["FleetScan", "SORTS", "load_scan", "local_path", "preset_impact"]
+
+#: sort choice -> (column, descending)
+SORTS = {"wasted task time": ("wasted_task_ms", True), "triage score": ("score", True),
+         "duration": ("duration_ms", True), "file": ("file", False)}
+
+
+@dataclass
+class FleetScan:
+    path: str
+    executions: pd.DataFrame
+    findings: pd.DataFrame
+
+    @property
+    def errors(self) -> pd.DataFrame:
+        return self.executions[self.executions["error"].notna()]
+
+    def finding_counts(self) -> dict[str, int]:
+        counts = self.findings["finding"].value_counts().to_dict() if len(self.findings) else {}
+        return {f: int(counts.get(f, 0)) for f in FINDINGS if counts.get(f)}
+
+    def rows(self, findings: Optional[list[str]] = None, text: str = "", sort: str = "wasted task time") -> pd.DataFrame:
+        """Executions (without error rows) having one of ``findings``, matching ``text``, sorted."""
+        df = self.executions[self.executions["error"].isna()]
+        if findings:
+            has = df["findings"].fillna("").str.split(",").apply(lambda fs: bool(set(fs) & set(findings)))
+            df = df[has]
+        needle = text.strip().lower()
+        if needle:
+            hay = (df["file"].fillna("") + " " + df["description"].fillna("") + " " + df["outcome"].fillna("")).str.lower()
+            df = df[hay.str.contains(needle, regex=False)]
+        col, desc = SORTS.get(sort, SORTS["wasted task time"])
+        return df.sort_values(col, ascending=not desc, na_position="last", kind="stable").reset_index(drop=True)
+
+
+def _read(d: Path) -> pd.DataFrame:
+    if any(d.glob("*.parquet")):
+        return pd.read_parquet(d)
+    parts = sorted(d.glob("*.csv"))
+    if parts:
+        return pd.concat([pd.read_csv(p) for p in parts], ignore_index=True)
+    raise SourceError(f"{d.name}: no Parquet or CSV part files (is this a scan result?)")
+
+
+def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
+    """The scan result directory at ``path`` (confined to ``roots``, default the server's).
+    Raises :class:`SourceError` with a message for people."""
+    base = resolve_in_roots(path, roots)
+    ex_dir, fi_dir = base / "executions", base / "findings"
+    if not ex_dir.is_dir() or not fi_dir.is_dir():
+        raise SourceError(f"{base.name}: not a fleet scan result (it has no executions/ and findings/ tables)")
+    try:
+        ex, fi = _read(ex_dir), _read(fi_dir)
+    except SourceError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a damaged table is a message, not a traceback
+        raise SourceError(f"{base.name}: the scan tables cannot be read ({type(e).__name__})") from None
+    need = {"file", "execution_id", "findings", "error", "preset_changes", "wasted_task_ms"}
+    if not need <= set(ex.columns):
+        raise SourceError(f"{base.name}: the executions table lacks {sorted(need - set(ex.columns))}")
+    return FleetScan(str(base), ex, fi)
+
+
+def preset_impact(scan: FleetScan, preset: str) -> tuple[dict[str, int], pd.DataFrame]:
+    """How many executions the preset would change, by what (partitions, skew splits, join
+    strategies), and those executions with the change in words."""
+    ok = scan.executions[scan.executions["error"].isna()]
+    change = ok["preset_changes"].fillna("{}").apply(lambda t: json.loads(t).get(preset, "") if t else "")
+    changed = ok.assign(change=change)[change != ""]
+    counts = {"executions": len(ok), "changed": len(changed),
+              "partitions": int(changed["change"].str.contains("partitions").sum()),
+              "skew splits": int(changed["change"].str.contains("skew splits").sum()),
+              "join strategy": int(changed["change"].str.contains("joins").sum()),
+              "not simulated": int((changed["change"] == "not simulated").sum())}
+    return counts, changed[["file", "execution_id", "description", "change"]].reset_index(drop=True)
+
+
+def local_path(file: str) -> Optional[str]:
+    """A row's file as a path this server can open (``file:`` URIs included), else None."""
+    if file.startswith("file:"):
+        return "/" + file[len("file:"):].lstrip("/")
+    return None if ":" in file.split("/", 1)[0] else file

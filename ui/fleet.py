@@ -1,0 +1,66 @@
+"""The Fleet page's pieces: open a scan result, the executions table (a selected row opens its
+log and query on the page of its finding), and a preset's impact across the fleet."""
+from __future__ import annotations
+
+from typing import Optional
+
+import pandas as pd
+import streamlit as st
+
+from aqe_core.fleet.result import FleetScan, load_scan, local_path
+from aqe_core.plain_text import md_text
+from aqe_core.sources import SourceError
+from aqe_core.views.triage import FINDINGS
+from ui import state
+
+_PAGES = {"partitions": "pages/partitions.py", "plans": "pages/plans.py"}
+_SHOWN = ["file", "execution_id", "description", "findings", "read_stage_tasks", "wasted_task_ms", "duration_ms",
+          "partitions_before", "partitions_after", "evidence", "outcome"]
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the scan result ...")
+def _load(path: str) -> FleetScan:
+    return load_scan(path)
+
+
+def open_scan() -> Optional[FleetScan]:
+    path = st.text_input("Scan result directory on this server (`python -m aqe_core scan ... -o DIR`)",
+                         key=state.FLEET_PATH, placeholder="/data/aqe-scans/2026-11-24")
+    if not path:
+        st.info("Run `python -m aqe_core scan SOURCE... -o DIR` (locally or with `--master`), then give DIR here.")
+        return None
+    try:
+        return _load(path.strip())
+    except SourceError as e:
+        st.error(md_text(str(e)))
+        return None
+
+
+def table(scan: FleetScan, rows: pd.DataFrame) -> None:
+    """The executions; a selected row opens its log on the page that shows its first finding."""
+    shown = rows[[c for c in _SHOWN if c in rows.columns]].copy()
+    shown["file"] = shown["file"].astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1]  # the log's name
+    shown["findings"] = shown["findings"].fillna("").apply(
+        lambda fs: ", ".join(FINDINGS[f][0] for f in fs.split(",") if f in FINDINGS))
+    event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key=state.FLEET_TABLE)
+    picked = getattr(getattr(event, "selection", None), "rows", None) or []
+    if picked and picked[0] < len(rows):
+        _open(rows.iloc[picked[0]])
+
+
+def _open(row: pd.Series) -> None:
+    path = local_path(str(row["file"]))
+    if path is None:
+        st.warning(f"{md_text(row['file'])} is not on this server's file system: open it where it is.")
+        return
+    eid = row["execution_id"]
+    qid = str(int(eid)) if pd.notna(eid) else None
+    st.session_state.pop(state.FLEET_TABLE, None)  # a kept selection would reopen it on every run
+    state.set_source(path, path, {"kind": "path", "path": path})
+    st.session_state[state.SOURCE_MODE] = "Path on server"
+    if qid is not None:
+        st.session_state[state.QUERY_ID] = qid
+        st.query_params["q"] = qid
+    first = str(row["findings"] or "").split(",")[0]
+    st.switch_page(_PAGES.get(FINDINGS.get(first, ("", "overview"))[1], "pages/overview.py"))
