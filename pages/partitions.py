@@ -44,7 +44,7 @@ for s in shuffles:
             st.plotly_chart(fig, key=f"h-{s.key}", theme=None)
         if s.trace:
             decision_trace(s.trace)
-        fix_box(fixes, s.stage_id)
+        fix_box(view, fixes, s.stage_id)
         with st.expander("Lines, skewed partitions and reasons"):
             st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
                                         "settings": ", ".join(ln.config_keys)} for ln in s.lines]),
@@ -53,4 +53,4 @@ for s in shuffles:
                 st.dataframe(pd.DataFrame([r.to_dict() for r in s.skew_rows]), hide_index=True, width="stretch")
             for r in s.reasons:
                 st.write(md_text(r.message))
-other_fixes(fixes, {s.stage_id for s in shuffles})
+other_fixes(view, fixes, {s.stage_id for s in shuffles})

@@ -19,7 +19,7 @@ def test_key_strings_never_change():
         "NAVIGATION": "_navigation", "PLAN_SELECTED": "plan_selected", "RUN_JOB": "run_job",
         "RERUN_JOB": "rerun_job", "SHARE_ID": "share_id", "NAV_TARGET": "_nav_target",
         "PLAN_SELECTION_SEEN": "_plan_selection_seen", "TRIAGE_TABLE": "triage_table",
-        "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table",
+        "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "VERIFY_JOBS": "verify_jobs",
     }
     assert state.opened_key("0123456789ab") == "_opened_0123456789ab"
     assert state.DEFAULT_COMPARE_PRESETS == ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]

@@ -13,29 +13,30 @@ from aqe_core.figures.fix_figure import fix_figure
 from aqe_core.plain_text import md_text
 from aqe_core.views.query import QueryView
 from ui.figure_cache import cached_figure
+from ui.verify import verify_box
 
 
 def fixes_for(view: QueryView) -> list[Fix]:
     return cached_figure(view, ("recommend",), lambda: fixes_for_view(view))
 
 
-def fix_box(fixes: list[Fix], stage_id: Optional[int]) -> None:
+def fix_box(view: QueryView, fixes: list[Fix], stage_id: Optional[int]) -> None:
     """The fixes about this stage's read."""
     for i, f in enumerate(fixes):
         if f.stage_id == stage_id:
-            _one(f, f"{stage_id}-{i}")
+            _one(view, f, f"{stage_id}-{i}")
 
 
-def other_fixes(fixes: list[Fix], shown: set) -> None:
+def other_fixes(view: QueryView, fixes: list[Fix], shown: set) -> None:
     """Fixes about no shown read (a join whose side is not a stage, a read without sizes)."""
     rest = [(i, f) for i, f in enumerate(fixes) if f.stage_id not in shown]
     if rest:
         st.subheader("Other fixes")
     for i, f in rest:
-        _one(f, f"other-{i}")
+        _one(view, f, f"other-{i}")
 
 
-def _one(f: Fix, key: str) -> None:
+def _one(view: QueryView, f: Fix, key: str) -> None:
     with st.container(border=True, key=f"fix-{key}"):
         st.markdown(f"**Fix: {md_text(f.finding)}** — {md_text(f.why)}")
         st.code("\n".join(f.conf_lines()), language=None)
@@ -57,3 +58,4 @@ def _one(f: Fix, key: str) -> None:
                                        or "no other read or join changes"))
                 for h in f.hints:
                     st.markdown(f"- Hint: {md_text(h)}")
+        verify_box(view, f, key)

@@ -43,6 +43,8 @@ PLAN_SELECTED = "plan_selected"
 RUN_JOB = "run_job"
 #: Re-run for real: ``(job id, preset names, source path, query id)``
 RERUN_JOB = "rerun_job"
+#: Verify of a fix: ``{fix key: job id}`` (a fix key names the source, query, stage and settings)
+VERIFY_JOBS = "verify_jobs"
 #: the id of the view the Share page saved last
 SHARE_ID = "share_id"
 #: the Fleet page: the scan result directory, and its executions table (a selection opens a row)

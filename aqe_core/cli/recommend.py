@@ -12,6 +12,9 @@ def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="a capture or an event log written with the AQE Lens listener")
     p.add_argument("--execution", help="only this SQL execution (its id)")
     p.add_argument("--json", action="store_true", help="the fixes as JSON")
+    p.add_argument("--verify", action="store_true",
+                   help="run the query again on Spark with each exact fix and score the prediction (needs its SQL text)")
+    p.add_argument("--master", default=None, help="with --verify: Spark master URL (default local[*])")
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
@@ -33,12 +36,17 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     for v in views:
         fixes = fixes_for_view(v)
         plain = plain or not (v.model is not None and v.model.evidence is Evidence.EXACT)
-        docs.append({"query": v.query_id, "description": v.description, "fixes": [f.to_dict() for f in fixes]})
+        doc = {"query": v.query_id, "description": v.description, "fixes": [f.to_dict() for f in fixes]}
+        docs.append(doc)
         if not fixes:
             continue
         out.append(f"\n#{v.query_id} {v.description[:80]}")
-        for f in fixes:
+        for i, f in enumerate(fixes):
             out += _fix_lines(f)
+            if args.verify and f.exact:
+                line, score = _verify(v, f, args.master)
+                out.append(f"    verify: {line}")
+                doc["fixes"][i]["verify"] = score
     if args.json:
         sys.stdout.write(json.dumps(docs, indent=1) + "\n")
     else:
@@ -65,3 +73,26 @@ def _fix_lines(f) -> list[str]:
                    + (f" ({'; '.join(a.effects)})" if a.effects else "") + "".join(f"; assumes: {x}" for x in a.assumes))
     out += [f"    hint: {h}" for h in f.hints]
     return out
+
+
+def _verify(view, fix, master):
+    """Run the query again with the fix on Spark; (one line, the score as a dict or None)."""
+    from aqe_core.live.java import JavaNotFound
+    from aqe_core.live.runner import RunFailed, Runner
+    from aqe_core.live.runtime import SparkStartFailed
+    from aqe_core.live.sql_guard import UnsafeSQL
+    from aqe_core.views.verify import score_fix
+
+    capture, index = view.model.raw
+    q = next(x for x in capture.queries if x.index == index)
+    sql = q.sql or (capture.run or {}).get("sql")
+    if not sql:
+        return "not verified: the source does not hold this query's SQL text", None
+    setup = list(((capture.run or {}).get("views") or {}).values())
+    try:
+        runner = Runner(master=master)
+        real = runner.rerun(sql, [("fix", {**q.conf, **fix.settings})], setup=setup, label=q.label)
+    except (JavaNotFound, SparkStartFailed, RunFailed, UnsafeSQL, ValueError) as e:
+        return f"not verified: {str(e).splitlines()[0][:300]}", None
+    got = score_fix(fix, q, real)
+    return got.summary(), got.to_dict()

@@ -150,6 +150,24 @@ class RunManager:
 
         return self._submit("rerun", f"re-run of {q.label}", go, master, time_limit_s)
 
+    def submit_verify(self, capture: Any, query_index: int, settings: dict[str, str], *,
+                      master: Optional[str] = None, time_limit_s: Optional[float] = None) -> RunJob:
+        """Run one captured query again with its own settings plus ``settings`` (a recommended
+        fix): the "Verify" of a fix. ``capture`` is the loaded capture (a capture file or a
+        listener log); raises ValueError when it does not hold the query's SQL text."""
+        q = next(x for x in capture.queries if x.index == query_index)
+        sql = q.sql or (capture.run or {}).get("sql")
+        if not sql:
+            raise ValueError("the source does not hold this query's SQL text, so it cannot be run again here")
+        setup = list(((capture.run or {}).get("views") or {}).values())
+        runs = [("fix", {**q.conf, **{str(k): str(v) for k, v in settings.items()}})]
+
+        def go(r: Any, job: RunJob) -> Any:
+            return r.rerun(sql, runs, setup=setup, label=q.label, tag=job.job_id, progress=self._progress(job),
+                           run_info={"verify_of": q.label, "views": (capture.run or {}).get("views")})
+
+        return self._submit("verify", f"verify of {q.label}", go, master, time_limit_s)
+
     def _progress(self, job: RunJob):
         def update(p: Any) -> None:
             job.progress = p
