@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.plain_text import md_text
-from aqe_core.readers.capture_file import load_capture
+from aqe_core.sources import load_exact
 from aqe_core.views.query import QueryView
 from aqe_core.views.recommend import Fix
 from aqe_core.views.verify import score_fix
@@ -43,7 +43,7 @@ def verify_box(view: QueryView, fix: Fix, key: str) -> None:
     if job.state != "done" or not job.result_path:
         st.error(md_text(f"{job.label}: {job.state}: {job.message}"))
         return
-    got = score_fix(fix, q, load_capture(job.result_path))
+    got = score_fix(fix, q, load_exact(job.result_path))
     (st.success if got.exact else st.warning)(md_text(got.summary()))
     st.dataframe(pd.DataFrame([r.to_dict() for r in got.reads]), hide_index=True, width="stretch")
 
