@@ -14,6 +14,7 @@ from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
 from aqe_core.readers.capture_file import load_capture
+from aqe_core.sources import load_source
 
 CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
 RELEASES = sorted(p.name for p in CAPTURES.iterdir() if p.is_dir())
@@ -108,3 +109,55 @@ def test_join_traces_end_in_what_spark_chose(release):
                     assert path.name == "demote_broadcast.json.gz"
                 joins += 1
     assert joins > 20 and demoted >= 1
+
+
+def test_each_read_is_placed_in_the_plan_version_that_decided_it():
+    """A three-way join (4.3.0): the first two reads appear in version 2 (after the first stages
+    finished), the other two in version 3; the page lists each under its version."""
+    from aqe_core.views.plan_timeline import read_versions
+
+    view = load_source(str(CAPTURES / "4.3.0" / "multi_way_join.json.gz")).views[0]
+    first = read_versions(view.plan_versions)
+    assert first == {0: 2, 1: 2, 3: 3, 2: 3}
+    assert {s.stage_id for s in view.shuffles} == set(first)
+
+
+def test_a_clicked_read_or_join_shows_its_trace_beside_the_plan():
+    from streamlit.testing.v1 import AppTest
+
+    from aqe_core.views.plan_timeline import node_trace, read_stage_of
+
+    from aqe_core.sources import sample_sources
+
+    sample = next(x for x in sample_sources() if x.kind == "capture" and "4.3.0" in x.label and "skewed inner" in x.label)
+    path = sample.path
+    view = load_source(path).views[0]
+    final = view.plan_versions[-1]
+
+    def paths(node, p="0"):
+        yield p, node
+        for i, c in enumerate(node.children):
+            yield from paths(c, f"{p}.{i}")
+
+    read_path, read = next((p, n) for p, n in paths(final) if read_stage_of(n) is not None)
+    join_path, join = next((p, n) for p, n in paths(final) if "Join" in n.name)
+    title, trace = node_trace(view, final, read, True)
+    assert title.startswith("Decision trace of the read of stage") and trace[0].rule == "OptimizeSkewedJoin"
+    jt = node_trace(view, final, join, True)
+    assert jt is not None and jt[1][-1].verdict.startswith("SortMergeJoin")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.session_state["source_path"] = path
+    at.session_state["source_label"] = sample.label
+    at.session_state["source_ref"] = {"kind": "sample", "key": sample.key}
+    at.query_params["q"] = view.query_id
+    at.run()
+    at.session_state["plan_selected"] = ("final", read_path, (path, view.query_id, len(view.plan_versions) - 1))
+    at.switch_page("pages/plans.py").run()
+    assert not at.exception, at.exception
+    titles = [e.label for e in at.expander]
+    assert any(t.startswith("Decision trace of the read of stage") for t in titles), titles
+    from aqe_core.views.plan_timeline import read_versions
+
+    k = min(read_versions(view.plan_versions).values())
+    at.slider(key="plan_version").set_value(k).run()
+    assert f"Decided in plan version {k}" in [s.value for s in at.subheader]

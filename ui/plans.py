@@ -14,8 +14,10 @@ from aqe_core.figures.plan_numbers import add_numbers
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.plan_stages import NodeTimes, node_at, plan_stage_times, stage_sentence
+from aqe_core.views.plan_timeline import node_trace, read_versions
 from ui import state
 from ui.figure_cache import cached_figure
+from ui.trace import decision_trace
 
 _CHART_CONFIG = {"scrollZoom": True, "displaylogo": False}
 STAGE_HELP = ("From the log's task events (Spark's own metric): task duration is Finish Time - Launch Time of "
@@ -108,9 +110,10 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
             _chart(cached_figure(view, ("later", index, search), draw), "plan_final")
     if details:
         with details[0]:
-            _node_details(earlier, later, picked, times)
+            _node_details(view, earlier, later, picked, times, later is versions[-1])
     if search:
         st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (view zoomed to the first)" if hits else ""))
+    _decided_here(view, versions, index)
     if diff is not None and len(diff):
         st.subheader("What AQE changed")
         st.dataframe(pd.DataFrame([{"kind": c.kind, "node": c.node_name, "what": c.explanation} for c in diff]),
@@ -127,7 +130,18 @@ def _picked(context: tuple) -> Optional[tuple[str, str]]:
     return picked[0], picked[1]
 
 
-def _node_details(earlier, later, picked: tuple[str, str], times: NodeTimes) -> None:
+def _decided_here(view: QueryView, versions: list, index: int) -> None:
+    """The adaptive reads AQE decided in this plan version, each with its decision trace."""
+    first = read_versions(versions)
+    here = [s for s in view.shuffles if s.trace and first.get(s.stage_id) == index + 1]
+    if not here:
+        return
+    st.subheader(f"Decided in plan version {index + 1}")
+    for s in here:
+        decision_trace(s.trace, title=md_text(s.label))
+
+
+def _node_details(view: QueryView, earlier, later, picked: tuple[str, str], times: NodeTimes, final: bool) -> None:
     """The clicked node's name, description, stage and metrics, beside the plans; a read's
     stage names its slowest task (index and task id, as the stage page of Spark's UI lists them)."""
     which, path = picked
@@ -144,3 +158,7 @@ def _node_details(earlier, later, picked: tuple[str, str], times: NodeTimes) -> 
             if det["metrics"]:  # a list, not a table: the panel is narrow and the values are long
                 st.markdown("\n".join(f"- {md_text(m['name'])}: **{md_text(' '.join(str(m['value']).split()))}**"
                                        for m in det["metrics"]))
+            clicked = node_at(plan, path) if plan is not None else None
+            traced = node_trace(view, plan, clicked, final and which != "initial") if clicked is not None else None
+            if traced is not None:
+                decision_trace(traced[1], title=traced[0])

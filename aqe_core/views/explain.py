@@ -17,6 +17,7 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
+from aqe_core.views.plan_timeline import read_versions
 from aqe_core.views.query import QueryView, ShuffleView
 
 __all__ = ["explain_views"]
@@ -52,6 +53,7 @@ def _exact_reads(view: QueryView) -> list[dict[str, Any]]:
     if q is None:
         return []
     by_stage = {s.stage_id: s for s in view.shuffles if s.stage_id is not None}
+    decided = read_versions(view.plan_versions)
     out = []
     for r in q.reads:
         sh = q.shuffle(r.shuffle_id)
@@ -71,7 +73,8 @@ def _exact_reads(view: QueryView) -> list[dict[str, Any]]:
         out.append({"node_id": r.node, "stage_id": r.stage_id, "evidence": Evidence.EXACT.value,
                     "partitions_before": len(before) if before is not None else None,
                     "partitions": partitions, "skewed_reducers": skewed, "lines": _lines(sv, Evidence.EXACT),
-                    "sentences": sentences, "trace": [t.to_dict() for t in (sv.trace if sv else [])]})
+                    "sentences": sentences, "decided_in_version": decided.get(r.stage_id),
+                    "trace": [t.to_dict() for t in (sv.trace if sv else [])]})
     return out
 
 

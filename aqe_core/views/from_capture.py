@@ -168,6 +168,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
     view.join_decisions = [join_decision_sentence(j) for j in qr.joins]
     view.join_reason_codes = {r.code for j in qr.joins for r in j.reasons}
     view.join_traces = [trace_join(j) for j in qr.joins]
+    view.join_nodes = [j.node for j in qr.joins]
     view.outcome = (("partitions " + ", ".join(parts) if parts else "no shuffle read changes")
                     + (" | joins: " + "; ".join(joins) if joins else "")
                     + f" | rules agree with Spark on {query_agreement(qr)}")

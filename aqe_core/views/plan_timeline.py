@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from aqe_core.model.plan import PlanNode
 from aqe_core.views.plan_diff import diff_plans
+
+if TYPE_CHECKING:
+    from aqe_core.views.query import QueryView
 
 _STAGE = re.compile(r"^(ShuffleQueryStage|BroadcastQueryStage|TableCacheQueryStage|ResultQueryStage)\s+(\d+)")
 
@@ -52,3 +55,61 @@ def plan_timeline(initial: Optional[PlanNode], versions: list[PlanNode]) -> list
         steps.append(step)
         prev = plan
     return steps
+
+
+_READS = ("AQEShuffleRead", "CustomShuffleReader")
+
+
+def read_stage_of(node: PlanNode) -> Optional[int]:
+    """The query stage an adaptive read reads (``ShuffleQueryStage N`` under it), or None."""
+    if not node.name.startswith(_READS):
+        return None
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        m = _STAGE.match(n.description or n.name)
+        if m:
+            return int(m.group(2))
+        if not n.name.startswith(("Exchange", "ShuffleExchange")):
+            stack.extend(n.children)
+    return None
+
+
+def read_versions(versions: list[PlanNode]) -> dict[int, int]:
+    """Query stage id -> the plan version (1-based) where its adaptive read first appears: where
+    AQE decided that read (a finished stage's read keeps its specs in later versions).
+
+    >>> stage = PlanNode(None, "ShuffleQueryStage", "ShuffleQueryStage 3", [], [])
+    >>> read = PlanNode(1, "AQEShuffleRead", "coalesced", [], [stage])
+    >>> read_versions([PlanNode(0, "SortMergeJoin", "", [], []), PlanNode(0, "SortMergeJoin", "", [], [read])])
+    {3: 2}
+    """
+    out: dict[int, int] = {}
+    for i, plan in enumerate(versions):
+        for n in plan.walk() if plan is not None else []:
+            sid = read_stage_of(n)
+            if sid is not None and sid not in out:
+                out[sid] = i + 1
+    return out
+
+
+def join_index(plan: PlanNode, node: PlanNode) -> Optional[int]:
+    """``node``'s position among the join operators of ``plan`` (pre-order), None if not a join."""
+    joins = [n for n in plan.walk() if "Join" in n.name]
+    return next((i for i, n in enumerate(joins) if n is node), None)
+
+
+def node_trace(view: "QueryView", plan: PlanNode, node: PlanNode, final: bool) -> Optional[tuple[str, list]]:
+    """The decision trace of a clicked plan node: an adaptive read's (any version), or a join's
+    (the final plan: its strategy is the one the traces explain). None for other nodes."""
+    sid = read_stage_of(node)
+    if sid is not None:
+        sv = next((x for x in view.shuffles if x.stage_id == sid and x.trace), None)
+        return (f"Decision trace of the read of stage {sid}", sv.trace) if sv is not None else None
+    if not final or not view.join_traces or "Join" not in node.name:
+        return None
+    pos = join_index(plan, node)
+    order = sorted(range(len(view.join_traces)), key=lambda i: view.join_nodes[i] if i < len(view.join_nodes) else i)
+    if pos is None or pos >= len(order) or len(order) != sum(1 for n in plan.walk() if "Join" in n.name):
+        return None
+    return "Join decision trace", view.join_traces[order[pos]]

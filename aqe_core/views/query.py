@@ -128,6 +128,8 @@ class QueryView:
     join_reason_codes: set[str] = field(default_factory=set)
     #: per join (same order as ``join_decisions``): its decision trace (exact sources)
     join_traces: list[list[Any]] = field(default_factory=list)
+    #: the captured final plan's node index of each join trace (its place among the joins)
+    join_nodes: list[int] = field(default_factory=list)
     adaptive: bool = True
     outcome: str = ""
     warnings: list[str] = field(default_factory=list)
