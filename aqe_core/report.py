@@ -92,8 +92,8 @@ def build_report(
             block.append("<ul>" + "".join(f"<li>{_e(r.message)}</li>" for r in s.reasons) + "</ul>")
         if s.trace:
             block.append("<h4>Decision trace</h4>" + _table([
-                {"rule": t.rule, "verdict": t.verdict, "condition": c.condition, "result": c.result, "detail": c.detail}
-                for t in s.trace for c in t.checks]))
+                {"rule": t.rule, "verdict": t.verdict, "condition": c.condition, "result": c.result, "detail": c.detail,
+                 "inputs": c.inputs_text()} for t in s.trace for c in t.checks]))
         sh.append("".join(block))
     hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
     parts.append(f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>")

@@ -161,3 +161,27 @@ def test_a_clicked_read_or_join_shows_its_trace_beside_the_plan():
     k = min(read_versions(view.plan_versions).values())
     at.slider(key="plan_version").set_value(k).run()
     assert f"Decided in plan version {k}" in [s.value for s in at.subheader]
+
+
+def test_passed_checks_carry_the_settings_they_read():
+    """A condition that held still says what it was checked against: the settings in force
+    (the query's own), beside the rule's numbers."""
+    from aqe_core import config as K
+
+    view = load_source(str(CAPTURES / "4.3.0" / "skew_join_inner.json.gz")).view("0")
+    sv = next(s for s in view.shuffles if s.trace and any(t.verdict == "split" for t in s.trace))
+    osj = next(t for t in sv.trace if t.rule == "OptimizeSkewedJoin")
+    checks = {c.condition: c for c in osj.checks}
+    enabled = checks["skew handling is enabled"]
+    assert enabled.result == "pass" and enabled.inputs == {K.SKEW_JOIN_ENABLED: True}
+    over = checks["a partition is over the skew threshold"]
+    assert over.result == "pass"
+    assert over.inputs[K.SKEW_JOIN_SKEWED_PARTITION_FACTOR] == view.conf.get(K.SKEW_JOIN_SKEWED_PARTITION_FACTOR)
+    assert over.inputs[K.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD] == view.conf.get(K.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD)
+    assert len(over.inputs) > 2  # and the rule's own numbers
+    coalesce = next(t for t in sv.trace if t.rule == "CoalesceShufflePartitions")
+    assert any(K.ADVISORY_PARTITION_SIZE_IN_BYTES in c.inputs for c in coalesce.checks)
+    assert all(not c.inputs for t in sv.trace for c in t.checks if c.result in ("not reached", "not applicable"))
+    joins = [c for tr in view.join_traces for t in tr for c in t.checks if c.condition.startswith("the side's size")]
+    assert joins and all(K.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD in c.inputs for c in joins if c.result != "not applicable")
+    assert "spark.sql.adaptive.skewJoin.enabled=true" in enabled.inputs_text()

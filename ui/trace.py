@@ -24,7 +24,9 @@ def decision_trace(trace: list, title: str = "Decision trace") -> None:
             for c in t.checks:  # a reason that shows several conditions is quoted once
                 detail = f" ({md_text(c.detail[:300])})" if c.detail and c.detail not in said else ""
                 said.add(c.detail)
-                lines.append(f"- {_MARK.get(c.result, '?')} {md_text(c.condition)}: {md_text(c.result)}{detail}")
+                used = c.inputs_text()[:300].replace("`", "'")
+                inputs = f" — checked with `{used}`" if used else ""
+                lines.append(f"- {_MARK.get(c.result, '?')} {md_text(c.condition)}: {md_text(c.result)}{detail}{inputs}")
             st.markdown("\n".join(lines))
         if not stopped:
             st.caption("No rule stopped early: every condition held or did not apply.")

@@ -10,8 +10,9 @@ of that rule is "not reached". Each rule's verdict is what it did to the read in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
+from aqe_core import config as K
 from aqe_core.engine.pipeline import pipeline_for
 from aqe_core.engine.results import JoinResult, ReadResult
 from aqe_core.model.reasons import Reason
@@ -19,6 +20,9 @@ from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
 from aqe_core.versions import SparkVersion, as_version
+
+if TYPE_CHECKING:
+    from aqe_core.config import AQEConf
 
 __all__ = ["Check", "FAIL", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "trace_join", "trace_read"]
 
@@ -34,6 +38,16 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         return {"condition": self.condition, "result": self.result, "detail": self.detail, "inputs": dict(self.inputs)}
+
+    def inputs_text(self) -> str:
+        """The inputs as ``name=value`` (settings under their Spark names, conf spelling).
+
+        >>> Check("c", PASS, inputs={"spark.sql.adaptive.skewJoin.enabled": True, "median": 10}).inputs_text()
+        'spark.sql.adaptive.skewJoin.enabled=true, median=10'
+        """
+        def text(v: Any) -> str:
+            return str(v).lower() if isinstance(v, bool) else ("unset" if v is None else str(v))
+        return ", ".join(f"{k}={text(v)}" for k, v in self.inputs.items())
 
 
 @dataclass
@@ -78,6 +92,43 @@ _COALESCE = (
     ("coalescing towards the target gives fewer partitions", {"no_change"}, {"coalesced"}),
 )
 _MIN_NUM = {"min_num_from_parallelism", "min_num_from_conf", "min_num_one"}
+
+#: the settings each condition reads: a check carries their values in force as inputs, whatever
+#: its result, so a passed condition shows what it was checked against (keys a release lacks
+#: are left out)
+_SETTINGS: dict[str, tuple[str, ...]] = {
+    "skew handling is enabled": (K.SKEW_JOIN_ENABLED,),
+    "the rule runs on this stage": (K.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,),
+    "a partition is over the skew threshold": (K.SKEW_JOIN_SKEWED_PARTITION_FACTOR, K.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
+    "splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)": (K.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,),
+    "skew handling of REBALANCE shuffles is enabled": (K.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED,),
+    "a partition is over the advisory size": (K.ADVISORY_PARTITION_SIZE_IN_BYTES,
+                                              K.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR),
+    "coalescing is enabled": (K.COALESCE_PARTITIONS_ENABLED,),
+    "coalescing towards the target gives fewer partitions": (
+        K.ADVISORY_PARTITION_SIZE_IN_BYTES, K.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
+        K.COALESCE_PARTITIONS_PARALLELISM_FIRST, K.COALESCE_PARTITIONS_MIN_PARTITION_NUM),
+    "the stage's consumer needs no shuffle (a side of a broadcast join)": (K.LOCAL_SHUFFLE_READER_ENABLED,),
+    "the side's size fits the broadcast threshold": (K.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD, K.AUTO_BROADCASTJOIN_THRESHOLD),
+    "enough non-empty partitions (not demoted)": (K.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN,),
+    "every partition fits the local hash map threshold": (K.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
+                                                          K.PREFER_SORTMERGEJOIN),
+}
+
+
+def _with_settings(checks: list[Check], conf: "AQEConf | None") -> list[Check]:
+    """Each reached check with the values in force of the settings it reads (the rule's own
+    numbers, from its reason, win on a name clash)."""
+    if conf is None:
+        return checks
+    out = []
+    for c in checks:
+        keys = [k for k in _SETTINGS.get(c.condition, ()) if k in conf.keys]
+        if c.result in (NOT_REACHED, NOT_APPLICABLE) or not keys:
+            out.append(c)
+            continue
+        out.append(Check(c.condition, c.result, c.detail, {**{k: conf.get(k) for k in keys}, **c.inputs}))
+    return out
 
 
 def _mentions(reason: Reason, rule: str) -> bool:
@@ -128,9 +179,10 @@ _SKEW_CODES = {"skew_join_disabled", "join_type_not_supported", "side_not_splitt
                "not_eligible"} | _REBALANCE_ONLY
 
 
-def trace_read(r: ReadResult, spark_version: "str | SparkVersion") -> list[RuleTrace]:
+def trace_read(r: ReadResult, spark_version: "str | SparkVersion", conf: "AQEConf | None" = None) -> list[RuleTrace]:
     """The trace of one read: every shuffle-read rule of the release, in Spark's order; each
-    verdict is what that rule did to the read in the replay (``ReadResult.rules``).
+    verdict is what that rule did to the read in the replay (``ReadResult.rules``). With
+    ``conf`` (the settings the replay used), each reached check carries the settings it reads.
 
     >>> from aqe_core.model.specs import CoalescedPartitionSpec as C
     >>> r = ReadResult(0, 1, 0, 0, 0, None, [C(0, 3), C(3, 4)], rules=["CoalesceShufflePartitions"],
@@ -157,14 +209,15 @@ def trace_read(r: ReadResult, spark_version: "str | SparkVersion") -> list[RuleT
             split = applied and any(isinstance(x, PartialReducerPartitionSpec) for x in r.simulated_specs or ())
             verdict = "split" if split else ("not split; the other side's splits each read these partitions again"
                                              if applied else "not split")
-            out.append(RuleTrace(rule, checks, verdict))
+            out.append(RuleTrace(rule, _with_settings(checks, conf), verdict))
         elif rule == "CoalesceShufflePartitions":
             merged = applied and any(_span(x) > 1 for x in r.simulated_specs or ())
-            out.append(RuleTrace(rule, _checks(_COALESCE, r.reasons, rule, True), "coalesced" if merged else
+            out.append(RuleTrace(rule, _with_settings(_checks(_COALESCE, r.reasons, rule, True), conf),
+                                 "coalesced" if merged else
                                  ("not coalesced: every partition stays on its own" if applied else "not coalesced")))
         else:  # OptimizeLocalShuffleReader / OptimizeShuffleWithLocalRead
-            out.append(RuleTrace(rule, [Check("the stage's consumer needs no shuffle (a side of a broadcast join)",
-                                              PASS if applied else NOT_APPLICABLE)],
+            out.append(RuleTrace(rule, _with_settings([Check("the stage's consumer needs no shuffle (a side of a broadcast "
+                                                             "join)", PASS if applied else NOT_APPLICABLE)], conf),
                                  "read locally" if applied else "not read locally"))
     return out
 
@@ -185,7 +238,7 @@ _SHJ = (
 )
 
 
-def trace_join(j: JoinResult) -> list[RuleTrace]:
+def trace_join(j: JoinResult, conf: "AQEConf | None" = None) -> list[RuleTrace]:
     """A join's trace: each side's broadcast conditions (JoinSelection over the runtime sizes,
     DemoteBroadcastHashJoin), then the shuffled-hash preference; the verdict is the strategy the
     replay chose (``simulated``), "not re-decided" when the replay could not decide.
@@ -206,7 +259,8 @@ def trace_join(j: JoinResult) -> list[RuleTrace]:
                 or f"{side} side" in x.message]
         checks = _checks(_JOIN_SIDE, mine, "", bool(mine))
         broadcast = (j.simulated or "").startswith("BroadcastHashJoin") and build == side
-        out.append(RuleTrace(f"broadcast the {side} side", checks, "broadcast" if broadcast else "not broadcast"))
+        out.append(RuleTrace(f"broadcast the {side} side", _with_settings(checks, conf),
+                             "broadcast" if broadcast else "not broadcast"))
     verdict = j.simulated or "not re-decided"
-    out.append(RuleTrace("the strategy", _checks(_SHJ, j.reasons, "", False), verdict))
+    out.append(RuleTrace("the strategy", _with_settings(_checks(_SHJ, j.reasons, "", False), conf), verdict))
     return out

@@ -118,7 +118,7 @@ def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf
     else:
         compute_lines(sv, conf, q.default_parallelism)
     sv.skew_rows = _skew_rows(sv, r)
-    sv.trace = trace_read(r, v)
+    sv.trace = trace_read(r, v, conf)
     if specs and all(isinstance(x, (CoalescedPartitionSpec, PartialReducerPartitionSpec)) for x in specs):
         sv.after_reducers = [(x.start_reducer_index, x.end_reducer_index) if isinstance(x, CoalescedPartitionSpec)
                              else (x.reducer_index, x.reducer_index + 1) for x in specs]
@@ -167,7 +167,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
              for s in view.shuffles if s.partitions_before is not None]
     view.join_decisions = [join_decision_sentence(j) for j in qr.joins]
     view.join_reason_codes = {r.code for j in qr.joins for r in j.reasons}
-    view.join_traces = [trace_join(j) for j in qr.joins]
+    view.join_traces = [trace_join(j, conf) for j in qr.joins]
     view.join_nodes = [j.node for j in qr.joins]
     view.outcome = (("partitions " + ", ".join(parts) if parts else "no shuffle read changes")
                     + (" | joins: " + "; ".join(joins) if joins else "")
