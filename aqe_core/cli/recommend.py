@@ -9,7 +9,8 @@ import sys
 
 
 def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", help="a capture or an event log written with the AQE Lens listener")
+    p.add_argument("source", help="a capture or an event log: exact with a capture or a log written with the AQE "
+                   "Lens listener, estimated (with what it assumes) on a plain log")
     p.add_argument("--execution", help="only this SQL execution (its id)")
     p.add_argument("--json", action="store_true", help="the fixes as JSON")
     p.add_argument("--verify", action="store_true",

@@ -117,6 +117,8 @@ class _Builder:
             return PlanNode(None, "?", "malformed plan node", [], [])
         name = _intern(str(info.get("nodeName", "")))
         desc = str(info.get("simpleString", ""))
+        if self.shared is not None:  # each plan version repeats the descriptions: keep one copy
+            desc = self.shared.setdefault(desc, desc)
         children = [c for c in (info.get("children") or []) if isinstance(c, dict)]
         first = children[0] if children else None
         if name.startswith("WholeStageCodegen"):
@@ -163,7 +165,8 @@ def build_plan(info: Any, shared_metrics: dict | None = None) -> PlanNode:
     """PlanNode tree for one ``sparkPlanInfo``. Very deep plans raise the recursion limit.
 
     ``shared_metrics`` (accumulator id -> metric dict), when given, lets the plan versions of
-    one execution share their identical metric dicts (treat them as read-only)."""
+    one execution share their identical metric dicts (treat them as read-only) and their node
+    descriptions (also kept in it, under the text itself)."""
     b = _Builder(shared_metrics)
     limit = sys.getrecursionlimit()
     try:
