@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Benchmark: AQE Lens event-log load vs the Spark History Server, on the same logs.
 
-    python3 bench/bench_eventlog.py [--cache-dir DIR] [--scale 10] [--skip-hs] [--skip-scaled]
+    python3 bench/bench_eventlog.py [--cache-dir DIR] [--scales 10,22] [--skip-hs] [--skip-scaled]
 
-1. Generates (once, cached) a large uncompressed Spark 4.3.0 log with real Spark: dozens of
-   AQE queries with hundreds of tasks each (tools/generate_eventlogs.py large), and a scaled
-   variant (tools/generate_eventlogs.py scale: the SQL part repeated with shifted ids).
-   A zstd copy of the large log is measured too (reader only).
+1. Generates (once, cached) a large uncompressed Spark 4.3.0 log with real Spark and the AQE Lens
+   listener: 60 AQE queries with hundreds of tasks each (tools/generate_eventlogs.py large,
+   ~50 MB), and scaled variants (tools/generate_eventlogs.py scale: the SQL part repeated with
+   shifted ids: x10 ~ 470 MB, x22 ~ 1 GB). A zstd copy of the base log is measured too.
 2. Our full load (aqe_core.eventlog.load, plans + UI metric aggregation + partition sizes) runs
    in a fresh child process, one core: wall time, CPU time, peak RSS (ru_maxrss), throughput
    in MB/s of uncompressed log.
 3. A History Server (installed PySpark's jars, 127.0.0.1) is started over a directory holding
    only that log; once it lists the application, we time ``GET /api/v1/applications/{id}/sql``
    (which makes it replay the log) - JVM start-up is not counted against it.
+4. The parse floor: the same lines parsed with orjson (a C parser) and nothing else, in a fresh
+   pinned process: our full load should stay within 2x of it.
+5. ``inspect --json`` end to end into a pipe, with ``PYTHONUNBUFFERED=1`` and without: streamed
+   with a C encoder, the two should take the same time.
 Figures are printed as a table (and as JSON with --json-out).
 """
 from __future__ import annotations
@@ -45,13 +49,67 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "max_rss_mb": resource.getrusage
 """
 
 
+_FLOOR = r"""
+import json, resource, sys, time
+import orjson
+t0 = time.perf_counter(); c0 = time.process_time()
+n = 0; rest = b""
+loads = orjson.loads
+with open(sys.argv[1], "rb") as f:  # (uncompressed logs only) the reader's 1 MiB reads
+    while chunk := f.read(1 << 20):
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        for ln in lines:
+            if ln:
+                loads(ln); n += 1
+if rest.strip():
+    loads(rest); n += 1
+print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "lines": n,
+                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _pinned():
+    return (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if hasattr(os, "sched_setaffinity") else None
+
+
+def floor(path: Path, repeat: int) -> dict:
+    """orjson over the same lines (decoded the same way): the parse floor."""
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _FLOOR, str(path), str(REPO)], capture_output=True,
+                                      text=True, check=True, preexec_fn=_pinned()).stdout.strip().splitlines()[-1])
+            for _ in range(repeat)]
+    return min(runs, key=lambda r: r["wall_s"])
+
+
+def inspect_json(path: Path, repeat: int) -> dict:
+    """``inspect --json`` end to end into a pipe we drain, buffered and unbuffered, A B A B."""
+    out: dict[str, float] = {}
+    for _ in range(repeat):
+        for label, unbuffered in (("buffered_s", False), ("unbuffered_s", True)):
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+            if unbuffered:
+                env["PYTHONUNBUFFERED"] = "1"
+            env["PYTHONPATH"] = str(REPO)
+            t0 = time.perf_counter()
+            p = subprocess.Popen([sys.executable, "-m", "aqe_core", "inspect", str(path), "--json"],
+                                 stdout=subprocess.PIPE, env=env, preexec_fn=_pinned())
+            assert p.stdout is not None
+            size = 0
+            while block := p.stdout.read(1 << 16):
+                size += len(block)
+            assert p.wait() == 0
+            took = time.perf_counter() - t0
+            out[label] = min(out.get(label, took), took)
+            out["json_mb"] = size / 1e6
+    return out
+
+
 def ours(path: Path, repeat: int) -> dict:
     best = None
     for _ in range(repeat):
         # one core: pin the child where the platform allows it
-        pre = (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if hasattr(os, "sched_setaffinity") else None
         out = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(REPO)], capture_output=True, text=True,
-                             check=True, preexec_fn=pre)
+                             check=True, preexec_fn=_pinned())
         r = json.loads(out.stdout.strip().splitlines()[-1])
         if best is None or r["wall_s"] < best["wall_s"]:
             best = r
@@ -117,13 +175,13 @@ def _proc_cpu(pid: int) -> float:
         return float("nan")
 
 
-def ensure_logs(cache: Path, scale: int, skip_scaled: bool, queries: int, partitions: int) -> list[Path]:
+def ensure_logs(cache: Path, scales: list[int], queries: int, partitions: int) -> list[Path]:
     cache.mkdir(parents=True, exist_ok=True)
     gen = [sys.executable, str(REPO / "tools" / "generate_eventlogs.py")]
-    large = cache / f"large_q{queries}_p{partitions}"
+    large = cache / f"large_q{queries}_p{partitions}_listener"
     if not large.exists():
         subprocess.run(gen + ["large", "--out", str(large), "--queries", str(queries),
-                              "--partitions", str(partitions)], check=True)
+                              "--partitions", str(partitions), "--listener"], check=True)
     logs = [large]
     z = cache / (large.name + ".zstd")
     if not z.exists():
@@ -137,7 +195,7 @@ def ensure_logs(cache: Path, scale: int, skip_scaled: bool, queries: int, partit
                     break
                 dst.write(c.compress(block))
     logs.append(z)
-    if not skip_scaled:
+    for scale in scales:
         scaled = cache / f"{large.name}_x{scale}"
         if not scaled.exists():
             subprocess.run(gen + ["scale", str(large), str(scaled), "--factor", str(scale)], check=True)
@@ -145,51 +203,69 @@ def ensure_logs(cache: Path, scale: int, skip_scaled: bool, queries: int, partit
     return logs
 
 
+def measure(p: Path, args: argparse.Namespace) -> dict:
+    size = p.stat().st_size
+    print(f"[bench] {p.name}: {size / 1e6:.1f} MB on disk", file=sys.stderr)
+    r = {"log": p.name, "size_mb": size / 1e6, "ours": ours(p, args.repeat)}
+    if p.name.endswith(".zstd"):
+        return r
+    r["floor"] = floor(p, args.repeat)
+    r["inspect"] = inspect_json(p, args.repeat)
+    if not args.skip_hs:
+        print("[bench]   History Server ...", file=sys.stderr)
+        r["history_server"] = history_server(p, args.hs_heap)
+    return r
+
+
+def report(results: list[dict]) -> None:
+    print()
+    print(f"{'log':<34}{'MB':>7}{'execs':>6}{'ours s':>8}{'cpu s':>7}{'RSS MB':>7}{'orjson s':>9}{'x':>6}"
+          f"{'SHS /sql s':>11}{'x wall':>8}{'x cpu':>7}{'SHS e2e s':>10}{'x':>7}")
+    for r in results:
+        o, fl, hs = r["ours"], r.get("floor"), r.get("history_server")
+        mid = f"{fl['wall_s']:>9.2f}{o['wall_s'] / fl['wall_s']:>5.1f}x" if fl else f"{'-':>9}{'-':>6}"
+        if hs:
+            e2e = hs["listed_s"] + hs["sql_first_s"]
+            tail = (f"{hs['sql_first_s']:>11.1f}{hs['sql_first_s'] / o['wall_s']:>7.1f}x"
+                    f"{hs['sql_first_cpu_s'] / o['cpu_s']:>6.1f}x{e2e:>10.1f}{e2e / o['wall_s']:>6.1f}x")
+        else:
+            tail = f"{'-':>11}{'-':>8}{'-':>7}{'-':>10}{'-':>7}"
+        print(f"{r['log']:<34}{r['size_mb']:>7.1f}{o['executions']:>6}{o['wall_s']:>8.2f}{o['cpu_s']:>7.2f}"
+              f"{o['max_rss_mb']:>7.0f}" + mid + tail)
+    print()
+    print(f"{'inspect --json into a pipe':<34}{'JSON MB':>8}{'buffered s':>11}{'PYTHONUNBUFFERED=1 s':>21}{'ratio':>7}")
+    for r in results:
+        i = r.get("inspect")
+        if i:
+            print(f"{r['log']:<34}{i['json_mb']:>8.1f}{i['buffered_s']:>11.2f}{i['unbuffered_s']:>21.2f}"
+                  f"{i['unbuffered_s'] / i['buffered_s']:>6.2f}x")
+    for r in results:
+        if r.get("history_server"):
+            print(f"agreement with the History Server on {r['log']}: {r['history_server']['agreement']}")
+    print("ours s / cpu s: wall and CPU time of a full load in a fresh process (imports included), pinned to one "
+          "core; RSS: its peak resident set;\norjson s: the same lines parsed with orjson and nothing else, pinned "
+          "(the parse floor), x = ours / floor;\nSHS /sql s: wall time of the History Server's answer to the first "
+          "/api/v1/applications/{id}/sql after it listed the app (its replay), x wall / x cpu = SHS / ours;\n"
+          "SHS e2e s: JVM start + listing + that answer. Load average during the run: "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/aqe-lens/bench-eventlogs"))
-    ap.add_argument("--queries", type=int, default=24)
+    ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--partitions", type=int, default=120)
-    ap.add_argument("--scale", type=int, default=10)
+    ap.add_argument("--scales", default="10,22", help="scaled variants of the base log (comma separated factors)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-hs", action="store_true")
     ap.add_argument("--skip-scaled", action="store_true")
     ap.add_argument("--hs-heap", default="4g")
     ap.add_argument("--json-out")
     args = ap.parse_args()
-    logs = ensure_logs(Path(args.cache_dir), args.scale, args.skip_scaled, args.queries, args.partitions)
-    results = []
-    for p in logs:
-        size = p.stat().st_size
-        print(f"[bench] {p.name}: {size / 1e6:.1f} MB on disk", file=sys.stderr)
-        r = {"log": p.name, "size_mb": size / 1e6, "ours": ours(p, args.repeat)}
-        if not args.skip_hs and not p.name.endswith(".zstd"):
-            print("[bench]   History Server ...", file=sys.stderr)
-            r["history_server"] = history_server(p, args.hs_heap)
-        results.append(r)
-    print()
-    print(f"{'log':<26}{'MB':>7}{'ours s':>8}{'cpu s':>7}{'MB/s':>6}{'RSS MB':>7}"
-          f"{'SHS /sql s':>11}{'cpu s':>7}{'x wall':>8}{'x cpu':>7}{'SHS e2e s':>10}{'x':>7}")
-    for r in results:
-        o = r["ours"]
-        hs = r.get("history_server")
-        if hs:
-            e2e = hs["listed_s"] + hs["sql_first_s"]
-            tail = (f"{hs['sql_first_s']:>11.1f}{hs['sql_first_cpu_s']:>7.1f}"
-                    f"{hs['sql_first_s'] / o['wall_s']:>7.1f}x{hs['sql_first_cpu_s'] / o['cpu_s']:>6.1f}x"
-                    f"{e2e:>10.1f}{e2e / o['wall_s']:>6.1f}x")
-        else:
-            tail = f"{'-':>11}{'-':>7}{'-':>8}{'-':>7}{'-':>10}{'-':>7}"
-        print(f"{r['log']:<26}{r['size_mb']:>7.1f}{o['wall_s']:>8.2f}{o['cpu_s']:>7.2f}"
-              f"{(o['mb_per_s'] or 0):>6.0f}{o['max_rss_mb']:>7.0f}" + tail)
-    for r in results:
-        if r.get("history_server"):
-            print(f"agreement with the History Server on {r['log']}: {r['history_server']['agreement']}")
-    print("ours s / cpu s: wall and CPU time of a full load in a fresh process (imports included), pinned to one "
-          "core; MB/s: uncompressed MB per CPU second; RSS: peak resident set;\nSHS /sql s / cpu s: wall time and "
-          "CPU seconds (all JVM threads) of the History Server's answer to the first /api/v1/applications/{id}/sql "
-          "after it listed the app (its replay);\nSHS e2e s: JVM start + listing + that answer. Load average "
-          f"during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.")
+    scales = [] if args.skip_scaled else [int(x) for x in args.scales.split(",") if x.strip()]
+    logs = ensure_logs(Path(args.cache_dir), scales, args.queries, args.partitions)
+    results = [measure(p, args) for p in logs]
+    report(results)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
 

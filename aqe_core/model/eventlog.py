@@ -219,8 +219,10 @@ class EventLog:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     event_counts: dict[str, int] = field(default_factory=dict)
-    #: SQL execution id -> the AQE Lens listener's payload (JSON text), as logged
-    listener_payloads: dict[int, str] = field(default_factory=dict)
+    #: SQL execution id -> the AQE Lens listener's payload (JSON text) as logged, zlib-compressed:
+    #: per-map sizes make it the largest thing a listener log keeps, and it is read once, for
+    #: the views (``readers.eventlog.listener.payload_text``)
+    listener_payloads: dict[int, bytes] = field(default_factory=dict)
 
     @property
     def spark_version(self) -> str | None:

@@ -8,6 +8,7 @@ without parsing the line.
 from __future__ import annotations
 
 import json
+import zlib
 from collections import defaultdict
 
 from aqe_core import config
@@ -290,7 +291,7 @@ class _Builder:
         eid, payload = d.get("executionId"), d.get("payload")
         if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
             if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
-                self.log.listener_payloads[eid] = payload
+                self.log.listener_payloads[eid] = zlib.compress(payload.encode("utf-8", "surrogatepass"), 1)
 
     def on_driver_accum(self, line, d) -> None:
         eid = _as_int(d["executionId"])

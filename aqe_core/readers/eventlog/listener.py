@@ -12,6 +12,7 @@ warning (the execution is then shown from the plain log).
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any, Optional
 
 from aqe_core.model.capture import Capture, CaptureFormatError, CapturedPlan, PlanUpdate, QueryCapture, SparkStageTiming
@@ -32,7 +33,7 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
     payload_version = None
     for eid in sorted(log.listener_payloads):
         try:
-            doc = _payload(log.listener_payloads[eid], eid)
+            doc = _payload(payload_text(log.listener_payloads[eid]), eid)
             q = QueryCapture.from_dict(_as_capture(doc["query"]), f"listener event of execution {eid}")
         except (ValueError, CaptureFormatError, RecursionError) as e:
             log.warnings.append(f"listener event of execution {eid} ignored: {str(e)[:300]}")
@@ -50,6 +51,11 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
                   run={"kind": "listener", "log": log.path, "listener_version": listener_version},
                   producer={"name": "aqe-lens-listener", "version": listener_version})
     return cap
+
+
+def payload_text(stored: bytes) -> str:
+    """A payload as the log had it (the reader keeps it compressed)."""
+    return zlib.decompress(stored).decode("utf-8", "surrogatepass")
 
 
 def _payload(text: str, eid: int) -> dict[str, Any]:
