@@ -24,13 +24,9 @@ from aqe_core.views.releases import RELEASES, compare_releases
 
 CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
 NEWER = {r: set(RELEASES[i + 1:]) for i, r in enumerate(RELEASES)}
-#: (capture, preset) -> release pairs (recorded on -> rules of) that do not agree yet: a union of
-#: aggregates through 4.3.0's rules (4.3's planner gives the Union its children's partitioning; an
-#: older plan has none: see views/releases.py's caveat) and a forced skew join with an extra shuffle
-#: among 3.3-4.3 (not explained yet)
+#: (capture, preset) -> release pairs (recorded on -> rules of) that do not agree yet: a forced skew
+#: join with an extra shuffle among 3.3-4.3 (not explained yet)
 KNOWN_GAPS = {
-    ("union_aggregates.json.gz", "default"): {(r, "4.3.0") for r in RELEASES[:-1]},
-    ("union_aggregates.json.gz", "min_partition_num_8"): {(r, "4.3.0") for r in RELEASES[:-1]},
     ("multi_way_join_same_key.json.gz", "force"): set(itertools.permutations(("3.3.4", "3.4.4", "3.5.9", "4.0.0",
                                                                                 "4.3.0"), 2)),
 }
