@@ -116,8 +116,12 @@ def test_report_carries_every_release():
 
 
 def test_a_planner_change_the_replay_cannot_follow_is_said():
-    """4.3.0 plans a Union with its children's partitioning (union_aggregates: both children in one
-    coalesce group); an older recording replayed under 4.3.0's rules keeps its own plan, and says so."""
+    """From 4.1 a Union whose children agree on a partitioning reports it. The replay follows what
+    that does to coalescing (union_aggregates: both children in one coalesce group, no caveat), not
+    an exchange an older plan has above such a union (broadcast_union: 4.3 plans none)."""
     view = load_source(str(CAPTURES / "3.5.9" / "union_aggregates.json.gz")).view("0")
+    assert not any(r.caveats for r in compare_releases(view).rows)
+    view = load_source(str(CAPTURES / "3.5.9" / "broadcast_union.json.gz")).view("0")
     rows = {r.release: r for r in compare_releases(view).rows}
     assert rows["4.3.0"].caveats and not rows["4.0.0"].caveats and not rows["3.5.9"].caveats
+    assert "exchange above the Union" in rows["4.3.0"].caveats[0]

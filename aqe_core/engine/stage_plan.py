@@ -21,7 +21,7 @@ from aqe_core.model.specs import (
     PartialReducerPartitionSpec,
     ShufflePartitionSpec,
 )
-from aqe_core.rules.union_exec import union_reports_partitioning
+from aqe_core.rules.union_exec import inferred_union_partitioning, partitioning_of, union_reports_partitioning
 from aqe_core.versions import SparkVersion
 
 if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
@@ -329,3 +329,14 @@ def origin_in_release(origin: str, v: SparkVersion) -> str:
     return _RENAMED_IN_3_2.get(origin, origin)
 
 
+def exchange_over_union(node: Any) -> bool:
+    """An exchange hashing a Union's output exactly as the Union would report it (4.1+)."""
+    if node.name != "Exchange" or not node.children:
+        return False
+    below = node.children[0]
+    while below.name.startswith(("WholeStageCodegen", "InputAdapter")) and below.children:
+        below = below.children[0]
+    if below.name != "Union":
+        return False
+    part = inferred_union_partitioning(below)
+    return part is not None and partitioning_of(node) == part
