@@ -167,6 +167,7 @@ _KEYS: list[ConfKey] = [
     ConfKey(A + "streaming.stateless.enabled", "bool", "true", "Allow AQE in stateless streaming queries.", since="4.1.0", internal=True),
     ConfKey("spark.sql.shuffle.partitions", "int", "200", "Number of shuffle partitions Spark plans before AQE coalesces them.", check="positive"),
     ConfKey("spark.sql.autoBroadcastJoinThreshold", "bytes", "10MB", "Largest table size broadcast in a join (-1 disables).",),
+    ConfKey("spark.sql.unionOutputPartitioning", "bool", "true", "A Union whose children share a hash (or single) partitioning reports it, so its shuffles are coalesced as one group.", since="4.1.0", internal=True),
     ConfKey("spark.sql.join.preferSortMergeJoin", "bool", "true", "Prefer sort-merge over shuffled hash joins at planning time.", internal=True),
 ]
 
@@ -202,6 +203,7 @@ ADAPTIVE_EXECUTION_ENABLED_IN_STATELESS_STREAMING = A + "streaming.stateless.ena
 SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 AUTO_BROADCASTJOIN_THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
 PREFER_SORTMERGEJOIN = "spark.sql.join.preferSortMergeJoin"
+UNION_OUTPUT_PARTITIONING = "spark.sql.unionOutputPartitioning"
 
 #: every ``spark.sql.*`` property (what a log's or a run's SQL settings are filtered by)
 SQL_PREFIX = "spark.sql."

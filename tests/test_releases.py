@@ -3,8 +3,8 @@
 The catalogue was recorded on all eight releases; where a query's statistics came out identical
 on two releases (most of them: same data, same row format and codec), one release's recording
 through the other release's rules must give exactly what the other release did: every read's
-partition specs and every join's strategy. Two query families do not agree yet; they are
-listed with the release pairs, so a fix or a new gap changes this test.
+partition specs and every join's strategy. A query family that does not agree is listed in
+KNOWN_GAPS with the release pairs, so a fix or a new gap changes this test.
 """
 from __future__ import annotations
 
@@ -24,16 +24,13 @@ from aqe_core.views.releases import RELEASES, compare_releases
 
 CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
 NEWER = {r: set(RELEASES[i + 1:]) for i, r in enumerate(RELEASES)}
-#: (capture, preset) -> release pairs (recorded on -> rules of) that do not agree yet: a union of
-#: aggregates through 4.3.0's rules (4.3's planner gives the Union its children's partitioning; an
-#: older plan has none: see views/releases.py's caveat) and a forced skew join with an extra shuffle
-#: among 3.3-4.3 (not explained yet)
-KNOWN_GAPS = {
-    ("union_aggregates.json.gz", "default"): {(r, "4.3.0") for r in RELEASES[:-1]},
-    ("union_aggregates.json.gz", "min_partition_num_8"): {(r, "4.3.0") for r in RELEASES[:-1]},
-    ("multi_way_join_same_key.json.gz", "force"): set(itertools.permutations(("3.3.4", "3.4.4", "3.5.9", "4.0.0",
-                                                                                "4.3.0"), 2)),
-}
+#: (capture, preset) -> release pairs (recorded on -> rules of) that do not agree yet. None: a union of
+#: aggregates through 4.3.0's rules now coalesces both children as one group (4.1+'s Union reports
+#: its children's partitioning: aqe_core/rules/union_exec.py); multi_way_join_same_key/force was
+#: never a rule difference (every release from 3.3.4 recorded the same specs): its shuffle is read
+#: twice through a reused exchange, and matching reads by statistics alone paired one join's read
+#: with the other's (see _keyed)
+KNOWN_GAPS: dict[tuple[str, str], set[tuple[str, str]]] = {}
 
 
 def _stats(q) -> list[tuple[int, ...]]:
@@ -43,6 +40,19 @@ def _stats(q) -> list[tuple[int, ...]]:
 def _key(q, r):
     sh = q.shuffle(r.shuffle_id)
     return tuple(sh.bytes_by_partition_id) if sh and sh.bytes_by_partition_id else None
+
+
+def _keyed(q, reads) -> dict:
+    """Reads by their shuffle's statistics and, for a shuffle read more than once (a reused
+    exchange: multi_way_join_same_key reads one shuffle in two joins), the read's place among
+    that shuffle's reads in plan order."""
+    out: dict = {}
+    seen: dict = defaultdict(int)
+    for r in reads:
+        k = _key(q, r)
+        out[(k, seen[k])] = r
+        seen[k] += 1
+    return out
 
 
 def _specs(specs):
@@ -65,10 +75,10 @@ def test_one_release_recording_through_another_release_rules_gives_what_that_rel
                     continue
                 sim = simulate(one_query(capture, qa), None, b).queries[0]
                 real = simulate(one_query(other, qb)).queries[0]
-                real_reads = {_key(qb, r): r for r in real.reads}
+                real_reads = _keyed(qb, real.reads)
                 preset = qa.label.split("/")[-1]
-                for r in sim.reads:
-                    rr = real_reads.get(_key(qa, r))
+                for key, r in _keyed(qa, sim.reads).items():
+                    rr = real_reads.get(key)
                     if rr is not None:
                         compared += 1
                         if _specs(r.simulated_specs) != _specs(rr.spark_specs):
@@ -120,8 +130,32 @@ def test_report_carries_every_release():
 
 
 def test_a_planner_change_the_replay_cannot_follow_is_said():
-    """4.3.0 plans a Union with its children's partitioning (union_aggregates: both children in one
-    coalesce group); an older recording replayed under 4.3.0's rules keeps its own plan, and says so."""
+    """From 4.1 a Union whose children agree on a partitioning reports it. The replay follows what
+    that does to coalescing (union_aggregates: both children in one coalesce group, no caveat), not
+    an exchange an older plan has above such a union (broadcast_union: 4.3 plans none)."""
     view = load_source(str(CAPTURES / "3.5.9" / "union_aggregates.json.gz")).view("0")
+    assert not any(r.caveats for r in compare_releases(view).rows)
+    view = load_source(str(CAPTURES / "3.5.9" / "broadcast_union.json.gz")).view("0")
     rows = {r.release: r for r in compare_releases(view).rows}
     assert rows["4.3.0"].caveats and not rows["4.0.0"].caveats and not rows["3.5.9"].caveats
+    assert "exchange above the Union" in rows["4.3.0"].caveats[0]
+
+
+def test_union_output_partitioning_is_keyed_on_the_release_setting():
+    """4.3.0's rules coalesce union_aggregates' two children as one group (what 4.3.0 did); with
+    spark.sql.unionOutputPartitioning=false the Union is plain again and each child is its own
+    group, which is what 3.5.9 (no such setting) did on the same statistics."""
+    old = load_capture(str(CAPTURES / "3.5.9" / "union_aggregates.json.gz"))
+    new = load_capture(str(CAPTURES / "4.3.0" / "union_aggregates.json.gz"))
+    qa, qb = old.queries[0], new.queries[0]
+    assert _stats(qa) == _stats(qb)
+
+    def specs(conf):
+        sim = simulate(one_query(old, qa), conf, "4.3.0").queries[0]
+        return {k: _specs(r.simulated_specs) for k, r in _keyed(qa, sim.reads).items()}
+
+    as_43 = {k: _specs(r.spark_specs) for k, r in _keyed(qb, simulate(one_query(new, qb)).queries[0].reads).items()}
+    as_35 = {k: _specs(r.spark_specs) for k, r in _keyed(qa, simulate(one_query(old, qa)).queries[0].reads).items()}
+    assert as_43 != as_35
+    assert specs(None) == as_43
+    assert specs({"spark.sql.unionOutputPartitioning": "false"}) == as_35

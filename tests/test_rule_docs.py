@@ -23,7 +23,7 @@ def test_the_rule_modules():
         "coalesce_shuffle_partitions", "convert_sort_merge_join_to_shuffled_hash_join", "demote_broadcast_hash_join",
         "dynamic_join_selection", "insert_adaptive_spark_plan", "join_selection_helper", "join_type",
         "optimize_shuffle_with_local_read", "optimize_skew_in_rebalance_partitions", "optimize_skewed_join",
-        "shuffle_partitions_util", "size_in_bytes_only_stats_plan_visitor",
+        "shuffle_partitions_util", "size_in_bytes_only_stats_plan_visitor", "union_exec",
     ]
 
 

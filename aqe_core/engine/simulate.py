@@ -60,7 +60,8 @@ def simulate(capture: Capture, conf: Optional[Mapping[str, Any]] = None,
         notes.append("these settings change the plan Spark builds before AQE and need a new run to answer: "
                      + ", ".join(changed_plan_keys))
     for q in capture.queries:
-        qr = simulate_query(q, overrides, v, what_if=bool(overrides) or v != as_version(capture.spark_version))
+        qr = simulate_query(q, overrides, v, what_if=bool(overrides) or v != as_version(capture.spark_version),
+                            recorded_v=as_version(capture.spark_version))
         queries.append(qr)
         _tally(agreement, q.label, qr)
     rep = SimulationReport(str(v), capture.spark_version, overrides, queries, agreement, notes=notes)
@@ -90,7 +91,7 @@ def _tally(agreement: Agreement, label: str, qr: QueryResult) -> None:
 
 
 def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersion, *,
-                   what_if: bool = False) -> QueryResult:
+                   what_if: bool = False, recorded_v: Optional[SparkVersion] = None) -> QueryResult:
     qr = QueryResult(q.index, q.label, q.preset)
     if not q.adaptive and q.final_plan is not None:
         qr.adaptive = adaptive_verdict(q.final_plan.root, AQEConf.resolve(v, [q.conf, overrides], validate=False), v)
@@ -101,7 +102,7 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
         return qr
     conf = AQEConf.resolve(v, [q.conf, overrides], validate=False)
     plan = PlanIndex(q)
-    ctx = Context(q, conf, v, plan)
+    ctx = Context(q, conf, v, plan, recorded_v)
     ctx.what_if = what_if
     frags = plan.fragments()
     try:

@@ -21,6 +21,7 @@ from aqe_core.model.specs import (
     PartialReducerPartitionSpec,
     ShufflePartitionSpec,
 )
+from aqe_core.rules.union_exec import inferred_union_partitioning, partitioning_of, union_reports_partitioning
 from aqe_core.versions import SparkVersion
 
 if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
@@ -156,8 +157,11 @@ class Context:
     """A query's captured statistics as the rules ask for them (implements
     :class:`aqe_core.model.stage.StageStats`)."""
 
-    def __init__(self, q: QueryCapture, conf: AQEConf, v: SparkVersion, plan: PlanIndex) -> None:
+    def __init__(self, q: QueryCapture, conf: AQEConf, v: SparkVersion, plan: PlanIndex,
+                 recorded_v: Optional[SparkVersion] = None) -> None:
         self.q, self.conf, self.v, self.plan = q, conf, v, plan
+        #: the release the capture was recorded on (its settings are ``q.conf``)
+        self.recorded_v = recorded_v or v
         self.default_parallelism = q.default_parallelism
         #: settings or release differ from the captured run (the plan's shape may not be Spark's)
         self.what_if = False
@@ -202,6 +206,13 @@ class Context:
 
     def breaks_distribution(self, fr: Fragment, changed: list[StageNode], skew_joins: set[int]) -> Optional[str]:
         return breaks_distribution(self, fr, changed, skew_joins)
+
+    def union_reports_partitioning(self, n: StageNode) -> bool:
+        """Does this Union report its children's partitioning under the rules' release
+        (:func:`aqe_core.rules.union_exec.union_reports_partitioning`)?"""
+        recorded_conf = AQEConf.resolve(self.recorded_v, [self.q.conf], validate=False)
+        return union_reports_partitioning(self.plan.nodes[n.idx], n.info.get("partitioning"), self.conf,
+                                          recorded_conf)
 
 
 @dataclass
@@ -318,3 +329,14 @@ def origin_in_release(origin: str, v: SparkVersion) -> str:
     return _RENAMED_IN_3_2.get(origin, origin)
 
 
+def exchange_over_union(node: Any) -> bool:
+    """An exchange hashing a Union's output exactly as the Union would report it (4.1+)."""
+    if node.name != "Exchange" or not node.children:
+        return False
+    below = node.children[0]
+    while below.name.startswith(("WholeStageCodegen", "InputAdapter")) and below.children:
+        below = below.children[0]
+    if below.name != "Union":
+        return False
+    part = inferred_union_partitioning(below)
+    return part is not None and partitioning_of(node) == part

@@ -16,7 +16,7 @@ from aqe_core.engine.estimate import (
     ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
 )
 from aqe_core.engine.lines import ShuffleLines, shuffle_lines
-from aqe_core.engine.simulate import simulate
+from aqe_core.engine.simulate import SimulationReport, simulate
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.query import Query
@@ -37,6 +37,9 @@ class WhatIf:
     conf: AQEConf
     lines: list[Optional[ShuffleLines]] = field(default_factory=list)
     outcome: Optional[PresetOutcome] = None
+    #: the replay behind ``outcome`` (exact sources only): every read's reasons, for callers that
+    #: explain the decisions without replaying again
+    replay: Optional[SimulationReport] = None
 
 
 def one_query(capture: Capture, q: QueryCapture) -> Capture:
@@ -67,8 +70,9 @@ def spec_sizes(specs: list[Any], bytes_: Optional[list[int]], q: QueryCapture,
     return out
 
 
-def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> PresetOutcome:
-    """Spark's rules replayed on the captured statistics (``actual``: what Spark did, captured)."""
+def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[PresetOutcome, SimulationReport]:
+    """Spark's rules replayed on the captured statistics (``actual``: what Spark did, captured),
+    with the replay's report."""
     capture, index = query.raw
     q = next(x for x in capture.queries if x.index == index)
     overrides = {k: val for k, val in conf.to_strings().items() if val is not None}
@@ -99,7 +103,7 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> PresetOutco
     out.join_strategies = [(j.spark if actual else (j.simulated or f"{j.spark} as recorded (not re-decided)"))
                            + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else "")
                            for j in qr.joins]
-    return out
+    return out, rep
 
 
 def _estimate(shuffles: Sequence[ShuffleSizes], joins: list[str], conf: AQEConf, name: str, actual: bool,
@@ -146,7 +150,7 @@ def what_if(query: Optional[Query], shuffles: Sequence[ShuffleSizes], joins: lis
     out = WhatIf(conf)
     if decisions:
         if query is not None and query.evidence is Evidence.EXACT and query.raw is not None:
-            out.outcome = _replay(query, conf, name, actual)
+            out.outcome, out.replay = _replay(query, conf, name, actual)
         else:
             out.outcome = _estimate(shuffles, joins, conf, name, actual, default_parallelism)
     if lines:

@@ -94,6 +94,10 @@ class StageStats(Protocol):
         distribution the plan relies on? A sentence, or None."""
         ...
 
+    def union_reports_partitioning(self, n: Any) -> bool:
+        """Spark's ``UnionExec.outputPartitioning`` is not ``UnknownPartitioning`` (4.1+)."""
+        ...
+
 
 class SpecState(Protocol):
     """The specs the rules put on a fragment's stage leaves (by ``idx``), with the rules that

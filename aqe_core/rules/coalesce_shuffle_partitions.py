@@ -10,7 +10,9 @@ Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions.appl
   REBALANCE_*), never a SinglePartition;
 * coalesce groups (3.3+): shuffles under different children of a Union, Cartesian product,
   broadcast hash / nested-loop join are coalesced independently, and ``minNumPartitions`` is
-  shared between groups by their size;
+  shared between groups by their size; a Union that reports its children's partitioning
+  (4.1+, ``spark.sql.unionOutputPartitioning``: ``childrenNeedCompatiblePartitioning`` of a
+  non-plain ``UnionExec``, see :mod:`aqe_core.rules.union_exec`) is one group;
 * ``minNumPartitions``: ``minPartitionNum`` if set, else ``defaultParallelism`` (3.0/3.1
   always, 3.2+ only with ``parallelismFirst``), else 1;
 * ``numShufflePartitions`` with ``initialPartitionNum``.
@@ -261,7 +263,9 @@ class PlanShape:
     name: str
     children: list["PlanShape"] = field(default_factory=list)
     stage: Optional[StageInput] = None
-    plain_union: bool = True  # 4.3 only coalesces across children of "plain" unions separately
+    #: a Union reporting ``UnknownPartitioning`` (every union before 4.1): its children are coalesced
+    #: apart; one reporting its children's partitioning (4.1+) keeps them in one group
+    plain_union: bool = True
 
 
 _SEPARATING = {"Union", "CartesianProduct", "BroadcastHashJoin", "BroadcastNestedLoopJoin"}
@@ -302,7 +306,7 @@ def coalesce_groups(plan: PlanShape, *, spark_version: "str | SparkVersion") -> 
         if len(node.children) == 1 and node.name not in _STAGE_NAMES:
             visit(node.children[0])
             return
-        separating = node.name in _SEPARATING and (node.name != "Union" or v < SparkVersion(4, 3, 0) or node.plain_union)
+        separating = node.name in _SEPARATING and (node.name != "Union" or node.plain_union)
         if separating:
             for ch in node.children:
                 visit(ch)
@@ -390,15 +394,8 @@ def _shape(ctx: StageStats, n: StageNode, state: SpecState) -> PlanShape:
         if n.is_shuffle_stage and n.idx in state.specs:
             return PlanShape("AQEShuffleRead", [shape], inp)
         return shape
-    plain = True
-    if n.name == "Union":
-        plain = not _union_keeps_partitioning(n)
+    plain = not (n.name == "Union" and ctx.union_reports_partitioning(n))
     return PlanShape(n.name.split("(")[0], [_shape(ctx, c, state) for c in n.children], None, plain)
-
-
-def _union_keeps_partitioning(n: StageNode) -> bool:
-    part = str(n.info.get("partitioning", "UnknownPartitioning"))
-    return not part.startswith("UnknownPartitioning")
 
 
 def _under_exploding_join(fr: Fragment, group: list[StageInput]) -> bool:

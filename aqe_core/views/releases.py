@@ -21,9 +21,9 @@ from aqe_core.config import AQEConf, checked_layers
 from aqe_core.config_lint import LintFinding, default_changes, lint_settings
 from aqe_core.engine.estimate import PresetOutcome
 from aqe_core.engine.pipeline import pipeline_for
-from aqe_core.model.evidence import Evidence
-from aqe_core.engine.simulate import simulate
-from aqe_core.engine.whatif import one_query, what_if
+from aqe_core.engine.simulate import SimulationReport
+from aqe_core.engine.whatif import what_if
+from aqe_core.engine.stage_plan import exchange_over_union
 from aqe_core.versions import as_version
 from aqe_core.views.compare import join_names
 from aqe_core.views.query import QueryView
@@ -114,7 +114,7 @@ def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> R
         assert got.outcome is not None
         lint = [f for f in lint_settings(settings, rel, source=own) if f.severity != "info"]
         rows.append(ReleaseRow(rel, got.outcome, lint, own=as_version(rel) == as_version(own),
-                               reasons=_reasons(view, conf), caveats=_planner_caveats(view, rel)))
+                               reasons=_reasons(got.replay), caveats=_planner_caveats(view, conf)))
     exact = bool(rows) and rows[0].outcome.exact
     diffs = [d for a, b in zip(rows, rows[1:]) if (d := _diff(a, b, set(settings))) is not None]
     # (the replay's note about plan-changing settings does not apply: every release gets the query's own)
@@ -122,25 +122,30 @@ def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> R
     return ReleaseComparison(rows, diffs, exact, note)
 
 
-def _planner_caveats(view: QueryView, release: str) -> list[str]:
-    """Known planner changes the replay of the recorded plan cannot follow."""
-    out = []
-    older = view.spark_version < as_version("4.3.0") <= as_version(release)
-    if older and view.final_plan is not None and any(n.name == "Union" for n in view.final_plan.walk()):
-        out.append("4.3's Union reports its children's partitioning, which can put them in one coalesce group;"
-                   " the replayed plan is the recorded release's (a run on 4.3 decides)")
-    return out
+def _planner_caveats(view: QueryView, conf: AQEConf) -> list[str]:
+    """Known planner changes the replay of the recorded plan cannot follow.
+
+    From 4.1 (``spark.sql.unionOutputPartitioning``) a Union whose children agree on a hash
+    partitioning reports it (``UnionExec.outputPartitioning``), so ``EnsureRequirements`` plans no
+    exchange above it for that partitioning. The replay follows the coalescing this changes
+    (:mod:`aqe_core.rules.union_exec`), but not an exchange an older recording has above such a
+    union: that shuffle would not exist."""
+    if (not conf.get_or(config.UNION_OUTPUT_PARTITIONING, False)
+            or view.conf.get_or(config.UNION_OUTPUT_PARTITIONING, False)):
+        return []
+    plans = [p for p in (view.initial_plan, view.final_plan) if p is not None]
+    if any(exchange_over_union(n) for p in plans for n in p.walk()):
+        return [f"{conf.spark_version}'s Union reports its children's partitioning: the exchange above the Union"
+                " for that partitioning would not be planned; the replayed plan is the recorded release's"
+                " (a run on it decides)"]
+    return []
 
 
-def _reasons(view: QueryView, conf: AQEConf) -> dict[str, list[str]]:
-    """Each read's reasons under ``conf``'s release, in the rules' words (exact sources)."""
-    q = view.model
-    if q is None or q.raw is None or q.evidence is not Evidence.EXACT:
+def _reasons(rep: Optional[SimulationReport]) -> dict[str, list[str]]:
+    """Each read's reasons under the release, in the rules' words (exact sources: the replay
+    behind the release's outcome)."""
+    if rep is None or not rep.queries:
         return {}
-    capture, index = q.raw
-    qc = next(x for x in capture.queries if x.index == index)
-    rep = simulate(one_query(capture, qc), {k: v for k, v in conf.to_strings().items() if v is not None},
-                   conf.spark_version)
     return {f"shuffle {r.shuffle_id} (stage {r.stage_id})": [x.message for x in r.reasons] for r in rep.queries[0].reads}
 
 
