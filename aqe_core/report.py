@@ -36,6 +36,17 @@ def _e(x: Any) -> str:
     return html.escape("" if x is None else str(x), quote=True)
 
 
+def _join_traces(view: QueryView) -> str:
+    """Each join's decision trace (exact sources): per side the broadcast conditions, then the strategy."""
+    out = []
+    for i, trace in enumerate(view.join_traces or []):
+        decision = view.join_decisions[i] if i < len(view.join_decisions or []) else f"join {i + 1}"
+        out.append(f"<h4>Join decision trace: {_e(decision[:200])}</h4>" + _table([
+            {"step": t.rule, "verdict": t.verdict, "condition": c.condition, "result": c.result, "detail": c.detail,
+             "inputs": c.inputs_text()} for t in trace for c in t.checks]))
+    return "".join(out)
+
+
 def _table(rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return "<p>(none)</p>"
@@ -73,7 +84,7 @@ def build_report(
                  + (f"<p>Why AQE did not apply: {_e(view.adaptive_reason)}</p>" if view.adaptive_reason else "")
                  + ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in (view.join_decisions or view.join_changes)) + "</ul>"
                     if (view.join_decisions or view.join_changes) else "")
-                 + "</section>")
+                 + _join_traces(view) + "</section>")
     if plan_figures:
         divs = "".join(f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))
         rows = [{"change": c.get("label") or c.get("kind"), "node": c.get("node"), "what happened": c.get("explanation")}

@@ -72,7 +72,9 @@ def test_the_trace_in_explain_json_the_app_and_the_report(capsys):
     assert "the join type lets this side be split" in {t["first_failed"] for t in skew}  # a FullOuter join's sides
     assert all(t["verdict"] == "not split" for t in skew)
     view = load_source(path).view("0")
-    assert "<h4>Decision trace</h4>" in build_report(view, source_label="capture")
+    html = build_report(view, source_label="capture")
+    assert "<h4>Decision trace</h4>" in html
+    assert "Join decision trace:" in html and "the side&#x27;s size fits the broadcast threshold" in html
     from aqe_core.sources import sample_sources
 
     sample = next(x for x in sample_sources() if x.kind == "capture" and "4.3.0" in x.label and "skewed inner" in x.label)
