@@ -413,6 +413,24 @@ def test_rerun_for_real_refuses_a_hostile_capture(spark_runtime, tmp_path, monke
 
 
 @pytest.mark.slow
+def test_a_guarded_sql_run_can_be_run_again(spark_runtime, tmp_path, monkeypatch):
+    """A guarded SQL run records the guard's own spark.sql.runSQLOnFiles=false in its capture;
+    re-running that capture keeps it (the guarded session already has it), it is not refused."""
+    from aqe_core.live.jobs import RunManager
+    from aqe_core.model.presets import get_preset
+    from aqe_core.readers.capture_file import load_capture
+
+    monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AQE_LENS_TRUSTED", raising=False)
+    mgr = RunManager()
+    run = _wait(mgr.submit_sql("SELECT id % 10 AS k, count(*) AS n FROM range(0, 10000, 1, 4) GROUP BY id % 10"))
+    assert run.state == "done", run.message
+    assert load_capture(run.result_path).queries[0].conf.get("spark.sql.runSQLOnFiles") == "false"
+    again = _wait(mgr.submit_rerun(run.result_path, 0, [get_preset("actual")]))
+    assert again.state == "done", again.message
+
+
+@pytest.mark.slow
 def test_rerun_refuses_the_whole_hostile_corpus(spark_runtime, tmp_path):
     from aqe_core.live.runner import Runner
 

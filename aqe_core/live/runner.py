@@ -270,8 +270,9 @@ class Runner:
     def _checked_runs(self, runs: list[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, dict[str, str]]]:
         """The conf guard over every run's settings, dropping those that cannot matter: static
         keys (a session cannot change them; a capture records the warehouse dir) and values the
-        fresh session already has."""
-        probe = self.rt.new_session({})
+        fresh guarded session already has (a guarded SQL run records the guard's own
+        ``spark.sql.runSQLOnFiles=false``, so its capture can be re-run)."""
+        probe = guard_session(self.rt.new_session({}))
         sqlconf = self.rt.spark._jvm.org.apache.spark.sql.internal.SQLConf
 
         def ignore(key: str, value: str) -> bool:

@@ -6,7 +6,8 @@ so the daemons are started with ``java -cp jars/*`` as ``spark-class`` would, an
 given what ``spark-class`` sets for the executors it launches: ``SPARK_HOME`` (the package
 directory, whose ``jars/`` the executor command puts on its class path), ``SPARK_SCALA_VERSION``
 (read from the Scala library jar: a pip install has no ``launcher/target`` to guess it from)
-and ``JAVA_HOME`` (the Java the Master runs on).
+and ``JAVA_HOME`` (the Java the Master runs on). The daemons do not get this process's
+``PYTHONPATH``, so Python code reaches the executors only the way it reaches a remote cluster.
 
     with StandaloneCluster(workers=1) as c:
         ... SparkSession.builder.master(c.master_url) ...
@@ -62,9 +63,13 @@ class StandaloneCluster:
             jars = pyspark_jars()
         except HistoryServerError as e:
             raise ClusterError(str(e)) from None
-        return dict(os.environ, SPARK_HOME=str(jars.parent), SPARK_SCALA_VERSION=scala_version(jars),
-                    JAVA_HOME=str(Path(java).resolve().parent.parent), SPARK_LOCAL_IP="127.0.0.1",
-                    SPARK_PUBLIC_DNS="127.0.0.1")
+        env = dict(os.environ, SPARK_HOME=str(jars.parent), SPARK_SCALA_VERSION=scala_version(jars),
+                   JAVA_HOME=str(Path(java).resolve().parent.parent), SPARK_LOCAL_IP="127.0.0.1",
+                   SPARK_PUBLIC_DNS="127.0.0.1")
+        # executors inherit the Worker's environment: without ours, they find AQE Lens only as a
+        # remote cluster's would, in what the driver ships (addPyFile)
+        env.pop("PYTHONPATH", None)
+        return env
 
     def _daemon(self, name: str, main: str, args: list[str]) -> subprocess.Popen:
         env = self._env()

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Benchmark: fleet scan throughput (issue 14), ``run_scan`` on ``local[2]`` for growing fleets.
+
+    python3 bench/bench_scan.py [--sizes 25,50,100,200,400] [--repeat 2] [--master local[2]] [--keep DIR]
+
+1. Generates ``max(sizes)`` event logs from the real sample logs in ``sample_logs/eventlogs``:
+   each log's events (decoded with our own reader's codecs) get a new application id, and are
+   written plain or as Spark-style zstd frames; every fifth is a scaled variant (its SQL part
+   repeated three times with shifted ids, as ``tools/generate_eventlogs.py scale`` does). Only
+   ids change: every event is a real one.
+2. Sequential baseline, one Python process, one core: our ``inspect`` on every log (the reader's
+   load and the CLI's outcome line per execution), and ``scan_file`` on every log (the same work
+   one scan task does per log: triage, findings, presets).
+3. ``run_scan`` (Parquet out) on one SparkSession for the first N logs, the best of ``--repeat``
+   scans per N, after one warm-up scan (JVM, Python workers and the shipped package are not counted against any N).
+
+Prints N, total MB (on disk), wall seconds, logs/s, MB/s, growth (seconds per log at N over
+seconds per log at the smallest N), and the sequential times for the same N with the ratio.
+Rows written by the scan are checked against the sequential ``scan_file`` rows.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO / "bench"))
+
+SAMPLES = REPO / "sample_logs" / "eventlogs"
+_APP_RE = re.compile(rb"(local|app)-\d{8,}(?:-\d+)?")
+
+
+def _sample_events() -> list[tuple[bytes, list[bytes]]]:
+    """(application id, event lines) of every sample log."""
+    from generate_eventlogs import _events_of
+
+    out = []
+    for p in sorted(SAMPLES.iterdir()):
+        if p.name.startswith(".") or p.name.endswith(".json"):
+            continue
+        lines = _events_of(p)
+        app = next(m.group(0) for ln in lines if b"ApplicationStart" in ln[:60] for m in [_APP_RE.search(ln)] if m)
+        out.append((app, lines))
+    return out
+
+
+def _scaled(lines: list[bytes], factor: int) -> list[bytes]:
+    """The SQL part repeated ``factor`` times with shifted ids (``generate_eventlogs scale``)."""
+    import argparse as _ap
+
+    from generate_eventlogs import cmd_scale
+
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = Path(d) / "src", Path(d) / "dst"
+        src.write_bytes(b"".join(lines))
+        err, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            cmd_scale(_ap.Namespace(src=str(src), dst=str(dst), factor=factor))
+        finally:
+            sys.stderr = err
+        return dst.read_bytes().splitlines(keepends=True)
+
+
+def generate(out: Path, n: int) -> list[str]:
+    """``n`` logs under ``out``: the samples with new application ids, plain or zstd, some scaled."""
+    from generate_eventlogs import _zstd_frames
+
+    samples = _sample_events()
+    scaled = {i: _scaled(lines, 3) for i, (_, lines) in enumerate(samples)}
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        k = i % len(samples)
+        app, lines = samples[k]
+        lines = scaled[k] if i % 5 == 4 else lines
+        new = f"local-{1900000000000 + i}".encode()
+        lines = [ln.replace(app, new) for ln in lines]
+        name = new.decode() + (".zstd" if i % 2 else "")
+        data = _zstd_frames(lines) if i % 2 else b"".join(lines)
+        (out / name).write_bytes(data)
+        paths.append(str(out / name))
+    return paths
+
+
+def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
+    """Per-log seconds of ``inspect`` and of ``scan_file``, and the scan_file execution rows."""
+    from aqe_core.fleet.rows import scan_file
+    from aqe_core.readers.eventlog import loader
+    from aqe_core.views.eventlog_summary import outcome_line
+
+    insp, scan, rows = [], [], 0
+    sink = io.StringIO()
+    for p in paths:
+        t = time.perf_counter()
+        log = loader.load(p)
+        for ex in sorted(log.executions.values(), key=lambda e: e.id):
+            sink.write(outcome_line(ex) + "\n")
+        insp.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        e, _ = scan_file(p)
+        scan.append(time.perf_counter() - t)
+        rows += len(e)
+    return insp, scan, rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="25,50,100,200,400")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--repeat", type=int, default=2, help="scans per N, the best counted (default 2)")
+    ap.add_argument("--keep", default=None, help="generate the logs here and keep them")
+    opts = ap.parse_args()
+    sizes = sorted(int(s) for s in opts.sizes.split(","))
+
+    work = Path(opts.keep) if opts.keep else Path(tempfile.mkdtemp(prefix="aqe-lens-bench-scan-"))
+    try:
+        t = time.perf_counter()
+        paths = generate(work / "logs", sizes[-1])
+        mb = [os.path.getsize(p) / 1e6 for p in paths]
+        print(f"generated {len(paths)} logs ({sum(mb):.1f} MB on disk) in {time.perf_counter() - t:.1f} s",
+              file=sys.stderr)
+        return _measure(paths, mb, sizes, opts.master, work, opts.repeat)
+    finally:
+        if not opts.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _measure(paths: list[str], mb: list[float], sizes: list[int], master: str, work: Path, repeat: int) -> int:
+    import spark_compat
+    from timing import timeit
+
+    spark_compat.prepare()
+    from aqe_core.fleet.scan import run_scan
+    from aqe_core.live.runtime import get_runtime
+
+    sequential(paths[:7])  # imports and caches warm, as in a long-lived process
+    insp, seq_scan, seq_rows = sequential(paths)
+    rt = get_runtime(master, {"spark.ui.enabled": "false"}, app_name="AQE Lens bench_scan", log_level="OFF",
+                     event_log=False)
+    print(f"Spark {rt.version} on {rt.master}; sequential baseline on one core", file=sys.stderr)
+    run_scan(rt.spark, paths[:7], str(work / "warm"))  # JVM, Python workers, the shipped package
+    rows, ok = [], True
+    for n in sizes:
+        got = []
+        best, _ = timeit(lambda: got.append(run_scan(rt.spark, paths[:n], str(work / f"out-{n}"))), repeat)
+        res = got[-1]
+        rows.append((n, sum(mb[:n]), best, sum(insp[:n]), sum(seq_scan[:n])))
+        if n == len(paths):
+            ok = res.executions == seq_rows and res.errors == 0 and res.files == n
+            print(f"N={n}: scan rows {res.executions} executions, {res.findings} findings, {res.errors} errors;"
+                  f" sequential scan_file rows {seq_rows}: {'same' if ok else 'DIFFERENT'}", file=sys.stderr)
+    base = rows[0][2] / rows[0][0]
+    print(f"{'N':>5} {'MB':>7} {'wall s':>7} {'logs/s':>7} {'MB/s':>6} {'growth':>6} |"
+          f" {'inspect s':>9} {'scan/insp':>9} | {'scan_file s':>11} {'scan/seq':>8}")
+    for n, m, s, i, f in rows:
+        print(f"{n:>5} {m:>7.1f} {s:>7.2f} {n / s:>7.1f} {m / s:>6.2f} {s / n / base:>6.2f} |"
+              f" {i:>9.2f} {s / i:>8.2f}x | {f:>11.2f} {s / f:>7.2f}x")
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print("growth: seconds per log at N / at the smallest N (1.00 = linear). scan/insp, scan/seq: the Spark"
+          " scan's wall time over the sequential time for the same logs (< 1: the scan is faster).")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
