@@ -4,7 +4,7 @@
     python3 bench/bench_eventlog.py [--cache-dir DIR] [--scales 10,22] [--skip-hs] [--skip-scaled]
 
 1. Generates (once, cached) a large uncompressed Spark 4.3.0 log with real Spark and the AQE Lens
-   listener: 60 AQE queries with hundreds of tasks each (tools/generate_eventlogs.py large,
+   listener: 60 AQE queries of about a hundred tasks each (tools/generate_eventlogs.py large,
    ~50 MB), and scaled variants (tools/generate_eventlogs.py scale: the SQL part repeated with
    shifted ids: x10 ~ 470 MB, x22 ~ 1 GB). A zstd copy of the base log is measured too.
 2. Our full load (aqe_core.eventlog.load, plans + UI metric aggregation + partition sizes) runs
@@ -254,7 +254,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/aqe-lens/bench-eventlogs"))
     ap.add_argument("--queries", type=int, default=60)
-    ap.add_argument("--partitions", type=int, default=120)
+    ap.add_argument("--partitions", type=int, default=40)
     ap.add_argument("--scales", default="10,22", help="scaled variants of the base log (comma separated factors)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-hs", action="store_true")
