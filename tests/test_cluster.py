@@ -56,6 +56,9 @@ def test_a_capture_on_a_standalone_cluster_agrees(cluster, tmp_path):
     r = _run(cluster.master_url, out, "--workload", "skew_join_inner", "--preset", "default", "--check")
     assert r.returncode == 0, r.stderr[-2000:]
     assert f"on {cluster.master_url}" in r.stderr and "Traceback" not in r.stderr
+    # Spark's start-up chatter stays out of the terminal (runtime's log4j2-startup.properties)
+    assert "Using Spark's default log4j profile" not in r.stderr and "Setting default log level" not in r.stderr
+    assert " WARN " not in r.stderr, r.stderr[-2000:]
     cap = load_capture(str(out))
     assert cap.run and cap.spark_version
     rep = simulate(cap)

@@ -14,6 +14,7 @@ with a one-line reason and leaves nothing half-started behind, so the next attem
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import time
 import threading
 import warnings
@@ -267,6 +268,11 @@ def get_runtime(
         return rt
 
 
+#: log4j 2 configuration for the driver JVM's start (see the file)
+STARTUP_LOG4J = Path(__file__).with_name("log4j2-startup.properties")
+_LOG4J_LEVELS = {x: x.lower() for x in ("ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")}
+
+
 def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) -> SparkRuntime:
     check_master(master)
     version = installed_pyspark_version()
@@ -287,10 +293,17 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
         if here:
             defaults["spark.driver.host"] = here
             defaults["spark.driver.bindAddress"] = here
+    java_options = []
     if _vtuple(version) < (3, 3, 0) and java.major >= 17:
-        opens = " ".join(["-XX:+IgnoreUnrecognizedVMOptions"] + [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in JDK_OPENS])
-        defaults["spark.driver.extraJavaOptions"] = opens
-    for k, v in {**defaults, **{k: _conf_str(v) for k, v in conf.items()}}.items():
+        java_options += ["-XX:+IgnoreUnrecognizedVMOptions"] + [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in JDK_OPENS]
+    if log_level and _vtuple(version) >= (3, 3, 0):  # log4j 2: the level holds from the JVM's start
+        java_options += [f"-Dlog4j2.configurationFile={STARTUP_LOG4J.as_uri()}",
+                         f"-Daqe.lens.log.level={_LOG4J_LEVELS.get(log_level.upper(), 'error')}"]
+    merged = {**defaults, **{k: _conf_str(v) for k, v in conf.items()}}
+    if java_options:  # after the caller's own options, which stay
+        own = merged.get("spark.driver.extraJavaOptions", "")
+        merged["spark.driver.extraJavaOptions"] = " ".join([own, *java_options]).strip()
+    for k, v in merged.items():
         b = b.config(k, v)
     try:
         spark = b.getOrCreate()
