@@ -336,3 +336,25 @@ def test_spark_fields_keep_spark_meaning_on_3_0_1():
     assert all(r.partitions == (r.derived_partitions) for r in reads)
     d = reads[0].to_dict()
     assert d["num_partitions"] is None and d["num_partitions_derived"] == reads[0].derived_partitions
+
+
+def test_events_parse_exactly_as_the_standard_parser_does():
+    """orjson reads the events; whatever it refuses goes to the standard parser, so every line
+    parses (or fails) as before."""
+    import json
+
+    from aqe_core.readers.eventlog.builder import parse_json
+
+    lines = [b'{"Event":"x","n":18446744073709551616}', b'{"Event":"x","v":NaN}', b'{"Event":"x","s":"\\ud800"}',
+             b'{"Event":"x","a":' + b"[" * 900 + b"]" * 900 + b"}", b'{"Event":"x","f":0.1,"d":1,"d":2}',
+             '{"Event":"é"}'.encode()]
+    for line in lines:
+        assert parse_json(line) == json.loads(line) or repr(parse_json(line)) == repr(json.loads(line))
+    for bad in (b'{"Event":"x"', b"\xff\xfe{}", b'{"Event":"x"} trailing'):
+        with pytest.raises(ValueError):
+            parse_json(bad)
+        with pytest.raises(ValueError):
+            json.loads(bad)
+    deep = b'{"Event":"x","a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with pytest.raises(RecursionError):  # the reader reports it as a bad line, as before
+        parse_json(deep)
