@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 
-@dataclass
+@dataclass(slots=True)  # plans of every version of every execution: no per-node __dict__
 class PlanNode:
     id: int | None
     name: str
