@@ -187,3 +187,17 @@ def test_passed_checks_carry_the_settings_they_read():
     joins = [c for tr in view.join_traces for t in tr for c in t.checks if c.condition.startswith("the side's size")]
     assert joins and all(K.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD in c.inputs for c in joins if c.result != "not applicable")
     assert "spark.sql.adaptive.skewJoin.enabled=true" in enabled.inputs_text()
+
+
+def test_explain_text_prints_each_rule_and_where_it_stopped(capsys):
+    from aqe_core.cli import main
+
+    path = str(CAPTURES / "4.3.0" / "skew_join_then_aggregate.json.gz")
+    assert main(["explain", path, "--execution", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "decision trace (decided in plan version 2):" in out
+    assert ("OptimizeSkewedJoin: not split; stopped at: splitting needs no extra shuffle (or forceOptimizeSkewedJoin"
+            " is on) [spark.sql.adaptive.forceOptimizeSkewedJoin=false]") in out
+    assert "CoalesceShufflePartitions: coalesced" in out
+    assert "broadcast the left side: not broadcast; stopped at: the side's size fits the broadcast threshold" in out
+    assert "the strategy: SortMergeJoin\n" in out

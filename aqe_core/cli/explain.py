@@ -40,5 +40,33 @@ def cmd_explain(args: argparse.Namespace) -> int:
             out.append(f"  read node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '?'} -> "
                        f"{len(r['partitions'])} partitions; {what}")
             out += [f"    - {t}" for t in r["sentences"]]
+            if r.get("trace"):
+                version = r.get("decided_in_version")
+                out.append("    decision trace" + (f" (decided in plan version {version})" if version else "") + ":")
+                out += _trace_lines(r["trace"], "      ")
+        for j in ex.get("joins") or []:
+            out.append(f"  join: {j['decision']}")
+            out += _trace_lines(j["trace"], "      ")
     sys.stdout.write("\n".join(out) + "\n")
     return 0
+
+
+def _value(v: object) -> str:
+    return str(v).lower() if isinstance(v, bool) else ("unset" if v is None else str(v))
+
+
+def _trace_lines(trace: list[dict], indent: str) -> list[str]:
+    """One line per rule: its verdict and, where it stopped, the condition with what it read."""
+    out = []
+    for t in trace:
+        if all(c["result"] == "not applicable" for c in t["checks"]):
+            out.append(f"{indent}{t['rule']}: {t['verdict']}" + (" (does not apply)" if t["verdict"].startswith("not") else ""))
+            continue
+        stop = next((c for c in t["checks"] if c["condition"] == t["first_failed"]), None)
+        line = f"{indent}{t['rule']}: {t['verdict']}"
+        if stop is not None:
+            line += f"; stopped at: {stop['condition']}"
+            if stop["inputs"]:
+                line += " [" + ", ".join(f"{k}={_value(v)}" for k, v in stop["inputs"].items()) + "]"
+        out.append(line)
+    return out
