@@ -92,10 +92,24 @@ class _Builder:
         return self._keys[id(info)]
 
     def metrics(self, info: dict) -> list[dict[str, Any]]:
-        ms = _metrics(info)
         shared = self.shared
-        if shared is None or not ms:
-            return ms
+        raw = info.get("metrics")
+        if shared is None or not raw:
+            return _metrics(info)
+        out: list[dict[str, Any]] = []
+        try:  # the common case: a metric an earlier version of the plan already had, no new dict
+            for m in raw:
+                acc, name, typ = m["accumulatorId"], m["name"], m["metricType"]
+                if type(acc) is not int or type(name) is not str or type(typ) is not str:
+                    continue
+                prev = shared.get(acc)
+                if prev is None or prev["name"] != name or prev["type"] != typ:
+                    prev = shared[acc] = {"name": _intern(name), "type": _intern(typ), "accumulator_id": acc}
+                out.append(prev)
+            return out
+        except (KeyError, TypeError):  # a malformed entry: the tolerant reading below
+            pass
+        ms = _metrics(info)
         out = []
         for m in ms:
             acc = m["accumulator_id"]
