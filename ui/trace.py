@@ -11,8 +11,7 @@ _MARK = {"pass": "✓", "fail": "✗", "info": "i", "not reached": "·", "not ap
 
 def decision_trace(trace: list, title: str = "Decision trace") -> None:
     stopped = [t for t in trace if t.first_failed is not None]
-    shown = [t for t in trace if not all(c.result == "not applicable" for c in t.checks)] or trace
-    title = f"{title}: " + "; ".join(f"{t.rule} {t.verdict.split(';')[0]}" for t in shown)
+    title = f"{title}: " + "; ".join(f"{t.rule} {t.verdict.split(';')[0]}" for t in trace)
     with st.expander(title if len(title) <= 200 else title[:199] + "…", expanded=False):
         for t in trace:
             first = t.first_failed
