@@ -14,11 +14,11 @@ with a one-line reason and leaves nothing half-started behind, so the next attem
 from __future__ import annotations
 
 import os
-from pathlib import Path
 import time
 import threading
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from aqe_core.live.event_tap import EventLogTap

@@ -39,7 +39,7 @@ _FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Re
 
 #: the AQE Lens listener's event (listener/src/main/java/io/aqelens/listener/AqeLensQueryEvent.java)
 LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
-try:  # a well-kept C parser: about 3x the standard one on Spark's plan events (bench/bench_eventlog.py)
+try:  # a well-kept C parser, faster than the standard one (about 5% of a full load's CPU, measured A/B)
     from orjson import JSONDecodeError as _FastError, loads as _fast_loads
 except ImportError:  # pragma: no cover - the standard parser alone gives the same results
     _fast_loads = None
