@@ -45,6 +45,14 @@ def _text(locator) -> str:
     return " ".join(locator.all_inner_texts()).replace(WORD_JOINER, "")
 
 
+def _heading(page) -> str:
+    """The Overview's query heading, once drawn (on a loaded server the page can report ready
+    between two script runs, before the heading is back)."""
+    found = page.get_by_test_id("stMain").get_by_role("heading").filter(has_text="Query ")
+    found.first.wait_for(state="visible")
+    return _text(found)
+
+
 def _check(page, me: Session, others: list[Session], where: str) -> None:
     sidebar = _text(page.get_by_test_id("stSidebar"))
     assert me.source_label in sidebar, (where, me.source_label, sidebar[-400:])
@@ -78,7 +86,7 @@ def test_eight_sessions_see_only_their_own_source_and_query(lens_app, browser):
         for p, s in zip(pages, sessions):
             others = [o for o in sessions if o is not s]
             _check(p, s, others, "overview")
-            heading = _text(p.get_by_test_id("stMain").get_by_role("heading").filter(has_text="Query "))
+            heading = _heading(p)
             assert heading == s.heading, (s.source_label, heading)
             assert f"q={s.query_id}" in p.url
         # everyone moves on at once; each page still draws its own session's source and query
@@ -93,7 +101,7 @@ def test_eight_sessions_see_only_their_own_source_and_query(lens_app, browser):
             p.wait_for_timeout(200)
             wait_ready(p)
             _check(p, s, [o for o in sessions if o is not s], "back on overview")
-            heading = _text(p.get_by_test_id("stMain").get_by_role("heading").filter(has_text="Query "))
+            heading = _heading(p)
             assert heading == s.heading, (s.source_label, heading)
     finally:
         for c in contexts:
