@@ -163,6 +163,32 @@ def test_a_clicked_read_or_join_shows_its_trace_beside_the_plan():
     k = min(read_versions(view.plan_versions).values())
     at.slider(key="plan_version").set_value(k).run()
     assert f"Decided in plan version {k}" in [s.value for s in at.subheader]
+    assert any(e.label.startswith("Join") and "broadcast the left side" in e.label for e in at.expander)
+
+
+def test_each_join_is_placed_in_the_plan_version_that_decided_it():
+    """A join whose strategy changed is placed where its final strategy first appears over the
+    same stages (read off Spark's own plan versions); one that kept its strategy, where the reads
+    under it appear."""
+    from aqe_core.views.plan_timeline import _joins_over, join_versions, read_versions
+
+    for release, name, query in [("4.3.0", "runtime_broadcast", "0"), ("3.0.1", "runtime_broadcast", "0"),
+                                 ("4.3.0", "multi_way_join", "0"), ("4.3.0", "skew_join_inner", "0")]:
+        view = load_source(str(CAPTURES / release / f"{name}.json.gz")).view(query)
+        placed = join_versions(view)
+        assert set(placed) == set(range(len(view.join_traces))), (release, name)
+        final = _joins_over(view.plan_versions[-1])
+        order = sorted(range(len(view.join_traces)), key=lambda i: view.join_nodes[i])
+        for pos, (jname, stages, _) in enumerate(final):
+            k = placed[order[pos]]
+            at_k = [n for n, s, _ in _joins_over(view.plan_versions[k - 1])]
+            assert jname in at_k, (release, name, jname, k)
+            before = [n for n, s, _ in _joins_over(view.plan_versions[k - 2])] if k > 1 else []
+            if jname in before:  # kept its strategy: decided with the reads under it
+                assert k == max(v for sid, v in read_versions(view.plan_versions).items() if sid in stages)
+    runtime = load_source(str(CAPTURES / "4.3.0" / "runtime_broadcast.json.gz")).view("0")
+    names = [[n for n, _, _ in _joins_over(p)] for p in runtime.plan_versions]
+    assert join_versions(runtime) == {0: names.index(["BroadcastHashJoin"]) + 1}  # where it became a broadcast
 
 
 def test_passed_checks_carry_the_settings_they_read():

@@ -14,7 +14,7 @@ from aqe_core.figures.plan_numbers import add_numbers
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.plan_stages import NodeTimes, node_at, plan_stage_times, stage_sentence
-from aqe_core.views.plan_timeline import node_trace, read_versions
+from aqe_core.views.plan_timeline import join_versions, node_trace, read_versions
 from ui import state
 from ui.figure_cache import cached_figure
 from ui.trace import decision_trace
@@ -131,14 +131,18 @@ def _picked(context: tuple) -> Optional[tuple[str, str]]:
 
 
 def _decided_here(view: QueryView, versions: list, index: int) -> None:
-    """The adaptive reads AQE decided in this plan version, each with its decision trace."""
+    """The adaptive reads and joins AQE decided in this plan version, each with its decision trace."""
     first = read_versions(versions)
     here = [s for s in view.shuffles if s.trace and first.get(s.stage_id) == index + 1]
-    if not here:
+    joins = [i for i, v in sorted(join_versions(view).items()) if v == index + 1]
+    if not here and not joins:
         return
     st.subheader(f"Decided in plan version {index + 1}")
     for s in here:
         decision_trace(s.trace, title=md_text(s.label))
+    for i in joins:
+        decision_trace(view.join_traces[i], title=md_text(f"Join: {view.join_decisions[i][:90]}"
+                                                           if i < len(view.join_decisions) else "Join"))
 
 
 def _node_details(view: QueryView, earlier, later, picked: tuple[str, str], times: NodeTimes, final: bool) -> None:

@@ -93,6 +93,79 @@ def read_versions(versions: list[PlanNode]) -> dict[int, int]:
     return out
 
 
+def _stage_versions(versions: list[PlanNode]) -> dict[int, int]:
+    """Query stage id -> the plan version (1-based) where the stage first appears."""
+    out: dict[int, int] = {}
+    for i, plan in enumerate(versions):
+        for n in plan.walk() if plan is not None else []:
+            m = _STAGE.match(n.description or n.name)
+            if m and int(m.group(2)) not in out:
+                out[int(m.group(2))] = i + 1
+    return out
+
+
+def _side_stages(side: PlanNode) -> list[tuple[int, bool]]:
+    """The query stages a join side reads first on each path: (stage id, through an adaptive read)."""
+    out, stack = [], [side]
+    while stack:
+        n = stack.pop()
+        sid = read_stage_of(n)
+        if sid is not None:
+            out.append((sid, True))
+            continue
+        m = _STAGE.match(n.description or n.name)
+        if m:
+            out.append((int(m.group(2)), False))
+            continue
+        stack.extend(n.children)
+    return out
+
+
+def _joins_over(plan: PlanNode) -> list[tuple[str, frozenset[int], PlanNode]]:
+    """Each join of ``plan``: its name, the query stages under it, the node."""
+    return [(n.name, frozenset(sid for c in n.children for sid, _ in _side_stages(c)), n)
+            for n in plan.walk() if "Join" in n.name]
+
+
+def join_versions(view: "QueryView") -> dict[int, int]:
+    """Index into ``view.join_traces`` -> the plan version (1-based) where AQE decided that join.
+    A join whose strategy changed: the first version where it has its final strategy over the
+    same query stages (a sort-merge join becomes a broadcast join when the small side's stage
+    finishes). A join that kept its strategy: the version where every adaptive read under it is
+    there (the statistics it was decided with). Joins with no query stage under them are left out.
+
+    >>> stage = lambda k: PlanNode(None, "ShuffleQueryStage", f"ShuffleQueryStage {k}", [], [])
+    >>> read = lambda k: PlanNode(None, "AQEShuffleRead", "coalesced", [], [stage(k)])
+    >>> v1 = PlanNode(0, "SortMergeJoin", "", [], [stage(0), stage(1)])
+    >>> v2 = PlanNode(0, "BroadcastHashJoin", "", [], [stage(0), stage(1)])
+    >>> v3 = PlanNode(0, "BroadcastHashJoin", "", [], [read(0), stage(1)])
+    >>> from types import SimpleNamespace as V
+    >>> join_versions(V(plan_versions=[v1, v2, v3], join_traces=[[]], join_nodes=[0]))
+    {0: 2}
+    >>> join_versions(V(plan_versions=[v1, PlanNode(0, "SortMergeJoin", "", [], [read(0), read(1)])],
+    ...                 join_traces=[[]], join_nodes=[0]))
+    {0: 2}
+    """
+    versions = [p for p in view.plan_versions if p is not None]
+    if not versions or not view.join_traces:
+        return {}
+    per_version = [_joins_over(p) for p in versions]
+    order = sorted(range(len(view.join_traces)), key=lambda i: view.join_nodes[i] if i < len(view.join_nodes) else i)
+    if len(per_version[-1]) != len(order):
+        return {}
+    reads = read_versions(versions)
+    out: dict[int, int] = {}
+    for pos, (name, stages, node) in enumerate(per_version[-1]):
+        if not stages:
+            continue
+        first = next(i + 1 for i, joins in enumerate(per_version) if any(n == name and s == stages for n, s, _ in joins))
+        if first == 1:  # the strategy AQE started with: decided once the reads under it are there
+            firsts = [reads.get(sid) for c in node.children for sid, through_read in _side_stages(c) if through_read]
+            first = max([first, *(f for f in firsts if f is not None)])
+        out[order[pos]] = first
+    return out
+
+
 def join_index(plan: PlanNode, node: PlanNode) -> Optional[int]:
     """``node``'s position among the join operators of ``plan`` (pre-order), None if not a join."""
     joins = [n for n in plan.walk() if "Join" in n.name]
