@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from collections.abc import Mapping
 from typing import Iterable, Sequence
 
 SUM, SIZE, TIMING, NS_TIMING, AVERAGE = "sum", "size", "timing", "nsTiming", "average"
@@ -77,43 +78,84 @@ def summarize(
     metric_type: str,
     values: Sequence[int],
     max_task: tuple[int, int, int] | None,
-) -> dict:
-    """Aggregate one metric: returns ``{"value": <UI string>, "total", "min", "med", "max",
-    "count", "max_task": {"stage", "attempt", "task"} | "driver"}`` (numbers in the metric's
-    raw unit: bytes, ms, ns, or tenths for ``average``).
+) -> "Summary":
+    """Aggregate one metric: a read-only mapping ``{"value": <UI string>, "total", "min", "med",
+    "max", "count", "max_task": {"stage", "attempt", "task"} | "driver"}`` (the keys the metric
+    type has; numbers in the metric's raw unit: bytes, ms, ns, or tenths for ``average``).
 
     ``max_task`` is ``(stage_id, attempt, task_id)`` of the task holding the max, or None when
     the max came from the driver (``(driver)``).
+
+    >>> dict(summarize(SIZE, [1024, 4096, -1, 2048], (3, 0, 17)))["value"]
+    'total (min, med, max (stageId: taskId))\\n7.0 KiB (1024.0 B, 2.0 KiB, 4.0 KiB (stage 3.0: task 17))'
     """
-    tag = "(driver)" if max_task is None else f"(stage {max_task[0]}.{max_task[1]}: task {max_task[2]})"
-    where = "driver" if max_task is None else {"stage": max_task[0], "attempt": max_task[1], "task": max_task[2]}
-    if metric_type == SUM:
-        total = sum(values)
-        return {"value": f"{total:,}", "total": total, "count": len(values)}
-    if metric_type.startswith("v2Custom_"):
-        # The History Server cannot load the DSv2 custom metric class: it shows "N/A".
-        return {"value": "N/A", "total": sum(values), "count": len(values)}
+    if metric_type == SUM or metric_type.startswith("v2Custom_"):
+        # (the History Server cannot load a DSv2 custom metric class: it shows "N/A")
+        return Summary(metric_type, _TOTAL, sum(values), count=len(values))
     if metric_type == AVERAGE:
         valid = sorted(v for v in values if v > 0)
         if len(valid) <= 1:
             v = valid[0] if valid else 0
-            return {"value": _avg_number(v), "min": v, "med": v, "max": v, "count": len(valid)}
-        mn, med, mx = valid[0], valid[len(valid) // 2], valid[-1]
-        return {
-            "value": f"{_SUFFIX}:\n({_avg_number(mn)}, {_avg_number(med)}, {_avg_number(mx)} {tag})",
-            "min": mn, "med": med, "max": mx, "count": len(valid), "max_task": where,
-        }
-    fmt = formatter(metric_type)
+            return Summary(metric_type, _AVG_ONE, None, v, v, v, len(valid))
+        return Summary(metric_type, _AVG, None, valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
     valid = sorted(v for v in values if v >= 0)
     if len(valid) <= 1:
         v = valid[0] if valid else 0
-        return {"value": fmt(v), "total": v, "min": v, "med": v, "max": v, "count": len(valid)}
-    total = sum(valid)
-    mn, med, mx = valid[0], valid[len(valid) // 2], valid[-1]
-    return {
-        "value": f"total {_SUFFIX}\n{fmt(total)} ({fmt(mn)}, {fmt(med)}, {fmt(mx)} {tag})",
-        "total": total, "min": mn, "med": med, "max": mx, "count": len(valid), "max_task": where,
-    }
+        return Summary(metric_type, _ONE, v, v, v, v, len(valid))
+    return Summary(metric_type, _DIST, sum(valid), valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
+
+
+# the keys of each kind of summary, in the order the UI's dicts had them
+_TOTAL = ("value", "total", "count")
+_AVG_ONE = ("value", "min", "med", "max", "count")
+_AVG = ("value", "min", "med", "max", "count", "max_task")
+_ONE = ("value", "total", "min", "med", "max", "count")
+_DIST = ("value", "total", "min", "med", "max", "count", "max_task")
+
+
+class Summary(Mapping):
+    """One metric's aggregate. A log's model holds one per metric of every execution, so it keeps
+    the numbers only and formats the UI string when asked (no dict, no string per metric)."""
+
+    __slots__ = ("type", "keys_", "total", "min", "med", "max", "count", "task")
+
+    def __init__(self, metric_type: str, keys: tuple[str, ...], total: int | None, mn: int = 0, med: int = 0,
+                 mx: int = 0, count: int = 0, task: tuple[int, int, int] | None = None) -> None:
+        self.type, self.keys_, self.total = metric_type, keys, total
+        self.min, self.med, self.max, self.count, self.task = mn, med, mx, count, task
+
+    def __getitem__(self, key: str):
+        if key not in self.keys_:
+            raise KeyError(key)
+        if key == "value":
+            return self._value()
+        if key == "max_task":
+            t = self.task
+            return "driver" if t is None else {"stage": t[0], "attempt": t[1], "task": t[2]}
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self.keys_)
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+    def _value(self) -> str:
+        t, keys = self.type, self.keys_
+        if keys is _TOTAL:
+            return "N/A" if t.startswith("v2Custom_") else f"{self.total:,}"
+        tag = "(driver)" if self.task is None else f"(stage {self.task[0]}.{self.task[1]}: task {self.task[2]})"
+        if keys is _AVG_ONE:
+            return _avg_number(self.min)
+        if keys is _AVG:
+            return f"{_SUFFIX}:\n({_avg_number(self.min)}, {_avg_number(self.med)}, {_avg_number(self.max)} {tag})"
+        fmt = formatter(t)
+        if keys is _ONE:
+            return fmt(self.min)
+        return f"total {_SUFFIX}\n{fmt(self.total)} ({fmt(self.min)}, {fmt(self.med)}, {fmt(self.max)} {tag})"
 
 
 def concat(arrays: Iterable[Sequence[int]], extra: Iterable[int]) -> list[int]:
