@@ -358,3 +358,20 @@ def test_events_parse_exactly_as_the_standard_parser_does():
     deep = b'{"Event":"x","a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     with pytest.raises(RecursionError):  # the reader reports it as a bad line, as before
         parse_json(deep)
+
+
+def test_the_physical_plan_text_is_the_latest_version_spark_logged():
+    """Kept compressed once the execution ends, read back as Spark wrote it."""
+    import json
+
+    from aqe_core.eventlog import load
+
+    path = Path(__file__).resolve().parent / "fixtures" / "eventlogs" / "spark301_plain_local-1795309249168.inprogress"
+    latest: dict[int, str] = {}
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if d["Event"].endswith(("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")):
+            latest[d["executionId"]] = d["physicalPlanDescription"]
+    log = load(str(path))
+    assert latest and {e: log.executions[e].physical_plan_description for e in latest} == latest
+    assert all(isinstance(log.executions[e].physical_plan_z, bytes) for e in latest)

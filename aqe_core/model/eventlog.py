@@ -1,6 +1,7 @@
 """What the reader keeps from an event log (see docs/eventlog-json.md for the JSON form)."""
 from __future__ import annotations
 
+import zlib
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,7 +170,16 @@ class SQLExecution:
     aqe_conf: Any = None
     conf_layers: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    physical_plan_description: str | None = None
+    #: Spark's physicalPlanDescription of the latest plan version, zlib-compressed (a few KB of
+    #: text per execution that no view reads on every load): :attr:`physical_plan_description`
+    physical_plan_z: bytes | None = field(default=None, repr=False)
+
+    @property
+    def physical_plan_description(self) -> str | None:
+        return None if self.physical_plan_z is None else zlib.decompress(self.physical_plan_z).decode("utf-8", "surrogatepass")
+
+    def set_physical_plan_description(self, text: str | None) -> None:
+        self.physical_plan_z = None if text is None else zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
 
     @property
     def final_plan(self) -> PlanNode | None:

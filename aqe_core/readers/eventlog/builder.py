@@ -259,7 +259,7 @@ class _Builder:
         mc = d.get("modifiedConfigs")
         if isinstance(mc, dict):
             m.modified_configs = {str(k): str(v) for k, v in mc.items()}
-        m.physical_plan_description = _opt_str(d.get("physicalPlanDescription"))
+        ex.plan_text = _opt_str(d.get("physicalPlanDescription"))
         plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
         m.initial_plan = plan
         self._add_metrics(ex, plan_metrics(plan), plan)
@@ -269,7 +269,7 @@ class _Builder:
         ex = self._exec(_as_int(d["executionId"]))
         plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
         ex.model.plan_versions.append(plan)
-        ex.model.physical_plan_description = _opt_str(d.get("physicalPlanDescription"))
+        ex.plan_text = _opt_str(d.get("physicalPlanDescription"))
         self._add_metrics(ex, plan_metrics(plan), plan)
         self._update(ex)
 
@@ -296,6 +296,7 @@ class _Builder:
         m.completion_time = t if isinstance(t, int) else None
         err = d.get("errorMessage")
         m.error_message = err if isinstance(err, str) and err else None
+        ex.keep_plan_text()
         self._update(ex)
         if not ex.live:
             return
@@ -541,6 +542,7 @@ class _Builder:
         version = self.log.application.spark_version
         for ex in self.execs.values():
             m = ex.model
+            ex.keep_plan_text()
             _set_status(m, ex)
             m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version)
             _effective_conf(m, self.log, version, self.conf_cache)

@@ -102,7 +102,8 @@ _READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "re
 
 class _LiveExec:
     __slots__ = ("model", "types", "jobs", "stages", "driver_updates", "driver_all", "end_events",
-                 "aggregated", "read_ids", "reads_snapshot", "live", "shared_metrics", "subquery_size_ids")
+                 "aggregated", "read_ids", "reads_snapshot", "live", "shared_metrics", "subquery_size_ids",
+                 "plan_text")
 
     def __init__(self, model: SQLExecution):
         self.model = model
@@ -118,3 +119,10 @@ class _LiveExec:
         self.live = True
         self.shared_metrics: dict = {}
         self.subquery_size_ids: list[int] = []
+        self.plan_text: str | None = None  # the latest physicalPlanDescription, until the execution ends
+
+    def keep_plan_text(self) -> None:
+        """Hand the latest plan text to the model (compressed there) and let go of it."""
+        if self.plan_text is not None:
+            self.model.set_physical_plan_description(self.plan_text)
+            self.plan_text = None
