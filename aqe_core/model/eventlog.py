@@ -4,7 +4,7 @@ from __future__ import annotations
 import zlib
 from array import array
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.task_time import TaskTime
@@ -143,6 +143,26 @@ class ShuffleRead:
         }
 
 
+class LazyPlan:
+    """A plan version kept as its compressed ``sparkPlanInfo`` JSON and built when asked: a log
+    holds several versions of every execution and views read them one execution at a time.
+    ``adaptive``: an ``AdaptiveSparkPlan`` node is in it; ``size_accs``: the "partition data
+    size" accumulators of its shuffle reads (what the reader looks for in earlier versions)."""
+
+    __slots__ = ("raw", "build", "adaptive", "size_accs")
+
+    def __init__(self, raw: bytes, build: "Callable[[bytes], PlanNode]", adaptive: bool,
+                 size_accs: frozenset[int]) -> None:
+        self.raw, self.build, self.adaptive, self.size_accs = raw, build, adaptive, size_accs
+
+    def plan(self) -> PlanNode:
+        return self.build(self.raw)
+
+
+def _built(src: "PlanNode | LazyPlan | None") -> PlanNode | None:
+    return src.plan() if isinstance(src, LazyPlan) else src
+
+
 @dataclass
 class SQLExecution:
     id: int
@@ -156,9 +176,11 @@ class SQLExecution:
     job_ids: list[int] = field(default_factory=list)
     job_status: dict[int, str] = field(default_factory=dict)
     stage_ids: list[int] = field(default_factory=list)
-    initial_plan: PlanNode | None = None
-    #: every SQLAdaptiveExecutionUpdate tree, in log order
-    plan_versions: list[PlanNode] = field(default_factory=list)
+    #: the SQLExecutionStart tree, and every SQLAdaptiveExecutionUpdate tree in log order; the
+    #: reader keeps all but the final one unbuilt (:class:`LazyPlan`): read them through
+    #: :attr:`initial_plan`, :attr:`plan_versions` and :attr:`final_plan`
+    initial_source: "PlanNode | LazyPlan | None" = field(default=None, repr=False)
+    version_sources: "list[PlanNode | LazyPlan]" = field(default_factory=list, repr=False)
     #: accumulator id -> summary dict (metrics.summarize), as the UI shows them
     metric_values: dict[int, dict[str, Any]] = field(default_factory=dict)
     shuffle_reads: list[ShuffleRead] = field(default_factory=list)
@@ -182,13 +204,29 @@ class SQLExecution:
         self.physical_plan_z = None if text is None else zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
 
     @property
+    def initial_plan(self) -> PlanNode | None:
+        return _built(self.initial_source)
+
+    @property
+    def plan_versions(self) -> list[PlanNode]:
+        """Every adaptive plan version, built (each call builds the ones kept unbuilt)."""
+        return [p for p in (_built(x) for x in self.version_sources) if p is not None]
+
+    @property
+    def num_plan_versions(self) -> int:
+        return len(self.version_sources)
+
+    @property
     def final_plan(self) -> PlanNode | None:
-        return self.plan_versions[-1] if self.plan_versions else self.initial_plan
+        return _built(self.version_sources[-1]) if self.version_sources else self.initial_plan
 
     @property
     def adaptive(self) -> bool:
-        root = self.initial_plan or self.final_plan
-        return root is not None and any(n.name == "AdaptiveSparkPlan" for n in root.walk())
+        src = self.initial_source if self.initial_source is not None else (
+            self.version_sources[-1] if self.version_sources else None)
+        if isinstance(src, LazyPlan):
+            return src.adaptive
+        return src is not None and any(n.name == "AdaptiveSparkPlan" for n in src.walk())
 
     @property
     def duration(self) -> int | None:

@@ -76,7 +76,7 @@ def outcome_text(ex: SQLExecution) -> str:
     per adaptive read, join changes), or ``no AQE``."""
     if not ex.adaptive:
         return "no AQE"
-    parts = [f"{len(ex.plan_versions)} plan versions"]
+    parts = [f"{ex.num_plan_versions} plan versions"]
     reads = []
     for r in ex.shuffle_reads:
         before = read_before_partitions(ex, r)
@@ -123,7 +123,7 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
         "error_message": ex.error_message,
         "job_ids": list(ex.job_ids),
         "stage_ids": list(ex.stage_ids),
-        "num_plan_versions": len(ex.plan_versions),
+        "num_plan_versions": ex.num_plan_versions,
         "join_changes": join_changes(ex),
     }
     if plans:

@@ -13,11 +13,11 @@ from collections import defaultdict
 from typing import Any
 
 from aqe_core import config
-from aqe_core.model.eventlog import EventLog, SQLExecution, StageInfo
-from aqe_core.model.plan import PlanNode
+from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
-from aqe_core.readers.eventlog.executions import _effective_conf, _opt_str, _set_status, _shuffle_reads
+from aqe_core.readers.eventlog.jsonfast import parse_json
+from aqe_core.readers.eventlog.executions import _build_final, _effective_conf, _opt_str, _set_status, _shuffle_reads
 from aqe_core.readers.eventlog.lines import (
     _COMPLETION,
     _STAGE_INFO,
@@ -28,7 +28,7 @@ from aqe_core.readers.eventlog.lines import (
     parse_task_end_json,
 )
 from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
-from aqe_core.readers.eventlog.planinfo import build_plan, graph_nodes, plan_metrics
+from aqe_core.readers.eventlog.planinfo import lazy_plan, plan_facts
 
 #: the package of Spark's SQL listener events (``org.apache.spark.sql.execution.ui``), not a conf key
 SQL_EVENT_PREFIX = "org.apache.spark.sql.execution.ui."
@@ -39,24 +39,6 @@ _FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Re
 
 #: the AQE Lens listener's event (listener/src/main/java/io/aqelens/listener/AqeLensQueryEvent.java)
 LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
-try:  # a well-kept C parser, faster than the standard one (about 5% of a full load's CPU, measured A/B)
-    from orjson import JSONDecodeError as _FastError, loads as _fast_loads
-except ImportError:  # pragma: no cover - the standard parser alone gives the same results
-    _fast_loads = None
-
-
-def parse_json(line: bytes) -> Any:
-    """One event, parsed as the standard ``json`` module parses it: orjson first, and the standard
-    parser on anything orjson refuses (integers beyond 64 bits, NaN, lone surrogates, invalid
-    UTF-8, nesting past 1024 levels), so a line orjson cannot read fails or succeeds as before."""
-    if _fast_loads is not None:
-        try:
-            return _fast_loads(line)
-        except _FastError:
-            pass
-    return json.loads(line)
-
-
 #: listener payloads kept per log (one per SQL execution)
 MAX_LISTENER_EVENTS = 100_000
 
@@ -232,22 +214,27 @@ class _Builder:
             self.live[eid] = ex
         return ex
 
-    def _add_metrics(self, ex: _LiveExec, defs: dict[int, tuple[str, str]], plan: PlanNode | None) -> None:
+    def _add_metrics(self, ex: _LiveExec, defs: dict[int, tuple[str, str]],
+                     exchange_metrics: tuple[tuple[str, int], ...] | list[tuple[str, int]] = ()) -> None:
         for acc, (name, typ) in defs.items():
             ex.types[acc] = typ
-        if plan is not None:
-            for n in graph_nodes(plan):
-                if "Exchange" in n.name:
-                    for m in n.metrics:
-                        kind = _READ_METRICS.get(m["name"])
-                        if kind and m["accumulator_id"] is not None:
-                            ex.read_ids[m["accumulator_id"]] = kind
+        for name, acc in exchange_metrics:
+            kind = _READ_METRICS.get(name)
+            if kind:
+                ex.read_ids[acc] = kind
+
+    def _lazy(self, ex: _LiveExec, info: Any) -> LazyPlan:
+        """A plan version's metrics registered (as the History Server adds every version's), the
+        tree kept unbuilt until a view asks (finish() builds the final one)."""
+        facts = plan_facts(info)
+        self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
+        return lazy_plan(info, facts)
 
     def on_sql_start(self, line, d) -> None:
         eid = _as_int(d["executionId"])
         ex = self._exec(eid)
         m = ex.model
-        if m.initial_plan is not None:
+        if m.initial_source is not None:
             m.warnings.append("a second SQLExecutionStart for this execution id was ignored")
             return
         m.description = _opt_str(d.get("description"))
@@ -260,17 +247,13 @@ class _Builder:
         if isinstance(mc, dict):
             m.modified_configs = {str(k): str(v) for k, v in mc.items()}
         ex.plan_text = _opt_str(d.get("physicalPlanDescription"))
-        plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
-        m.initial_plan = plan
-        self._add_metrics(ex, plan_metrics(plan), plan)
+        m.initial_source = self._lazy(ex, d.get("sparkPlanInfo"))
         self._update(ex)
 
     def on_sql_update(self, line, d) -> None:
         ex = self._exec(_as_int(d["executionId"]))
-        plan = build_plan(d.get("sparkPlanInfo"), ex.shared_metrics)
-        ex.model.plan_versions.append(plan)
+        ex.model.version_sources.append(self._lazy(ex, d.get("sparkPlanInfo")))
         ex.plan_text = _opt_str(d.get("physicalPlanDescription"))
-        self._add_metrics(ex, plan_metrics(plan), plan)
         self._update(ex)
 
     def on_sql_metric_updates(self, line, d) -> None:
@@ -281,7 +264,7 @@ class _Builder:
                 defs[m["accumulatorId"]] = (str(m.get("name", "")), str(m.get("metricType", "sum")))
                 if m.get("name") == "partition data size":  # a read inside an AQE subquery
                     ex.subquery_size_ids.append(m["accumulatorId"])
-        self._add_metrics(ex, defs, None)
+        self._add_metrics(ex, defs)
         self._update(ex)
 
     def on_sql_end(self, line, d) -> None:
@@ -543,6 +526,7 @@ class _Builder:
         for ex in self.execs.values():
             m = ex.model
             ex.keep_plan_text()
+            _build_final(m)
             _set_status(m, ex)
             m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version)
             _effective_conf(m, self.log, version, self.conf_cache)

@@ -8,9 +8,10 @@ from collections import defaultdict
 from typing import Any
 
 from aqe_core import config
-from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
+from aqe_core.model.eventlog import EventLog, LazyPlan, ShuffleRead, SQLExecution
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, graph_nodes
+from aqe_core.readers.eventlog.planinfo import is_malformed
 from aqe_core.readers.eventlog.live_state import _LiveExec
 
 
@@ -49,9 +50,10 @@ def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None) -> tuple[l
     seen = {n.metric("partition data size")["accumulator_id"] for n in graph_nodes(plan)  # type: ignore[index]
             if n.name in SHUFFLE_READ_NAMES and n.metric("partition data size")}
     others: list[ShuffleRead] = []
-    for version_no, p in enumerate([m.initial_plan, *m.plan_versions[:-1]]):
-        if p is None:
-            continue
+    for version_no, src in enumerate([m.initial_source, *m.version_sources[:-1]]):
+        if src is None or (isinstance(src, LazyPlan) and all(a in seen or not driver.get(a) for a in src.size_accs)):
+            continue  # (no read of that version posted sizes the final plan lacks: left unbuilt)
+        p = src.plan() if isinstance(src, LazyPlan) else src
         for node in graph_nodes(p):
             size = node.metric("partition data size") if node.name in SHUFFLE_READ_NAMES else None
             if size is None or size["accumulator_id"] in seen or not driver.get(size["accumulator_id"]):
@@ -157,6 +159,23 @@ def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: 
             err = [f"effective AQE configuration not built: {str(e)[:200]}"]
         cache[key] = (m.aqe_conf, err)
     m.warnings.extend(err)
+
+
+def _build_final(m: SQLExecution) -> None:
+    """The final plan built and kept: every view reads it (earlier versions stay unbuilt). A
+    version whose tree cannot be built is left out with a warning, as a bad event is."""
+    while m.version_sources:
+        last = m.final_plan
+        if not is_malformed(last):
+            m.version_sources[-1] = last  # type: ignore[assignment]
+            return
+        m.version_sources.pop()
+        m.warnings.append(f"a plan version of this execution was left out: {last.description}")  # type: ignore[union-attr]
+    if isinstance(m.initial_source, LazyPlan):
+        first = m.initial_source.plan()
+        if is_malformed(first):
+            m.warnings.append(f"the initial plan of this execution was left out: {first.description}")
+        m.initial_source = None if is_malformed(first) else first
 
 
 # --------------------------------------------------------------------------------------------

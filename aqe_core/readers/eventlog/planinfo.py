@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
+import zlib
+from dataclasses import dataclass, field
 from typing import Any
 
+from aqe_core.model.eventlog import LazyPlan
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import EXCHANGE_STAGE_WRAPPERS, OTHER_STAGE_WRAPPERS, SHUFFLE_READ_NAMES, graph_nodes
+from aqe_core.readers.eventlog.jsonfast import dump_json, parse_json
 
 __all__ = ["SHUFFLE_READ_NAMES", "build_plan", "graph_nodes", "plan_metrics"]
 
@@ -188,6 +192,75 @@ def build_plan(info: Any, shared_metrics: dict | None = None) -> PlanNode:
         return b.build(info, False)
     finally:
         sys.setrecursionlimit(limit)
+
+
+#: nodes the UI graph folds away (no id): their own metrics are not the graph's
+_FOLDED = {"InputAdapter", "ReusedSubquery", "ReusedExchange", *_STAGE_WRAPPERS, *_PASS_THROUGH}
+
+
+@dataclass
+class PlanFacts:
+    """What the reader needs of a plan version while it reads, without building it."""
+
+    metrics: dict[int, tuple[str, str]] = field(default_factory=dict)  # the graph's: acc -> (name, type)
+    exchange_metrics: list[tuple[str, int]] = field(default_factory=list)  # (name, acc) on exchanges
+    adaptive: bool = False
+    size_accs: set[int] = field(default_factory=set)  # shuffle reads' "partition data size"
+
+
+def plan_facts(info: Any) -> PlanFacts:
+    """The metrics of a ``sparkPlanInfo`` tree as :func:`plan_metrics` finds them on the built
+    graph (the nodes the graph folds away carry none of their own in Spark's plans), its
+    exchanges' metrics, whether it is adaptive, and its shuffle reads' size accumulators.
+
+    >>> f = plan_facts({"nodeName": "AdaptiveSparkPlan", "children": [{"nodeName": "AQEShuffleRead",
+    ...     "metrics": [{"name": "partition data size", "accumulatorId": 7, "metricType": "size"}]}]})
+    >>> f.metrics, f.adaptive, f.size_accs
+    ({7: ('partition data size', 'size')}, True, {7})
+    """
+    out = PlanFacts()
+    stack = [info]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        name = str(node.get("nodeName", ""))
+        if name == "AdaptiveSparkPlan":
+            out.adaptive = True
+        if name not in _FOLDED:
+            for m in _metrics(node):
+                acc = m["accumulator_id"]
+                if acc is None:
+                    continue
+                out.metrics[acc] = (m["name"], m["type"])
+                if "Exchange" in name:
+                    out.exchange_metrics.append((m["name"], acc))
+                elif name in SHUFFLE_READ_NAMES and m["name"] == "partition data size":
+                    out.size_accs.add(acc)
+        kids = node.get("children")
+        if isinstance(kids, list):
+            stack.extend(kids)
+    return out
+
+
+#: what a plan tree that cannot be built becomes (a hostile or damaged log): one node
+MALFORMED = "malformed plan tree"
+
+
+def _build_raw(raw: bytes) -> PlanNode:
+    try:
+        return build_plan(parse_json(zlib.decompress(raw)), {})
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError) as e:
+        return PlanNode(None, "?", f"{MALFORMED} (unexpected structure: {type(e).__name__})", [], [])
+
+
+def is_malformed(plan: PlanNode | None) -> bool:
+    return plan is not None and plan.id is None and plan.name == "?" and plan.description.startswith(MALFORMED)
+
+
+def lazy_plan(info: Any, facts: PlanFacts) -> LazyPlan:
+    """``info`` kept compressed, built by :func:`build_plan` when a view asks for it."""
+    return LazyPlan(zlib.compress(dump_json(info), 1), _build_raw, facts.adaptive, frozenset(facts.size_accs))
 
 
 def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
