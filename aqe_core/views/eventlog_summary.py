@@ -48,9 +48,10 @@ def _joins(plan: PlanNode | None) -> Counter:
     return Counter(n.name for n in graph_nodes(plan) if "Join" in n.name)
 
 
-def join_changes(ex: SQLExecution) -> list[str]:
-    """``SortMergeJoin -> BroadcastHashJoin`` style changes between the initial and final plan."""
-    before, after = _joins(ex.initial_plan), _joins(ex.final_plan)
+def join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
+    """``SortMergeJoin -> BroadcastHashJoin`` style changes between the initial and final plan
+    (``initial``: the initial plan when the caller has built it already)."""
+    before, after = _joins(initial if initial is not None else ex.initial_plan), _joins(ex.final_plan)
     gone = list((before - after).elements())
     new = list((after - before).elements())
     out = []
@@ -71,7 +72,7 @@ def outcome_line(ex: SQLExecution) -> str:
     return head + "  " + outcome_text(ex)
 
 
-def outcome_text(ex: SQLExecution) -> str:
+def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
     """What AQE did to one execution, in a few words (plan versions, partitions before -> after
     per adaptive read, join changes), or ``no AQE``."""
     if not ex.adaptive:
@@ -96,7 +97,7 @@ def outcome_text(ex: SQLExecution) -> str:
         reads.append(s)
     if reads:
         parts.append("partitions " + ", ".join(reads))
-    jc = join_changes(ex)
+    jc = join_changes(ex, initial)
     if jc:
         parts.append("joins: " + "; ".join(jc))
     if not reads and not jc:

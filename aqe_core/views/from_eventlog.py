@@ -52,6 +52,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     """The view of one execution: its plans, each adaptive read as a shuffle, the rules' lines."""
     v, conf, notes = _conf(log, ex)
     dp = default_parallelism_from_properties(log.spark_properties)
+    initial = ex.initial_plan  # (built from the log's JSON on each read: once here)
     qv = QueryView(
         source_kind="eventlog",
         query_id=str(ex.id),
@@ -61,17 +62,17 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
         default_parallelism=dp,
         status=ex.status,
         duration_ms=ex.duration,
-        initial_plan=ex.plan_with_values(ex.initial_plan),
+        initial_plan=ex.plan_with_values(initial),
         plan_versions=[p for p in (ex.plan_with_values(p) for p in ex.plan_versions) if p is not None],
         final_plan=ex.plan_with_values(ex.final_plan),
-        join_changes=join_changes(ex),
+        join_changes=join_changes(ex, initial),
         adaptive=ex.adaptive,
-        outcome=outcome_text(ex),
+        outcome=outcome_text(ex, initial),
         warnings=list(ex.warnings) + notes,
         model=query_from_execution(log, ex, dp),
     )
-    if not ex.adaptive and ex.initial_plan is not None:
-        qv.adaptive_reason = adaptive_reason(adaptive_verdict(ex.initial_plan, conf, v))
+    if not ex.adaptive and initial is not None:
+        qv.adaptive_reason = adaptive_reason(adaptive_verdict(initial, conf, v))
     ctx = read_join_context(ex.final_plan)
     keys = join_keys(ex.final_plan)
     qv.stage_times = _stage_times(log, ex)
