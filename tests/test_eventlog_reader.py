@@ -375,3 +375,20 @@ def test_the_physical_plan_text_is_the_latest_version_spark_logged():
     log = load(str(path))
     assert latest and {e: log.executions[e].physical_plan_description for e in latest} == latest
     assert all(isinstance(log.executions[e].physical_plan_z, bytes) for e in latest)
+
+
+def test_a_loaded_log_survives_pickling():
+    """Metric summaries and unbuilt plan versions come back the same from pickle and deepcopy
+    (caches and worker processes copy models)."""
+    import copy
+    import pickle
+
+    from aqe_core.eventlog import load
+
+    log = load(str(sample("spark359_zstd")))
+    for other in (pickle.loads(pickle.dumps(log)), copy.deepcopy(log)):
+        for e in log.executions.values():
+            o = other.executions[e.id]
+            assert {k: dict(v) for k, v in e.metric_values.items()} == {k: dict(v) for k, v in o.metric_values.items()}
+            assert [p.to_dict() for p in e.plan_versions] == [p.to_dict() for p in o.plan_versions]
+            assert (e.initial_plan.to_dict() if e.initial_plan else None) == (o.initial_plan.to_dict() if o.initial_plan else None)

@@ -91,41 +91,43 @@ def summarize(
     """
     if metric_type == SUM or metric_type.startswith("v2Custom_"):
         # (the History Server cannot load a DSv2 custom metric class: it shows "N/A")
-        return Summary(metric_type, _TOTAL, sum(values), count=len(values))
+        return Summary(metric_type, "total", sum(values), count=len(values))
     if metric_type == AVERAGE:
         valid = sorted(v for v in values if v > 0)
         if len(valid) <= 1:
             v = valid[0] if valid else 0
-            return Summary(metric_type, _AVG_ONE, None, v, v, v, len(valid))
-        return Summary(metric_type, _AVG, None, valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
+            return Summary(metric_type, "avg_one", None, v, v, v, len(valid))
+        return Summary(metric_type, "avg", None, valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
     valid = sorted(v for v in values if v >= 0)
     if len(valid) <= 1:
         v = valid[0] if valid else 0
-        return Summary(metric_type, _ONE, v, v, v, v, len(valid))
-    return Summary(metric_type, _DIST, sum(valid), valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
+        return Summary(metric_type, "one", v, v, v, v, len(valid))
+    return Summary(metric_type, "dist", sum(valid), valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
 
 
-# the keys of each kind of summary, in the order the UI's dicts had them
-_TOTAL = ("value", "total", "count")
-_AVG_ONE = ("value", "min", "med", "max", "count")
-_AVG = ("value", "min", "med", "max", "count", "max_task")
-_ONE = ("value", "total", "min", "med", "max", "count")
-_DIST = ("value", "total", "min", "med", "max", "count", "max_task")
+#: the keys of each kind of summary, in the order the UI's dicts had them
+_KEYS = {
+    "total": ("value", "total", "count"),
+    "avg_one": ("value", "min", "med", "max", "count"),
+    "avg": ("value", "min", "med", "max", "count", "max_task"),
+    "one": ("value", "total", "min", "med", "max", "count"),
+    "dist": ("value", "total", "min", "med", "max", "count", "max_task"),
+}
 
 
 class Summary(Mapping):
     """One metric's aggregate. A log's model holds one per metric of every execution, so it keeps
     the numbers only and formats the UI string when asked (no dict, no string per metric)."""
 
-    __slots__ = ("type", "keys_", "total", "min", "med", "max", "count", "task")
+    __slots__ = ("type", "kind", "total", "min", "med", "max", "count", "task")
 
-    def __init__(self, metric_type: str, keys: tuple[str, ...], total: int | None, mn: int = 0, med: int = 0,
+    def __init__(self, metric_type: str, kind: str, total: int | None, mn: int = 0, med: int = 0,
                  mx: int = 0, count: int = 0, task: tuple[int, int, int] | None = None) -> None:
-        self.type, self.keys_, self.total = metric_type, keys, total
+        self.type, self.kind, self.total = metric_type, kind, total
         self.min, self.med, self.max, self.count, self.task = mn, med, mx, count, task
 
     def __getitem__(self, key: str):
-        if key not in self.keys_:
+        if key not in _KEYS[self.kind]:
             raise KeyError(key)
         if key == "value":
             return self._value()
@@ -135,25 +137,25 @@ class Summary(Mapping):
         return getattr(self, key)
 
     def __iter__(self):
-        return iter(self.keys_)
+        return iter(_KEYS[self.kind])
 
     def __len__(self) -> int:
-        return len(self.keys_)
+        return len(_KEYS[self.kind])
 
     def __repr__(self) -> str:
         return repr(dict(self))
 
     def _value(self) -> str:
-        t, keys = self.type, self.keys_
-        if keys is _TOTAL:
+        t, kind = self.type, self.kind
+        if kind == "total":
             return "N/A" if t.startswith("v2Custom_") else f"{self.total:,}"
         tag = "(driver)" if self.task is None else f"(stage {self.task[0]}.{self.task[1]}: task {self.task[2]})"
-        if keys is _AVG_ONE:
+        if kind == "avg_one":
             return _avg_number(self.min)
-        if keys is _AVG:
+        if kind == "avg":
             return f"{_SUFFIX}:\n({_avg_number(self.min)}, {_avg_number(self.med)}, {_avg_number(self.max)} {tag})"
         fmt = formatter(t)
-        if keys is _ONE:
+        if kind == "one":
             return fmt(self.min)
         return f"total {_SUFFIX}\n{fmt(self.total)} ({fmt(self.min)}, {fmt(self.med)}, {fmt(self.max)} {tag})"
 
