@@ -20,7 +20,7 @@ def _opt_str(v: Any) -> str | None:
 
 
 def _set_status(m: SQLExecution, ex: _LiveExec) -> None:
-    if m.initial_plan is None and m.submission_time is None:
+    if m.initial_source is None and m.submission_time is None:
         # known only from its jobs: the start event is missing (compacted away, or the log is cut)
         m.status = "UNKNOWN"
         m.warnings.append("no SQLExecutionStart for this execution in the log (compacted away or cut): "

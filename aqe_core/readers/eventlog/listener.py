@@ -104,12 +104,12 @@ def _from_log(q: QueryCapture, eid: int, ex: Optional[SQLExecution], log: EventL
     if ex.duration is not None:
         q.duration_ms = float(ex.duration)
     seq = 0
-    if ex.initial_plan is not None:
-        q.plan_updates.append(PlanUpdate(eid, "start", "isFinalPlan=true" in ex.initial_plan.description,
-                                         ex.initial_plan, seq))
+    initial = ex.initial_plan  # (built on each read: once)
+    if initial is not None:
+        q.plan_updates.append(PlanUpdate(eid, "start", "isFinalPlan=true" in initial.description, initial, seq))
         seq += 1
-        if ex.initial_plan.name == "AdaptiveSparkPlan" and ex.initial_plan.children:
-            q.initial_plan = CapturedPlan(ex.initial_plan.children[0], [])
+        if initial.name == "AdaptiveSparkPlan" and initial.children:
+            q.initial_plan = CapturedPlan(initial.children[0], [])
     for plan in ex.plan_versions:
         q.plan_updates.append(PlanUpdate(eid, "update", "isFinalPlan=true" in plan.description, plan, seq))
         seq += 1
