@@ -532,5 +532,4 @@ class _Builder:
             _effective_conf(m, self.log, version, self.conf_cache)
             ex.reads_snapshot = {}
             ex.types = {}
-            ex.shared_metrics = {}
             ex.driver_updates = []

@@ -102,7 +102,7 @@ _READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "re
 
 class _LiveExec:
     __slots__ = ("model", "types", "jobs", "stages", "driver_updates", "driver_all", "end_events",
-                 "aggregated", "read_ids", "reads_snapshot", "live", "shared_metrics", "subquery_size_ids",
+                 "aggregated", "read_ids", "reads_snapshot", "live", "subquery_size_ids",
                  "plan_text")
 
     def __init__(self, model: SQLExecution):
@@ -117,7 +117,6 @@ class _LiveExec:
         self.read_ids: dict[int, str] = {}
         self.reads_snapshot: dict[int, dict[int, array]] = {}
         self.live = True
-        self.shared_metrics: dict = {}
         self.subquery_size_ids: list[int] = []
         self.plan_text: str | None = None  # the latest physicalPlanDescription, until the execution ends
 
