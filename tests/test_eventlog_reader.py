@@ -392,3 +392,35 @@ def test_a_loaded_log_survives_pickling():
             assert {k: dict(v) for k, v in e.metric_values.items()} == {k: dict(v) for k, v in o.metric_values.items()}
             assert [p.to_dict() for p in e.plan_versions] == [p.to_dict() for p in o.plan_versions]
             assert (e.initial_plan.to_dict() if e.initial_plan else None) == (o.initial_plan.to_dict() if o.initial_plan else None)
+
+
+def test_plan_versions_register_the_metrics_their_built_graph_has():
+    """The reader registers each plan version's metrics from its JSON without building it: on
+    every plan of every sample log, the same metrics (and exchange metrics, and shuffle-read size
+    accumulators) as the built UI graph has."""
+    import json
+
+    from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES
+    import zstandard
+    from aqe_core.readers.eventlog.planinfo import build_plan, graph_nodes, plan_facts, plan_metrics
+
+    plans = 0
+    for key in ("spark301_plain", "spark359_zstd"):
+        raw = sample(key).read_bytes()
+        text = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True).read() if key.endswith(
+            "zstd") else raw
+        for line in text.splitlines():
+            if b"sparkPlanInfo" not in line:
+                continue
+            info = json.loads(line)["sparkPlanInfo"]
+            built = build_plan(info)
+            facts = plan_facts(info)
+            assert facts.metrics == plan_metrics(built)
+            graph = graph_nodes(built)
+            assert sorted(facts.exchange_metrics) == sorted(
+                (m["name"], m["accumulator_id"]) for n in graph if "Exchange" in n.name for m in n.metrics)
+            assert facts.size_accs == {m["accumulator_id"] for n in graph if n.name in SHUFFLE_READ_NAMES
+                                       for m in n.metrics if m["name"] == "partition data size"}
+            assert facts.adaptive == any(n.name == "AdaptiveSparkPlan" for n in built.walk())
+            plans += 1
+    assert plans > 30

@@ -55,8 +55,7 @@ def _ref(node: PlanNode) -> PlanNode:
 
 
 class _Builder:
-    def __init__(self, shared_metrics: dict | None = None) -> None:
-        self.shared = shared_metrics
+    def __init__(self) -> None:
         self.next_id = 0
         self.exchanges: dict[int, PlanNode] = {}
         self._keys: dict[int, int] = {}
@@ -95,36 +94,6 @@ class _Builder:
             self._keys[id(node)] = self._intern.setdefault(sig, len(self._intern))
         return self._keys[id(info)]
 
-    def metrics(self, info: dict) -> list[dict[str, Any]]:
-        shared = self.shared
-        raw = info.get("metrics")
-        if shared is None or not raw:
-            return _metrics(info)
-        out: list[dict[str, Any]] = []
-        try:  # the common case: a metric an earlier version of the plan already had, no new dict
-            for m in raw:
-                acc, name, typ = m["accumulatorId"], m["name"], m["metricType"]
-                if type(acc) is not int or type(name) is not str or type(typ) is not str:
-                    continue
-                prev = shared.get(acc)
-                if prev is None or prev["name"] != name or prev["type"] != typ:
-                    prev = shared[acc] = {"name": _intern(name), "type": _intern(typ), "accumulator_id": acc}
-                out.append(prev)
-            return out
-        except (KeyError, TypeError):  # a malformed entry: the tolerant reading below
-            pass
-        ms = _metrics(info)
-        out = []
-        for m in ms:
-            acc = m["accumulator_id"]
-            prev = shared.get(acc)
-            if prev is not None and prev == m:
-                out.append(prev)
-            else:
-                shared[acc] = m
-                out.append(m)
-        return out
-
     def take_id(self) -> int:
         i = self.next_id
         self.next_id += 1
@@ -135,28 +104,26 @@ class _Builder:
             return PlanNode(None, "?", "malformed plan node", [], [])
         name = _intern(str(info.get("nodeName", "")))
         desc = str(info.get("simpleString", ""))
-        if self.shared is not None:  # each plan version repeats the descriptions: keep one copy
-            desc = self.shared.setdefault(desc, desc)
         children = [c for c in (info.get("children") or []) if isinstance(c, dict)]
         first = children[0] if children else None
         if name.startswith("WholeStageCodegen"):
-            node = PlanNode(self.take_id(), name, desc, self.metrics(info), [])
+            node = PlanNode(self.take_id(), name, desc, _metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, True))
             return node
         if name == "InputAdapter":
-            node = PlanNode(None, name, desc, self.metrics(info), [])
+            node = PlanNode(None, name, desc, _metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, False))
             return node
         if name in _STAGE_WRAPPERS:
-            node = PlanNode(None, name, desc, self.metrics(info), [])
+            node = PlanNode(None, name, desc, _metrics(info), [])
             if first is not None:
                 orig = self.exchanges.get(self.key(first))
                 node.children.append(_ref(orig) if orig is not None else self.build(first, False))
             return node
         if name in _PASS_THROUGH:
-            node = PlanNode(None, name, desc, self.metrics(info), [])
+            node = PlanNode(None, name, desc, _metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, False))
             return node
@@ -165,13 +132,13 @@ class _Builder:
         if name == "Subquery" and self.key(info) in self.exchanges:
             return _ref(self.exchanges[self.key(info)])
         if name == "ReusedSubquery":
-            node = PlanNode(None, name, desc, self.metrics(info), [])
+            node = PlanNode(None, name, desc, _metrics(info), [])
             if first is not None:
                 node.children.append(self.build(first, in_cluster))
             return node
         if name == "ReusedExchange" and first is not None and self.key(first) in self.exchanges:
-            return PlanNode(None, name, desc, self.metrics(info), [_ref(self.exchanges[self.key(first)])])
-        node = PlanNode(self.take_id(), name, desc, self.metrics(info), [])
+            return PlanNode(None, name, desc, _metrics(info), [_ref(self.exchanges[self.key(first)])])
+        node = PlanNode(self.take_id(), name, desc, _metrics(info), [])
         if "Exchange" in name or name == "Subquery":
             self.exchanges[self.key(info)] = node
         for c in children:
@@ -179,13 +146,9 @@ class _Builder:
         return node
 
 
-def build_plan(info: Any, shared_metrics: dict | None = None) -> PlanNode:
-    """PlanNode tree for one ``sparkPlanInfo``. Very deep plans raise the recursion limit.
-
-    ``shared_metrics`` (accumulator id -> metric dict), when given, lets the plan versions of
-    one execution share their identical metric dicts (treat them as read-only) and their node
-    descriptions (also kept in it, under the text itself)."""
-    b = _Builder(shared_metrics)
+def build_plan(info: Any) -> PlanNode:
+    """PlanNode tree for one ``sparkPlanInfo``. Very deep plans raise the recursion limit."""
+    b = _Builder()
     limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(limit, 20000))
@@ -249,7 +212,7 @@ MALFORMED = "malformed plan tree"
 
 def _build_raw(raw: bytes) -> PlanNode:
     try:
-        return build_plan(parse_json(zlib.decompress(raw)), {})
+        return build_plan(parse_json(zlib.decompress(raw)))
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError) as e:
         return PlanNode(None, "?", f"{MALFORMED} (unexpected structure: {type(e).__name__})", [], [])
 
