@@ -41,10 +41,14 @@ def _join_traces(view: QueryView) -> str:
     out = []
     for i, trace in enumerate(view.join_traces or []):
         decision = view.join_decisions[i] if i < len(view.join_decisions or []) else f"join {i + 1}"
-        out.append(f"<h4>Join decision trace: {_e(decision[:200])}</h4>" + _table([
-            {"step": t.rule, "verdict": t.verdict, "condition": c.condition, "result": c.result, "detail": c.detail,
-             "inputs": c.inputs_text()} for t in trace for c in t.checks]))
+        out.append(f"<h4>Join decision trace: {_e(decision[:200])}</h4>" + _table(_trace_rows(trace, "step")))
     return "".join(out)
+
+
+def _trace_rows(trace: list, first: str = "rule") -> list[dict[str, Any]]:
+    """One table row per condition of a decision trace (``first``: the first column's name)."""
+    return [{first: t.rule, "verdict": t.verdict, "condition": c.condition, "result": c.result, "detail": c.detail,
+             "inputs": c.inputs_text()} for t in trace for c in t.checks]
 
 
 def _table(rows: Sequence[dict[str, Any]]) -> str:
@@ -102,9 +106,7 @@ def build_report(
         if s.reasons:
             block.append("<ul>" + "".join(f"<li>{_e(r.message)}</li>" for r in s.reasons) + "</ul>")
         if s.trace:
-            block.append("<h4>Decision trace</h4>" + _table([
-                {"rule": t.rule, "verdict": t.verdict, "condition": c.condition, "result": c.result, "detail": c.detail,
-                 "inputs": c.inputs_text()} for t in s.trace for c in t.checks]))
+            block.append("<h4>Decision trace</h4>" + _table(_trace_rows(s.trace)))
         sh.append("".join(block))
     hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
     parts.append(f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>")

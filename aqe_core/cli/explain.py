@@ -51,12 +51,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _value(v: object) -> str:
-    return str(v).lower() if isinstance(v, bool) else ("unset" if v is None else str(v))
-
-
 def _trace_lines(trace: list[dict], indent: str) -> list[str]:
     """One line per rule: its verdict and, where it stopped, the condition with what it read."""
+    from aqe_core.engine.trace import inputs_text
+
     out = []
     for t in trace:
         if all(c["result"] == "not applicable" for c in t["checks"]):
@@ -67,6 +65,6 @@ def _trace_lines(trace: list[dict], indent: str) -> list[str]:
         if stop is not None:
             line += f"; stopped at: {stop['condition']}"
             if stop["inputs"]:
-                line += " [" + ", ".join(f"{k}={_value(v)}" for k, v in stop["inputs"].items()) + "]"
+                line += f" [{inputs_text(stop['inputs'])}]"
         out.append(line)
     return out

@@ -24,7 +24,7 @@ from aqe_core.versions import SparkVersion, as_version
 if TYPE_CHECKING:
     from aqe_core.config import AQEConf
 
-__all__ = ["Check", "FAIL", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "trace_join", "trace_read"]
+__all__ = ["Check", "FAIL", "inputs_text", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "trace_join", "trace_read"]
 
 PASS, FAIL, INFO, NOT_REACHED, NOT_APPLICABLE = "pass", "fail", "info", "not reached", "not applicable"
 
@@ -40,14 +40,18 @@ class Check:
         return {"condition": self.condition, "result": self.result, "detail": self.detail, "inputs": dict(self.inputs)}
 
     def inputs_text(self) -> str:
-        """The inputs as ``name=value`` (settings under their Spark names, conf spelling).
+        return inputs_text(self.inputs)
 
-        >>> Check("c", PASS, inputs={"spark.sql.adaptive.skewJoin.enabled": True, "median": 10}).inputs_text()
-        'spark.sql.adaptive.skewJoin.enabled=true, median=10'
-        """
-        def text(v: Any) -> str:
-            return str(v).lower() if isinstance(v, bool) else ("unset" if v is None else str(v))
-        return ", ".join(f"{k}={text(v)}" for k, v in self.inputs.items())
+
+def inputs_text(inputs: dict[str, Any]) -> str:
+    """A check's inputs as ``name=value`` (settings under their Spark names, conf spelling).
+
+    >>> inputs_text({"spark.sql.adaptive.skewJoin.enabled": True, "median": 10, "threshold": None})
+    'spark.sql.adaptive.skewJoin.enabled=true, median=10, threshold=unset'
+    """
+    def text(v: Any) -> str:
+        return str(v).lower() if isinstance(v, bool) else ("unset" if v is None else str(v))
+    return ", ".join(f"{k}={text(v)}" for k, v in inputs.items())
 
 
 @dataclass

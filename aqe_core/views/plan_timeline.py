@@ -93,17 +93,6 @@ def read_versions(versions: list[PlanNode]) -> dict[int, int]:
     return out
 
 
-def _stage_versions(versions: list[PlanNode]) -> dict[int, int]:
-    """Query stage id -> the plan version (1-based) where the stage first appears."""
-    out: dict[int, int] = {}
-    for i, plan in enumerate(versions):
-        for n in plan.walk() if plan is not None else []:
-            m = _STAGE.match(n.description or n.name)
-            if m and int(m.group(2)) not in out:
-                out[int(m.group(2))] = i + 1
-    return out
-
-
 def _side_stages(side: PlanNode) -> list[tuple[int, bool]]:
     """The query stages a join side reads first on each path: (stage id, through an adaptive read)."""
     out, stack = [], [side]
@@ -150,8 +139,8 @@ def join_versions(view: "QueryView") -> dict[int, int]:
     if not versions or not view.join_traces:
         return {}
     per_version = [_joins_over(p) for p in versions]
-    order = sorted(range(len(view.join_traces)), key=lambda i: view.join_nodes[i] if i < len(view.join_nodes) else i)
-    if len(per_version[-1]) != len(order):
+    order = _join_order(view, len(per_version[-1]))
+    if order is None:
         return {}
     reads = read_versions(versions)
     out: dict[int, int] = {}
@@ -182,7 +171,14 @@ def node_trace(view: "QueryView", plan: PlanNode, node: PlanNode, final: bool) -
     if not final or not view.join_traces or "Join" not in node.name:
         return None
     pos = join_index(plan, node)
-    order = sorted(range(len(view.join_traces)), key=lambda i: view.join_nodes[i] if i < len(view.join_nodes) else i)
-    if pos is None or pos >= len(order) or len(order) != sum(1 for n in plan.walk() if "Join" in n.name):
+    order = _join_order(view, sum(1 for n in plan.walk() if "Join" in n.name))
+    if pos is None or order is None:
         return None
     return "Join decision trace", view.join_traces[order[pos]]
+
+
+def _join_order(view: "QueryView", joins_in_plan: int) -> Optional[list[int]]:
+    """Indexes into ``view.join_traces`` in the final plan's pre-order (their node ids), or None
+    when the plan's joins and the traces do not pair up one to one."""
+    order = sorted(range(len(view.join_traces)), key=lambda i: view.join_nodes[i] if i < len(view.join_nodes) else i)
+    return order if len(order) == joins_in_plan else None
