@@ -162,6 +162,7 @@ class Context:
         self.q, self.conf, self.v, self.plan = q, conf, v, plan
         #: the release the capture was recorded on (its settings are ``q.conf``)
         self.recorded_v = recorded_v or v
+        self._recorded_conf: Optional[AQEConf] = None
         self.default_parallelism = q.default_parallelism
         #: settings or release differ from the captured run (the plan's shape may not be Spark's)
         self.what_if = False
@@ -210,9 +211,10 @@ class Context:
     def union_reports_partitioning(self, n: StageNode) -> bool:
         """Does this Union report its children's partitioning under the rules' release
         (:func:`aqe_core.rules.union_exec.union_reports_partitioning`)?"""
-        recorded_conf = AQEConf.resolve(self.recorded_v, [self.q.conf], validate=False)
+        if self._recorded_conf is None:  # (resolved once, and only for plans with a Union)
+            self._recorded_conf = AQEConf.resolve(self.recorded_v, [self.q.conf], validate=False)
         return union_reports_partitioning(self.plan.nodes[n.idx], n.info.get("partitioning"), self.conf,
-                                          recorded_conf)
+                                          self._recorded_conf)
 
 
 @dataclass
