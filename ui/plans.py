@@ -141,8 +141,9 @@ def _decided_here(view: QueryView, versions: list, index: int) -> None:
     for s in here:
         decision_trace(s.trace, title=md_text(s.label))
     for i in joins:
-        decision_trace(view.join_traces[i], title=md_text(f"Join: {view.join_decisions[i][:90]}"
-                                                           if i < len(view.join_decisions) else "Join"))
+        # "Inner join on k = k: SortMergeJoin: why..." -> its join and strategy
+        named = ": ".join(view.join_decisions[i].split(": ")[:2]) if i < len(view.join_decisions) else ""
+        decision_trace(view.join_traces[i], title=md_text(f"Join: {named[:120]}" if named else "Join"))
 
 
 def _node_details(view: QueryView, earlier, later, picked: tuple[str, str], times: NodeTimes, final: bool) -> None:
