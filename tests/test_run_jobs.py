@@ -183,6 +183,26 @@ SUBPROCESS = textwrap.dedent('''
     while nxt.active:
         time.sleep(0.2)
     out["explosion"] = [boom.state, boom.message, nxt.state, nxt.message]
+    # a JVM that is exiting (as after an out-of-memory error: shutdown hooks stop the context while
+    # it still answers) is not reused; and if it exits between that check and the start, the start
+    # is made again on a new JVM (the check is switched off for the second round)
+    import threading
+    import aqe_core.live.runtime as runtime_module
+    counts = []
+    for round_ in range(2):
+        rt = get_runtime()
+        jvm = rt.spark._jvm
+        threading.Thread(target=lambda: jvm.java.lang.System.exit(1), daemon=True).start()
+        t = time.time()
+        while rt.alive and time.time() - t < 30:
+            time.sleep(0.01)
+        if round_ == 1:
+            runtime_module._gateway_alive = lambda gateway: True
+        try:
+            counts.append(get_runtime().spark.range(6).count())
+        except SparkStartFailed as e:
+            counts.append(str(e))
+    out["while_dying"] = counts
     print("RESULT " + json.dumps(out))
 ''')
 
@@ -208,6 +228,7 @@ def test_a_failed_start_is_reported_and_the_next_start_is_clean(tmp_path):
     boom_state, boom_msg, next_state, next_msg = out["explosion"]
     assert boom_state == "failed" and boom_msg.startswith("explodes: ") and "\n" not in boom_msg, boom_msg
     assert next_state == "done", next_msg
+    assert out["while_dying"] == [6, 6]
 
 
 def _run_page():

@@ -133,19 +133,36 @@ def _context_alive(spark: Any) -> bool:
 
 
 def _gateway_alive(gateway: Any) -> bool:
+    """The gateway's JVM answers and is not shutting down. A driver that ran out of memory
+    exits through ``System.exit``: its shutdown hooks stop the SparkContext first, and for a
+    moment the JVM still answers. Reusing it then fails the next start with "connection
+    refused" once it exits. Java's own test: a shutdown hook cannot be added during shutdown."""
     try:
-        gateway.jvm.java.lang.System.currentTimeMillis()
+        jvm = gateway.jvm
+        probe = jvm.java.lang.Thread()
+        runtime = jvm.java.lang.Runtime.getRuntime()
+        runtime.addShutdownHook(probe)  # IllegalStateException: "Shutdown in progress"
+        runtime.removeShutdownHook(probe)
         return True
     except Exception:  # noqa: BLE001
         return False
 
 
-def _reset_pyspark() -> None:
+def _lost_connection(exc: BaseException) -> bool:
+    """A start that failed talking to the gateway's JVM (it exited under us), not in Spark."""
+    text = f"{type(exc).__name__}: {exc}"
+    return any(s in text for s in ("Py4JNetworkError", "Connection refused", "ConnectionRefusedError",
+                                   "Error while sending or receiving", "Answer from Java side is empty",
+                                   "does not exist in the JVM"))  # a class lookup on a JVM in shutdown
+
+
+def _reset_pyspark(drop_gateway: bool = False) -> None:
     """Forget PySpark's class-level state of a dead or half-started Spark so the next
     ``getOrCreate`` starts afresh: the active SparkContext, the instantiated and active
-    SparkSession, and (when its JVM is gone) the py4j gateway and its process. PySpark
-    only clears the active context itself when a start fails inside the JVM; after a dead
-    JVM it would hand back the stale session, or fail with "connection refused"."""
+    SparkSession, and (when its JVM is gone or dying, or ``drop_gateway``) the py4j gateway
+    and its process. PySpark only clears the active context itself when a start fails inside
+    the JVM; after a dead JVM it would hand back the stale session, or fail with "connection
+    refused"."""
     try:
         from pyspark import SparkContext
         from pyspark.sql import SparkSession
@@ -162,7 +179,7 @@ def _reset_pyspark() -> None:
     with SparkContext._lock:
         SparkContext._active_spark_context = None
         gateway = SparkContext._gateway
-        if gateway is not None and not _gateway_alive(gateway):
+        if gateway is not None and (drop_gateway or not _gateway_alive(gateway)):
             try:
                 gateway.close()
             except Exception:  # noqa: BLE001
@@ -305,14 +322,19 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
         merged["spark.driver.extraJavaOptions"] = " ".join([own, *java_options]).strip()
     for k, v in merged.items():
         b = b.config(k, v)
-    try:
-        spark = b.getOrCreate()
-        if log_level:
-            spark.sparkContext.setLogLevel(log_level)
-    except Exception as exc:  # noqa: BLE001 - any start failure becomes one clear message
-        _reset_pyspark()
-        hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in str(exc) else ""
-        raise SparkStartFailed(f"could not start Spark on {master}: {java_reason(exc)}{hint}") from None
+    for attempt in (1, 2):
+        try:
+            spark = b.getOrCreate()
+            if log_level:
+                spark.sparkContext.setLogLevel(log_level)
+            break
+        except Exception as exc:  # noqa: BLE001 - any start failure becomes one clear message
+            lost = _lost_connection(exc)
+            _reset_pyspark(drop_gateway=lost)
+            if lost and attempt == 1:  # the old JVM exited between our check and the start: a new one
+                continue
+            hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in str(exc) else ""
+            raise SparkStartFailed(f"could not start Spark on {master}: {java_reason(exc)}{hint}") from None
     if master.startswith("spark://"):
         _wait_for_executors(spark, master, executor_wait_s())
     return SparkRuntime(spark, master, java, owned=True)
