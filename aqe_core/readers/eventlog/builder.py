@@ -24,9 +24,9 @@ from aqe_core.readers.eventlog.lines import (
     _SUBMISSION,
     _as_int,
     _BadNumber,
-    parse_task_end_fast,
     parse_task_end_json,
 )
+from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
 from aqe_core.readers.eventlog.planinfo import lazy_plan, plan_facts
 

@@ -1,12 +1,11 @@
-"""Event-log lines: decoded chunks split into bounded lines, and the fields of the most common
-event, ``SparkListenerTaskEnd``, read with a few anchored regular expressions (falling back to
-``json`` when a line does not have the layout Spark's ``JsonProtocol`` writes).
+"""Event-log lines: decoded chunks split into bounded lines; stage events' fields read with a few
+anchored regular expressions, and a task end's fields from its parsed event (the lines that
+:mod:`aqe_core.readers.eventlog.task_end` cannot read into its structs).
 """
 from __future__ import annotations
 
 import json
 import re
-from itertools import chain as _chain
 from typing import Any, Iterable, Iterator
 
 _I64_MIN, _I64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -104,28 +103,6 @@ def _complete_event(line: bytes) -> bool:
 # --------------------------------------------------------------------------------------------
 # fast extraction of the fields we need from task/stage events
 
-_TE_SUCCESS = re.compile(
-    rb'\{"Event":"SparkListenerTaskEnd","Stage ID":(\d+),"Stage Attempt ID":(\d+),"Task Type":"[^"\\]*",'
-    rb'"Task End Reason":\{"Reason":"Success"\},"Task Info":\{"Task ID":(\d+),"Index":(\d+),"Attempt":\d+,'
-    rb'(?:"Partition ID":-?\d+,)?"Launch Time":(-?\d+),"Executor ID":"[^"\\]*","Host":"[^"\\]*",'
-    rb'"Locality":"[^"\\]*","Speculative":(?:true|false),"Getting Result Time":-?\d+,"Finish Time":(\d+),'
-    rb'"Failed":false,"Killed":false,"Accumulables":\['
-)
-_TE_HEAD = re.compile(rb'"Stage ID":(-?\d+),"Stage Attempt ID":(-?\d+)')
-_TE_INFO = re.compile(rb'"Task Info":\{"Task ID":(-?\d+),"Index":(-?\d+),"Attempt":(-?\d+)')
-_TE_LAUNCH = re.compile(rb'"Launch Time":(-?\d+)')
-_TE_FINISH = re.compile(
-    rb'"Finish Time":(-?\d+),"Failed":(true|false),"Killed":(true|false),"Accumulables":\['
-)
-_ACC = re.compile(rb'\{"ID":(\d+),(?:"Name":"[^"\\]*(?:\\.[^"\\]*)*",)?"Update":("?)(-?\d+)[",]')
-# SQL metric updates are strings ("Update":"123"); names without escapes (the common case)
-# (internal.metrics.* entries carry numeric updates and are skipped early by the lookahead)
-_ACC_SQL = re.compile(rb'\{"ID":(\d+),"Name":"(?!internal\.metrics\.)[^"\\]*","Update":"(-?\d+)"')
-_SRM = re.compile(
-    rb'"Shuffle Read Metrics":\{"Remote Blocks Fetched":-?\d+,"Local Blocks Fetched":-?\d+,'
-    rb'"Fetch Wait Time":-?\d+,"Remote Bytes Read":(-?\d+),(?:"Remote Bytes Read To Disk":-?\d+,)?'
-    rb'"Local Bytes Read":(-?\d+),"Total Records Read":(-?\d+)'
-)
 _STAGE_INFO = re.compile(
     rb'"Stage Info":\{"Stage ID":(-?\d+),"Stage Attempt ID":(-?\d+),"Stage Name":"((?:[^"\\]|\\.)*)",'
     rb'"Number of Tasks":(-?\d+)'
@@ -156,64 +133,16 @@ def _as_int(v: Any) -> int:
     return v
 
 
-def parse_task_end_fast(line: bytes):
-    """(stage, attempt, task_id, index, successful, [acc0, value0, acc1, value1, ...],
-    (remote, local, records) | None, duration_ms), or None when the line does not have the layout
-    Spark's JsonProtocol writes. Only string-valued (SQL metric) updates are returned; the
-    duration is Finish Time - Launch Time (-1 when either is missing), as the stage page shows."""
-    ok = _TE_SUCCESS.match(line)
-    if ok is not None:  # the common case: one anchored match
-        i = ok.end()
-        head = (int(ok.group(1)), int(ok.group(2)), int(ok.group(3)), int(ok.group(4)), ok.group(6) != b"0")
-        ms = _duration(int(ok.group(5)), int(ok.group(6)))
-    else:
-        h = _TE_HEAD.search(line, 0, 200)
-        if h is None:
-            return None
-        ti = _TE_INFO.search(line, h.end())
-        if ti is None:
-            return None
-        fin = _TE_FINISH.search(line, ti.end())
-        if fin is None:
-            return None
-        launch = _TE_LAUNCH.search(line, ti.end(), fin.start())
-        ms = _duration(int(launch.group(1)), int(fin.group(1))) if launch is not None else -1
-        i = fin.end()
-        successful = fin.group(2) == b"false" and fin.group(3) == b"false" and int(fin.group(1)) != 0
-        head = (int(h.group(1)), int(h.group(2)), int(ti.group(1)), int(ti.group(2)), successful)
-    j = line.find(b'"Task Executor Metrics"', i)
-    if j < 0:
-        j = line.find(b'"Task Metrics"', i)
-        if j < 0:
-            j = len(line)
-    # Only string-valued updates matter (SQL metrics); internal.metrics.* carry numbers and are
-    # never plan metrics. Fall back to the escape-aware pattern when a name has a backslash.
-    if line.find(b"\\", i, j) < 0:
-        # JsonProtocol sorts accumulables by id and the internal.metrics.* ones (numeric updates)
-        # usually come last: stop there unless a string update still follows.
-        k = line.find(b'"Name":"internal.metrics.', i, j)
-        if k < 0 or line.find(b'"Update":"', k, j) >= 0:
-            k = j
-        accs = list(map(int, _chain(*_ACC_SQL.findall(line, i, k))))
-    else:
-        accs = [int(x) for a, b, q in _ACC.findall(line, i, j) if q for x in (a, b)]
-    k = line.find(b'"Shuffle Read Metrics":', j)
-    srm = _SRM.match(line, k) if k >= 0 else None
-    if srm is None:
-        if k >= 0:
-            return None
-        read = None
-    else:
-        read = (int(srm.group(1)), int(srm.group(2)), int(srm.group(3)))
-    return (*head, accs, read, ms)
-
-
 def _duration(launch: int, finish: int) -> int:
     return finish - launch if launch > 0 and finish >= launch else -1
 
 
 def parse_task_end_json(d: dict):
-    """Same tuple as :func:`parse_task_end_fast`, from a parsed event."""
+    """(stage, attempt, task_id, index, successful, [acc0, value0, acc1, value1, ...],
+    (remote, local, records) | None, duration_ms) from a parsed event. Only string-valued (SQL
+    metric) updates are returned; the duration is Finish Time - Launch Time (-1 when either is
+    missing), as the stage page shows. :func:`~aqe_core.readers.eventlog.task_end.parse_task_end_fast`
+    gives the same from the line's bytes."""
     info = d["Task Info"]
     accs: list[int] = []
     for a in info.get("Accumulables") or ():
