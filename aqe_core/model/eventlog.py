@@ -1,11 +1,11 @@
 """What the reader keeps from an event log (see docs/eventlog-json.md for the JSON form)."""
 from __future__ import annotations
 
-import zlib
 from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from aqe_core.model.packed import pack, unpack
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.task_time import TaskTime
 
@@ -192,16 +192,16 @@ class SQLExecution:
     aqe_conf: Any = None
     conf_layers: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    #: Spark's physicalPlanDescription of the latest plan version, zlib-compressed (a few KB of
+    #: Spark's physicalPlanDescription of the latest plan version, packed (:mod:`~aqe_core.model.packed`) (a few KB of
     #: text per execution that no view reads on every load): :attr:`physical_plan_description`
     physical_plan_z: bytes | None = field(default=None, repr=False)
 
     @property
     def physical_plan_description(self) -> str | None:
-        return None if self.physical_plan_z is None else zlib.decompress(self.physical_plan_z).decode("utf-8", "surrogatepass")
+        return None if self.physical_plan_z is None else unpack(self.physical_plan_z).decode("utf-8", "surrogatepass")
 
     def set_physical_plan_description(self, text: str | None) -> None:
-        self.physical_plan_z = None if text is None else zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+        self.physical_plan_z = None if text is None else pack(text.encode("utf-8", "surrogatepass"))
 
     @property
     def initial_plan(self) -> PlanNode | None:
@@ -267,7 +267,7 @@ class EventLog:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     event_counts: dict[str, int] = field(default_factory=dict)
-    #: SQL execution id -> the AQE Lens listener's payload (JSON text) as logged, zlib-compressed:
+    #: SQL execution id -> the AQE Lens listener's payload (JSON text) as logged, packed:
     #: per-map sizes make it the largest thing a listener log keeps, and it is read once, for
     #: the views (``readers.eventlog.listener.payload_text``)
     listener_payloads: dict[int, bytes] = field(default_factory=dict)

@@ -8,12 +8,12 @@ without parsing the line.
 from __future__ import annotations
 
 import json
-import zlib
 from collections import defaultdict
 from typing import Any
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
+from aqe_core.model.packed import pack
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
 from aqe_core.readers.eventlog.jsonfast import parse_json
@@ -294,7 +294,7 @@ class _Builder:
         eid, payload = d.get("executionId"), d.get("payload")
         if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
             if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
-                self.log.listener_payloads[eid] = zlib.compress(payload.encode("utf-8", "surrogatepass"), 1)
+                self.log.listener_payloads[eid] = pack(payload.encode("utf-8", "surrogatepass"))
 
     def on_driver_accum(self, line, d) -> None:
         eid = _as_int(d["executionId"])

@@ -12,11 +12,11 @@ warning (the execution is then shown from the plain log).
 from __future__ import annotations
 
 import json
-import zlib
 from typing import Any, Optional
 
 from aqe_core.model.capture import Capture, CaptureFormatError, CapturedPlan, PlanUpdate, QueryCapture, SparkStageTiming
 from aqe_core.model.eventlog import EventLog, SQLExecution
+from aqe_core.model.packed import unpack
 from aqe_core.model.scala_text import parse_specs, split_top_level
 from aqe_core.model.specs import spec_to_dict
 
@@ -55,7 +55,7 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
 
 def payload_text(stored: bytes) -> str:
     """A payload as the log had it (the reader keeps it compressed)."""
-    return zlib.decompress(stored).decode("utf-8", "surrogatepass")
+    return unpack(stored).decode("utf-8", "surrogatepass")
 
 
 def _payload(text: str, eid: int) -> dict[str, Any]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import sys
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from aqe_core.model.eventlog import LazyPlan
+from aqe_core.model.packed import pack, unpack
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import EXCHANGE_STAGE_WRAPPERS, OTHER_STAGE_WRAPPERS, SHUFFLE_READ_NAMES, graph_nodes
 from aqe_core.readers.eventlog.jsonfast import dump_json, parse_json
@@ -212,7 +212,7 @@ MALFORMED = "malformed plan tree"
 
 def _build_raw(raw: bytes) -> PlanNode:
     try:
-        return build_plan(parse_json(zlib.decompress(raw)))
+        return build_plan(parse_json(unpack(raw)))
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError) as e:
         return PlanNode(None, "?", f"{MALFORMED} (unexpected structure: {type(e).__name__})", [], [])
 
@@ -223,7 +223,7 @@ def is_malformed(plan: PlanNode | None) -> bool:
 
 def lazy_plan(info: Any, facts: PlanFacts) -> LazyPlan:
     """``info`` kept compressed, built by :func:`build_plan` when a view asks for it."""
-    return LazyPlan(zlib.compress(dump_json(info), 1), _build_raw, facts.adaptive, frozenset(facts.size_accs))
+    return LazyPlan(pack(dump_json(info)), _build_raw, facts.adaptive, frozenset(facts.size_accs))
 
 
 def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
