@@ -190,20 +190,31 @@ def plan_facts(info: Any) -> PlanFacts:
         name = str(node.get("nodeName", ""))
         if name == "AdaptiveSparkPlan":
             out.adaptive = True
-        if name not in _FOLDED:
-            for m in _metrics(node):
-                acc = m["accumulator_id"]
-                if acc is None:
-                    continue
-                out.metrics[acc] = (m["name"], m["type"])
-                if "Exchange" in name:
-                    out.exchange_metrics.append((m["name"], acc))
-                elif name in SHUFFLE_READ_NAMES and m["name"] == "partition data size":
-                    out.size_accs.add(acc)
+        if name not in _FOLDED and node.get("metrics"):
+            _node_facts(out, name, node)
         kids = node.get("children")
         if isinstance(kids, list):
             stack.extend(kids)
     return out
+
+
+def _node_facts(out: PlanFacts, name: str, node: dict) -> None:
+    """One node's metrics into ``out``, read in place: the same entries :func:`_metrics` would
+    give, without building its dicts (a third of the reader's time outside task lines)."""
+    try:
+        pairs = [(m["accumulatorId"], m["name"], m["metricType"]) for m in node["metrics"]]
+        regular = all(type(a) is int and type(n) is str and type(t) is str for a, n, t in pairs)
+    except (KeyError, TypeError):
+        regular = False
+    if not regular:
+        pairs = [(m["accumulator_id"], m["name"], m["type"]) for m in _metrics(node) if m["accumulator_id"] is not None]
+    metrics = out.metrics
+    for acc, mname, mtype in pairs:
+        metrics[acc] = (mname, mtype)
+    if "Exchange" in name:
+        out.exchange_metrics.extend((mname, acc) for acc, mname, _ in pairs)
+    elif name in SHUFFLE_READ_NAMES:
+        out.size_accs.update(acc for acc, mname, _ in pairs if mname == "partition data size")
 
 
 #: what a plan tree that cannot be built becomes (a hostile or damaged log): one node
