@@ -30,7 +30,9 @@ def pack(data: bytes) -> bytes:
     c = getattr(_local, "c", None)
     if c is None:
         c = _local.c = _zstd.ZstdCompressor(level=1)
-    return c.compress(data)
+    # copied: zstandard returns its output in a buffer of the worst-case size (about the input's),
+    # shrunk in length only, so each kept result would hold the whole input's memory
+    return bytes(memoryview(c.compress(data)))
 
 
 def unpack(blob: bytes) -> bytes:
