@@ -425,3 +425,47 @@ def test_plan_versions_register_the_metrics_their_built_graph_has():
             assert facts.adaptive == any(n.name == "AdaptiveSparkPlan" for n in built.walk())
             plans += 1
     assert plans > 30
+
+
+def test_a_loaded_log_keeps_plans_packed_and_live_state_released():
+    """Memory that does not grow with the log: every plan version, the final one too, stays
+    packed in the model (a view builds it, recent builds are shared), and an execution that
+    ended lets go of what only its aggregation read."""
+    from aqe_core.model.eventlog import LazyPlan
+    from aqe_core.readers.eventlog.builder import _Builder
+
+    released = []
+    update = _Builder._update
+
+    def spy(self, ex):
+        was_live = ex.live
+        update(self, ex)
+        if was_live and not ex.live and ex.aggregated:
+            released.append((ex.types, ex.driver_updates))
+
+    _Builder._update = spy
+    try:
+        log = load(str(sample("spark430_listener")))
+    finally:
+        _Builder._update = update
+    adaptive = [ex for ex in log.executions.values() if ex.version_sources]
+    assert adaptive and all(isinstance(src, LazyPlan) for ex in adaptive for src in ex.version_sources)
+    ex = adaptive[0]
+    assert ex.final_plan is ex.final_plan and ex.final_plan.name == "AdaptiveSparkPlan"
+    assert released and all(types == {} and updates == [] for types, updates in released)
+
+
+def test_packed_bytes_hold_their_own_size_only():
+    import os
+    import tracemalloc
+
+    from aqe_core.model.packed import pack, unpack
+
+    data = os.urandom(2000) * 20
+    tracemalloc.start()
+    try:
+        blob = pack(data)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert unpack(blob) == data and held < 2 * len(blob) + 1024

@@ -1,7 +1,9 @@
 """What the reader keeps from an event log (see docs/eventlog-json.md for the JSON form)."""
 from __future__ import annotations
 
+import threading
 from array import array
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -143,11 +145,21 @@ class ShuffleRead:
         }
 
 
+#: plans built most recently, shared by every log in the process: a view that reads one
+#: execution's final plan several times builds it once, and a pass over every execution of a
+#: big log keeps no more than this many built
+_BUILT_MAX = 32
+_built_plans: "OrderedDict[LazyPlan, PlanNode]" = OrderedDict()
+_built_lock = threading.Lock()
+
+
 class LazyPlan:
     """A plan version kept as its compressed ``sparkPlanInfo`` JSON and built when asked: a log
-    holds several versions of every execution and views read them one execution at a time.
-    ``adaptive``: an ``AdaptiveSparkPlan`` node is in it; ``size_accs``: the "partition data
-    size" accumulators of its shuffle reads (what the reader looks for in earlier versions)."""
+    holds several versions of every execution (the final one too) and views read them one
+    execution at a time. ``adaptive``: an ``AdaptiveSparkPlan`` node is in it; ``size_accs``:
+    the "partition data size" accumulators of its shuffle reads (what the reader looks for in
+    earlier versions). The last plans built are kept (:data:`_BUILT_MAX`), so a caller gets the
+    same object while it is recent: treat a built plan as read-only."""
 
     __slots__ = ("raw", "build", "adaptive", "size_accs")
 
@@ -156,7 +168,17 @@ class LazyPlan:
         self.raw, self.build, self.adaptive, self.size_accs = raw, build, adaptive, size_accs
 
     def plan(self) -> PlanNode:
-        return self.build(self.raw)
+        with _built_lock:
+            hit = _built_plans.get(self)
+            if hit is not None:
+                _built_plans.move_to_end(self)
+                return hit
+        built = self.build(self.raw)
+        with _built_lock:
+            _built_plans[self] = built
+            while len(_built_plans) > _BUILT_MAX:
+                _built_plans.popitem(last=False)
+        return built
 
 
 def _built(src: "PlanNode | LazyPlan | None") -> PlanNode | None:

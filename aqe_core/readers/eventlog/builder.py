@@ -308,7 +308,7 @@ class _Builder:
         ex = self.execs.get(eid)
         if ex is None:
             ex = self._exec(eid)
-        ex.driver_all.extend(pairs)
+        ex.driver_all.extend(x for pair in pairs for x in pair)
         if ex.live:
             ex.driver_updates.extend(pairs)
             self._update(ex)
@@ -318,6 +318,9 @@ class _Builder:
             self._remove_stale(ex)
             ex.live = False
             self.live.pop(ex.model.id, None)
+            if ex.aggregated:  # its UI metrics are final: what only aggregation reads can go now,
+                ex.types = {}  # not at the end of the log (a big log would hold every execution's)
+                ex.driver_updates = []
 
     def _remove_stale(self, ex: _LiveExec) -> None:
         self._snapshot_reads(ex)
@@ -526,9 +529,9 @@ class _Builder:
         for ex in self.execs.values():
             m = ex.model
             ex.keep_plan_text()
-            _build_final(m)
+            final = _build_final(m)
             _set_status(m, ex)
-            m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version)
+            m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
             _effective_conf(m, self.log, version, self.conf_cache)
             ex.reads_snapshot = {}
             ex.types = {}

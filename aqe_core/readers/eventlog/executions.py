@@ -36,15 +36,16 @@ def _set_status(m: SQLExecution, ex: _LiveExec) -> None:
 _SKEW_DESC = re.compile(r"(\d+) skewed partitions")
 
 
-def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None) -> tuple[list[ShuffleRead], list[ShuffleRead]]:
-    """Adaptive shuffle reads of the final plan, and the others that posted sizes (reads of
-    earlier plan versions that were replaced, reads inside AQE subqueries)."""
+def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None,
+                   plan: PlanNode | None) -> tuple[list[ShuffleRead], list[ShuffleRead]]:
+    """Adaptive shuffle reads of the final plan (``plan``, built), and the others that posted
+    sizes (reads of earlier plan versions that were replaced, reads inside AQE subqueries)."""
     m = ex.model
-    plan = m.final_plan
     if plan is None:
         return [], []
     driver: dict[int, list[int]] = defaultdict(list)
-    for acc, value in ex.driver_all:
+    it = iter(ex.driver_all)
+    for acc, value in zip(it, it):
         driver[acc].append(value)
     out = [_read_of(node, ex, log, driver) for node in graph_nodes(plan) if node.name in SHUFFLE_READ_NAMES]
     seen = {n.metric("partition data size")["accumulator_id"] for n in graph_nodes(plan)  # type: ignore[index]
@@ -161,21 +162,22 @@ def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: 
     m.warnings.extend(err)
 
 
-def _build_final(m: SQLExecution) -> None:
-    """The final plan built and kept: every view reads it (earlier versions stay unbuilt). A
-    version whose tree cannot be built is left out with a warning, as a bad event is."""
+def _build_final(m: SQLExecution) -> PlanNode | None:
+    """The final plan, built (for the reads) but kept unbuilt in the model like every version:
+    views build it again when they ask. A version whose tree cannot be built is left out with
+    a warning, as a bad event is."""
     while m.version_sources:
         last = m.final_plan
         if not is_malformed(last):
-            m.version_sources[-1] = last  # type: ignore[assignment]
-            return
+            return last
         m.version_sources.pop()
         m.warnings.append(f"a plan version of this execution was left out: {last.description}")  # type: ignore[union-attr]
-    if isinstance(m.initial_source, LazyPlan):
-        first = m.initial_source.plan()
-        if is_malformed(first):
-            m.warnings.append(f"the initial plan of this execution was left out: {first.description}")
-        m.initial_source = None if is_malformed(first) else first
+    first = m.initial_plan
+    if is_malformed(first):
+        m.warnings.append(f"the initial plan of this execution was left out: {first.description}")  # type: ignore[union-attr]
+        m.initial_source = None
+        return None
+    return first
 
 
 # --------------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ class _LiveExec:
         self.jobs: dict[int, str] = {}
         self.stages: dict[int, None] = {}
         self.driver_updates: list[tuple[int, int]] = []  # while live (UI semantics)
-        self.driver_all: list[tuple[int, int]] = []  # every update (partition sizes)
+        self.driver_all = array("q")  # every update (partition sizes): acc, value, acc, value, ...
         self.end_events = 0
         self.aggregated = False
         self.read_ids: dict[int, str] = {}
