@@ -477,7 +477,7 @@ class _Builder:
                     name = json.loads(b'"' + m.group(3) + b'"')
                 return (int(m.group(1)), int(m.group(2)), name, int(m.group(4)),
                         int(sub.group(1)) if sub else None)
-            d = json.loads(line)
+            d = parse_json(line)
         info = d["Stage Info"]
         nt = info.get("Number of Tasks")
         sub = info.get("Submission Time")
@@ -490,7 +490,7 @@ class _Builder:
         if rec is None:
             if d is None:
                 try:
-                    d = json.loads(line)
+                    d = parse_json(line)
                 except (ValueError, RecursionError) as e:
                     self._bad_line(line, e)
                     return
