@@ -60,8 +60,9 @@ class HistoryServer:
     """``with HistoryServer(log_dir) as hs: hs.get("/applications")``."""
 
     def __init__(self, log_dir: str | os.PathLike, *, heap: str = "1g", extra_conf: dict | None = None,
-                 startup_timeout: float = 120.0):
+                 startup_timeout: float = 120.0, cpus: set[int] | None = None):
         self.log_dir = Path(log_dir).resolve()
+        self.cpus = cpus  # the JVM and all its threads on these CPUs only (a benchmark's like-for-like run)
         self.port = free_port()
         self.heap = heap
         self.extra_conf = extra_conf or {}
@@ -91,8 +92,10 @@ class HistoryServer:
         cmd += ["org.apache.spark.deploy.history.HistoryServer"]
         env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_PUBLIC_DNS="127.0.0.1")
         self._out = open(self.log_path, "wb")
+        cpus = self.cpus
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus and hasattr(os, "sched_setaffinity") else None
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT, env=env,
-                                     cwd=self._tmp.name)
+                                     cwd=self._tmp.name, preexec_fn=pin)
         deadline = time.time() + self.startup_timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
