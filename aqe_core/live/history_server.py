@@ -103,8 +103,8 @@ class HistoryServer:
             try:
                 self.get("/version", timeout=2)
                 return self
-            except (urllib.error.URLError, OSError, HistoryServerError):
-                time.sleep(0.5)
+            except (urllib.error.URLError, OSError, HistoryServerError, ValueError):  # ValueError: an empty
+                time.sleep(0.5)  # answer while its REST servlets are still starting (seen on one core)
         self.stop()
         raise HistoryServerError(f"History Server did not start in {self.startup_timeout}s: {self.tail()}")
 
