@@ -104,4 +104,5 @@ def test_cli_explain_json(capsys):
     assert {"id", "description", "reads"} <= set(ex)
     for r in (r for e in doc["executions"] for r in e["reads"]):
         assert {"node_id", "evidence", "partitions", "skewed_reducers", "lines", "sentences"} <= set(r)
+        assert len(set(r["sentences"])) == len(r["sentences"]), r["sentences"]  # a split's sentence once
     assert cli_main(["explain", str(path), "--execution", "999999"]) == 2

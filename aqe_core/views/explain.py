@@ -69,7 +69,9 @@ def _exact_reads(view: QueryView) -> list[dict[str, Any]]:
         skewed = [{"reducer": red, "parts": len(parts),
                    "bytes": before[red] if before is not None and red < len(before) else None}
                   for red, parts in sorted(split.items())]
-        sentences = [p.explanation for p in (sv.skew_rows if sv else [])] + [x.message for x in (sv.reasons if sv else [])]
+        # a split partition's sentence is both its skew row's explanation and one of the reasons: once
+        sentences = list(dict.fromkeys([p.explanation for p in (sv.skew_rows if sv else [])]
+                                       + [x.message for x in (sv.reasons if sv else [])]))
         out.append({"node_id": r.node, "stage_id": r.stage_id, "evidence": Evidence.EXACT.value,
                     "partitions_before": len(before) if before is not None else None,
                     "partitions": partitions, "skewed_reducers": skewed, "lines": _lines(sv, Evidence.EXACT),
