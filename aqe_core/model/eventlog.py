@@ -258,18 +258,25 @@ class SQLExecution:
 
     def plan_with_values(self, plan: PlanNode | None) -> PlanNode | None:
         """A copy of ``plan`` whose metrics carry the aggregated values."""
+        d = self.plan_dict_with_values(plan)
+        return None if d is None else PlanNode.from_dict(d)
+
+    def plan_dict_with_values(self, plan: PlanNode | None) -> dict[str, Any] | None:
+        """``plan.to_dict()`` with the aggregated values in its metrics (what JSON output writes,
+        without building the copy as nodes)."""
         if plan is None:
             return None
         d = plan.to_dict()
+        values = self.metric_values
         stack = [d]
         while stack:
             n = stack.pop()
             for m in n["metrics"]:
-                v = self.metric_values.get(m.get("accumulator_id"))
+                v = values.get(m.get("accumulator_id"))
                 if v is not None:
                     m.update(v)
             stack.extend(n["children"])
-        return PlanNode.from_dict(d)
+        return d
 
 
 @dataclass

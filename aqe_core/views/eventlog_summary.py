@@ -105,11 +105,6 @@ def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
     return " | ".join(parts)
 
 
-def _plan_json(ex: SQLExecution, plan: PlanNode | None) -> dict[str, Any] | None:
-    p = ex.plan_with_values(plan)
-    return p.to_dict() if p is not None else None
-
-
 def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": ex.id,
@@ -128,9 +123,9 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
         "join_changes": join_changes(ex),
     }
     if plans:
-        d["initial_plan"] = _plan_json(ex, ex.initial_plan)
-        d["plan_versions"] = [_plan_json(ex, p) for p in ex.plan_versions]
-        d["final_plan"] = _plan_json(ex, ex.final_plan)
+        d["initial_plan"] = ex.plan_dict_with_values(ex.initial_plan)
+        d["plan_versions"] = [ex.plan_dict_with_values(p) for p in ex.plan_versions]
+        d["final_plan"] = ex.plan_dict_with_values(ex.final_plan)
     reads = []
     for r in ex.shuffle_reads:
         rd = r.to_dict()
