@@ -26,6 +26,8 @@ judged, 2 bad input, 3 no Java for Spark.
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
 from typing import Callable
 
 from aqe_core.cli.check_sql import add_check_sql_arguments, cmd_check_sql
@@ -75,7 +77,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _not_an_interrupt(record: logging.LogRecord) -> bool:
+    """Py4J logs a Ctrl-C that lands in a JVM call, and the errors of the calls PySpark makes to
+    clean up after it, with their tracebacks on the root logger, and raises them as well: the
+    command reports them once, in one line."""
+    if not record.exc_info:
+        return True
+    return record.exc_info[0] is not KeyboardInterrupt and "py4j" not in record.pathname.replace("\\", "/").split("/")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args._run(args) or 0)
+    root = logging.getLogger()
+    if _not_an_interrupt not in root.filters:
+        root.addFilter(_not_an_interrupt)
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C before a command's own handler (imports, Spark starting): one line
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while we stop (PySpark's handler raises again)
+        _stop_children()
+        print(f"python -m aqe_core {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _stop_children() -> None:
+    """Stop the processes this one started (a Spark driver JVM being launched ignores Ctrl-C, as
+    PySpark starts it, and would print Java's stack trace after we exit). Linux only; best effort."""
+    import os
+    import signal
+    from pathlib import Path
+
+    for task in Path("/proc/self/task").glob("*/children"):
+        try:
+            pids = [int(x) for x in task.read_text().split()]
+        except (OSError, ValueError):
+            continue
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
