@@ -256,25 +256,33 @@ class SQLExecution:
             return None
         return self.completion_time - self.submission_time
 
-    def plan_with_values(self, plan: PlanNode | None) -> PlanNode | None:
-        """A copy of ``plan`` whose metrics carry the aggregated values."""
-        d = self.plan_dict_with_values(plan)
+    def plan_with_values(self, plan: PlanNode | None, formatted: dict | None = None) -> PlanNode | None:
+        """A copy of ``plan`` whose metrics carry the aggregated values (``formatted``: see
+        :meth:`plan_dict_with_values`)."""
+        d = self.plan_dict_with_values(plan, formatted)
         return None if d is None else PlanNode.from_dict(d)
 
-    def plan_dict_with_values(self, plan: PlanNode | None) -> dict[str, Any] | None:
+    def plan_dict_with_values(self, plan: PlanNode | None, formatted: dict | None = None) -> dict[str, Any] | None:
         """``plan.to_dict()`` with the aggregated values in its metrics (what JSON output writes,
-        without building the copy as nodes)."""
+        without building the copy as nodes). Pass the same ``formatted`` dict for every version
+        of this execution: a metric is in most of them, and its UI string is formatted once."""
         if plan is None:
             return None
         d = plan.to_dict()
         values = self.metric_values
+        done = {} if formatted is None else formatted
         stack = [d]
         while stack:
             n = stack.pop()
             for m in n["metrics"]:
-                v = values.get(m.get("accumulator_id"))
-                if v is not None:
-                    m.update(v)
+                acc = m.get("accumulator_id")
+                f = done.get(acc)
+                if f is None:
+                    v = values.get(acc)
+                    if v is None:
+                        continue
+                    f = done[acc] = dict(v)
+                m.update(f)
             stack.extend(n["children"])
         return d
 

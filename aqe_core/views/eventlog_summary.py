@@ -123,9 +123,10 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
         "join_changes": join_changes(ex),
     }
     if plans:
-        d["initial_plan"] = ex.plan_dict_with_values(ex.initial_plan)
-        d["plan_versions"] = [ex.plan_dict_with_values(p) for p in ex.plan_versions]
-        d["final_plan"] = ex.plan_dict_with_values(ex.final_plan)
+        formatted: dict = {}  # each metric's UI strings, once for all versions
+        d["initial_plan"] = ex.plan_dict_with_values(ex.initial_plan, formatted)
+        d["plan_versions"] = [ex.plan_dict_with_values(p, formatted) for p in ex.plan_versions]
+        d["final_plan"] = ex.plan_dict_with_values(ex.final_plan, formatted)
     reads = []
     for r in ex.shuffle_reads:
         rd = r.to_dict()

@@ -53,6 +53,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     v, conf, notes = _conf(log, ex)
     dp = default_parallelism_from_properties(log.spark_properties)
     initial = ex.initial_plan  # (built from the log's JSON on each read: once here)
+    formatted: dict = {}  # each metric's UI strings, once for all plan versions
     qv = QueryView(
         source_kind="eventlog",
         query_id=str(ex.id),
@@ -62,9 +63,9 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
         default_parallelism=dp,
         status=ex.status,
         duration_ms=ex.duration,
-        initial_plan=ex.plan_with_values(initial),
-        plan_versions=[p for p in (ex.plan_with_values(p) for p in ex.plan_versions) if p is not None],
-        final_plan=ex.plan_with_values(ex.final_plan),
+        initial_plan=ex.plan_with_values(initial, formatted),
+        plan_versions=[p for p in (ex.plan_with_values(p, formatted) for p in ex.plan_versions) if p is not None],
+        final_plan=ex.plan_with_values(ex.final_plan, formatted),
         join_changes=join_changes(ex, initial),
         adaptive=ex.adaptive,
         outcome=outcome_text(ex, initial),
