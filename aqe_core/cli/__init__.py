@@ -92,31 +92,39 @@ def main(argv: list[str] | None = None) -> int:
     root = logging.getLogger()
     if _not_an_interrupt not in root.filters:
         root.addFilter(_not_an_interrupt)
+    before = _children()
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:  # Ctrl-C before a command's own handler (imports, Spark starting): one line
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while we stop (PySpark's handler raises again)
-        _stop_children()
+        _stop(_children() - before)
         print(f"python -m aqe_core {args.command}: interrupted", file=sys.stderr)
         return 130
 
 
-def _stop_children() -> None:
-    """Stop the processes this one started (a Spark driver JVM being launched ignores Ctrl-C, as
-    PySpark starts it, and would print Java's stack trace after we exit). Linux only; best effort."""
-    import os
-    import signal
+def _children() -> set[int]:
+    """This process's child processes (Linux; empty elsewhere)."""
     from pathlib import Path
 
+    out: set[int] = set()
     for task in Path("/proc/self/task").glob("*/children"):
         try:
-            pids = [int(x) for x in task.read_text().split()]
+            out.update(int(x) for x in task.read_text().split())
         except (OSError, ValueError):
             continue
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+    return out
+
+
+def _stop(pids: set[int]) -> None:
+    """Stop the processes this command started: a Spark driver JVM being launched ignores Ctrl-C,
+    as PySpark starts it, and would print Java's stack trace after we exit. Best effort."""
+    import os
+    import signal
+
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
