@@ -102,7 +102,7 @@ def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
     for p in paths:
         t = time.perf_counter()
         log = loader.load(p)
-        for ex in sorted(log.executions.values(), key=lambda e: e.id):
+        for ex in log.executions_by_id():
             sink.write(outcome_line(ex) + "\n")
         insp.append(time.perf_counter() - t)
         t = time.perf_counter()

@@ -95,7 +95,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
               + (f" attempt {app.attempt_id}" if app.attempt_id else "")
               + f"  Spark {app.spark_version or '?'}  {log.layout} {log.codec or ''} log, {state}, "
               f"{len(log.executions)} SQL executions")
-        for ex in sorted(log.executions.values(), key=lambda e: e.id):
+        for ex in log.executions_by_id():
             print(outcome_line(ex))
         for n in log.notes:
             print(f"note: {n}")

@@ -5,7 +5,7 @@ import threading
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, MutableMapping
 
 from aqe_core.model.packed import pack, unpack
 from aqe_core.model.plan import PlanNode
@@ -291,8 +291,10 @@ class SQLExecution:
 class EventLog:
     path: str
     application: Application = field(default_factory=Application)
-    executions: dict[int, SQLExecution] = field(default_factory=dict)
-    stages: dict[int, StageInfo] = field(default_factory=dict)
+    #: a big log's are kept in a spill file and read one at a time (:class:`~aqe_core.model.spill.SpillMap`):
+    #: go through them with :meth:`executions_by_id`, and treat one read as read-only
+    executions: MutableMapping[int, SQLExecution] = field(default_factory=dict)
+    stages: MutableMapping[int, StageInfo] = field(default_factory=dict)
     spark_properties: dict[str, str] = field(default_factory=dict)
     complete: bool = False
     layout: str = "single"
@@ -307,8 +309,14 @@ class EventLog:
     #: SQL execution id -> the AQE Lens listener's payload (JSON text) as logged, packed:
     #: per-map sizes make it the largest thing a listener log keeps, and it is read once, for
     #: the views (``readers.eventlog.listener.payload_text``)
-    listener_payloads: dict[int, bytes] = field(default_factory=dict)
+    listener_payloads: MutableMapping[int, bytes] = field(default_factory=dict)
 
     @property
     def spark_version(self) -> str | None:
         return self.application.spark_version
+
+    def executions_by_id(self) -> Iterator[SQLExecution]:
+        """Every execution in id order, read one at a time (not all at once: a big log's are
+        unpacked from its spill file as they are asked for)."""
+        for eid in sorted(self.executions):
+            yield self.executions[eid]

@@ -158,7 +158,7 @@ def write_log_json(log: EventLog, out: Any, *, plans: bool = True, tasks: bool =
     out.write(head[:-1].rstrip() + ("," if len(head) > 2 else "") + f'{nl or " "}"executions": [{nl}')
     first = True
     dumps = encode if encode is not None and indent is None else (lambda v: json.dumps(v, indent=indent))
-    for ex in sorted(log.executions.values(), key=lambda e: e.id):
+    for ex in log.executions_by_id():
         out.write(("" if first else sep) + dumps(execution_json(ex, plans=plans)))
         first = False
     out.write(f"{nl}]{nl}}}\n")
@@ -176,7 +176,7 @@ def log_json(log: EventLog, *, plans: bool = True, tasks: bool = False, executio
             "complete": log.complete, "bytes_read": log.bytes_read, "bytes_decoded": log.bytes_decoded,
             "events": log.events,
         },
-        "executions": ([execution_json(ex, plans=plans) for ex in sorted(log.executions.values(), key=lambda e: e.id)]
+        "executions": ([execution_json(ex, plans=plans) for ex in log.executions_by_id()]
                        if executions else []),
         "limitations": {"not_in_log": list(NOT_IN_LOG), "simulation": APPROXIMATE_NOTE},
         "notes": list(log.notes),

@@ -32,7 +32,7 @@ _APPROX = ("event log: the lines are computed over the partition sizes after AQE
 
 def views_from_eventlog(log: EventLog) -> list[QueryView]:
     """One :class:`QueryView` per SQL execution of a loaded :class:`aqe_core.model.eventlog.EventLog`."""
-    return [view_from_execution(log, ex) for ex in sorted(log.executions.values(), key=lambda e: e.id)]
+    return [view_from_execution(log, ex) for ex in log.executions_by_id()]
 
 
 def _conf(log: EventLog, ex: SQLExecution) -> tuple[SparkVersion, AQEConf, list[str]]:

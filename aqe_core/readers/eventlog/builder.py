@@ -14,6 +14,7 @@ from typing import Any
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
 from aqe_core.model.packed import pack
+from aqe_core.model.spill import SpillMap
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
 from aqe_core.readers.eventlog.jsonfast import parse_json
@@ -29,6 +30,7 @@ from aqe_core.readers.eventlog.lines import (
 from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
 from aqe_core.readers.eventlog.planinfo import lazy_plan, plan_facts
+from aqe_core.readers.eventlog.spilling import Spilling
 
 #: the package of Spark's SQL listener events (``org.apache.spark.sql.execution.ui``), not a conf key
 SQL_EVENT_PREFIX = "org.apache.spark.sql.execution.ui."
@@ -42,7 +44,7 @@ LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
 #: listener payloads kept per log (one per SQL execution)
 MAX_LISTENER_EVENTS = 100_000
 
-class _Builder:
+class _Builder(Spilling):
     """Feeds lines to one handler per event type and fills ``log``; :meth:`finish` ends the
     executions still running when the log stops (as the History Server does)."""
 
@@ -50,7 +52,8 @@ class _Builder:
         self.log = log
         self.keep_tasks = keep_tasks
         self.budget = _SlotBudget(limits.max_task_slots)
-        self.execs: dict[int, _LiveExec] = {}
+        self.execs: dict[int, _LiveExec] = {}  # in memory (the rest are in self.cold)
+        self.order: dict[int, None] = {}  # every execution id, first seen first
         self.live: dict[int, _LiveExec] = {}
         self.stage_metrics: dict[int, _StageMetrics] = {}
         self.read_store: dict[int, _ReadStore] = {}
@@ -66,6 +69,8 @@ class _Builder:
         self.counts: dict[str, int] = defaultdict(int)
         self.saw_app_end = False
         self.saw_log_start = False
+        self.init_spilling(log, limits.spill_after)
+        self.task_read_sizes: set[int] = set()  # executions whose reads' sizes came from reduce tasks (3.0.x)
         h = {
             "SparkListenerLogStart": self.on_log_start,
             "SparkListenerApplicationStart": self.on_app_start,
@@ -193,6 +198,7 @@ class _Builder:
         self.log.application.exit_code = ec if isinstance(ec, int) else None
 
     def on_env(self, line, d) -> None:
+        self.env_updates += 1
         props = d.get("Spark Properties")
         if isinstance(props, dict):
             self.log.spark_properties.update({str(k): str(v) for k, v in props.items()})
@@ -205,13 +211,20 @@ class _Builder:
     def _exec(self, eid: int) -> _LiveExec:
         ex = self.live.get(eid)
         if ex is None:
-            ex = self.execs.get(eid)
+            ex = self._known(eid)
             if ex is None:
                 ex = _LiveExec(SQLExecution(id=eid))
                 self.execs[eid] = ex
-                self.log.executions[eid] = ex.model
+                self.order[eid] = None
             ex.live = True
             self.live[eid] = ex
+        return ex
+
+    def _known(self, eid: int) -> _LiveExec | None:
+        """An execution seen before (brought back from the spill file), or None."""
+        ex = self.execs.get(eid)
+        if ex is None and eid in self.cold:
+            ex = self._revive(eid)
         return ex
 
     def _add_metrics(self, ex: _LiveExec, defs: dict[int, tuple[str, str]],
@@ -271,8 +284,9 @@ class _Builder:
         eid = _as_int(d["executionId"])
         ex = self.live.get(eid)
         if ex is None:
-            if eid in self.execs and self.execs[eid].model.completion_time is None:
-                self.execs[eid].model.completion_time = d.get("time") if isinstance(d.get("time"), int) else None
+            known = self._known(eid)
+            if known is not None and known.model.completion_time is None:
+                known.model.completion_time = d.get("time") if isinstance(d.get("time"), int) else None
             return
         m = ex.model
         t = d.get("time")
@@ -295,6 +309,8 @@ class _Builder:
         if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
             if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
                 self.log.listener_payloads[eid] = pack(payload.encode("utf-8", "surrogatepass"))
+                if self.spill_file is not None:
+                    self.log.listener_payloads.spill(eid)
 
     def on_driver_accum(self, line, d) -> None:
         eid = _as_int(d["executionId"])
@@ -305,7 +321,7 @@ class _Builder:
                     pairs.append((_as_int(p[0]), _as_int(p[1])))
                 except (ValueError, TypeError):  # also values outside the 64-bit range
                     continue
-        ex = self.execs.get(eid)
+        ex = self._known(eid)
         if ex is None:
             ex = self._exec(eid)
         ex.driver_all.extend(x for pair in pairs for x in pair)
@@ -321,6 +337,7 @@ class _Builder:
             if ex.aggregated:  # its UI metrics are final: what only aggregation reads can go now,
                 ex.types = {}  # not at the end of the log (a big log would hold every execution's)
                 ex.driver_updates = []
+            self._ended(ex)
 
     def _remove_stale(self, ex: _LiveExec) -> None:
         self._snapshot_reads(ex)
@@ -373,9 +390,11 @@ class _Builder:
 
     # -- jobs and stages ----------------------------------------------------------------------
     def _stage(self, sid: int) -> StageInfo:
-        st = self.log.stages.get(sid)
+        st = self.stages_mem.get(sid)
         if st is None:
-            st = self.log.stages[sid] = StageInfo(stage_id=sid)
+            st = self._stage_revived(sid)
+            if st is None:
+                st = self.log.stages[sid] = StageInfo(stage_id=sid)
         return st
 
     def on_job_start(self, line, d) -> None:
@@ -416,7 +435,10 @@ class _Builder:
             if sid not in ex.stages:
                 ex.stages[sid] = None
                 m.stage_ids.append(sid)
-            self.stage_to_exec.setdefault(sid, eid)
+            owner = self.stage_to_exec.setdefault(sid, eid)
+            if owner != eid:  # a stage of another execution (reused): both stay in memory
+                self._known(owner)
+                self.pinned.update((owner, eid))
         for k, v in props.items():
             if isinstance(k, str) and k.startswith(config.SQL_PREFIX) and not k.startswith(config.EXECUTION_PROPERTY_PREFIX):
                 m.job_properties[k] = str(v)
@@ -434,7 +456,7 @@ class _Builder:
                 ex.end_events += 1
                 self._update(ex)
         eid = self.job_to_exec.get(job_id)
-        ex = self.execs.get(eid) if eid is not None else None
+        ex = self._known(eid) if eid is not None else None
         if ex is not None and not ex.live and job_id in ex.model.job_status:
             ex.model.job_status[job_id] = status  # executions no longer tracked live still get it
 
@@ -497,7 +519,9 @@ class _Builder:
             rec = parse_task_end_json(d)
         sid, attempt, task_id, index, successful, accs, read, ms = rec
         if successful:
-            st = self.log.stages.get(sid)
+            st = self.stages_mem.get(sid)
+            if st is None and self.spilled_owner:
+                st = self._stage_revived(sid)
             if st is not None and self.keep_tasks and attempt == st.attempt and 0 <= index < st.num_tasks and ms >= 0:
                 if st.task_ms is None:
                     st.task_ms = self.budget.zeros(st.num_tasks, -1)
@@ -518,6 +542,19 @@ class _Builder:
             sm.update(task_id, index, successful, accs)
 
     # -- end of input ---------------------------------------------------------------------------
+    def finalize(self, ex: _LiveExec) -> SQLExecution:
+        """What the model keeps of an ended execution: status, final plan, reads, effective conf."""
+        m = ex.model
+        version = self.log.application.spark_version
+        ex.keep_plan_text()
+        final = _build_final(m)
+        _set_status(m, ex)
+        m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
+        _effective_conf(m, self.log, version, self.conf_cache)
+        if m.shuffle_reads and m.shuffle_reads[0].partition_sizes_source == "task_shuffle_read":
+            self.task_read_sizes.add(m.id)
+        return m
+
     def finish(self) -> None:
         for ex in list(self.live.values()):
             # As the History Server does when it flushes: aggregate what is there.
@@ -525,14 +562,17 @@ class _Builder:
             self._snapshot_reads(ex)
         self.stage_metrics.clear()
         self.read_store.clear()
-        version = self.log.application.spark_version
-        for ex in self.execs.values():
-            m = ex.model
-            ex.keep_plan_text()
-            final = _build_final(m)
-            _set_status(m, ex)
-            m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
-            _effective_conf(m, self.log, version, self.conf_cache)
-            ex.reads_snapshot = {}
-            ex.types = {}
-            ex.driver_updates = []
+        # finished executions go to the spill file too when the log was big enough to spill
+        done: SpillMap[int, SQLExecution] = SpillMap(file=self.spill_file)
+        for eid in self.order:
+            ex = self.execs.pop(eid, None)
+            if ex is None:
+                ref = self.finished_spilled(eid)
+                if ref is not None:
+                    done.add_spilled(eid, ref)
+                    continue
+                ex = self.cold.pop(eid)[0]
+            done[eid] = self.finalize(ex)
+            if self.spill_file is not None:
+                done.spill(eid)
+        self.log.executions = done

@@ -33,6 +33,9 @@ class Limits:
     limit. Checked once per decoded chunk (about 1 MiB), so a log stops within a chunk of it.
     ``max_task_slots``: per-task metric values kept at once (8 bytes each; a stage's arrays are
     sized by its task count, which a log may overstate).
+    ``spill_after``: ended SQL executions held in memory while reading; past it, the oldest go
+    to a temporary file (``$AQE_LENS_HOME/tmp``) and are read back when asked, so memory stays
+    flat however long the log (:mod:`aqe_core.model.spill`). None keeps everything in memory.
 
     Size limits count decoded bytes of the whole log (every part of a rolling directory or
     archive), and the expansion ratio is taken against the archive's size for zip/tar members.
@@ -48,6 +51,7 @@ class Limits:
     max_files: int = 100_000
     max_seconds: float | None = None
     max_task_slots: int = 512 * MiB
+    spill_after: int | None = 64
 
 
 def describe_bytes(n: int) -> str:

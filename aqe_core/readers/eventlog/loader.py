@@ -169,7 +169,7 @@ def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, ke
     log.bytes_read = reading.done
     if b.line_no == 0 and fatal is None and not log.warnings:
         raise EventLogError(f"{os.path.basename(src.path)}: no events found (empty log)")
-    if fatal is not None and not b.execs:
+    if fatal is not None and not b.order:
         raise LimitExceeded(fatal)
     b.finish()
     _sum_up(src, log, b)
@@ -249,8 +249,7 @@ def _sum_up(src: LogSource, log: EventLog, b: _Builder) -> None:
                if not (k.startswith("SparkListener") or k.startswith(SQL_EVENT_PREFIX)) and k != LISTENER_EVENT]
     if unknown:
         log.notes.append("skipped events of types this reader does not use: " + ", ".join(unknown[:10]))
-    if any(ex.model.shuffle_reads and ex.model.shuffle_reads[0].partition_sizes_source == "task_shuffle_read"
-           for ex in b.execs.values()):
+    if b.task_read_sizes:  # (executions whose reads' sizes are the reduce tasks')
         log.notes.append(
             "Spark 3.0.x logs have no metrics on CustomShuffleReader: per-partition sizes are derived from the "
             "reduce tasks' shuffle read metrics (bytes actually read), not the MapStatus sizes AQE used"

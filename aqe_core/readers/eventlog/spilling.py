@@ -1,0 +1,134 @@
+"""Flat memory while a big log is read (issue 14): the builder's ended executions, with the
+stages and read stores only they use, go to a spill file (:mod:`aqe_core.model.spill`) past
+``Limits.spill_after``, and any later event for one of them brings it back whole.
+
+A spilled execution is also finalised then (its model as the end of the log would leave it),
+so the end of the log does not read it back: the model depends only on the execution's own
+state, which no event changes without bringing it back, and on the log's release and Spark
+properties, which are checked at the end (a change finalises it again from its state).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from aqe_core.model.eventlog import EventLog, StageInfo
+from aqe_core.model.spill import SpillFile, SpillMap
+from aqe_core.server_settings import lens_home
+
+if TYPE_CHECKING:
+    from aqe_core.readers.eventlog.live_state import _LiveExec, _ReadStore
+
+
+def spill_file() -> SpillFile | None:
+    """A new spill file in ``$AQE_LENS_HOME/tmp`` (on disk: ``/tmp`` is memory on some systems),
+    else in the system's temporary directory; None when neither can hold one."""
+    home = lens_home() / "tmp"
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return SpillFile(str(home))
+    except OSError:
+        pass
+    try:
+        return SpillFile(None)
+    except OSError:
+        return None
+
+
+class Spilling:
+    """The builder's spilling half (a mixin of :class:`~aqe_core.readers.eventlog.builder._Builder`,
+    whose execution, stage and read-store tables it moves). An execution stays in memory while
+    a stage of it is shared with another execution or still has live metric slots: one pickle
+    holds an execution with its read stores, so what they share stays shared when it is back."""
+
+    def init_spilling(self, log: EventLog, spill_after: int | None) -> None:
+        self.spill_after = spill_after
+        self.spill_file: SpillFile | None = None
+        self.cold: SpillMap[int, tuple[_LiveExec, dict[int, _ReadStore]]] = SpillMap()
+        self.ended: deque[int] = deque()
+        self.spilled_owner: dict[int, int] = {}  # spilled stage id -> its execution
+        self.pinned: set[int] = set()  # executions sharing a stage with another: kept in memory
+        log.stages = SpillMap(log.stages)
+        log.listener_payloads = SpillMap(log.listener_payloads)
+        self.stages_mem: dict[int, StageInfo] = log.stages.mem  # (the task-end path reads it directly)
+        self.env_updates = 0
+        # spilled execution id -> its finalised model's place in the file, and what it was made with
+        self.finals: dict[int, tuple[tuple[int, int], tuple]] = {}
+
+    def _made_with(self) -> tuple:
+        return self.log.application.spark_version, self.env_updates
+
+    def finished_spilled(self, eid: int) -> tuple[int, int] | None:
+        """The finalised model of spilled execution ``eid`` (None: finalise it again)."""
+        ref, made_with = self.finals.pop(eid, (None, None))
+        return ref if made_with == self._made_with() else None
+
+    def _ended(self, ex: _LiveExec) -> None:
+        if self.spill_after is None:
+            return
+        self.ended.append(ex.model.id)
+        while len(self.ended) > self.spill_after:
+            self._spill(self.ended.popleft())
+
+    def _spill(self, eid: int) -> None:
+        """Move an ended execution, its stages and its read stores to the spill file, unless a
+        stage is shared with another execution or still has live metric slots."""
+        ex = self.execs.get(eid)
+        if ex is None or ex.live or eid in self.pinned:
+            return
+        stores = {}
+        for sid in ex.stages:
+            rs = self.read_store.get(sid)
+            if self.stage_to_exec.get(sid) != eid or sid in self.stage_metrics or (
+                    rs is not None and rs.tracked is not ex.read_ids):
+                self.pinned.add(eid)
+                return
+            if rs is not None:
+                stores[sid] = rs
+        if self.spill_file is None and not self._start_spilling():
+            return
+        self.cold[eid] = (ex, stores)
+        self.cold.spill(eid)  # (its state as it is: the model is finalised next, in place)
+        del self.execs[eid]
+        for sid in ex.stages:
+            self.read_store.pop(sid, None)
+        self.finals[eid] = (self.spill_file.put(self.finalize(ex)), self._made_with())
+        own = [sid for sid in ex.stages if sid in self.stages_mem]
+        self.log.stages.spill_together(own)
+        for sid in own:
+            self.spilled_owner[sid] = eid
+
+    def _start_spilling(self) -> bool:
+        f = spill_file()
+        if f is None:  # no temporary file can be made: keep everything in memory
+            self.spill_after = None
+            return False
+        self.spill_file = self.cold.file = self.log.stages.file = self.log.listener_payloads.file = f
+        for eid in list(self.log.listener_payloads):
+            self.log.listener_payloads.spill(eid)
+        return True
+
+    def _revive(self, eid: int) -> _LiveExec:
+        ex, stores = self.cold.pop(eid)
+        self.finals.pop(eid, None)
+        self.task_read_sizes.discard(eid)
+        self.execs[eid] = ex
+        for sid, rs in stores.items():
+            rs.budget = self.budget  # (the pickled copy's budget is not the log's)
+            self.read_store[sid] = rs
+        for sid in ex.stages:
+            if self.spilled_owner.get(sid) == eid:
+                del self.spilled_owner[sid]
+                self.log.stages.take(sid)
+        if not ex.live:
+            self.ended.append(eid)
+        return ex
+
+    def _stage_revived(self, sid: int) -> StageInfo | None:
+        """Stage ``sid`` when its execution was spilled: brought back with it (else None)."""
+        owner = self.spilled_owner.get(sid)
+        if owner is None:
+            return None
+        self._revive(owner)
+        return self.stages_mem.get(sid)
+
