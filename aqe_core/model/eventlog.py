@@ -167,6 +167,9 @@ class LazyPlan:
                  size_accs: frozenset[int]) -> None:
         self.raw, self.build, self.adaptive, self.size_accs = raw, build, adaptive, size_accs
 
+    def __reduce__(self):  # (pickled to a big log's spill file: the fast form for a slotted class)
+        return LazyPlan, (self.raw, self.build, self.adaptive, self.size_accs)
+
     def plan(self) -> PlanNode:
         with _built_lock:
             hit = _built_plans.get(self)
