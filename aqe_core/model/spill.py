@@ -25,8 +25,8 @@ from typing import Generic, TypeVar
 K = TypeVar("K")
 V = TypeVar("V")
 
-#: values asked for most recently that a map keeps unpacked
-KEEP_UNPACKED = 64
+#: values asked for most recently that a map keeps read back
+KEEP_READ = 64
 
 
 class SpillFile:
@@ -75,15 +75,13 @@ class SpillFile:
 
     @property
     def size(self) -> int:
+        """Bytes written (to the file and its buffer)."""
         return self._end
-
-    def close(self) -> None:
-        self._file.close()
 
 
 class SpillMap(MutableMapping[K, V], Generic[K, V]):
-    """A dict whose values can be moved to a :class:`SpillFile` (:meth:`spill`) and are
-    unpacked when read: the :data:`KEEP_UNPACKED` read last are kept. Keys keep their first
+    """A dict whose values can be moved to a :class:`SpillFile` (:meth:`spill`) and are read
+    back when asked: the :data:`KEEP_READ` read last are kept. Keys keep their first
     insertion order, spilled or not. A spilled value read is a copy while it is not in the kept
     set: change one by assigning it back (which keeps it in memory).
 
@@ -93,7 +91,7 @@ class SpillMap(MutableMapping[K, V], Generic[K, V]):
     """
 
     def __init__(self, items: "dict[K, V] | None" = None, file: SpillFile | None = None,
-                 keep: int = KEEP_UNPACKED) -> None:
+                 keep: int = KEEP_READ) -> None:
         #: values in memory (readers on a hot path may use it directly)
         self.mem: dict[K, V] = dict(items or {})
         self._keys: dict[K, None] = dict.fromkeys(self.mem)
