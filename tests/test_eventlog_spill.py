@@ -176,3 +176,30 @@ def test_values_spilled_together_come_back_one_by_one():
     assert m.spilled == 5 and [m[k] for k in range(6)] == [[k] for k in range(6)]
     m.take(1).append(1)
     assert m[1] == [1, 1] and m[0] == [0] and m[2] == [2]
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, 3, 5, 8, 13, 21])
+@pytest.mark.parametrize("path", [SAMPLES / "local-1795309160158.zstd",
+                                  sorted((FIXTURES / "listener").rglob("local-*"))[0]], ids=["sample", "listener"])
+def test_a_full_disk_keeps_the_rest_in_memory(monkeypatch, fail_at, path):
+    """The spill file fails on its n-th write (ENOSPC) at any step of a spill: nothing is lost,
+    the rest is held in memory, and a note says so."""
+    import errno
+
+    held = load(str(path), keep_task_metrics=True, limits=IN_MEMORY)
+    writes = [0]
+    put = SpillFile.put
+
+    def failing(self, value):
+        writes[0] += 1
+        if writes[0] >= fail_at:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return put(self, value)
+
+    monkeypatch.setattr(SpillFile, "put", failing)
+    log = load(str(path), keep_task_metrics=True, limits=SPILL_ALL)
+    assert [n for n in log.notes if n not in held.notes] == [
+        "the reader's temporary file could not be written (No space left on device): the rest of the log"
+        " was held in memory"]
+    log.notes = held.notes
+    assert _doc(log) == _doc(held)

@@ -114,8 +114,8 @@ class SpillMap(MutableMapping[K, V], Generic[K, V]):
             return
         if self.file is None:
             raise ValueError("this map has no spill file")
-        value = self.mem.pop(key)
-        self._refs[key] = self.file.put(value)
+        self._refs[key] = self.file.put(self.mem[key])  # (kept in memory if that raises)
+        del self.mem[key]
 
     def spill_together(self, keys: "list[K]") -> None:
         """Move the values of ``keys`` to the file as one pickle (read back together)."""
@@ -126,8 +126,9 @@ class SpillMap(MutableMapping[K, V], Generic[K, V]):
             return
         if self.file is None:
             raise ValueError("this map has no spill file")
-        off, size = self.file.put({k: self.mem.pop(k) for k in keys})
+        off, size = self.file.put({k: self.mem[k] for k in keys})
         for k in keys:
+            del self.mem[k]
             self._refs[k] = (off, size, True)  # type: ignore[assignment]
 
     def add_spilled(self, key: K, ref: tuple[int, int]) -> None:

@@ -67,7 +67,7 @@ class Spilling:
         if self.spill_after is None:
             return
         self.ended.append(ex.model.id)
-        while len(self.ended) > self.spill_after:
+        while self.spill_after is not None and len(self.ended) > self.spill_after:  # (None after a failed write)
             self._spill(self.ended.popleft())
 
     def _spill(self, eid: int) -> None:
@@ -87,16 +87,33 @@ class Spilling:
                 stores[sid] = rs
         if self.spill_file is None and not self._start_spilling():
             return
-        self.cold[eid] = (ex, stores)
-        self.cold.spill(eid)  # (its state as it is: the model is finalised next, in place)
+        try:
+            state = self.spill_file.put((ex, stores))  # (as it is: the model is finalised next, in place)
+        except OSError as e:
+            self.spill_failed(e)
+            return
+        self.cold.add_spilled(eid, state)
         del self.execs[eid]
         for sid in ex.stages:
             self.read_store.pop(sid, None)
-        self.finals[eid] = (self.spill_file.put(self.finalize(ex)), self._made_with())
         own = [sid for sid in ex.stages if sid in self.stages_mem]
-        self.log.stages.spill_together(own)
+        try:
+            final = self.spill_file.put(self.finalize(ex))
+            self.log.stages.spill_together(own)
+        except OSError as e:
+            self.spill_failed(e)
+            self._revive(eid)  # its state from before finalising, in memory again
+            return
+        self.finals[eid] = (final, self._made_with())
         for sid in own:
             self.spilled_owner[sid] = eid
+
+    def spill_failed(self, e: OSError) -> None:
+        """The spill file cannot be written (a full disk): from now on everything stays in memory."""
+        if self.spill_after is not None:
+            self.spill_after = None
+            self.log.notes.append(f"the reader's temporary file could not be written ({e.strerror or type(e).__name__}):"
+                                  " the rest of the log was held in memory")
 
     def _start_spilling(self) -> bool:
         f = spill_file()
@@ -104,9 +121,20 @@ class Spilling:
             self.spill_after = None
             return False
         self.spill_file = self.cold.file = self.log.stages.file = self.log.listener_payloads.file = f
-        for eid in list(self.log.listener_payloads):
-            self.log.listener_payloads.spill(eid)
+        try:
+            for eid in list(self.log.listener_payloads):
+                self.log.listener_payloads.spill(eid)
+        except OSError as e:
+            self.spill_failed(e)
+            return False
         return True
+
+    def spill_payload(self, eid: int) -> None:
+        if self.spill_after is not None and self.spill_file is not None:
+            try:
+                self.log.listener_payloads.spill(eid)
+            except OSError as e:
+                self.spill_failed(e)
 
     def _revive(self, eid: int) -> _LiveExec:
         ex, stores = self.cold.pop(eid)
