@@ -203,3 +203,22 @@ def test_a_full_disk_keeps_the_rest_in_memory(monkeypatch, fail_at, path):
         " was held in memory"]
     log.notes = held.notes
     assert _doc(log) == _doc(held)
+
+
+@pytest.mark.parametrize("path", [SAMPLES / "local-1795309160158.zstd",
+                                  sorted((FIXTURES / "listener").rglob("local-*"))[-1]], ids=["sample", "listener"])
+def test_the_views_of_a_spilled_log_are_the_same(path, monkeypatch):
+    """What the app, the report and ``explain`` show is built from the same executions."""
+    from aqe_core.readers.eventlog import spilling
+    from aqe_core.sources import load_source
+    from aqe_core.views.explain import explain_views
+    from aqe_core.views.triage import triage
+
+    held = load_source(str(path), limits=IN_MEMORY)
+    files = []
+    make = spilling.spill_file
+    monkeypatch.setattr(spilling, "spill_file", lambda: files.append(make()) or files[-1])
+    spilled = load_source(str(path), limits=SPILL_ALL)
+    assert len(files) == 1 and files[0].size > 0
+    assert json.dumps(explain_views(spilled.views), default=str) == json.dumps(explain_views(held.views), default=str)
+    assert repr(triage(spilled.views)) == repr(triage(held.views))
