@@ -227,3 +227,25 @@ def test_explain_text_prints_each_rule_and_where_it_stopped(capsys):
     assert "CoalesceShufflePartitions: coalesced" in out
     assert "broadcast the left side: not broadcast; stopped at: the side's size fits the broadcast threshold" in out
     assert "the strategy: SortMergeJoin\n" in out
+
+
+def test_traces_do_not_depend_on_the_hash_seed():
+    """A condition failed (or met) by two reasons names the same one in every process: the
+    tables were sets, so ``explain --json`` on this log came out one of three ways, by
+    PYTHONHASHSEED (a FullOuter side "never split" or "cannot be split"; a demoted side by its
+    size or by its non-empty ratio)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    log = repo / "tests" / "fixtures" / "eventlogs" / "listener" / "4.3.0" / "local-1795485378221.zstd"
+    outs = {subprocess.run([sys.executable, "-m", "aqe_core", "explain", "--json", str(log)], cwd=repo, check=True,
+                           capture_output=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("0", "1", "2")}
+    assert len(outs) == 1
+    doc = json.loads(outs.pop())
+    details = [c["detail"] for e in doc["executions"] for r in e["reads"] for t in r.get("trace", [])
+               for c in t["checks"] if c["condition"] == "the join type lets this side be split" and c["result"] == "fail"]
+    assert "FullOuter joins are never split: neither side may be split" in details

@@ -70,32 +70,33 @@ class RuleTrace:
                 "checks": [c.to_dict() for c in self.checks]}
 
 
-# (condition, codes that fail it, codes that show it was met)
+# (condition, codes that fail it, codes that show it was met): in the order they are looked for, so a
+# condition failed by two reasons names the same one whatever the hash seed (sets did not)
 _SKEW = (
-    ("skew handling is enabled", {"skew_join_disabled", "disabled"}, set()),
-    ("the rule runs on this stage", {"final_stage_rule_excluded", "final_stage_rules_off", "not_eligible", "not_rebalance",
-                                     "partition_counts_differ", "streaming"}, set()),
-    ("the join type lets this side be split", {"join_type_not_supported", "side_not_splittable"}, {"split"}),
-    ("a partition is over the skew threshold", {"no_split", "no_large_partition"},
-     {"split", "not_splittable_by_maps", "side_not_splittable", "distribution_broken"}),
-    ("its map outputs can be cut into parts", {"not_splittable_by_maps", "map_sizes_unknown"}, {"split"}),
-    ("splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)", {"distribution_broken"}, {"forced"}),
+    ("skew handling is enabled", ("skew_join_disabled", "disabled"), ()),
+    ("the rule runs on this stage", ("final_stage_rule_excluded", "final_stage_rules_off", "not_eligible", "not_rebalance",
+                                     "partition_counts_differ", "streaming"), ()),
+    ("the join type lets this side be split", ("join_type_not_supported", "side_not_splittable"), ("split",)),
+    ("a partition is over the skew threshold", ("no_split", "no_large_partition"),
+     ("split", "not_splittable_by_maps", "side_not_splittable", "distribution_broken")),
+    ("its map outputs can be cut into parts", ("not_splittable_by_maps", "map_sizes_unknown"), ("split",)),
+    ("splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)", ("distribution_broken",), ("forced",)),
 )
 _REBALANCE = (
-    ("skew handling of REBALANCE shuffles is enabled", {"disabled"}, set()),
-    ("the shuffle is a REBALANCE", {"not_rebalance"}, {"split", "no_large_partition"}),
-    ("the rule runs on this stage", {"final_stage_rule_excluded", "final_stage_rules_off"}, set()),
-    ("a partition is over the advisory size", {"no_large_partition"}, {"split", "not_splittable_by_maps"}),
-    ("its map outputs can be cut into parts", {"not_splittable_by_maps", "map_sizes_unknown"}, {"split"}),
+    ("skew handling of REBALANCE shuffles is enabled", ("disabled",), ()),
+    ("the shuffle is a REBALANCE", ("not_rebalance",), ("split", "no_large_partition")),
+    ("the rule runs on this stage", ("final_stage_rule_excluded", "final_stage_rules_off"), ()),
+    ("a partition is over the advisory size", ("no_large_partition",), ("split", "not_splittable_by_maps")),
+    ("its map outputs can be cut into parts", ("not_splittable_by_maps", "map_sizes_unknown"), ("split",)),
 )
 _COALESCE = (
-    ("coalescing is enabled", {"coalesce_disabled"}, set()),
-    ("the rule runs on this stage", {"final_stage_rule_excluded", "final_stage_rules_off"}, set()),
-    ("the shuffle may change its number of partitions", {"unsupported_shuffle", "user_hint"}, {"coalesced", "no_change"}),
-    ("the minimum number of partitions", set(), set()),
-    ("coalescing towards the target gives fewer partitions", {"no_change"}, {"coalesced"}),
+    ("coalescing is enabled", ("coalesce_disabled",), ()),
+    ("the rule runs on this stage", ("final_stage_rule_excluded", "final_stage_rules_off"), ()),
+    ("the shuffle may change its number of partitions", ("unsupported_shuffle", "user_hint"), ("coalesced", "no_change")),
+    ("the minimum number of partitions", (), ()),
+    ("coalescing towards the target gives fewer partitions", ("no_change",), ("coalesced",)),
 )
-_MIN_NUM = {"min_num_from_parallelism", "min_num_from_conf", "min_num_one"}
+_MIN_NUM = ("min_num_from_parallelism", "min_num_from_conf", "min_num_one")
 
 #: the settings each condition reads: a check carries their values in force as inputs, whatever
 #: its result, so a passed condition shows what it was checked against (keys a release lacks
@@ -232,13 +233,14 @@ def trace_read(r: ReadResult, spark_version: "str | SparkVersion", conf: "AQECon
 # (JoinSelection with the runtime statistics), the join type's buildable side, then
 # DemoteBroadcastHashJoin; and, for the joins that stay shuffled, the shuffled-hash preference.
 _JOIN_SIDE = (
-    ("the side's size fits the broadcast threshold", {"broadcast_off", "too_big_to_broadcast", "size_unknown"},
-     {"runtime_broadcast", "broadcast_before_stage", "planned_broadcast", "demoted", "demote_broadcast"}),
-    ("the join type can build this side", {"cannot_build_side"}, {"runtime_broadcast", "demoted"}),
-    ("enough non-empty partitions (not demoted)", {"demoted", "demote_broadcast"}, {"runtime_broadcast"}),
+    ("the side's size fits the broadcast threshold", ("broadcast_off", "too_big_to_broadcast", "size_unknown"),
+     ("runtime_broadcast", "broadcast_before_stage", "planned_broadcast", "demoted", "demote_broadcast")),
+    ("the join type can build this side", ("cannot_build_side",), ("runtime_broadcast", "demoted")),
+    # (the rule's own reason first: it gives the non-empty count and the ratio this condition checks)
+    ("enough non-empty partitions (not demoted)", ("demote_broadcast", "demoted"), ("runtime_broadcast",)),
 )
 _SHJ = (
-    ("every partition fits the local hash map threshold", {"cannot_build"}, {"prefer_shuffled_hash", "convert_to_shj"}),
+    ("every partition fits the local hash map threshold", ("cannot_build",), ("prefer_shuffled_hash", "convert_to_shj")),
 )
 
 
