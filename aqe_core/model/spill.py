@@ -120,9 +120,7 @@ class SpillMap(MutableMapping[K, V], Generic[K, V]):
     def spill_together(self, keys: "list[K]") -> None:
         """Move the values of ``keys`` to the file as one pickle (read back together)."""
         keys = [k for k in keys if k in self.mem]
-        if len(keys) < 2:
-            for k in keys:
-                self.spill(k)
+        if not keys:
             return
         if self.file is None:
             raise ValueError("this map has no spill file")

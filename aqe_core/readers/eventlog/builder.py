@@ -309,7 +309,7 @@ class _Builder(Spilling):
         if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
             if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
                 self.log.listener_payloads[eid] = pack(payload.encode("utf-8", "surrogatepass"))
-                self.spill_payload(eid)
+                self.spill_into(self.log.listener_payloads, eid)
 
     def on_driver_accum(self, line, d) -> None:
         eid = _as_int(d["executionId"])
@@ -572,9 +572,5 @@ class _Builder(Spilling):
                     continue
                 ex = self.cold.pop(eid)[0]
             done[eid] = self.finalize(ex)
-            if self.spill_file is not None and self.spill_after is not None:
-                try:
-                    done.spill(eid)
-                except OSError as e:
-                    self.spill_failed(e)
+            self.spill_into(done, eid)
         self.log.executions = done

@@ -129,10 +129,11 @@ class Spilling:
             return False
         return True
 
-    def spill_payload(self, eid: int) -> None:
+    def spill_into(self, values: SpillMap, key: int) -> None:
+        """``values[key]`` to the spill file while spilling is on (a failed write turns it off)."""
         if self.spill_after is not None and self.spill_file is not None:
             try:
-                self.log.listener_payloads.spill(eid)
+                values.spill(key)
             except OSError as e:
                 self.spill_failed(e)
 
