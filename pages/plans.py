@@ -2,8 +2,8 @@
 import pandas as pd
 import streamlit as st
 
-from ui import frame
-from ui.plans import plan_page
+from ui import frame, state
+from ui.plans import BOX_MODES, collapse_all, plan_page
 from aqe_core.views.plan_timeline import plan_timeline
 
 src, view = frame.current()
@@ -20,5 +20,12 @@ if n > 1:
     with st.expander("Plan versions: what each re-plan followed and changed"):
         st.dataframe(pd.DataFrame([x.to_dict() for x in plan_timeline(view.initial_plan, versions)]),
                      hide_index=True, width="stretch")
-search = st.text_input("Search nodes", key="plan_search", placeholder="e.g. AQEShuffleRead, SortMergeJoin")
-plan_page(view, step - 1, search, src.path)
+left, mid, right = st.columns([3, 2, 1], vertical_alignment="bottom")
+search = left.text_input("Search nodes", key="plan_search", placeholder="e.g. AQEShuffleRead, SortMergeJoin")
+boxes = mid.segmented_control(
+    "Boxes", list(BOX_MODES), key=state.PLAN_BOXES,
+    help="A box per query stage (click one to open its operators), or a box per operator. Unset: "
+         "operators for small plans, query stages for big ones. Drag to pan, scroll to zoom, double-click to fit.")
+right.button("Collapse stages", on_click=collapse_all, args=((src.path, view.query_id, step - 1),),
+             help="Close the query stages opened by a click")
+plan_page(view, step - 1, search, src.path, BOX_MODES.get(boxes, "auto"))

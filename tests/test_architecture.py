@@ -186,7 +186,7 @@ ALLOWED: dict[str, set[str]] = {
 COMPAT = {
     "aqe_core.capture",  # facade: Runner, simulate, load_capture, save_capture, capture_queries
     "aqe_core.eventlog",  # facade: load, Limits, the errors
-    "aqe_core.plan_graph",  # facade: layout_plan, diff_plans, plan_figure
+    "aqe_core.plan_graph",  # facade: box_graph, diff_plans, plan_figure
     "aqe_core.rules.shuffle_partitions",  # rule-engine API: coalesce_partitions, split_size_list_by_target_size
     "aqe_core.rules.skew_join",  # rule-engine API: analyze_side
     "aqe_core.rules.specs",  # rule-engine API: the spec dataclasses

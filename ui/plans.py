@@ -8,9 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.views.query import QueryView
-from aqe_core.figures.plan_figure import node_details, plan_figure, plan_search
-from aqe_core.figures.plan_zoom import zoom_to_node
-from aqe_core.figures.plan_numbers import add_numbers
+from aqe_core.figures.plan_figure import AUTO_EXPAND, STAGE_KEY, VIEW_PX, drawn_operators, node_details, plan_figure, plan_search
+from aqe_core.figures.plan_numbers import box_numbers
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.plan_stages import NodeTimes, node_at, plan_stage_times, stage_sentence
@@ -24,21 +23,38 @@ STAGE_HELP = ("From the log's task events (Spark's own metric): task duration is
                "the successful attempt; the Spark UI's stage page lists the same task by its index and id.")
 
 
+#: what the plan boxes stand for: chosen by the plan's size, or forced
+BOX_MODES = {"Query stages": "stages", "Operators": "operators"}
+#: both plans side by side when each fits its default view whole (half a wide page)
+SIDE_BY_SIDE_PX = VIEW_PX
+
+
+def _expansion(plan, mode: str, opened: set) -> object:
+    """The ``expanded`` argument of :func:`plan_figure` for a box mode and the stages clicked open."""
+    if mode == "operators":
+        return "all"
+    if mode == "auto" and drawn_operators(plan) <= AUTO_EXPAND:
+        return "all"
+    return tuple(sorted(opened))
+
+
 def plan_figures_for(view: QueryView):
-    """(title, figure) for the initial and final plans, and the rows of the AQE-change table."""
+    """(title, figure) for the initial and final plans, and the rows of the AQE-change table:
+    the report's plans, drawn as the Plans page opens them."""
     figs, rows = [], []
-    times = plan_stage_times(view, view.final_plan)
+    diff = diff_plans(view.initial_plan, view.final_plan) if view.final_plan is not None else None
     if view.initial_plan is not None:
-        figs.append(("Initial plan", add_numbers(plan_figure(view.initial_plan, title="Initial plan"), view.initial_plan)))
+        figs.append(("Initial plan", plan_figure(view.initial_plan, changes=diff, change_side="before",
+                                                 title="Initial plan", numbers=box_numbers())))
     if view.final_plan is not None:
-        diff = diff_plans(view.initial_plan, view.final_plan)
-        figs.append(("Final plan", add_numbers(plan_figure(view.final_plan, changes=diff, title="Final plan"),
-                                               view.final_plan, times)))
+        times = plan_stage_times(view, view.final_plan)
+        figs.append(("Final plan", plan_figure(view.final_plan, changes=diff, title="Final plan",
+                                               numbers=box_numbers(times))))
         rows = diff.table()
     return figs, rows
 
 
-def _selected_path(event) -> Optional[str]:
+def _selected_key(event) -> Optional[str]:
     try:
         points = event.selection.points  # type: ignore[union-attr]
     except AttributeError:
@@ -59,25 +75,43 @@ _CHARTS = (("plan_initial", "initial"), ("plan_final", "final"))
 
 
 def _take_click(context: tuple) -> None:
-    """A node clicked since the last run, read from the charts' state before the page is laid
-    out (so the details column opens in the same run), remembered as ``(side, path, context)``:
-    ``context`` (source, query, plan version) ties it to the plans it was clicked in. A
-    selection already seen is not a new click (the charts keep theirs across versions)."""
+    """A box clicked since the last run, read from the charts' state before the page is laid
+    out (so the details column opens in the same run). A collapsed stage opens (its operators
+    drawn in place); an operator is remembered as ``(side, path, context)``: ``context``
+    (source, query, plan version) ties it to the plans it was clicked in. A selection already
+    seen is not a new click (the charts keep theirs across versions)."""
     seen = st.session_state.setdefault(state.PLAN_SELECTION_SEEN, {})
     for key, side in _CHARTS:
-        sel = _selected_path(st.session_state.get(key))
+        sel = _selected_key(st.session_state.get(key))
         if sel != seen.get(key):
             seen[key] = sel
-            if sel:
+            if sel and sel.startswith(STAGE_KEY):
+                _opened(context, side).add(sel[len(STAGE_KEY):])
+            elif sel:
                 st.session_state[state.PLAN_SELECTED] = (side, sel, context)
+
+
+def _opened(context: tuple, side: str) -> set:
+    """The stages clicked open in one plan of these plans (forgotten with another query)."""
+    store = st.session_state.setdefault(state.PLAN_EXPANDED, {})
+    if store.get("context") != context:
+        store.clear()
+        store["context"] = context
+    return store.setdefault(side, set())
+
+
+def collapse_all(context: tuple) -> None:
+    for side in ("initial", "final"):
+        _opened(context, side).clear()
 
 
 def _chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, on_select="rerun", selection_mode="points", theme=None, config=_CHART_CONFIG)
 
 
-def plan_page(view: QueryView, version_index: int, search: str, source_path: str = "") -> None:
-    """Initial plan and plan version ``version_index`` side by side, AQE changes marked."""
+def plan_page(view: QueryView, version_index: int, search: str, source_path: str = "", mode: str = "auto") -> None:
+    """Initial plan and plan version ``version_index``, AQE changes marked: side by side when
+    both fit half the page at full size, else one above the other."""
     versions = view.plan_versions or [view.final_plan]
     index = max(0, min(version_index, len(versions) - 1))
     later = versions[index]
@@ -88,31 +122,39 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
     times = plan_stage_times(view, later)
     _take_click(context)
     picked = _picked(context)
-    left, right, *details = st.columns([5, 5, 3] if picked else [1, 1], border=True)
-    with left:
-        if earlier is not None:
-            fig = cached_figure(view, ("initial", index, search), lambda: add_numbers(plan_figure(
-                earlier, changes=diff, change_side="before", title="Initial plan",
-                highlight=plan_search(earlier, search) if search else None), earlier))
-            _chart(fig, "plan_initial")
-        else:
+    figs = []
+    if earlier is not None:
+        exp = _expansion(earlier, mode, _opened(context, "initial"))
+        early_hits = plan_search(earlier, search) if search else []
+        figs.append(("plan_initial", cached_figure(view, ("initial", index, search, exp), lambda: plan_figure(
+            earlier, changes=diff, change_side="before", title="Initial plan", expanded=exp,
+            highlight=early_hits or None, focus=early_hits[0] if early_hits else None, numbers=box_numbers()))))
+    if later is not None:
+        title = "Final plan" if later is versions[-1] else f"Plan version {index + 1} of {len(versions)}"
+        exp = _expansion(later, mode, _opened(context, "final"))
+        figs.append(("plan_final", cached_figure(view, ("later", index, search, exp), lambda: plan_figure(
+            later, changes=diff, title=title, expanded=exp, highlight=hits or None,
+            focus=hits[0] if hits else None, numbers=box_numbers(times)))))
+    side_by_side = all(f.layout.meta["plan_width"] <= SIDE_BY_SIDE_PX for _k, f in figs)
+    if side_by_side:
+        cols = st.columns([5, 5, 3] if picked else [1, 1], border=True)
+        plan_cols, details = cols[:2], cols[2:]
+    else:
+        cols = st.columns([3, 1] if picked else [1], border=True)
+        plan_cols, details = [cols[0]] * 2, cols[1:]
+    if earlier is None:
+        with plan_cols[0]:
             st.info("The source has no initial plan for this query.")
-    with right:
-        if later is not None:
-            title = "Final plan" if later is versions[-1] else f"Plan version {index + 1} of {len(versions)}"
-
-            def draw():
-                fig = plan_figure(later, changes=diff, title=title, highlight=hits or None)
-                if hits:
-                    zoom_to_node(fig, hits[0])
-                return add_numbers(fig, later, times)
-
-            _chart(cached_figure(view, ("later", index, search), draw), "plan_final")
+        figs.insert(0, ("", None))
+    for (key, fig), col in zip(figs, plan_cols):
+        if fig is not None:
+            with col:
+                _chart(fig, key)
     if details:
         with details[0]:
             _node_details(view, earlier, later, picked, times, later is versions[-1])
     if search:
-        st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (view zoomed to the first)" if hits else ""))
+        st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (view centred on the first)" if hits else ""))
     _decided_here(view, versions, index)
     if diff is not None and len(diff):
         st.subheader("What AQE changed")

@@ -39,6 +39,10 @@ TRIAGE_TABLE = "triage_table"
 PLAN_SELECTION_SEEN = "_plan_selection_seen"
 #: the plan node clicked last: ``("initial"|"final", path id)``
 PLAN_SELECTED = "plan_selected"
+#: the query stages clicked open in the plans: ``{"context": (source, query, version), side: {head path}}``
+PLAN_EXPANDED = "_plan_expanded"
+#: the Plans page's box mode control ("Query stages" | "Operators" | none: by the plan's size)
+PLAN_BOXES = "plan_boxes"
 #: the Run page's job id
 RUN_JOB = "run_job"
 #: Re-run for real: ``(job id, preset names, source path, query id)``

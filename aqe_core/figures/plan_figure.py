@@ -2,39 +2,34 @@
 ``go.Figure`` that the Streamlit app (``st.plotly_chart(..., on_select="rerun")``) and the
 self-contained HTML report (``fig.to_html``) both use.
 
-* nodes: square markers coloured by operator kind (legend), ``customdata`` = path id;
-* AQE changes: a thick coloured outline with its own symbol per change kind (legend);
-* codegen stages: light shaded outlines behind their operators (``layout.shapes``);
-* edges: one line trace with ``None`` breaks; reuse / subquery links dashed;
-* labels as text only up to ``label_threshold`` nodes; ``Scattergl`` above ``gl_threshold``;
+* boxes (:mod:`~aqe_core.figures.plan_blocks`): one per query stage, with its reads, joins,
+  exchange and Spark's numbers listed inside, or one per operator in an expanded stage; laid
+  out in layers by igraph's Sugiyama layout (:mod:`~aqe_core.figures.layered_layout`);
+* every box is sized from its text (:mod:`~aqe_core.figures.text_width`) at 11 px, so at the
+  default 1:1 view no label overlaps another or leaves its box;
+* AQE's changes: a thick outline in the change's colour and a coloured line in the box;
+* edges: one line trace with ``None`` breaks, routed between layers; reuse / subquery links
+  dashed;
 * every untrusted string (names, descriptions, metric names, explanations, title) is
-  ``html.escape``d before our own ``<br>``/``<b>`` tags are added (plotly renders a subset of
-  HTML in hover text and titles).
+  ``html.escape``d before our own ``<br>``/``<b>``/``<span>`` tags are added (plotly renders a
+  subset of HTML in text, hover text and titles).
 
 Deterministic: the same input gives the same figure JSON.
 """
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping
 
 import plotly.graph_objects as go
 
 from aqe_core.figures.plan_hover import (  # noqa: F401  (format_* are this module's public names too)
-    _MAX_HOVER_METRICS,
-    _esc,
-    _esc_lines,
-    _fmt_value,
-    _hover,
-    _num,
-    _wrap,
-    format_bytes,
-    format_metric,
-    format_ms,
+    _esc, _hover, format_bytes, format_metric, format_ms,
 )
-from aqe_core.figures.plan_layout import (
-    CODEGEN_PREFIX, INPUT_ADAPTER, PlanLayout, codegen_stage_id, iter_paths, layout_plan, node_at, short_label,
-)
+from aqe_core.figures.layered_layout import layered_layout
+from aqe_core.figures.plan_blocks import STAGE_KEY, Box, BoxGraph, box_graph  # noqa: F401 (STAGE_KEY: public)
+from aqe_core.figures.plan_paths import CODEGEN_PREFIX, INPUT_ADAPTER, codegen_stage_id, iter_paths, node_at, short_label
+from aqe_core.figures.text_width import fit_text, text_px
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
 from aqe_core.views import plan_diff as _diff
@@ -158,81 +153,22 @@ def _before_path(item: Any) -> str | None:
 # --------------------------------------------------------------------------------------------
 # the figure
 # --------------------------------------------------------------------------------------------
-def _codegen_shapes(lay: PlanLayout, with_labels: bool) -> tuple[list[dict], list[dict]]:
-    """(shapes, annotations) shading each codegen stage.
-
-    A stage whose bounding box holds none of the other drawn nodes is one rectangle;
-    otherwise it is the union of one rectangle per level and run of adjacent members (rows
-    touch, no outline, so they read as one region)."""
-    level_sep = lay.level_sep
-    pad = min(1.0, lay.node_sep * 0.4)
-    # left-to-right order of the drawn nodes on every level
-    levels: dict[int, list[str]] = {}
-    level_index: dict[str, int] = {}
-    for p in lay.order:
-        row = levels.setdefault(lay.depth[p], [])
-        level_index[p] = len(row)
-        row.append(p)
-    shapes: list[dict] = []
-    notes: list[dict] = []
-    for key in sorted(lay.codegen, key=lambda k: [int(x) for x in k.split(".")]):
-        grp = lay.codegen[key]
-        rows: dict[int, list[str]] = {}
-        for p in grp.members:
-            rows.setdefault(lay.depth[p], []).append(p)
-        if not rows:
-            continue
-        top, bottom = min(rows), max(rows)
-        members = set(grp.members)
-        runs_by_row: dict[int, list[list[str]]] = {}
-        contiguous = True
-        for d in sorted(rows):
-            ms = sorted(rows[d], key=lambda p: level_index[p])
-            runs: list[list[str]] = [[ms[0]]]
-            for p in ms[1:]:
-                if level_index[p] == level_index[runs[-1][-1]] + 1:
-                    runs[-1].append(p)
-                else:
-                    runs.append([p])
-            runs_by_row[d] = runs
-        x0 = min(lay.pos[p][0] - lay.width[p] / 2 for p in grp.members) - pad
-        x1 = max(lay.pos[p][0] + lay.width[p] / 2 for p in grp.members) + pad
-        for d in range(top, bottom + 1):
-            for p in levels.get(d, ()):
-                if p in members:
-                    continue
-                px, w = lay.pos[p][0], lay.width[p]
-                if px + w / 2 > x0 and px - w / 2 < x1:
-                    contiguous = False
-                    break
-            if not contiguous:
-                break
-        y_top = -top * level_sep + 0.32 * level_sep
-        y_bot = -bottom * level_sep - 0.45 * level_sep
-        if contiguous:
-            path = f"M{x0:.3f},{y_bot:.3f} H{x1:.3f} V{y_top:.3f} H{x0:.3f} Z"
-            label_x = x0
-        else:
-            segs = []
-            for d, runs in sorted(runs_by_row.items()):
-                y = -d * level_sep
-                y_hi = y + (0.32 if d == top else 0.5) * level_sep
-                y_lo = y - (0.45 if d == bottom else 0.5) * level_sep
-                for run in runs:
-                    a = min(lay.pos[p][0] - lay.width[p] / 2 for p in run) - pad
-                    b = max(lay.pos[p][0] + lay.width[p] / 2 for p in run) + pad
-                    segs.append(f"M{a:.3f},{y_lo:.3f} H{b:.3f} V{y_hi:.3f} H{a:.3f} Z")
-            path = " ".join(segs)
-            label_x = min(lay.pos[p][0] - lay.width[p] / 2 for p in runs_by_row[top][0]) - pad
-        shapes.append({
-            "type": "path", "path": path, "xref": "x", "yref": "y", "layer": "below",
-            "fillcolor": CODEGEN_FILL, "line": {"width": 0},
-        })
-        if with_labels and grp.stage is not None:
-            notes.append({"x": label_x, "y": y_top, "xref": "x", "yref": "y", "xanchor": "left", "yanchor": "top",
-                          "text": f"codegen {grp.stage}", "showarrow": False,
-                          "font": {"size": 9, "color": CODEGEN_LINE}})
-    return shapes, notes
+#: text sizes in pixels (Spark engineers read these on a laptop: never under 9)
+FONT_PX = 11
+LINE_PX = 15
+PAD_X = 9.0
+PAD_Y = 7.0
+MIN_BOX_W = 90.0
+MAX_BOX_W = {True: 300.0, False: 250.0}  # collapsed stage, single operator
+#: plans with at most this many drawn operators open with every stage expanded
+AUTO_EXPAND = 45
+#: the default view shows at most this wide a window (pixels, 1:1); wider plans pan
+VIEW_PX = 420.0
+FONT_FAMILY = "Arial, 'Liberation Sans', Helvetica, 'DejaVu Sans', sans-serif"
+EDGE_COLOR = "#8c8c8c"
+HIGHLIGHT_COLOR = "#f0b400"
+STAGE_FILL = "#eef4fa"
+STAGE_LINE = "#0072B2"
 
 
 def _codegen_stage_of(plan: PlanNode, path: str) -> int | None:
@@ -257,43 +193,58 @@ def _codegen_stage_of(plan: PlanNode, path: str) -> int | None:
     return None
 
 
+def drawn_operators(plan: PlanNode) -> int:
+    """How many operator boxes the plan has with every stage expanded (wrappers folded)."""
+    n = 0
+    for _path, node in iter_paths(plan):
+        name = node.name or ""
+        if not ((name.startswith(CODEGEN_PREFIX) or name == INPUT_ADAPTER) and len(node.children) == 1):
+            n += 1
+    return n
+
+
 def plan_figure(
     plan: PlanNode,
     *,
     changes: Any = None,
     highlight: str | Iterable[str] | None = None,
     title: str = "",
-    height: int | None = None,
-    layout: PlanLayout | None = None,
-    fold_codegen: bool = True,
+    expanded: Collection[str] | str = "auto",
+    numbers: Callable[[PlanNode], list[str]] | None = None,
     change_side: str = "after",
-    label_threshold: int = 300,
-    gl_threshold: int = 1000,
+    focus: str | None = None,
     validate: bool | None = None,
 ) -> go.Figure:
-    """Figure of one plan tree.
+    """Figure of one plan: a box per query stage, or per operator in the expanded stages.
 
-    ``changes``: a :class:`~aqe_core.views.plan_diff.PlanDiff`, a list of ``Change`` (or of dicts
-    with ``path``/``kind``/``label``/``explanation``/``side``), or ``{path: kind}``; only those
-    on ``change_side`` are drawn: ``"after"`` for the later plan; ``"before"`` for the earlier
-    plan (removed operators, and the earlier partner of every changed matched operator). ``highlight``: path id(s) to ring (selection, search hits).
-    ``layout``: a precomputed :func:`layout_plan` result (cache it per plan).
-    ``validate``: run plotly's property validation (default: only up to ``gl_threshold``
-    nodes; big figures skip it, which is several times faster).
+    ``expanded``: head paths of the stages drawn operator by operator, ``"all"``, or
+    ``"auto"`` (all when the plan has at most :data:`AUTO_EXPAND` operators, else none).
+    ``changes``: a :class:`~aqe_core.views.plan_diff.PlanDiff`, a list of ``Change`` (or dicts
+    with ``path``/``kind``/``label``/``explanation``/``side``) or ``{path: kind}``; only those
+    on ``change_side`` are marked (``"before"``: the earlier partner of each change).
+    ``highlight``: plan path(s) to ring (selection, search hits); ``focus``: a plan path the
+    default view is centred on. ``numbers(node)``: Spark's numbers written in the boxes.
 
-    Trace order: edges, [reuse/subquery links], [codegen legend entry], AQE change outlines
-    (one per change kind), operator markers (one per operator kind), [labels, up to
-    ``label_threshold`` nodes], [selection ring]. Every marker and label trace has
-    ``customdata`` = path ids.
+    The default view is 1:1 (a box is as many pixels as its text needs) and at most
+    :data:`VIEW_PX` wide around the root or ``focus``; the x axis follows the y axis' scale, so
+    a wider page shows more of the plan at the same size and text never overlaps; pan, scroll
+    to zoom, double-click to fit the whole plan.
+
+    Every box's marker and text carry ``customdata`` = its key: a plan path for an operator,
+    ``"stage:<head path>"`` for a collapsed stage.
     """
-    lay = layout if layout is not None else layout_plan(plan, fold_codegen=fold_codegen)
-    f = _Frame(lay, changes, change_side, height, bool(title), label_threshold, gl_threshold)
-    traces = _edge_traces(f) + _change_traces(f) + _operator_traces(f) + _highlight_traces(f, highlight)
+    if expanded == "auto":
+        expanded = "all" if drawn_operators(plan) <= AUTO_EXPAND else ()
+    bg = box_graph(plan, expanded, numbers=numbers, kind_of=node_kind)
+    f = _Frame(plan, bg, changes, change_side)
+    traces = (_edge_traces(f) + _box_traces(f) + _change_traces(f) + _highlight_traces(f, highlight)
+              + _text_traces(f) + _hover_traces(f))
     for t in traces:
         keep_when_selected(t)
     if validate is None:
-        validate = not f.big
-    return go.Figure(data=traces, layout=_figure_layout(f, title, _legend_px(traces)), _validate=validate)
+        validate = len(bg) <= 1000
+    fig = go.Figure(data=traces, layout=_figure_layout(f, title, _legend_px(traces), focus), _validate=validate)
+    return fig
 
 
 def keep_when_selected(trace: dict[str, Any]) -> None:
@@ -322,210 +273,235 @@ def _legend_px(traces: list[dict[str, Any]]) -> int:
 
 
 class _Frame:
-    """Sizes, scales and per-node facts every trace of one plan figure shares."""
+    """The boxes, their text and sizes, the layout, and the AQE changes per box."""
 
-    def __init__(self, lay: PlanLayout, changes: Any, change_side: str, height: int | None, titled: bool,
-                 label_threshold: int, gl_threshold: int) -> None:
-        self.lay = lay
-        n = self.n = len(lay.order)
-        self.show_text = n <= label_threshold
-        self.big = n > gl_threshold
-        self.ttype = "scattergl" if self.big else "scatter"
-        self.msize = 13 if n <= label_threshold else (9 if n <= gl_threshold else 6)
-        self.xmin, self.xmax, ymin, ymax = lay.bbox()
-        L = lay.level_sep
-        self.yrange = [ymin - 0.9 * L, ymax + 0.5 * L]
-        if height is None:
-            height = int(min(1400, max(320, 110 + (lay.max_depth + 1) * 46)))
-        self.height = height
-        self.top_margin = 40 if titled else 10
-        self.px_per_unit = max(1.0, (height - self.top_margin - 10)) / max(1e-9, self.yrange[1] - self.yrange[0])
-        self.ring = self.msize + 10  # size of the AQE change outline markers
-        self.ch_by_path: dict[str, list[tuple[str, str, str]]] = {}
-        for path, items in _norm_changes(changes, change_side).items():
-            dp = lay.display_path(path)
-            if dp is not None:
-                self.ch_by_path.setdefault(dp, []).extend(items)
-        self.link_notes: dict[str, str] = {}
-        for lk in lay.links:
-            what = "reuses" if lk.kind == "reuse" else "refers to"
-            target = lay.node(lk.target)
-            ref = f" #{target.id}" if target.id is not None else ""
-            self.link_notes[lk.source] = f"{what} {lay.label.get(lk.target, lk.target)}{ref} (dashed link)"
-        self._label_offsets(L)
-
-    def _label_offsets(self, L: float) -> None:
-        # labels sit below the marker (lower under an AQE outline); edges leave a parent below its
-        # label so lines do not run through the text
-        self.label_dy: dict[str, float] = {}
-        self.gap: dict[str, float] = {}
-        if self.show_text:
-            ch, ring, msize, ppu = self.ch_by_path, self.ring, self.msize, self.px_per_unit
-            for p in self.lay.order:
-                half = ring * 0.65 if p in ch else msize / 2  # open symbols draw larger
-                self.label_dy[p] = min(0.4 * L, (half + (10 if p in ch else 8)) / ppu)
-                self.gap[p] = min(0.62 * L, (half + (21 if p in ch else 19)) / ppu)
+    def __init__(self, plan: PlanNode, bg: BoxGraph, changes: Any, change_side: str) -> None:
+        self.plan, self.bg = plan, bg
+        ch_by_path = _norm_changes(changes, change_side)
+        self.changes: dict[str, list[tuple[str, str, str]]] = {}
+        for path, items in ch_by_path.items():
+            key = bg.box_of.get(path)
+            if key is not None:
+                self.changes.setdefault(key, []).extend(items)
+        self.text: dict[str, list[str]] = {}
+        size: dict[str, tuple[float, float]] = {}
+        for key, box in bg.boxes.items():
+            lines, width = _box_lines(box, self.changes.get(key, []))
+            self.text[key] = lines
+            size[key] = (width, 2 * PAD_Y + LINE_PX * len(lines))
+        self.lay = layered_layout(list(bg.boxes), bg.edges, size)
 
     def trace(self, **kw: Any) -> dict[str, Any]:
-        d = {"type": self.ttype}
+        d: dict[str, Any] = {"type": "scatter"}
         d.update((k, v) for k, v in kw.items() if v is not None)
         return d
 
 
+def _box_lines(box: Box, changes: list[tuple[str, str, str]]) -> tuple[list[str], float]:
+    """The box's text lines as HTML (escaped, cut to the box) and the box's width in pixels:
+    title in bold, then AQE's changes in their colour, then the operators or numbers."""
+    max_w = MAX_BOX_W[box.collapsed]
+    room = max_w - 2 * PAD_X
+    raw: list[tuple[str, str]] = [("title", box.title)]
+    seen: set[str] = set()
+    for kind, label, _ in changes:
+        if label not in seen:
+            seen.add(label)
+            raw.append((kind, f"AQE: {label}"))
+    raw += [("", line) for line in box.lines]
+    out: list[str] = []
+    widest = 0.0
+    for style, text in raw:
+        cut = fit_text(text, FONT_PX, room)
+        widest = max(widest, text_px(cut, FONT_PX))
+        if style == "title":
+            out.append(f"<b>{_esc(cut)}</b>")
+        elif style:
+            color = CHANGE_STYLES.get(style, ("#d62728", ""))[0]
+            out.append(f'<span style="color:{color}">{_esc(cut)}</span>')
+        else:
+            out.append(_esc(cut))
+    return out, max(MIN_BOX_W, min(max_w, widest + 2 * PAD_X))
+
+
+def _rect_path(f: _Frame, keys: Iterable[str], grow: float = 0.0) -> tuple[list[float | None], list[float | None]]:
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for k in keys:
+        x0, x1, y0, y1 = f.lay.rect(k)
+        x0, x1, y0, y1 = x0 - grow, x1 + grow, y0 - grow, y1 + grow
+        xs += [x0, x1, x1, x0, x0, None]
+        ys += [y0, y0, y1, y1, y0, None]
+    return xs, ys
+
+
 def _edge_traces(f: _Frame) -> list[dict[str, Any]]:
-    """Edges, reuse / subquery links (dashed), and the codegen legend entry."""
-    lay = f.lay
-    traces: list[dict[str, Any]] = []
+    """Tree edges (through their bend points) and dashed reuse / subquery links, drawn first so
+    the opaque boxes cover any part that runs behind them."""
     ex: list[float | None] = []
     ey: list[float | None] = []
-    for u, v in lay.graph.edges():
-        (x0, y0), (x1, y1) = lay.pos[u], lay.pos[v]
-        ex += [x0, x1, None]
-        ey += [y0 - f.gap.get(u, 0.0), y1, None]
-    traces.append(f.trace(x=ex, y=ey, mode="lines", line={"color": "#9a9a9a", "width": 1.2},
-                          hoverinfo="skip", showlegend=False, name="edges"))
-    if lay.links:
+    for route in f.lay.routes.values():
+        ex += [p[0] for p in route] + [None]
+        ey += [p[1] for p in route] + [None]
+    traces = [f.trace(x=ex, y=ey, mode="lines", line={"color": EDGE_COLOR, "width": 1.3},
+                      hoverinfo="skip", showlegend=False, name="edges")]
+    if f.bg.links:
         lx: list[float | None] = []
         ly: list[float | None] = []
-        for lk in lay.links:
-            (x0, y0), (x1, y1) = lay.pos[lk.source], lay.pos[lk.target]
-            lx += [x0, x1, None]
-            ly += [y0, y1, None]
+        for a, b, _kind in f.bg.links:
+            lx += [f.lay.x[a], f.lay.x[b], None]
+            ly += [f.lay.y[a], f.lay.y[b], None]
         traces.append(f.trace(x=lx, y=ly, mode="lines", line={"color": "#7f7f7f", "width": 1.2, "dash": "dash"},
                               hoverinfo="skip", name="reuse / subquery link", legendgroup="links"))
-    if lay.codegen:
-        traces.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
-                       "name": "codegen stage (shaded)", "hoverinfo": "skip", "legendgroup": "codegen",
-                       "marker": {"symbol": "square", "size": 14, "color": CODEGEN_FILL,
-                                  "line": {"color": CODEGEN_LINE, "width": 1}}})
+    return traces
+
+
+def _tint(hex_color: str, amount: float = 0.16) -> str:
+    """An opaque light tint of a colour (boxes must hide the edges behind them)."""
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    mix = [round(255 - (255 - c) * amount) for c in (r, g, b)]
+    return "#%02x%02x%02x" % tuple(mix)
+
+
+def _box_traces(f: _Frame) -> list[dict[str, Any]]:
+    """Box fills: collapsed stages in one trace, operators one trace per kind (the legend)."""
+    traces: list[dict[str, Any]] = []
+    stages = [k for k, b in f.bg.boxes.items() if b.collapsed]
+    if stages:
+        xs, ys = _rect_path(f, stages)
+        traces.append(f.trace(x=xs, y=ys, mode="lines", fill="toself", fillcolor=STAGE_FILL,
+                              line={"color": STAGE_LINE, "width": 1.2}, hoverinfo="skip",
+                              name="query stage (click to expand)", legendgroup="kind",
+                              legendgrouptitle={"text": "box"}))
+    per_kind: dict[str, list[str]] = {}
+    for k, b in f.bg.boxes.items():
+        if not b.collapsed:
+            per_kind.setdefault(b.kind, []).append(k)
+    for kind in NODE_KINDS:
+        keys = per_kind.get(kind)
+        if not keys:
+            continue
+        xs, ys = _rect_path(f, keys)
+        traces.append(f.trace(x=xs, y=ys, mode="lines", fill="toself", fillcolor=_tint(KIND_COLORS[kind]),
+                              line={"color": KIND_COLORS[kind], "width": 1.2}, hoverinfo="skip",
+                              name=kind, legendgroup="kind",
+                              legendgrouptitle=None if traces else {"text": "box"}))
     return traces
 
 
 def _change_traces(f: _Frame) -> list[dict[str, Any]]:
-    """AQE change outlines, one trace per change kind (below the operator markers)."""
-    lay, ch_by_path = f.lay, f.ch_by_path
-    traces: list[dict[str, Any]] = []
+    """AQE's changes: a thick outline in the change's colour around each box it touched."""
     per_change: dict[str, list[str]] = {}
-    for p in lay.order:
-        for kind, _label, _expl in ch_by_path.get(p, []):
+    for key in f.bg.boxes:
+        for kind, _label, _expl in f.changes.get(key, []):
             lst = per_change.setdefault(kind, [])
-            if not lst or lst[-1] != p:
-                lst.append(p)
-    kinds_order = [k for k in _diff.CHANGE_KINDS if k in per_change]
-    kinds_order += sorted(k for k in per_change if k not in _diff.CHANGE_KINDS)
-    for i, kind in enumerate(kinds_order):
-        paths = per_change[kind]
-        color, symbol = CHANGE_STYLES.get(kind, ("#d62728", "circle-open"))
-        hover = []
-        for p in paths:
-            items = [c for c in ch_by_path[p] if c[0] == kind]
-            hover.append("<br>".join(f"<b>AQE: {_esc(lbl)}</b>" + ("<br>" + _esc_lines(ex_, 90, 6) if ex_ else "")
-                                     for _, lbl, ex_ in items) + f"<br><i>{_esc(lay.label[p])}</i>")
-        traces.append(f.trace(
-            x=[lay.pos[p][0] for p in paths], y=[lay.pos[p][1] for p in paths], mode="markers",
-            marker={"symbol": symbol, "size": f.ring, "color": color, "line": {"color": color, "width": 3}},
-            customdata=list(paths), hovertext=hover, hoverinfo="text",
-            name=f"AQE: {kind}", legendgroup="aqe", legendgrouptitle={"text": "AQE change"} if i == 0 else None,
-        ))
-    return traces
-
-
-def _operator_traces(f: _Frame) -> list[dict[str, Any]]:
-    """Operators, one trace per kind, then the labels (one text trace)."""
-    lay = f.lay
-    traces: list[dict[str, Any]] = []
-    per_kind: dict[str, list[str]] = {k: [] for k in NODE_KINDS}
-    for p in lay.order:
-        per_kind[node_kind(lay.node(p))].append(p)
-    first_kind = _first(per_kind)
-    for kind in NODE_KINDS:
-        paths = per_kind[kind]
-        if not paths:
-            continue
-        hover = []
-        for p in paths:
-            grp = lay.codegen_of.get(p)
-            stage = lay.codegen[grp].stage if grp is not None and grp in lay.codegen else None
-            hover.append(_hover(p, lay.node(p), stage, f.ch_by_path.get(p, []), f.link_notes.get(p)))
-        traces.append(f.trace(
-            x=[lay.pos[p][0] for p in paths], y=[lay.pos[p][1] for p in paths], mode="markers",
-            marker={"symbol": "square", "size": f.msize, "color": KIND_COLORS[kind],
-                    "line": {"color": "#ffffff", "width": 1}},
-            customdata=list(paths), hovertext=hover, hoverinfo="text",
-            name=kind, legendgroup="kind", legendgrouptitle={"text": "operator"} if kind == first_kind else None,
-        ))
-    if f.show_text and lay.order:
-        # one text trace; clicks on a label select its node (customdata), no hover box
-        traces.append(f.trace(
-            x=[lay.pos[p][0] for p in lay.order], y=[lay.pos[p][1] - f.label_dy[p] for p in lay.order],
-            mode="text", text=[_esc(lay.label[p]) for p in lay.order], textposition="middle center",
-            textfont={"size": 10, "color": "#333333"}, customdata=list(lay.order), hoverinfo="none",
-            showlegend=False, name="labels",
-        ))
+            if not lst or lst[-1] != key:
+                lst.append(key)
+    kinds = [k for k in _diff.CHANGE_KINDS if k in per_change] + sorted(k for k in per_change if k not in _diff.CHANGE_KINDS)
+    traces = []
+    for i, kind in enumerate(kinds):
+        color = CHANGE_STYLES.get(kind, ("#d62728", ""))[0]
+        xs, ys = _rect_path(f, per_change[kind], grow=2.0 + 2.5 * i)
+        traces.append(f.trace(x=xs, y=ys, mode="lines", line={"color": color, "width": 3}, hoverinfo="skip",
+                              name=f"AQE: {kind}", legendgroup="aqe",
+                              legendgrouptitle={"text": "AQE change"} if i == 0 else None))
     return traces
 
 
 def _highlight_traces(f: _Frame, highlight: str | Iterable[str] | None) -> list[dict[str, Any]]:
-    """The selection ring around the highlighted nodes (none when nothing is highlighted)."""
-    lay = f.lay
-    hl: list[str] = []
-    if highlight:
-        raw = [highlight] if isinstance(highlight, str) else list(highlight)
-        seen: set[str] = set()
-        for h in raw:
-            dp = lay.display_path(str(h))
-            if dp is not None and dp not in seen:
-                seen.add(dp)
-                hl.append(dp)
-    if not hl:
+    """The selection / search ring around the boxes that hold the highlighted paths."""
+    keys = highlighted_boxes(f.bg, highlight)
+    if not keys:
         return []
-    return [f.trace(
-        x=[lay.pos[p][0] for p in hl], y=[lay.pos[p][1] for p in hl], mode="markers",
-        marker={"symbol": "circle-open", "size": f.msize + 20, "color": "#f0b400",
-                "line": {"color": "#f0b400", "width": 4}},
-        customdata=hl, hovertext=[_esc(lay.label[p]) for p in hl], hoverinfo="text", name="selected",
-    )]
+    xs, ys = _rect_path(f, keys, grow=5.0)
+    return [f.trace(x=xs, y=ys, mode="lines", line={"color": HIGHLIGHT_COLOR, "width": 4}, hoverinfo="skip",
+                    name="selected / found")]
 
 
-def _figure_layout(f: _Frame, title: str, legend_px: int) -> dict[str, Any]:
-    """Axes, legend, codegen shading (shapes and their labels), and a digest of the plan that
-    keeps the user's zoom while the same plan is redrawn (``uirevision``)."""
+def highlighted_boxes(bg: BoxGraph, highlight: str | Iterable[str] | None) -> list[str]:
+    """Keys of the boxes standing for the given plan paths (or box keys), each once."""
+    if not highlight:
+        return []
+    raw = [highlight] if isinstance(highlight, str) else list(highlight)
+    out: list[str] = []
+    for h in raw:
+        key = str(h) if str(h) in bg.boxes else bg.box_of.get(str(h))
+        if key is not None and key not in out:
+            out.append(key)
+    return out
+
+
+def _text_traces(f: _Frame) -> list[dict[str, Any]]:
+    """Every box's text, centred in it (one trace; a click on the text selects its box)."""
+    keys = list(f.bg.boxes)
+    return [f.trace(x=[f.lay.x[k] for k in keys], y=[f.lay.y[k] for k in keys], mode="text",
+                    text=["<br>".join(f.text[k]) for k in keys], textposition="middle center",
+                    textfont={"size": FONT_PX, "color": "#222222", "family": FONT_FAMILY},
+                    customdata=keys, hoverinfo="none", showlegend=False, name="labels")]
+
+
+def _hover_traces(f: _Frame) -> list[dict[str, Any]]:
+    """Invisible square markers over the boxes: the hover box and the click target."""
+    keys = list(f.bg.boxes)
+    hover = [_box_hover(f, k) for k in keys]
+    return [f.trace(x=[f.lay.x[k] for k in keys], y=[f.lay.y[k] for k in keys], mode="markers",
+                    marker={"symbol": "square", "size": [max(10.0, min(f.lay.w[k], f.lay.h[k])) for k in keys],
+                            "color": "rgba(0,0,0,0)", "line": {"width": 0}},
+                    customdata=keys, hovertext=hover, hoverinfo="text", showlegend=False, name="boxes")]
+
+
+def _box_hover(f: _Frame, key: str) -> str:
+    box = f.bg.boxes[key]
+    changes = f.changes.get(key, [])
+    if not box.collapsed:
+        node = node_at(f.plan, box.head)
+        return _hover(box.head, node, _codegen_stage_of(f.plan, box.head), changes, None) if node else _esc(box.title)
+    parts = [f"<b>{_esc(box.title)}</b>  <i>(click to expand)</i>"]
+    parts += [f"<b>AQE: {_esc(label)}</b>" for _k, label, _e in changes]
+    parts += [_esc(line if len(line) <= 100 else line[:99] + "…") for line in box.lines[:16]]
+    return "<br>".join(parts)
+
+
+def _figure_layout(f: _Frame, title: str, legend_px: int, focus: str | None) -> dict[str, Any]:
+    """Axes at 1:1 (y fixed to the plan's height in pixels, x following y's scale), the view
+    window, the legend below, and a digest of the drawing that keeps the user's zoom while the
+    same picture is redrawn (``uirevision``)."""
     lay = f.lay
-    shapes, notes = _codegen_shapes(lay, f.show_text)
-    digest = hashlib.sha1("\n".join(f"{p}\t{lay.label[p]}" for p in lay.order).encode()).hexdigest()[:16]
+    pad = 12.0
+    top_margin = 40 if title else 8
+    x0, x1 = -pad, lay.width + pad
+    y0, y1 = -lay.height - pad, pad
+    centre = lay.x[lay.keys[0]] if lay.keys else 0.0
+    key = f.bg.box_of.get(focus) if focus else None
+    if key is not None:
+        centre = lay.x[key]
+    if x1 - x0 > VIEW_PX:
+        x0, x1 = centre - VIEW_PX / 2, centre + VIEW_PX / 2
+    digest = hashlib.sha1("\n".join(f"{k}\t{'|'.join(f.text[k])}" for k in lay.keys).encode()).hexdigest()[:16]
     fig_layout: dict[str, Any] = {
-        "height": f.height + legend_px,
-        "margin": {"l": 10, "r": 10, "t": f.top_margin, "b": legend_px},
-        "xaxis": {"visible": False, "range": [f.xmin - 2, f.xmax + 2], "showgrid": False, "zeroline": False},
-        "yaxis": {"visible": False, "range": f.yrange, "showgrid": False, "zeroline": False},
+        "height": int(y1 - y0) + top_margin + 8 + legend_px,
+        "margin": {"l": 4, "r": 4, "t": top_margin, "b": legend_px + 8},
+        "xaxis": {"visible": False, "range": [x0, x1], "showgrid": False, "zeroline": False,
+                  "scaleanchor": "y", "scaleratio": 1, "constrain": "range"},
+        "yaxis": {"visible": False, "range": [y0, y1], "showgrid": False, "zeroline": False, "fixedrange": False},
         "dragmode": "pan",
         "hovermode": "closest",
         "hoverlabel": {"align": "left", "font": {"size": 11}},
         "plot_bgcolor": "#ffffff",
         "paper_bgcolor": "#ffffff",
         "showlegend": True,
-        # under the graph, not beside it: a plan in half a page needs the whole width for its labels
         "legend": {"groupclick": "toggleitem", "font": {"size": 11}, "orientation": "h", "x": 0, "xanchor": "left",
                    "y": -0.01, "yanchor": "top"},
-        "shapes": shapes,
-        "annotations": notes,
         "uirevision": digest,
-        "meta": {"aqe_lens_plan": digest, "nodes": f.n},
+        "meta": {"aqe_lens_plan": digest, "boxes": len(f.bg), "plan_width": lay.width, "plan_height": lay.height},
     }
     if title:
         fig_layout["title"] = {"text": _esc(title), "x": 0.01, "font": {"size": 15}}
     return fig_layout
 
 
-def _first(per_kind: dict[str, list[str]]) -> str | None:
-    for k in NODE_KINDS:
-        if per_kind[k]:
-            return k
-    return None
-
-
 # --------------------------------------------------------------------------------------------
-# search and details (zoom: plan_zoom)
+# search and details
 # --------------------------------------------------------------------------------------------
 def plan_search(plan: PlanNode, text: str, *, fold_codegen: bool = True) -> list[str]:
     """Path ids of the nodes whose name or description contains ``text`` (case-insensitive),

@@ -3,7 +3,7 @@ consecutive plan versions), as structured change records.
 
 Matching: :mod:`aqe_core.views.plan_match` (wrappers dropped, GumTree-style).
 
-Classification of every later-plan node (path ids as in :mod:`aqe_core.figures.plan_layout`):
+Classification of every later-plan node (path ids as in :mod:`aqe_core.figures.plan_paths`):
 shuffle reads by their description (``coalesced``, ``skewed``, ``coalesced and skewed``,
 ``local``; 3.0's ``CustomShuffleReader`` SkewDesc text), ``...(skew=true)`` joins, join
 strategy changes (SMJ → broadcast / shuffled hash), empty relations that replaced a subtree,

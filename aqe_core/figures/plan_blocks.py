@@ -1,0 +1,259 @@
+"""What a plan graph draws: boxes, each one operator or one whole query stage, and their edges.
+
+AQE acts on query stages: it cuts the plan at every exchange, runs the stage below it, then
+re-plans what is above with the stage's statistics. So the picture a Spark engineer reads
+first is the stage graph: one box per stage (the operators between two exchanges), with the
+stage's reads, joins, aggregates, scans and exchange listed inside it, Spark's numbers beside
+them and AQE's changes on top. Any stage can be *expanded* into its operators, one box each
+(``WholeStageCodegen`` and ``InputAdapter`` wrappers folded, as Spark's UI clusters codegen).
+
+A stage (here: a *block*) starts at a stage boundary (an exchange, a query-stage wrapper, a
+subquery, a nested ``AdaptiveSparkPlan``) and holds everything below it down to the next
+boundary; a chain of boundaries (``ShuffleQueryStage`` over ``Exchange``) is one block. Path
+ids (``"0"``, ``"0.1.0"``) address nodes of the unfolded plan, as everywhere else; a collapsed
+block's box is keyed ``"stage:<path of its head>"``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Collection, Optional
+
+from aqe_core.model.plan import PlanNode
+from aqe_core.figures.plan_paths import cross_links
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
+from aqe_core.views.plan_match import base_name, is_join
+
+STAGE_KEY = "stage:"
+#: operators a collapsed stage does not list (they move no data that AQE decides on)
+_QUIET = ("Project", "Filter", "ColumnarToRow", "RowToColumnar", "InputAdapter", "WholeStageCodegen",
+          "AdaptiveSparkPlan", "ReusedExchange")
+_SUBQUERIES = ("Subquery", "SubqueryBroadcast", "ReusedSubquery")
+_JOIN_TYPE = re.compile(r"\b(Inner|Cross|LeftOuter|RightOuter|FullOuter|LeftSemi|LeftAnti|ExistenceJoin\([^)]*\))\b")
+_BUILD = re.compile(r"\b(BuildLeft|BuildRight)\b")
+_PARTITIONING = re.compile(r"^(?:Exchange|ShuffleExchange)\s+(.*?)(?:,\s*[A-Z_]+\s*(?:,\s*\[[^\]]*\])?)?\s*$")
+_STAGE_ID = re.compile(r"^(?:Shuffle|Broadcast|TableCache|Result)QueryStage\s+(\d+)")
+_SCAN_TABLE = re.compile(r"^(?:Scan\s+\S+\s+|FileScan\s+\S+\s+)(\S+)")
+
+#: how many operator lines a collapsed stage lists before "+ N more"
+MAX_STAGE_LINES = 7
+
+
+def is_boundary(node: PlanNode, is_root: bool) -> bool:
+    """Does ``node`` start a query stage of its own (or continue the one its parent starts)?"""
+    name = node.name or ""
+    return (name in STAGE_WRAPPERS or name.endswith("Exchange") or name in _SUBQUERIES
+            or (name == "AdaptiveSparkPlan" and not is_root))
+
+
+@dataclass
+class Block:
+    """One query stage of the drawn plan: ``head`` is the path of its topmost node."""
+
+    head: str
+    members: list[str] = field(default_factory=list)
+    title: str = ""
+
+
+@dataclass
+class Box:
+    """One drawn box: a single operator (``key`` = its path) or a collapsed stage."""
+
+    key: str
+    head: str
+    block: str
+    collapsed: bool
+    members: tuple[str, ...]
+    title: str
+    lines: list[str]
+    kind: str
+
+
+@dataclass
+class BoxGraph:
+    """Boxes in plan pre-order, tree edges (parent key, child key) and reuse / subquery links."""
+
+    boxes: dict[str, Box]
+    edges: list[tuple[str, str]]
+    links: list[tuple[str, str, str]]
+    blocks: dict[str, Block]
+    #: any plan path -> the key of the box that stands for it
+    box_of: dict[str, str]
+
+    def __len__(self) -> int:
+        return len(self.boxes)
+
+
+def split_blocks(plan: PlanNode) -> tuple[dict[str, Block], dict[str, str], dict[str, PlanNode]]:
+    """(blocks by head path, path -> block head, path -> node) in pre-order.
+
+    >>> ex = PlanNode(3, "Exchange", "Exchange hashpartitioning(k#1, 4)", children=[PlanNode(4, "Range", "Range (0, 9)")])
+    >>> root = PlanNode(1, "HashAggregate", "HashAggregate", children=[PlanNode(2, "ShuffleQueryStage", "ShuffleQueryStage 0", children=[ex])])
+    >>> blocks, block_of, _ = split_blocks(root)
+    >>> {h: b.members for h, b in blocks.items()}
+    {'0': ['0'], '0.0': ['0.0', '0.0.0', '0.0.0.0']}
+    """
+    blocks: dict[str, Block] = {}
+    block_of: dict[str, str] = {}
+    nodes: dict[str, PlanNode] = {}
+    # (path, node, parent block, parent continues its block into a boundary child)
+    stack: list[tuple[str, PlanNode, Optional[str], bool]] = [("0", plan, None, False)]
+    while stack:
+        path, node, parent_block, chain = stack.pop()
+        nodes[path] = node
+        boundary = is_boundary(node, parent_block is None)
+        if parent_block is None or (boundary and not chain):
+            blocks[path] = Block(path)
+            blk = path
+        else:
+            blk = parent_block
+        blocks[blk].members.append(path)
+        block_of[path] = blk
+        kids = node.children
+        # a stage wrapper over its exchange is one stage; so is the root's AdaptiveSparkPlan over
+        # its ResultQueryStage
+        keeps_chain = (boundary or (parent_block is None and node.name == "AdaptiveSparkPlan")) and len(kids) == 1
+        for i in range(len(kids) - 1, -1, -1):
+            stack.append((f"{path}.{i}", kids[i], blk, keeps_chain))
+    for blk in blocks.values():
+        blk.title = block_title(nodes, blk)
+    return blocks, block_of, nodes
+
+
+def block_title(nodes: dict[str, PlanNode], blk: Block) -> str:
+    """A stage's name: its query stage and id, else its exchange or subquery, else "Result"."""
+    head = nodes[blk.head]
+    for p in blk.members:
+        n = nodes[p]
+        if not is_boundary(n, p == "0") and p != blk.head:
+            break
+        m = _STAGE_ID.match(n.description or n.name or "")
+        if m:
+            return f"{n.name} {m.group(1)}"
+    name = head.name or "?"
+    if blk.head == "0":
+        return "Result stage" if head.name == "AdaptiveSparkPlan" else operator_text(head)
+    if name in _SUBQUERIES:
+        return name
+    if name.endswith("Exchange"):
+        return name
+    return name
+
+
+def operator_text(node: PlanNode) -> str:
+    """One operator as a line: its name and the qualifier that matters (join type and build
+    side, a scan's table, an exchange's partitioning, a read's description).
+
+    >>> operator_text(PlanNode(1, "BroadcastHashJoin", "BroadcastHashJoin [k#1], [k#2], LeftOuter, BuildRight, false"))
+    'BroadcastHashJoin LeftOuter BuildRight'
+    >>> operator_text(PlanNode(2, "Exchange", "Exchange hashpartitioning(ss_item_sk#3, 128), ENSURE_REQUIREMENTS, [plan_id=71]"))
+    'Exchange hashpartitioning(ss_item_sk#3, 128)'
+    """
+    name = node.name or "?"
+    desc = " ".join((node.description or "").split())
+    if is_join(base_name(name)):
+        jt, build = _JOIN_TYPE.search(desc), _BUILD.search(desc)
+        return " ".join(x for x in (name, jt.group(1) if jt else "", build.group(1) if build else "") if x)
+    if name in SHUFFLE_READ_NAMES:
+        return desc if desc.startswith(name) else f"{name} {desc}".strip()
+    if name.endswith("Exchange") and name != "ReusedExchange":
+        m = _PARTITIONING.match(desc)
+        return f"{name} {m.group(1)}" if m and name in ("Exchange", "ShuffleExchange") else name
+    if name.startswith(("Scan ", "FileScan")):
+        return name
+    m = _STAGE_ID.match(desc or name)
+    if m:
+        return f"{name} {m.group(1)}"
+    return name
+
+
+def _listed(node: PlanNode) -> bool:
+    name = node.name or ""
+    return not (name.startswith("WholeStageCodegen") or base_name(name) in _QUIET or name in STAGE_WRAPPERS)
+
+
+def _folded(node: PlanNode) -> bool:
+    """A wrapper drawn as the operator below it (Spark's UI folds codegen the same way)."""
+    name = node.name or ""
+    return (name.startswith("WholeStageCodegen") or name == "InputAdapter") and len(node.children) == 1
+
+
+def box_graph(plan: PlanNode, expanded: Collection[str] | str = (), *,
+              numbers: Optional[Callable[[PlanNode], list[str]]] = None,
+              kind_of: Callable[[PlanNode], str] = lambda n: "other") -> BoxGraph:
+    """The boxes to draw: every block collapsed into one box except those whose head path is
+    in ``expanded`` (``"all"``: every block drawn operator by operator). ``numbers(node)`` gives
+    Spark's numbers for a node (a read's partitions, bytes written, its stage's task times)."""
+    blocks, block_of, nodes = split_blocks(plan)
+    every = expanded == "all"
+    open_blocks = set(blocks) if every else {h for h in expanded if h in blocks}
+    numbers = numbers or (lambda n: [])
+    boxes: dict[str, Box] = {}
+    box_of: dict[str, str] = {}
+    pending: dict[str, list[str]] = {}
+    for path, node in nodes.items():
+        blk = block_of[path]
+        if blk not in open_blocks:
+            key = STAGE_KEY + blk
+            box_of[path] = key
+            if key not in boxes:
+                boxes[key] = _stage_box(blocks[blk], nodes, numbers, kind_of)
+            continue
+        if _folded(node):
+            pending.setdefault(f"{path}.0", []).extend([*pending.pop(path, ()), path])
+            continue
+        folded = tuple(pending.pop(path, ()))
+        for f in folded:
+            box_of[f] = path
+        box_of[path] = path
+        lines = [f"{x}" for x in numbers(node)]
+        boxes[path] = Box(path, path, blk, False, folded + (path,), operator_text(node), lines, kind_of(node))
+    edges: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for path in nodes:
+        if "." not in path:
+            continue
+        parent = path.rsplit(".", 1)[0]
+        a, b = box_of[parent], box_of[path]
+        if a != b and (a, b) not in seen:
+            seen.add((a, b))
+            edges.append((a, b))
+    return BoxGraph(boxes, edges, _links(nodes, box_of), blocks, box_of)
+
+
+def _stage_box(blk: Block, nodes: dict[str, PlanNode], numbers: Callable[[PlanNode], list[str]],
+               kind_of: Callable[[PlanNode], str]) -> Box:
+    """A collapsed stage: its exchange first (what the stage writes), then the operators that
+    matter in plan order, each with Spark's numbers."""
+    lines: list[str] = []
+    listed = [p for p in blk.members if _listed(nodes[p])]
+    shown = listed if len(listed) <= MAX_STAGE_LINES else listed[: MAX_STAGE_LINES - 1]
+    for p in shown:
+        node = nodes[p]
+        nums = numbers(node)
+        lines.append(operator_text(node) + (" · " + ", ".join(nums[:1]) if nums else ""))
+        lines.extend(f"   {x}" for x in nums[1:])
+    if len(shown) < len(listed):
+        lines.append(f"+ {len(listed) - len(shown)} more operators (click to expand)")
+    head = nodes[blk.head]
+    kinds = [kind_of(nodes[p]) for p in listed] or [kind_of(head)]
+    kind = next((k for k in ("join", "shuffle read", "aggregate", "scan") if k in kinds), kinds[0])
+    return Box(STAGE_KEY + blk.head, blk.head, blk.head, True, tuple(blk.members), blk.title, lines, kind)
+
+
+def _links(nodes: dict[str, PlanNode], box_of: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Reuse / subquery references between boxes, as (source box, target box, kind)."""
+    paths = list(nodes)
+    index = {p: i for i, p in enumerate(paths)}
+    children: list[list[int]] = [[] for _ in paths]
+    for p in paths:
+        if "." in p:
+            children[index[p.rsplit(".", 1)[0]]].append(index[p])
+    out: list[tuple[str, str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for lk in cross_links(paths, [nodes[p] for p in paths], children):
+        a, b = box_of[lk.source], box_of[lk.target]
+        if a != b and (a, b) not in seen:
+            seen.add((a, b))
+            out.append((a, b, lk.kind))
+    return out
