@@ -26,6 +26,6 @@ boxes = mid.segmented_control(
     "Boxes", list(BOX_MODES), key=state.PLAN_BOXES,
     help="A box per query stage (click one to open its operators), or a box per operator. Unset: "
          "operators for small plans, query stages for big ones. Drag to pan, scroll to zoom, double-click to fit.")
-right.button("Collapse stages", on_click=collapse_all, args=((src.path, view.query_id, step - 1),),
+right.button("Collapse stages", key="collapse_stages", on_click=collapse_all, args=((src.path, view.query_id, step - 1),),
              help="Close the query stages opened by a click")
 plan_page(view, step - 1, search, src.path, BOX_MODES.get(boxes, "auto"))

@@ -148,14 +148,37 @@ def test_clicking_a_plan_node_opens_its_details():
     specs = _charts(at)
     assert len(specs) == 2
     assert all(any(t.get("customdata") for t in s["data"]) for s in specs)
-    # numbers on the plans: rows on edges, read partitions beside the nodes (Spark's metrics)
-    texts = [t for s in specs for tr in s["data"] if tr.get("name") in ("numbers", "rows") for t in tr.get("text", [])]
+    # numbers in the boxes: rows, read partitions (Spark's metrics)
+    texts = [line for s in specs for tr in s["data"] if tr.get("name") == "labels"
+             for t in tr.get("text", []) for line in t.split("<br>")]
     assert any(t.endswith(" rows") for t in texts) and any("partitions" in t for t in texts)
     # another plan version: the panel of the node clicked in the final plan is cleared
     if n > 1:
         at.slider(key="plan_version").set_value(1).run()
         assert not any("AdaptiveSparkPlan**" in m.value for m in at.markdown)
         assert at.session_state["plan_selected"] is None if "plan_selected" in at.session_state else True
+
+
+def test_a_clicked_query_stage_opens_into_its_operators():
+    """A click on a collapsed stage (customdata ``stage:<head>``) stores the stage as opened for
+    these plans; the next draw shows its operators in place and the other stages still closed.
+    AppTest cannot click plotly points, so preload what the click stores."""
+    at = _app("plans")
+    at.segmented_control(key="plan_boxes").set_value("Query stages").run()
+    assert not at.exception, at.exception
+    final = _charts(at)[-1]
+    keys = [k for tr in final["data"] if tr.get("name") == "boxes" for k in tr["customdata"]]
+    assert keys and all(k.startswith("stage:") for k in keys) and len(keys) > 1
+    qid = at.session_state["query_id"]
+    n = at.slider(key="plan_version").value if at.slider else 1
+    head = keys[1][len("stage:"):]
+    at.session_state["_plan_expanded"] = {"context": (at.session_state["source_path"], qid, n - 1), "final": {head}}
+    at.run()
+    final = _charts(at)[-1]
+    opened = [k for tr in final["data"] if tr.get("name") == "boxes" for k in tr["customdata"]]
+    assert keys[0] in opened and keys[1] not in opened and head in opened
+    at.button(key="collapse_stages").click().run()
+    assert [k for tr in _charts(at)[-1]["data"] if tr.get("name") == "boxes" for k in tr["customdata"]] == keys
 
 
 def test_the_sidebar_keeps_the_real_source_across_pages(tmp_path):

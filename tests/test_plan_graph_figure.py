@@ -1,5 +1,5 @@
-"""The plotly plan figure: traces, customdata, escaping of untrusted plan text, determinism,
-search / details / zoom helpers."""
+"""The plotly plan figure: traces, customdata, text that fits its box at the default 1:1 view,
+escaping of untrusted plan text, determinism, search / details / focus."""
 from __future__ import annotations
 
 import json
@@ -10,9 +10,14 @@ import pytest
 
 from aqe_core.eventlog import load
 from aqe_core.model.plan import PlanNode
+import html
+import re
+
+from aqe_core.figures.plan_figure import FONT_PX, PAD_X, STAGE_KEY, VIEW_PX
+from aqe_core.figures.text_width import text_px
 from aqe_core.plan_graph import (
-    CHANGE_KINDS, NODE_KINDS, SMJ_TO_BROADCAST, diff_plans, format_metric, layout_plan, node_at, node_details,
-    node_kind, node_position, plan_figure, plan_search, zoom_ranges, zoom_to_node,
+    NODE_KINDS, SMJ_TO_BROADCAST, box_graph, diff_plans, format_metric, node_at, node_details, node_kind,
+    plan_figure, plan_search,
 )
 from aqe_core.figures.synthetic import chain_plan, synthetic_plan
 
@@ -30,12 +35,17 @@ def bhj():
     return ex.initial_plan, final, diff_plans(ex.initial_plan, final)
 
 
-def _marker_traces(fig):
-    return [t for t in fig.data if t.mode == "markers" and t.customdata is not None]
+def _trace(fig, name):
+    return next(t for t in fig.data if t.name == name)
 
 
-def _node_traces(fig):
-    return [t for t in fig.data if t.name in NODE_KINDS]
+def _box_text(fig) -> dict[str, list[str]]:
+    """Each box's text lines as drawn (tags removed, entities read)."""
+    t = _trace(fig, "labels")
+    return {k: [html.unescape(re.sub(r"<[^>]+>", "", line)) for line in txt.split("<br>")]
+            for k, txt in zip(t.customdata, t.text)}
+
+
 
 
 def _all_strings(fig) -> list[str]:
@@ -57,85 +67,84 @@ def _all_strings(fig) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # structure
 # --------------------------------------------------------------------------------------------
-def test_trace_counts_and_customdata(bhj):
-    initial, final, d = bhj
-    lay = layout_plan(final)
-    fig = plan_figure(final, changes=d, title="Final plan", layout=lay)
-    kinds_present = {node_kind(lay.node(p)) for p in lay.order}
-    after_kinds = {c.kind for c in d if c.side == "after"}
+def test_traces_and_customdata(bhj):
+    """Edges, box fills, AQE outlines, then the text and the click markers: both keyed by box."""
+    _initial, final, d = bhj
+    fig = plan_figure(final, changes=d, title="Final plan", expanded="all")
     names = [t.name for t in fig.data]
-    assert names[0] == "edges" and fig.data[0].hoverinfo == "skip" and fig.data[0].mode == "lines"
-    assert "codegen stage (shaded)" in names
-    assert [t.name for t in _node_traces(fig)] == [k for k in NODE_KINDS if k in kinds_present]
-    change_traces = [t for t in fig.data if (t.name or "").startswith("AQE: ")]
-    assert [t.name for t in change_traces] == [f"AQE: {k}" for k in CHANGE_KINDS if k in after_kinds]
-    labels = [t for t in fig.data if t.name == "labels"]
-    assert len(labels) == 1 and list(labels[0].customdata) == lay.order and len(labels[0].text) == len(lay)
-    expected = 1 + 1 + len(change_traces) + len(_node_traces(fig)) + 1
-    assert len(fig.data) == expected
-    # every drawn node exactly once across the operator traces, customdata = path ids
-    cds = [p for t in _node_traces(fig) for p in t.customdata]
-    assert sorted(cds) == sorted(lay.order) and len(cds) == len(set(cds))
-    for t in _marker_traces(fig):
-        assert len(t.customdata) == len(t.x) == len(t.y) == len(t.hovertext)
-    # change outlines sit on the changed nodes
-    conv = next(t for t in change_traces if t.name == f"AQE: {SMJ_TO_BROADCAST}")
-    assert [node_at(final, p).name for p in conv.customdata] == ["BroadcastHashJoin"]
-    # edges: one segment (3 entries with the None break) per tree edge
-    assert len(fig.data[0].x) == 3 * lay.graph.number_of_edges()
-    # codegen stages as shapes below the data
-    assert len(fig.layout.shapes) == len(lay.codegen) > 0
-    assert all(s.layer == "below" for s in fig.layout.shapes)
-    assert fig.layout.dragmode == "pan"
-    assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
+    assert names[0] == "edges" and names[-2:] == ["labels", "boxes"]
+    bg = box_graph(final, "all")
+    assert list(_trace(fig, "labels").customdata) == list(_trace(fig, "boxes").customdata) == list(bg.boxes)
+    assert {n for n in names if n in NODE_KINDS} <= set(NODE_KINDS)
+    assert f"AQE: {SMJ_TO_BROADCAST}" in names
+    assert fig.layout.meta["box_count"] == len(bg.boxes)
+    collapsed = plan_figure(final, changes=d, expanded=())
+    keys = list(_trace(collapsed, "boxes").customdata)
+    assert keys and all(k.startswith(STAGE_KEY) for k in keys)
+    assert "query stage (click to expand)" in [t.name for t in collapsed.data]
 
 
-def test_positions_match_layout(bhj):
-    _, final, _ = bhj
-    lay = layout_plan(final)
-    fig = plan_figure(final, layout=lay)
-    for p in lay.order:
-        assert node_position(fig, p) == pytest.approx(lay.pos[p])
+def _figures_of_every_sample():
+    from aqe_core.sources import load_source, sample_sources
+    for sample in sample_sources():
+        src = load_source(sample.path)
+        for view in src.views:
+            d = diff_plans(view.initial_plan, view.final_plan) if view.final_plan is not None else None
+            for plan, side in ((view.initial_plan, "before"), (view.final_plan, "after")):
+                if plan is None:
+                    continue
+                for expanded in ("auto", "all", ()):
+                    yield f"{sample.label}#{view.query_id}/{side}/{expanded}", plan_figure(
+                        plan, changes=d, change_side=side, expanded=expanded)
+
+
+def test_text_fits_its_box_on_every_sample_plan():
+    """At the default 1:1 view every line of a box is narrower than the box (the browser test
+    measures the drawn text too), the text is 11 px, and the default window is 1:1."""
+    n = 0
+    for name, fig in _figures_of_every_sample():
+        rects = fig.layout.meta["box_rects"]
+        assert _trace(fig, "labels").textfont.size == FONT_PX >= 9
+        for key, lines in _box_text(fig).items():
+            x0, x1, y0, y1 = rects[key]
+            for line in lines:
+                assert text_px(line, FONT_PX) <= (x1 - x0) - 2 * PAD_X + 0.02, (name, key, line)  # rects: 2 decimals
+            assert (y1 - y0) >= 15 * len(lines), (name, key)
+        xr, yr = fig.layout.xaxis.range, fig.layout.yaxis.range
+        assert fig.layout.xaxis.scaleanchor == "y" and fig.layout.xaxis.scaleratio == 1
+        plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        assert yr[1] - yr[0] == pytest.approx(plot_px, abs=1.0), name
+        assert xr[1] - xr[0] <= max(VIEW_PX, fig.layout.meta["plan_width"] + 24) + 1e-6
+        n += 1
+    assert n > 100
 
 
 def test_before_side_marks_removed_and_partner(bhj):
     initial, final, d = bhj
-    fig = plan_figure(initial, changes=d, change_side="before")
-    names = {t.name: t for t in fig.data}
-    removed = names["AQE: removed"]
-    assert {node_at(initial, p).name for p in removed.customdata} == {"Sort"}
-    conv = names[f"AQE: {SMJ_TO_BROADCAST}"]
-    assert [node_at(initial, p).name for p in conv.customdata] == ["SortMergeJoin"]
+    fig = plan_figure(initial, changes=d, change_side="before", expanded="all")
+    names = {t.name for t in fig.data}
+    assert "AQE: removed" in names and f"AQE: {SMJ_TO_BROADCAST}" in names
+    text = _box_text(fig)
+    removed = {node_at(initial, k).name for k, lines in text.items() if "AQE: removed" in lines}
+    assert removed == {"Sort"}
+    converted = [node_at(initial, k).name for k, lines in text.items() if any("broadcast" in x for x in lines[1:2])]
+    assert converted == ["SortMergeJoin"]
 
 
 def test_highlight_and_changes_as_mapping(bhj):
     _, final, _ = bhj
     read = plan_search(final, "aqeshuffleread local")
     assert read
-    fig = plan_figure(final, highlight=read[0], changes={read[0]: "local read"})
-    sel = fig.data[-1]
-    assert sel.name == "selected" and list(sel.customdata) == [read[0]]
+    fig = plan_figure(final, highlight=read[0], changes={read[0]: "local read"}, expanded="all")
+    assert any(t.name == "selected / found" for t in fig.data)
     assert any(t.name == "AQE: local read" for t in fig.data)
+    assert "AQE: local read" in _box_text(fig)[read[0]]
+    # collapsed: the stage holding the read is ringed
+    stages = plan_figure(final, highlight=read[0], expanded=())
+    assert any(t.name == "selected / found" for t in stages.data)
     # unknown paths are ignored
     fig2 = plan_figure(final, highlight=["9.9.9"], changes=[{"path": "9.9", "kind": "coalesced read"}])
-    assert all(t.name != "selected" for t in fig2.data)
-
-
-def test_big_plans_use_webgl_and_hide_labels():
-    plan = synthetic_plan(1400, seed=4)
-    lay = layout_plan(plan)
-    assert len(lay) > 1000
-    fig = plan_figure(plan, layout=lay)
-    assert {t.type for t in fig.data if t.name in NODE_KINDS or t.name == "edges"} == {"scattergl"}
-    assert all(t.name != "labels" for t in fig.data)
-    assert not fig.layout.annotations
-    cds = [p for t in _node_traces(fig) for p in t.customdata]
-    assert sorted(cds) == sorted(lay.order)
-    # unvalidated big figure is still valid plotly
-    go.Figure(fig.to_dict())
-    mid = synthetic_plan(400, seed=4)
-    fig_mid = plan_figure(mid)
-    assert {t.type for t in fig_mid.data} == {"scatter"} and all(t.name != "labels" for t in fig_mid.data)
+    assert all(t.name != "selected / found" and not str(t.name).startswith("AQE") for t in fig2.data)
 
 
 def test_deterministic(bhj):
@@ -151,8 +160,17 @@ def test_deterministic(bhj):
 
 def test_deep_chain_figure():
     plan = chain_plan(2500)
+    fig = plan_figure(plan, expanded="all")
+    assert len(_trace(fig, "boxes").customdata) == 2500
+
+
+def test_a_big_plan_opens_as_its_stages():
+    plan = synthetic_plan(400, seed=4)
     fig = plan_figure(plan)
-    assert sum(len(t.customdata) for t in _node_traces(fig)) == 2500
+    assert fig.layout.meta["box_count"] < 80
+    go.Figure(fig.to_dict())  # valid plotly
+    small = synthetic_plan(30, seed=4)
+    assert not any(k.startswith(STAGE_KEY) for k in _trace(plan_figure(small), "boxes").customdata)
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,7 +189,7 @@ def test_hover_text_escapes_plan_strings():
     joined = "\n".join(strings)
     for bad in ("<a ", "<a>", "<script", "<img", "<u>", "<b>Evil", "<i>5"):
         assert bad not in joined, bad
-    hover = next(t for t in _node_traces(fig) if "0.0.0" in t.customdata)
+    hover = _trace(fig, "boxes")
     text = hover.hovertext[list(hover.customdata).index("0.0.0")]
     assert "&lt;a href=x&gt;x&lt;/a&gt;&lt;script&gt;" in text
     assert "&lt;b&gt;Evil&lt;/b&gt;Scan" in text
@@ -189,7 +207,7 @@ def test_long_description_truncated_and_entities_not_cut():
     desc = "Project [" + ", ".join(f"c{i}#&<{i}>" for i in range(400)) + "]"
     plan = PlanNode(0, "Project", desc, [], [])
     fig = plan_figure(plan)
-    text = _node_traces(fig)[0].hovertext[0]
+    text = _trace(fig, "boxes").hovertext[0]
     assert len(text) < 1200
     for chunk in text.split("<br>"):
         # every '&' starts a complete entity
@@ -225,9 +243,9 @@ def test_search_details_zoom(bhj):
     assert hits and all(node_at(final, p).name == "AQEShuffleRead" for p in hits)
     assert plan_search(final, "") == [] and plan_search(final, "no such operator") == []
     # hits on folded codegen wrappers map to the drawn node
-    lay = layout_plan(final)
+    drawn = box_graph(final, "all").boxes
     wscg = plan_search(final, "wholestagecodegen")
-    assert wscg and all(p in lay.pos for p in wscg)
+    assert wscg and all(p in drawn for p in wscg)
     assert set(plan_search(final, "wholestagecodegen", fold_codegen=False)) == {
         p for p, n in ((p, node_at(final, p)) for p in _all_paths(final)) if n.name.startswith("WholeStageCodegen")}
     # description matches too
@@ -245,17 +263,10 @@ def test_search_details_zoom(bhj):
     assert stage_node is not None
     assert node_details(final, "7.7") is None and node_details(final, "0.99") is None
 
-    fig = plan_figure(final, layout=lay)
-    full_x, full_y = list(fig.layout.xaxis.range), list(fig.layout.yaxis.range)
-    xr, yr = zoom_ranges(fig, read)
-    x, y = lay.pos[read]
-    assert xr[0] < x < xr[1] and yr[0] < y < yr[1]
-    # a uniform zoom (the same factor on both axes) never pushes fixed-size labels together
-    fx, fy = (xr[1] - xr[0]) / (full_x[1] - full_x[0]), (yr[1] - yr[0]) / (full_y[1] - full_y[0])
-    assert abs(fx - fy) < 1e-9 and fx < 1
-    assert zoom_to_node(fig, read) is True
-    assert list(fig.layout.xaxis.range) == xr
-    assert zoom_to_node(fig, "9.9") is False
+    fig = plan_figure(final, expanded="all", focus=read)
+    xr = fig.layout.xaxis.range
+    x0, x1, _y0, _y1 = fig.layout.meta["box_rects"][read]
+    assert xr[0] <= (x0 + x1) / 2 <= xr[1]
 
 
 def _all_paths(plan):
@@ -283,15 +294,15 @@ def test_reuse_link_trace():
     plan = PlanNode(0, "Union", "Union", children=[
         ex, PlanNode(None, "ReusedExchange", "ReusedExchange [k#9L], Exchange hashpartitioning(k#1L, 40), "
                                              "ENSURE_REQUIREMENTS, [plan_id=7]")])
-    fig = plan_figure(plan)
+    fig = plan_figure(plan, expanded="all")
     link = [t for t in fig.data if t.name == "reuse / subquery link"]
     assert len(link) == 1 and link[0].line.dash == "dash" and len(link[0].x) == 3
-    reused = next(t for t in _node_traces(fig) if "0.1" in t.customdata)
-    assert "reuses Exchange #3" in reused.hovertext[list(reused.customdata).index("0.1")]
+    boxes = _trace(fig, "boxes")
+    assert "reuses Exchange hashpartitioning(k#1L, 40) #3" in boxes.hovertext[list(boxes.customdata).index("0.1")]
 
 
 def test_figure_json_size_reasonable():
-    fig = plan_figure(synthetic_plan(2000, seed=3))
+    fig = plan_figure(synthetic_plan(2000, seed=3), expanded="all")
     assert len(json.dumps(fig.to_plotly_json(), default=str)) < 6_000_000
 
 

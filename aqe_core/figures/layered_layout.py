@@ -4,9 +4,10 @@ Why igraph: its Sugiyama layout (C core, maintained, wheels for every platform) 
 hard parts, crossing minimisation within layers and routing of edges that span layers through
 dummy positions, in about a millisecond for 500 boxes. We only fix the layers (a box sits one
 layer below its consumer, so the root is on top as in ``EXPLAIN``) and turn igraph's unit grid
-into pixels: every box of a layer is as wide as the widest box (``hgap`` is that width plus a
-gap), a layer is as tall as its tallest box, so no two boxes overlap by construction, and a
-final pass keeps that true whatever igraph returns.
+into pixels: igraph places boxes on a grid of one typical box width; each layer is then packed
+with the boxes' real widths, as close to igraph's positions as the gaps allow (isotonic
+regression by pool-adjacent-violators, exact in linear time), and a layer is as tall as its
+tallest box, so no two boxes overlap by construction.
 
 Coordinates are screen pixels at the default zoom: x to the right, y *up* (plotly's), so a
 layer below its parent has a smaller y.
@@ -53,11 +54,13 @@ def layered_layout(keys: list[str], edges: list[tuple[str, str]], size: dict[str
         return BoxLayout([], {}, {}, {}, {}, {}, {}, 0.0, 0.0)
     index = {k: i for i, k in enumerate(keys)}
     layer = _layers(keys, edges)
-    slot = max(w for w, _ in size.values()) + H_GAP
+    widths = sorted(w for w, _ in size.values())
+    slot = widths[len(widths) // 2] + H_GAP
     g = ig.Graph(n=len(keys), edges=[(index[a], index[b]) for a, b in edges], directed=True)
     lay = g.layout_sugiyama(layers=[layer[k] for k in keys], hgap=slot, vgap=1.0, maxiter=100)
-    xs = {k: float(lay.coords[index[k]][0]) for k in keys}
-    _keep_apart(keys, layer, xs, slot)
+    coords = lay.coords  # a copy per access
+    xs = {k: float(coords[index[k]][0]) for k in keys}
+    _pack_layers(keys, layer, xs, {k: size[k][0] for k in keys})
     # layers top-down: each as tall as its tallest box, boxes centred on the layer's line
     depth = max(layer.values()) + 1
     tall = [0.0] * depth
@@ -101,14 +104,33 @@ def _layers(keys: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
     return layer
 
 
-def _keep_apart(keys: list[str], layer: dict[str, int], xs: dict[str, float], slot: float) -> None:
-    """Neighbours on a layer at least one slot apart, in igraph's order (a no-op when igraph
-    kept its own ``hgap``; a guarantee either way)."""
+def _pack_layers(keys: list[str], layer: dict[str, int], xs: dict[str, float], width: dict[str, float]) -> None:
+    """Move the boxes of each layer, in igraph's order, as little as possible (least squares)
+    so that neighbours are at least their half widths plus :data:`H_GAP` apart.
+
+    >>> xs = {"a": 0.0, "b": 10.0, "c": 100.0}
+    >>> _pack_layers(["a", "b", "c"], {"a": 0, "b": 0, "c": 0}, xs, {"a": 20, "b": 20, "c": 20})
+    >>> [round(xs[k], 1) for k in "abc"]
+    [-19.0, 29.0, 100.0]
+    """
     rows: dict[int, list[str]] = {}
     for k in keys:
         rows.setdefault(layer[k], []).append(k)
     for row in rows.values():
         row.sort(key=lambda k: xs[k])
+        # x[i+1] - x[i] >= gap[i]  <=>  y = x - offset is non-decreasing: fit y to the targets
+        offset = [0.0]
         for a, b in zip(row, row[1:]):
-            if xs[b] - xs[a] < slot:
-                xs[b] = xs[a] + slot
+            offset.append(offset[-1] + (width[a] + width[b]) / 2 + H_GAP)
+        blocks: list[list[float]] = []  # [mean, count]
+        for k, off in zip(row, offset):
+            blocks.append([xs[k] - off, 1.0])
+            while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+                m2, n2 = blocks.pop()
+                m1, n1 = blocks[-1]
+                blocks[-1] = [(m1 * n1 + m2 * n2) / (n1 + n2), n1 + n2]
+        i = 0
+        for mean, count in blocks:
+            for _ in range(int(count)):
+                xs[row[i]] = mean + offset[i]
+                i += 1

@@ -121,22 +121,32 @@ def split_blocks(plan: PlanNode) -> tuple[dict[str, Block], dict[str, str], dict
 
 
 def block_title(nodes: dict[str, PlanNode], blk: Block) -> str:
-    """A stage's name: its query stage and id, else its exchange or subquery, else "Result"."""
-    head = nodes[blk.head]
+    """A stage's name: its query stage and id (adaptive plans), else what its exchange makes of
+    it (the initial plan: the stage AQE will run), else its subquery, else the result stage.
+
+    >>> n = {"0": PlanNode(1, "Project", ""), "0.0": PlanNode(2, "BroadcastExchange", "BroadcastExchange HashedRelationBroadcastMode")}
+    >>> block_title(n, Block("0.0", ["0.0"])), block_title(n, Block("0", ["0"]))
+    ('Broadcast stage', 'Result stage')
+    """
+    chain = []  # the head and the stage boundaries right under it (a wrapper over its exchange)
     for p in blk.members:
-        n = nodes[p]
-        if not is_boundary(n, p == "0") and p != blk.head:
+        if p != blk.head and not is_boundary(nodes[p], p == "0"):
             break
+        chain.append(nodes[p])
+    reused = " (reused)" if any(n.name == "ReusedExchange" for n in chain) else ""
+    for n in chain:
         m = _STAGE_ID.match(n.description or n.name or "")
         if m:
-            return f"{n.name} {m.group(1)}"
-    name = head.name or "?"
+            return f"{n.name} {m.group(1)}{reused}"
+    name = nodes[blk.head].name or "?"
     if blk.head == "0":
-        return "Result stage" if head.name == "AdaptiveSparkPlan" else operator_text(head)
-    if name in _SUBQUERIES:
-        return name
+        return "Result stage"
+    if name == "BroadcastExchange":
+        return "Broadcast stage"
+    if name == "ReusedExchange":
+        return "Reused exchange"
     if name.endswith("Exchange"):
-        return name
+        return "Shuffle stage"
     return name
 
 
@@ -199,7 +209,7 @@ def box_graph(plan: PlanNode, expanded: Collection[str] | str = (), *,
             if key not in boxes:
                 boxes[key] = _stage_box(blocks[blk], nodes, numbers, kind_of)
             continue
-        if _folded(node):
+        if _folded(node) and block_of[f"{path}.0"] == blk:
             pending.setdefault(f"{path}.0", []).extend([*pending.pop(path, ()), path])
             continue
         folded = tuple(pending.pop(path, ()))

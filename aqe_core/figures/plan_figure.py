@@ -290,6 +290,13 @@ class _Frame:
             self.text[key] = lines
             size[key] = (width, 2 * PAD_Y + LINE_PX * len(lines))
         self.lay = layered_layout(list(bg.boxes), bg.edges, size)
+        self.link_notes: dict[str, str] = {}
+        for a, b, kind in bg.links:
+            what = "reuses" if kind == "reuse" else "refers to"
+            target = bg.boxes[b]
+            node = node_at(plan, target.head)
+            ref = f" #{node.id}" if node is not None and node.id is not None else ""
+            self.link_notes[a] = f"{what} {target.title}{ref} (dashed link)"
 
     def trace(self, **kw: Any) -> dict[str, Any]:
         d: dict[str, Any] = {"type": "scatter"}
@@ -455,10 +462,13 @@ def _box_hover(f: _Frame, key: str) -> str:
     changes = f.changes.get(key, [])
     if not box.collapsed:
         node = node_at(f.plan, box.head)
-        return _hover(box.head, node, _codegen_stage_of(f.plan, box.head), changes, None) if node else _esc(box.title)
-    parts = [f"<b>{_esc(box.title)}</b>  <i>(click to expand)</i>"]
+        return (_hover(box.head, node, _codegen_stage_of(f.plan, box.head), changes, f.link_notes.get(key))
+                if node else _esc(box.title))
+    parts = [f"<b>{_esc(box.title)}</b>  <i>(click to open its operators)</i>"]
     parts += [f"<b>AQE: {_esc(label)}</b>" for _k, label, _e in changes]
     parts += [_esc(line if len(line) <= 100 else line[:99] + "…") for line in box.lines[:16]]
+    if key in f.link_notes:
+        parts.append(_esc(f.link_notes[key]))
     return "<br>".join(parts)
 
 
@@ -471,7 +481,9 @@ def _figure_layout(f: _Frame, title: str, legend_px: int, focus: str | None) -> 
     top_margin = 40 if title else 8
     x0, x1 = -pad, lay.width + pad
     y0, y1 = -lay.height - pad, pad
-    centre = lay.x[lay.keys[0]] if lay.keys else 0.0
+    # a plan wider than the page keeps 1:1 and shows its middle (or the focus); plotly widens
+    # this window to the page's width at the same scale
+    centre = lay.width / 2
     key = f.bg.box_of.get(focus) if focus else None
     if key is not None:
         centre = lay.x[key]
@@ -493,7 +505,9 @@ def _figure_layout(f: _Frame, title: str, legend_px: int, focus: str | None) -> 
         "legend": {"groupclick": "toggleitem", "font": {"size": 11}, "orientation": "h", "x": 0, "xanchor": "left",
                    "y": -0.01, "yanchor": "top"},
         "uirevision": digest,
-        "meta": {"aqe_lens_plan": digest, "boxes": len(f.bg), "plan_width": lay.width, "plan_height": lay.height},
+        # the browser test reads the boxes back to check every drawn label against its box
+        "meta": {"aqe_lens_plan": digest, "box_count": len(f.bg), "plan_width": lay.width, "plan_height": lay.height,
+                 "box_rects": {k: [round(v, 2) for v in lay.rect(k)] for k in lay.keys}},
     }
     if title:
         fig_layout["title"] = {"text": _esc(title), "x": 0.01, "font": {"size": 15}}
