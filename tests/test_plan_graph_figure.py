@@ -13,7 +13,7 @@ from aqe_core.model.plan import PlanNode
 import html
 import re
 
-from aqe_core.figures.plan_figure import FONT_PX, PAD_X, STAGE_KEY, VIEW_PX
+from aqe_core.figures.plan_figure import FIT_PX, FONT_PX, PAD_X, STAGE_KEY
 from aqe_core.figures.text_width import text_px
 from aqe_core.plan_graph import (
     NODE_KINDS, SMJ_TO_BROADCAST, box_graph, diff_plans, format_metric, node_at, node_details, node_kind,
@@ -104,7 +104,7 @@ def test_text_fits_its_box_on_every_sample_plan():
     n = 0
     for name, fig in _figures_of_every_sample():
         rects = fig.layout.meta["box_rects"]
-        assert _trace(fig, "labels").textfont.size == FONT_PX >= 9
+        assert FONT_PX * fig.layout.meta["scale"] == pytest.approx(_trace(fig, "labels").textfont.size, abs=0.01)
         for key, lines in _box_text(fig).items():
             x0, x1, y0, y1 = rects[key]
             for line in lines:
@@ -113,8 +113,9 @@ def test_text_fits_its_box_on_every_sample_plan():
         xr, yr = fig.layout.xaxis.range, fig.layout.yaxis.range
         assert fig.layout.xaxis.scaleanchor == "y" and fig.layout.xaxis.scaleratio == 1
         plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
-        assert yr[1] - yr[0] == pytest.approx(plot_px, abs=1.0), name
-        assert xr[1] - xr[0] <= max(VIEW_PX, fig.layout.meta["plan_width"] + 24) + 1e-6
+        assert (yr[1] - yr[0]) * fig.layout.meta["scale"] == pytest.approx(plot_px, abs=1.0), name
+        assert (xr[1] - xr[0]) * fig.layout.meta["scale"] <= FIT_PX + 1e-6
+        assert _trace(fig, "labels").textfont.size >= 9
         n += 1
     assert n > 100
 

@@ -33,7 +33,8 @@ _JOIN_TYPE = re.compile(r"\b(Inner|Cross|LeftOuter|RightOuter|FullOuter|LeftSemi
 _BUILD = re.compile(r"\b(BuildLeft|BuildRight)\b")
 _PARTITIONING = re.compile(r"^(?:Exchange|ShuffleExchange)\s+(.*?)(?:,\s*[A-Z_]+\s*(?:,\s*\[[^\]]*\])?)?\s*$")
 _STAGE_ID = re.compile(r"^(?:Shuffle|Broadcast|TableCache|Result)QueryStage\s+(\d+)")
-_SCAN_TABLE = re.compile(r"^(?:Scan\s+\S+\s+|FileScan\s+\S+\s+)(\S+)")
+_SCAN_TABLE = re.compile(r"^(?:Scan|FileScan|BatchScan)\s+\S+\s+(\S+)")
+_SCAN_LOCATION = re.compile(r"Location: \w+\(\d+ paths?\)\[([^\],]*)")
 
 #: how many operator lines a collapsed stage lists before "+ N more"
 MAX_STAGE_LINES = 7
@@ -128,11 +129,7 @@ def block_title(nodes: dict[str, PlanNode], blk: Block) -> str:
     >>> block_title(n, Block("0.0", ["0.0"])), block_title(n, Block("0", ["0"]))
     ('Broadcast stage', 'Result stage')
     """
-    chain = []  # the head and the stage boundaries right under it (a wrapper over its exchange)
-    for p in blk.members:
-        if p != blk.head and not is_boundary(nodes[p], p == "0"):
-            break
-        chain.append(nodes[p])
+    chain = [nodes[p] for p in _head_chain(nodes, blk)]
     reused = " (reused)" if any(n.name == "ReusedExchange" for n in chain) else ""
     for n in chain:
         m = _STAGE_ID.match(n.description or n.name or "")
@@ -169,12 +166,28 @@ def operator_text(node: PlanNode) -> str:
     if name.endswith("Exchange") and name != "ReusedExchange":
         m = _PARTITIONING.match(desc)
         return f"{name} {m.group(1)}" if m and name in ("Exchange", "ShuffleExchange") else name
-    if name.startswith(("Scan ", "FileScan")):
-        return name
+    if name.startswith(("Scan ", "FileScan", "BatchScan")):
+        table = scan_table(node)
+        return f"{name.split()[0]} {name.split()[1]} {table}" if table and len(name.split()) > 1 else name
     m = _STAGE_ID.match(desc or name)
     if m:
         return f"{name} {m.group(1)}"
     return name
+
+
+def scan_table(node: PlanNode) -> str:
+    """The table a scan reads: its catalog name's last part, else its location's last folder.
+
+    >>> scan_table(PlanNode(1, "Scan parquet spark_catalog.default.date_dim", ""))
+    'date_dim'
+    >>> scan_table(PlanNode(2, "Scan parquet ", "FileScan parquet [d#1] Location: InMemoryFileIndex(1 paths)[file:/d/item], X"))
+    'item'
+    """
+    m = _SCAN_TABLE.match(node.name or "")
+    if m:
+        return m.group(1).rsplit(".", 1)[-1]
+    m = _SCAN_LOCATION.search(node.description or "")
+    return m.group(1).rstrip("/").rsplit("/", 1)[-1] if m else ""
 
 
 def _listed(node: PlanNode) -> bool:
@@ -190,24 +203,39 @@ def _folded(node: PlanNode) -> bool:
 
 def box_graph(plan: PlanNode, expanded: Collection[str] | str = (), *,
               numbers: Optional[Callable[[PlanNode], list[str]]] = None,
-              kind_of: Callable[[PlanNode], str] = lambda n: "other") -> BoxGraph:
+              kind_of: Callable[[PlanNode], str] = lambda n: "other",
+              keep: Collection[str] = ()) -> BoxGraph:
     """The boxes to draw: every block collapsed into one box except those whose head path is
     in ``expanded`` (``"all"``: every block drawn operator by operator). ``numbers(node)`` gives
-    Spark's numbers for a node (a read's partitions, bytes written, its stage's task times)."""
+    Spark's numbers for a node (a read's partitions, bytes written, its stage's task times).
+
+    A broadcast stage with no stage below it (a dimension table's scan) is written as a line
+    of the closed stage that joins it, not drawn as a box of its own: a TPC-DS query joins a
+    dozen of them, and as boxes they made its stage graph thousands of pixels wide. One holding
+    a path of ``keep`` (an AQE change) keeps its box."""
     blocks, block_of, nodes = split_blocks(plan)
     every = expanded == "all"
     open_blocks = set(blocks) if every else {h for h in expanded if h in blocks}
     numbers = numbers or (lambda n: [])
+    joined = {h: parent for h, parent in _broadcast_leaves(blocks, block_of, nodes, set(keep)).items()
+              if parent not in open_blocks and h not in open_blocks}
+    into: dict[str, list[str]] = {}  # a closed stage's listed member -> the broadcast stages it joins
+    for h in joined:
+        at = h.rsplit(".", 1)[0]
+        while not _listed(nodes[at]) and "." in at and block_of[at.rsplit(".", 1)[0]] == block_of[at]:
+            at = at.rsplit(".", 1)[0]  # past an InputAdapter to its join
+        into.setdefault(at, []).append(h)
     boxes: dict[str, Box] = {}
     box_of: dict[str, str] = {}
     pending: dict[str, list[str]] = {}
     for path, node in nodes.items():
         blk = block_of[path]
+        blk = joined.get(blk, blk)
         if blk not in open_blocks:
             key = STAGE_KEY + blk
             box_of[path] = key
             if key not in boxes:
-                boxes[key] = _stage_box(blocks[blk], nodes, numbers, kind_of)
+                boxes[key] = _stage_box(blocks[blk], nodes, numbers, kind_of, into, blocks)
             continue
         if _folded(node) and block_of[f"{path}.0"] == blk:
             pending.setdefault(f"{path}.0", []).extend([*pending.pop(path, ()), path])
@@ -228,31 +256,75 @@ def box_graph(plan: PlanNode, expanded: Collection[str] | str = (), *,
         if a != b and (a, b) not in seen:
             seen.add((a, b))
             edges.append((a, b))
-    return BoxGraph(boxes, edges, _links(nodes, box_of), blocks, box_of)
+    written = {p for h in joined for p in blocks[h].members}
+    return BoxGraph(boxes, edges, _links(nodes, box_of, written), blocks, box_of)
+
+
+def _broadcast_leaves(blocks: dict[str, Block], block_of: dict[str, str], nodes: dict[str, PlanNode],
+                      keep: set[str]) -> dict[str, str]:
+    """Broadcast stages with no stage below them and no AQE change: head -> the joining stage."""
+    parent_of = {h: block_of[h.rsplit(".", 1)[0]] for h in blocks if h != "0"}
+    has_child = set(parent_of.values())
+    out: dict[str, str] = {}
+    for h, parent in parent_of.items():
+        blk = blocks[h]
+        chain = _head_chain(nodes, blk)
+        if (h not in has_child and any(nodes[p].name in _BROADCASTS for p in chain)
+                and not any(p in keep for p in blk.members)):
+            out[h] = parent
+    return out
+
+
+_BROADCASTS = ("BroadcastQueryStage", "BroadcastExchange")
+_SCANS = ("Scan ", "FileScan", "BatchScan")
+
+
+def _head_chain(nodes: dict[str, PlanNode], blk: Block) -> list[str]:
+    """The block's head and the stage boundaries right under it (a wrapper over its exchange)."""
+    chain = []
+    for p in blk.members:
+        if p != blk.head and not is_boundary(nodes[p], p == "0"):
+            break
+        chain.append(p)
+    return chain
+
+
+def _broadcast_line(nodes: dict[str, PlanNode], blk: Block) -> str:
+    """What a joined broadcast stage carries: its tables (or its title), and if it is reused."""
+    tables = [scan_table(nodes[p]) for p in blk.members if (nodes[p].name or "").startswith(_SCANS)]
+    tables = [t for t in tables if t]
+    what = ", ".join(dict.fromkeys(tables)) or blk.title
+    return f"⟵ {what}" + (" (reused)" if "(reused)" in blk.title else "")
 
 
 def _stage_box(blk: Block, nodes: dict[str, PlanNode], numbers: Callable[[PlanNode], list[str]],
-               kind_of: Callable[[PlanNode], str]) -> Box:
+               kind_of: Callable[[PlanNode], str], into: dict[str, list[str]], blocks: dict[str, Block]) -> Box:
     """A collapsed stage: its exchange first (what the stage writes), then the operators that
-    matter in plan order, each with Spark's numbers."""
+    matter in plan order, each with Spark's numbers; a join names the broadcasts it joins."""
     lines: list[str] = []
     listed = [p for p in blk.members if _listed(nodes[p])]
     shown = listed if len(listed) <= MAX_STAGE_LINES else listed[: MAX_STAGE_LINES - 1]
     for p in shown:
         node = nodes[p]
         nums = numbers(node)
-        lines.append(operator_text(node) + (" · " + ", ".join(nums[:1]) if nums else ""))
+        text = operator_text(node)
+        joins = [_broadcast_line(nodes, blocks[h]) for h in into.get(p, ())]
+        if joins:  # "BroadcastHashJoin ⟵ date_dim": the table is what the line is for
+            text = " ".join(w for w in text.split() if w not in ("Inner", "BuildLeft", "BuildRight")) + " " + " ".join(joins)
+        lines.append(text + (" · " + ", ".join(nums[:1]) if nums else ""))
         lines.extend(f"   {x}" for x in nums[1:])
     if len(shown) < len(listed):
         lines.append(f"+ {len(listed) - len(shown)} more operators (click to expand)")
     head = nodes[blk.head]
     kinds = [kind_of(nodes[p]) for p in listed] or [kind_of(head)]
     kind = next((k for k in ("join", "shuffle read", "aggregate", "scan") if k in kinds), kinds[0])
-    return Box(STAGE_KEY + blk.head, blk.head, blk.head, True, tuple(blk.members), blk.title, lines, kind)
+    members = tuple(blk.members) + tuple(m for p in blk.members for h in into.get(p, ()) for m in blocks[h].members)
+    return Box(STAGE_KEY + blk.head, blk.head, blk.head, True, members, blk.title, lines, kind)
 
 
-def _links(nodes: dict[str, PlanNode], box_of: dict[str, str]) -> list[tuple[str, str, str]]:
-    """Reuse / subquery references between boxes, as (source box, target box, kind)."""
+def _links(nodes: dict[str, PlanNode], box_of: dict[str, str], written: set[str]) -> list[tuple[str, str, str]]:
+    """Reuse / subquery references between boxes, as (source box, target box, kind); a
+    broadcast written into its joining stage's box says "(reused)" there instead."""
     paths = list(nodes)
     index = {p: i for i, p in enumerate(paths)}
     children: list[list[int]] = [[] for _ in paths]
@@ -263,7 +335,7 @@ def _links(nodes: dict[str, PlanNode], box_of: dict[str, str]) -> list[tuple[str
     seen: set[tuple[str, str]] = set()
     for lk in cross_links(paths, [nodes[p] for p in paths], children):
         a, b = box_of[lk.source], box_of[lk.target]
-        if a != b and (a, b) not in seen:
+        if a != b and lk.source not in written and (a, b) not in seen:
             seen.add((a, b))
             out.append((a, b, lk.kind))
     return out

@@ -159,12 +159,20 @@ LINE_PX = 15
 PAD_X = 9.0
 PAD_Y = 7.0
 MIN_BOX_W = 90.0
-MAX_BOX_W = {True: 300.0, False: 250.0}  # collapsed stage, single operator
+MAX_BOX_W = {True: 260.0, False: 250.0}  # collapsed stage, single operator
 #: plans with at most this many drawn operators open with every stage expanded
 AUTO_EXPAND = 45
-#: the default view shows at most this wide a window (pixels, 1:1); wider plans pan
+#: plans up to this wide (pixels at 1:1) fit half a wide page: initial and final side by side
 VIEW_PX = 420.0
+#: the plot width a plan's default view is made for (a page-wide plot at 1440 pixels)
+FIT_PX = 900.0
+#: the smallest text of the default view: a wider plan is drawn smaller down to this, then pans
+MIN_FONT_PX = 9.0
+#: a layer of boxes is at most this wide; wider fan-outs go to the layers below
+PLAN_MAX_PX = 800.0
 FONT_FAMILY = "Arial, 'Liberation Sans', Helvetica, 'DejaVu Sans', sans-serif"
+#: blank pixels around the plan in its view
+VIEW_PAD = 12.0
 EDGE_COLOR = "#8c8c8c"
 HIGHLIGHT_COLOR = "#f0b400"
 STAGE_FILL = "#eef4fa"
@@ -191,6 +199,17 @@ def _codegen_stage_of(plan: PlanNode, path: str) -> int | None:
         if n == INPUT_ADAPTER:
             return None
     return None
+
+
+def view_scale(width: float) -> float:
+    """Pixels per layout pixel of a plan's default view: 1 when it fits :data:`FIT_PX`, else as
+    small as fits, but never with text under :data:`MIN_FONT_PX`.
+
+    >>> view_scale(600), round(view_scale(1000), 3), round(view_scale(5000), 3)
+    (1.0, 0.879, 0.818)
+    """
+    need = width + 2 * VIEW_PAD
+    return 1.0 if need <= FIT_PX else max(MIN_FONT_PX / FONT_PX, FIT_PX / need)
 
 
 def drawn_operators(plan: PlanNode) -> int:
@@ -225,17 +244,18 @@ def plan_figure(
     ``highlight``: plan path(s) to ring (selection, search hits); ``focus``: a plan path the
     default view is centred on. ``numbers(node)``: Spark's numbers written in the boxes.
 
-    The default view is 1:1 (a box is as many pixels as its text needs) and at most
-    :data:`VIEW_PX` wide around the root or ``focus``; the x axis follows the y axis' scale, so
-    a wider page shows more of the plan at the same size and text never overlaps; pan, scroll
-    to zoom, double-click to fit the whole plan.
+    Boxes are sized from their text at :data:`FONT_PX`. The default view shows the whole plan
+    in :data:`FIT_PX`, drawn smaller (text and boxes alike, so text never overlaps) down to
+    :data:`MIN_FONT_PX`; a plan wider still shows its middle (or ``focus``) at that size, the rest
+    a pan away. The x axis follows the y axis' pixel scale, so a wider page shows more at the
+    same size. Drag to pan, scroll to zoom, double-click to fit.
 
     Every box's marker and text carry ``customdata`` = its key: a plan path for an operator,
     ``"stage:<head path>"`` for a collapsed stage.
     """
     if expanded == "auto":
         expanded = "all" if drawn_operators(plan) <= AUTO_EXPAND else ()
-    bg = box_graph(plan, expanded, numbers=numbers, kind_of=node_kind)
+    bg = box_graph(plan, expanded, numbers=numbers, kind_of=node_kind, keep=_norm_changes(changes, change_side))
     f = _Frame(plan, bg, changes, change_side)
     traces = (_edge_traces(f) + _box_traces(f) + _change_traces(f) + _highlight_traces(f, highlight)
               + _text_traces(f) + _hover_traces(f))
@@ -289,7 +309,9 @@ class _Frame:
             lines, width = _box_lines(box, self.changes.get(key, []))
             self.text[key] = lines
             size[key] = (width, 2 * PAD_Y + LINE_PX * len(lines))
-        self.lay = layered_layout(list(bg.boxes), bg.edges, size)
+        self.lay = layered_layout(list(bg.boxes), bg.edges, size, PLAN_MAX_PX)
+        #: the default view's pixels per layout pixel
+        self.scale = view_scale(self.lay.width)
         self.link_notes: dict[str, str] = {}
         for a, b, kind in bg.links:
             what = "reuses" if kind == "reuse" else "refers to"
@@ -443,7 +465,7 @@ def _text_traces(f: _Frame) -> list[dict[str, Any]]:
     keys = list(f.bg.boxes)
     return [f.trace(x=[f.lay.x[k] for k in keys], y=[f.lay.y[k] for k in keys], mode="text",
                     text=["<br>".join(f.text[k]) for k in keys], textposition="middle center",
-                    textfont={"size": FONT_PX, "color": "#222222", "family": FONT_FAMILY},
+                    textfont={"size": round(FONT_PX * f.scale, 2), "color": "#222222", "family": FONT_FAMILY},
                     customdata=keys, hoverinfo="none", showlegend=False, name="labels")]
 
 
@@ -452,7 +474,7 @@ def _hover_traces(f: _Frame) -> list[dict[str, Any]]:
     keys = list(f.bg.boxes)
     hover = [_box_hover(f, k) for k in keys]
     return [f.trace(x=[f.lay.x[k] for k in keys], y=[f.lay.y[k] for k in keys], mode="markers",
-                    marker={"symbol": "square", "size": [max(10.0, min(f.lay.w[k], f.lay.h[k])) for k in keys],
+                    marker={"symbol": "square", "size": [max(10.0, f.scale * min(f.lay.w[k], f.lay.h[k])) for k in keys],
                             "color": "rgba(0,0,0,0)", "line": {"width": 0}},
                     customdata=keys, hovertext=hover, hoverinfo="text", showlegend=False, name="boxes")]
 
@@ -477,21 +499,22 @@ def _figure_layout(f: _Frame, title: str, legend_px: int, focus: str | None) -> 
     window, the legend below, and a digest of the drawing that keeps the user's zoom while the
     same picture is redrawn (``uirevision``)."""
     lay = f.lay
-    pad = 12.0
+    pad = VIEW_PAD
     top_margin = 40 if title else 8
     x0, x1 = -pad, lay.width + pad
     y0, y1 = -lay.height - pad, pad
-    # a plan wider than the page keeps 1:1 and shows its middle (or the focus); plotly widens
+    # a plan too wide even at the smallest text shows its middle (or the focus); plotly widens
     # this window to the page's width at the same scale
     centre = lay.width / 2
     key = f.bg.box_of.get(focus) if focus else None
     if key is not None:
         centre = lay.x[key]
-    if x1 - x0 > VIEW_PX:
-        x0, x1 = centre - VIEW_PX / 2, centre + VIEW_PX / 2
+    if (x1 - x0) * f.scale > FIT_PX + 1e-6:
+        half = min(x1 - x0, FIT_PX / f.scale) / 2
+        x0, x1 = centre - half, centre + half
     digest = hashlib.sha1("\n".join(f"{k}\t{'|'.join(f.text[k])}" for k in lay.keys).encode()).hexdigest()[:16]
     fig_layout: dict[str, Any] = {
-        "height": int(y1 - y0) + top_margin + 8 + legend_px,
+        "height": int(round((y1 - y0) * f.scale)) + top_margin + 8 + legend_px,
         "margin": {"l": 4, "r": 4, "t": top_margin, "b": legend_px + 8},
         "xaxis": {"visible": False, "range": [x0, x1], "showgrid": False, "zeroline": False,
                   "scaleanchor": "y", "scaleratio": 1, "constrain": "range"},
@@ -507,6 +530,7 @@ def _figure_layout(f: _Frame, title: str, legend_px: int, focus: str | None) -> 
         "uirevision": digest,
         # the browser test reads the boxes back to check every drawn label against its box
         "meta": {"aqe_lens_plan": digest, "box_count": len(f.bg), "plan_width": lay.width, "plan_height": lay.height,
+                 "scale": f.scale,
                  "box_rects": {k: [round(v, 2) for v in lay.rect(k)] for k in lay.keys}},
     }
     if title:
