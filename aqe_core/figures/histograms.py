@@ -70,9 +70,12 @@ def bin_edges(values: Sequence[int], *, log: bool, bins: int = 40, lo: Optional[
 
 def _size_range(sizes: Sequence[int], lines: Sequence[Line], log: bool,
                 given: Optional[tuple[float, float]] = None) -> tuple[float, float]:
-    """The size axis: every partition, and the lines near them (a line far off the data is named
-    at the edge instead of squashing the bars), with room so the smallest bar still shows."""
-    data = [float(x) for x in (given or ()) if x is not None] + [float(x) for x in sizes]
+    """The size axis of a bar chart: every partition, and the lines near them (a line far off the
+    data is named at the edge instead of squashing the bars), with room so the smallest bar still
+    shows; ``given``: the axis range to use as is."""
+    if given is not None:  # shared by figures drawn side by side (see side_by_side)
+        return float(given[0]), float(given[1])
+    data = [float(x) for x in sizes]
     positive = [x for x in data if x > 0] or [1.0]
     top, low = max(positive), min(positive)
     near = [ln.value for ln in lines if ln.value > 0 and (low / 1000 <= ln.value <= top * 1000 if log else ln.value <= top * 3)]
@@ -349,3 +352,20 @@ def _pick(view: ShuffleView, which: str) -> Optional[list[int]]:
     if which == "after":
         return view.sizes_after
     return view.sizes_before if view.sizes_before is not None else view.sizes_after
+
+
+def side_by_side(views: Sequence[ShuffleView], titles: Sequence[str], *, log: bool = True,
+                 height: int = 280) -> list[go.Figure]:
+    """Figures read against each other (a read as run and under a what-if; one read under each
+    preset): their partitions after AQE, one chart kind (a bar each while every view has at most
+    :data:`BAR_LIMIT`) and one size range, so a bar of one is the same height in the other."""
+    sizes = [x for v in views for x in (v.sizes_after or [])]
+    lines = [ln for v in views for ln in v.lines]
+    size_range = _size_range(sizes, lines, log) if sizes else None
+    most = max((len(v.sizes_after or []) for v in views), default=0)
+    chart = "in order" if most <= BAR_LIMIT else "histogram"
+    if size_range is not None and chart == "histogram":
+        positive = [x for x in sizes if x > 0] or [1]
+        size_range = (min(positive), max(positive))
+    return [partition_figure(v, which="after", log=log, chart=chart, size_range=size_range, title=t, height=height)
+            for v, t in zip(views, titles)]
