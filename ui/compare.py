@@ -28,7 +28,7 @@ def preset_charts(view: QueryView, outcomes: list[PresetOutcome], most: int = 4)
     for key in dict.fromkeys(k for views in per_preset for k in (s.key for s in views)):
         row = [(i, next(s for s in views if s.key == key)) for i, views in enumerate(per_preset)
                if any(s.key == key for s in views)]
-        figs = side_by_side([sv for _i, sv in row], [_title(sv) for _i, sv in row], height=260)
+        figs = side_by_side([sv for _i, sv in row], [_title(sv) for _i, sv in row], height=340, compact=True)
         for (i, _sv), fig in zip(row, figs):
             out[i].append(fig)
     return out
@@ -36,7 +36,8 @@ def preset_charts(view: QueryView, outcomes: list[PresetOutcome], most: int = 4)
 
 def _title(sv: ShuffleView) -> str:
     n = len(sv.sizes_after or [])
-    return f"{sv.label[:40]}: {n} partition{'s' if n != 1 else ''}" + (" (predicted)" if sv.predicted else "")
+    return (f"{sv.label.split(':')[0][:40]}: {n} partition{'s' if n != 1 else ''}, "
+            + ("predicted" if sv.predicted else "as run"))  # the hover: "predicted by our rules"
 
 
 def parse_settings(text: str) -> dict[str, str]:

@@ -86,4 +86,4 @@ def whatif_charts(before: ShuffleView, predicted: Optional[ShuffleView], *, log:
         return side_by_side([before], [as_run], log=log)
     m = len(predicted.sizes_after or [])
     return side_by_side([before, predicted], [as_run, f"what-if: {m} partition{'s' if m != 1 else ''},"
-                                                      f" {evidence_phrase(predicted, 'after')}"], log=log)
+                                                      " predicted by our rules"], log=log)

@@ -101,7 +101,7 @@ def _label_text(lns: list[Line]) -> str:
     if len(lns) == 1:
         return _line_text(lns[0])
     estimate = any(ln.evidence is Evidence.ESTIMATE for ln in lns)
-    return (" = ".join(SHORT_NAME.get(ln.kind, ln.kind) for ln in lns) + f" {mib(lns[0].value)}"
+    return (" =<br>".join(SHORT_NAME.get(ln.kind, ln.kind) for ln in lns) + f" {mib(lns[0].value)}"
             + (" (estimate)" if estimate else ""))
 
 
@@ -125,14 +125,14 @@ def _legend_entries(fig: go.Figure, lines: Sequence[Line], row: Optional[int] = 
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=html.escape(
             f"{SHORT_NAME.get(ln.kind, ln.kind)}: {mib(ln.value)}" + (" (estimate)" if ln.evidence is Evidence.ESTIMATE else "")),
             line=dict(color=color, dash=dash), hoverinfo="skip", legendgroup=ln.kind, showlegend=False),
-            **({"row": row, "col": 1} if row else {}))  # the label beside the line says it already
+            **({"row": row, "col": 1} if row else {}))  # the label beside the line names it
 
 
 def _hover(lns: list[Line]) -> str:
     return html.escape("; ".join(ln.label + (f" [{', '.join(ln.config_keys)}]" if ln.config_keys else "") for ln in lns))
 
 
-def _vertical_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: float, log: bool) -> int:
+def _vertical_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: float, log: bool, labels: bool = True) -> int:
     """Lines across a histogram, drawn under the bars; labels above the plot, in as many rows as
     it takes for none to overlap. Returns the number of label rows."""
     rows_end: list[float] = []
@@ -140,11 +140,13 @@ def _vertical_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: float,
         color, dash = _style(lns[0])
         fig.add_shape(type="line", x0=value, x1=value, y0=0, y1=1, xref="x", yref="paper", layer="below",
                       line=dict(color=color, dash=dash, width=2), name=lns[0].kind)
+        if not labels:
+            continue
         f = _fraction(value, lo, hi, log)
         off = f < 0 or f > 1
         text = _label_text(lns) + ((" (off the chart, " + ("left)" if f < 0 else "right)")) if off else "")
         f = min(max(f, 0.0), 1.0)
-        width = (len(text) * 6.3 + 8) / _PLOT_PX
+        width = (len(text.replace("=<br>", "= ")) * 6.3 + 8) / _PLOT_PX
         left = f - width / 2
         left = min(max(left, 0.0), 1.0 - width)
         row = next((r for r, end in enumerate(rows_end) if left > end + 0.01), len(rows_end))
@@ -152,7 +154,7 @@ def _vertical_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: float,
             rows_end.append(0.0)
         rows_end[row] = left + width
         fig.add_annotation(x=left + width / 2, y=1, xref="paper", yref="paper", yanchor="bottom", yshift=2 + 17 * row,
-                           text=html.escape(text), showarrow=False, font=dict(color=color, size=11),
+                           text=html.escape(text.replace("=<br>", "= ")), showarrow=False, font=dict(color=color, size=11),
                            bgcolor="rgba(255,255,255,0.9)", hovertext=_hover(lns))
     return len(rows_end)
 
@@ -161,7 +163,7 @@ def _horizontal_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: floa
                       yref: str = "y", domain: tuple[float, float] = (0.0, 1.0), labels: bool = True) -> int:
     """Lines across the bars, drawn under them; labels in the right margin, nudged apart so none
     overlaps another. Returns the widest label's length in characters."""
-    placed: list[float] = []
+    placed: list[tuple[float, int]] = []  # (pixels from the bottom, label height)
     widest = 0
     for value, lns in _merged(lines):
         color, dash = _style(lns[0])
@@ -172,15 +174,16 @@ def _horizontal_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: floa
         f = _fraction(value, lo, hi, log)
         off = f < 0 or f > 1
         text = _label_text(lns) + ((" (above)" if f > 1 else " (below)") if off else "")
+        tall = 13 * (text.count("<br>") + 1)
         px = min(max(f, 0.0), 1.0) * plot_px
-        while any(abs(px - p) < 14 for p in placed):
-            px += 14
-        placed.append(px)
-        widest = max(widest, len(text))
+        while any(abs(px - p) < (tall + t) / 2 + 1 for p, t in placed):
+            px += 7
+        placed.append((px, tall))
+        widest = max([widest, *map(len, text.split("<br>"))])
         y = domain[0] + (domain[1] - domain[0]) * px / max(plot_px, 1)
-        fig.add_annotation(x=1, y=y, xref="paper", yref="paper", xanchor="left", yanchor="middle", xshift=4,
-                           text=html.escape(text), showarrow=False, font=dict(color=color, size=11),
-                           hovertext=_hover(lns))
+        fig.add_annotation(x=1, y=y, xref="paper", yref="paper", xanchor="left", yanchor="middle", xshift=4, align="left",
+                           text="<br>".join(html.escape(t) for t in text.split("<br>")), showarrow=False,
+                           font=dict(color=color, size=11), hovertext=_hover(lns))
     return widest
 
 
@@ -191,7 +194,7 @@ def _shown(values: Sequence[float], floor: float) -> list[float]:
 
 def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True, bins: int = 40,
                      x_range: Optional[tuple[float, float]] = None, title: Optional[str] = None,
-                     height: int = 340) -> go.Figure:
+                     height: int = 340, compact: bool = False) -> go.Figure:
     """How many partitions have which size, with AQE's lines as vertical lines.
 
     ``which``: "before" (pre-AQE reducer sizes), "after" (sizes as read after AQE), "both"
@@ -226,14 +229,14 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
             if ln.value > 0 and (lo / 1000 <= ln.value <= hi * 1000 if log else ln.value <= 3 * hi)]
     a, b = min([lo, *near]), max([hi, *near])
     pad = (a / 1.3, b * 1.3) if log else (a - 0.03 * (b - a), b + 0.03 * (b - a))  # no bar under the y axis
-    rows = _vertical_lines(fig, view.lines, *pad, log)
+    rows = _vertical_lines(fig, view.lines, *pad, log, labels=not compact)
     _legend_entries(fig, view.lines)
     fig.update_layout(
         title=dict(text=html.escape(title or view.label), y=1.0, yanchor="top", yref="container", pad=dict(t=8)),
         height=height + 17 * rows, bargap=0.02, barmode="overlay",
-        margin=dict(l=50, r=20, t=42 + 17 * rows, b=40),
+        margin=dict(l=50, r=10 if compact else 20, t=42 + 17 * rows, b=40),
         xaxis=size_axis(pad[0], pad[1], log=log, title="partition size"),
-        yaxis=count_axis(most), legend=dict(orientation="h", y=-0.25), template="plotly_white",
+        yaxis=count_axis(most), legend=dict(orientation="h", y=-0.25), template="plotly_white", showlegend=not compact,
     )
     return fig
 
@@ -277,9 +280,11 @@ def _swatch(bars: Bars) -> go.Bar:
 
 def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool = False, order: str = "reducer",
                           height: int = 300, title: Optional[str] = None,
-                          size_range: Optional[tuple[float, float]] = None) -> go.Figure:
+                          size_range: Optional[tuple[float, float]] = None, compact: bool = False) -> go.Figure:
     """Every partition as a bar, in order (reducer order before AQE, read order after) or largest
-    first (``order="size"``), with AQE's lines across. ``which="both"``: before above after."""
+    first (``order="size"``), with AQE's lines across. ``which="both"``: before above after.
+    ``compact`` (a narrow column): no legend and no label beside a line (the title says what the
+    bars are; a compact figure's caller passes a view without lines)."""
     panels = ([bars_of(view, "before"), bars_of(view, "after")]
               if which == "both" and view.sizes_before is not None and view.sizes_after is not None
               else [bars_of(view, "auto" if which == "both" else which)])
@@ -303,18 +308,21 @@ def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool =
         domain = tuple(getattr(fig.layout, f"yaxis{suffix}").domain or (0.0, 1.0)) if rows > 1 else (0.0, 1.0)
         plot_px = int((height - margin["t"] - margin["b"]) * (domain[1] - domain[0]))
         widest = max(widest, _horizontal_lines(fig, view.lines, lo, hi, log, plot_px=plot_px, yref=f"y{suffix}",
-                                               domain=domain))  # type: ignore[arg-type]
+                                               domain=domain, labels=not compact))  # type: ignore[arg-type]
         if bars.ids and bars.axis_title == "reducer id":
             _label_hot_bars(fig, view, bars, idx, log, suffix)
         axis = size_axis(lo, hi, log=log, title="partition size")
         fig.update_layout({f"yaxis{suffix}": axis, f"xaxis{suffix}": dict(
-            type="category", title=bars.axis_title + (", largest first" if order == "size" else ""),
+            type="category", title=(bars.axis_title.split(" (")[0] if compact else bars.axis_title)
+            + (", largest first" if order == "size" else ""),
             categoryorder="array", categoryarray=[bars.ids[i] for i in idx])})
     _legend_entries(fig, view.lines, 1 if rows > 1 else None)
     n = max(len(b.sizes) for b in shown)
-    fig.update_layout(title=html.escape(title or view.label), height=height, bargap=max(0.15, 0.6 - 0.05 * n),
-                      margin=dict(**margin, r=24 + min(int(widest * 6.4), 280)), template="plotly_white",
-                      legend=dict(orientation="h", y=-0.3 if rows == 1 else -0.12, yanchor="top"), showlegend=True)
+    fig.update_layout(title=dict(text=html.escape(title or view.label), font=dict(size=13 if compact else 17)),
+                      height=height, bargap=max(0.15, 0.6 - 0.05 * n), template="plotly_white", showlegend=not compact,
+                      margin=dict(**margin, r=10 if compact else 24 + min(int(widest * 6.2), 220)),
+                      legend=dict(orientation="h", y=-0.3 if rows == 1 else -0.12, yanchor="top",
+                                  font=dict(size=10 if compact else 12)))
     return fig
 
 
@@ -333,7 +341,7 @@ CHARTS = ("auto", "in order", "by size", "histogram")
 
 def partition_figure(view: ShuffleView, *, which: str = "auto", log: bool = True, chart: str = "auto",
                      size_range: Optional[tuple[float, float]] = None, title: Optional[str] = None,
-                     height: int = 320) -> go.Figure:
+                     height: int = 360, compact: bool = False) -> go.Figure:
     """The chart that fits the data: up to :data:`BAR_LIMIT` partitions a bar each (``chart="auto"``
     or "in order"; "by size": largest first), more a histogram (or ``chart="histogram"``)."""
     sizes = [view.sizes_before, view.sizes_after] if which == "both" else [_pick(view, which)]
@@ -341,9 +349,9 @@ def partition_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
     if chart == "auto":
         chart = "in order" if n <= BAR_LIMIT else "histogram"
     if chart == "histogram":
-        return histogram_figure(view, which=which, log=log, x_range=size_range, title=title, height=height)
+        return histogram_figure(view, which=which, log=log, x_range=size_range, title=title, height=height, compact=compact)
     return partition_bars_figure(view, which=which, log=log, order="size" if chart == "by size" else "reducer",
-                                 height=height, title=title, size_range=size_range)
+                                 height=height, title=title, size_range=size_range, compact=compact)
 
 
 def _pick(view: ShuffleView, which: str) -> Optional[list[int]]:
@@ -355,7 +363,7 @@ def _pick(view: ShuffleView, which: str) -> Optional[list[int]]:
 
 
 def side_by_side(views: Sequence[ShuffleView], titles: Sequence[str], *, log: bool = True,
-                 height: int = 280) -> list[go.Figure]:
+                 height: int = 360, compact: bool = False) -> list[go.Figure]:
     """Figures read against each other (a read as run and under a what-if; one read under each
     preset): their partitions after AQE, one chart kind (a bar each while every view has at most
     :data:`BAR_LIMIT`) and one size range, so a bar of one is the same height in the other."""
@@ -367,5 +375,6 @@ def side_by_side(views: Sequence[ShuffleView], titles: Sequence[str], *, log: bo
     if size_range is not None and chart == "histogram":
         positive = [x for x in sizes if x > 0] or [1]
         size_range = (min(positive), max(positive))
-    return [partition_figure(v, which="after", log=log, chart=chart, size_range=size_range, title=t, height=height)
+    return [partition_figure(v, which="after", log=log, chart=chart, size_range=size_range, title=t, height=height,
+                             compact=compact)
             for v, t in zip(views, titles)]

@@ -37,10 +37,10 @@ def evidence_phrase(view: ShuffleView, which: str) -> str:
     """How the sizes drawn are known: our rules' prediction, exact (a capture or the listener),
     or Spark's own metric (a plain event log's post-AQE sizes)."""
     if which == "after" and view.predicted:
-        return "predicted by our rules" + (f" ({view.predicted_note})" if view.predicted_note else "")
+        return "predicted by our rules" + (f", {view.predicted_note}" if view.predicted_note else "")
     if view.exact:
-        return "exact (captured)"
-    return "Spark's metric (event log)"
+        return "exact, captured"
+    return "Spark's metric, event log"
 
 
 def _parts_of(view: ShuffleView) -> dict[int, list[int]]:

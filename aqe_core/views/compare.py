@@ -80,11 +80,11 @@ def outcome_shuffle_view(base: Optional[ShuffleView], outcome: PresetOutcome, s:
     sv = copy(base) if base is not None else ShuffleView(key=s.key, label=s.label)
     sv.sizes_after = list(s.sizes_after)
     sv.partitions_after = s.partitions_after
+    if not lines:
+        sv.lines, sv.skew_rows = [], []
     if actual:
         sv.exact = base.exact if base is not None else False
         return sv
-    sv.lines = list(base.lines) if base is not None and lines else []
-    sv.skew_rows = list(base.skew_rows) if base is not None and lines else []
     sv.after_reducers, sv.after_split = s.reducers, s.split
     sv.predicted = True
     sv.predicted_note = "replayed over the captured statistics" if outcome.exact else "estimated over Spark's post-AQE sizes"
@@ -92,8 +92,8 @@ def outcome_shuffle_view(base: Optional[ShuffleView], outcome: PresetOutcome, s:
 
 
 def preset_shuffle_views(view: QueryView, outcome: PresetOutcome) -> list[ShuffleView]:
-    """Each read of ``outcome`` as the Compare page charts it: the preset "actual" with the lines
-    as run; another preset without lines (a preset's lines are the What-if page's)."""
+    """Each read of ``outcome`` as the Compare page charts it, in a narrow column: its partitions
+    only (the lines of a setting are the What-if page's)."""
     as_run = {s.key: s for s in view.shuffles}
     return [outcome_shuffle_view(as_run.get(s.key), outcome, s, lines=False) for s in outcome.shuffles]
 
