@@ -207,6 +207,7 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
     every = [x for _n, sz, _c in series for x in (sz or [])]
     vals = [float(x) for x in [*every, *(x_range or ())]] or [1.0, 2.0]
     lo, hi = _widen(max(min(vals), 1.0) if log else min(vals), max(vals), log)
+    bins = min(bins, max(5, len(set(every))))  # a few distinct sizes: wide bars, not hairlines
     edges = bin_edges([lo, hi], log=log, bins=bins, lo=lo, hi=hi)
     most = 1
     if every:
