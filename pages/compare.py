@@ -2,14 +2,12 @@
 import pandas as pd
 import streamlit as st
 
-from aqe_core.views.query import ShuffleView
 from aqe_core.views.compare import compare_presets
-from aqe_core.figures.histograms import histogram_figure
 from aqe_core.plain_text import md_text
 from aqe_core.views.compare import BUILTIN_PRESETS
 from aqe_core.model.presets import load_user_presets
 from ui import frame, state
-from ui.compare import save_preset_form, shared_x_range
+from ui.compare import preset_charts, save_preset_form
 from ui.releases import releases_section
 from ui.rerun import rerun_for_real
 
@@ -34,16 +32,14 @@ with st.container(key="comparison-table"):
     st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
 for o in outcomes:
     st.caption(md_text(f"{o.preset}: {o.note}"))
-x_range = shared_x_range(outcomes)
+charts = preset_charts(view, outcomes)
 cols = st.columns(len(outcomes), border=True)
-for col, o in zip(cols, outcomes):
+for col, o, figs in zip(cols, outcomes, charts):
     with col:
         st.markdown(f"**{md_text(o.preset)}** (Spark {md_text(o.spark_version)})")
         st.metric("Partitions after AQE", o.partitions_after)
-        for s in o.shuffles[:4]:
-            sv = ShuffleView(key=s.key, label=s.label, sizes_after=s.sizes_after)
-            st.plotly_chart(histogram_figure(sv, which="after", x_range=x_range, height=260, title=s.label[:50]),
-                            key=f"cmp-{o.preset}-{s.key}", theme=None)
+        for s, fig in zip(o.shuffles[:4], figs):
+            st.plotly_chart(fig, key=f"cmp-{o.preset}-{s.key}", theme=None)
 if view.source_kind == "capture" and src.kind == "capture":  # a listener log has no query text to re-run
     rerun_for_real(src, view, [p for p in presets if p.name in chosen], outcomes)
 with st.expander("Save a preset of your own"):

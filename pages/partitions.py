@@ -1,4 +1,4 @@
-"""Partitions: histograms of partition sizes with AQE's own lines, per shuffle."""
+"""Partitions: a bar per partition (or a histogram of many) with AQE's own lines, per shuffle."""
 import pandas as pd
 import streamlit as st
 
@@ -9,7 +9,7 @@ from ui.trace import decision_trace
 from ui.plans import STAGE_HELP
 from aqe_core.views.plan_stages import stage_sentence
 from aqe_core.plain_text import md_text
-from aqe_core.figures.histograms import histogram_figure, partition_bars_figure
+from aqe_core.figures.histograms import BAR_LIMIT, CHARTS, partition_figure
 
 src, view = frame.current()
 st.title("Partitions")
@@ -22,9 +22,11 @@ if not shuffles:
     st.stop()
 c1, c2, c3 = st.columns(3)
 log_scale = c1.toggle("Log scale", value=True, key="hist_log")
-chart = c3.segmented_control("Chart", ["Histogram", "Partitions in order"], default="Histogram", key="hist_chart")
+chart = c3.segmented_control("Chart", list(CHARTS), default="auto", key="hist_chart",
+                             help=f"auto: a bar per partition up to {BAR_LIMIT} partitions, else a histogram;"
+                                  " in order: reducer order before AQE, read order after; by size: largest first")
 which = c2.segmented_control("Sizes", ["auto", "both", "before", "after"], default="auto", key="hist_which",
-                             help="before AQE (reducer sizes, exact sources only), after AQE (as read), or both overlaid")
+                             help="before AQE (reducer sizes, exact sources only), after AQE (as read), or both")
 fixes = fixes_for(view)
 for s in shuffles:
     with st.container(border=True, key=f"shuffle-{s.key}"):
@@ -33,15 +35,9 @@ for s in shuffles:
             st.caption(f"Approximate: {md_text(s.approx_reason)}")
         if s.task_time is not None:
             st.caption(md_text(stage_sentence(s.task_time, None)), help=STAGE_HELP)
-        if chart == "Partitions in order":
-            bars_which = "auto" if which == "both" else which or "auto"
-            fig = cached_figure(s, ("bars", bars_which, log_scale),
-                                lambda: partition_bars_figure(s, which=bars_which, log=log_scale))
-            st.plotly_chart(fig, key=f"b-{s.key}", theme=None)
-        else:
-            fig = cached_figure(s, ("hist", which or "auto", log_scale),
-                                lambda: histogram_figure(s, which=which or "auto", log=log_scale))
-            st.plotly_chart(fig, key=f"h-{s.key}", theme=None)
+        fig = cached_figure(s, ("partitions", which or "auto", chart or "auto", log_scale),
+                            lambda: partition_figure(s, which=which or "auto", log=log_scale, chart=chart or "auto"))
+        st.plotly_chart(fig, key=f"h-{s.key}", theme=None)
         if s.trace:
             decision_trace(s.trace)
         fix_box(view, fixes, s.stage_id)

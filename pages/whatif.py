@@ -3,10 +3,9 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.views.compare import whatif
-from aqe_core.figures.histograms import histogram_figure
 from aqe_core.plain_text import md_text
 from ui import frame, state
-from ui.whatif import line_changes, settings_form
+from ui.whatif import line_changes, settings_form, whatif_charts
 
 src, view = frame.current()
 st.title("What-if")
@@ -36,4 +35,5 @@ with results:
             st.markdown(f"**{md_text(after.label)}**")
             st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
             st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
-            st.plotly_chart(histogram_figure(after), key=f"wi-h-{after.key}", theme=None)
+            for k, fig in enumerate(whatif_charts(before, answer.predicted(after))):
+                st.plotly_chart(fig, key=f"wi-h-{after.key}-{k}", theme=None)

@@ -261,3 +261,26 @@ def test_compare_shows_every_release_with_differences_explained():
     assert any(h.value == "Every Spark release" for h in at.subheader)
     table = next(df.value for df in at.dataframe if "release" in df.value.columns)
     assert len(table) == 8 and table["release"].str.endswith("(as run)").sum() == 1
+
+
+def test_whatif_page_draws_the_predicted_bars_beside_the_run():
+    """Issue 23: on What-if the bars move with the setting (the 4.3.0 aggregate read 40 reducers
+    as 2 partitions; at a 4 KiB advisory size our rules predict more), one bar per partition."""
+    cap = str(Path(__file__).parents[1] / "sample_logs" / "captures" / "4.3.0-aggregate_coalesce.json.gz")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["source_path"] = cap
+    at.session_state["source_ref"] = {"kind": "path", "path": cap}
+    at.run()
+    at.switch_page("pages/whatif.py").run()
+    assert not at.exception, at.exception
+    at.text_input(key="wi-spark.sql.adaptive.advisoryPartitionSizeInBytes").set_value("4k").run()
+    assert not at.exception, at.exception
+
+    def bars(spec):
+        return [t for t in spec["data"] if t.get("type") == "bar" and any(y is not None for y in t.get("y") or [])]
+
+    specs = _charts(at)
+    assert len(specs) == 2
+    (old,), (new,) = (bars(s) for s in specs)
+    assert len(old["y"]) == 2 and len(new["y"]) > 2
+    assert "predicted by our rules" in new["name"] and specs[0]["layout"]["yaxis"]["range"] == specs[1]["layout"]["yaxis"]["range"]

@@ -6,7 +6,9 @@ from typing import Optional
 
 import streamlit as st
 
-from aqe_core.views.query import QueryView
+from aqe_core.figures.histograms import side_by_side
+from aqe_core.views.compare import PresetOutcome, preset_shuffle_views
+from aqe_core.views.query import QueryView, ShuffleView
 from aqe_core.config import ADVISORY_PARTITION_SIZE_IN_BYTES
 from aqe_core.plain_text import md_text
 from aqe_core.model.presets import save_user_preset
@@ -16,6 +18,26 @@ def shared_x_range(outcomes: list) -> Optional[tuple[int, int]]:
     """One x range for every preset's histograms, so their bars line up."""
     all_sizes = [x for o in outcomes for s in o.shuffles for x in s.sizes_after]
     return (max(min(all_sizes), 1), max(all_sizes)) if all_sizes else None
+
+
+def preset_charts(view: QueryView, outcomes: list[PresetOutcome], most: int = 4) -> list[list]:
+    """Per preset, the charts of its first ``most`` reads: each read drawn with one chart kind and
+    one size axis across the presets (a preset's bars are our rules' prediction and say so)."""
+    per_preset = [preset_shuffle_views(view, o)[:most] for o in outcomes]
+    out: list[list] = [[] for _ in outcomes]
+    for key in dict.fromkeys(k for views in per_preset for k in (s.key for s in views)):
+        row = [(i, next(s for s in views if s.key == key)) for i, views in enumerate(per_preset)
+               if any(s.key == key for s in views)]
+        figs = side_by_side([sv for _i, sv in row], [_title(sv) for _i, sv in row], height=340, compact=True)
+        for (i, _sv), fig in zip(row, figs):
+            out[i].append(fig)
+    return out
+
+
+def _title(sv: ShuffleView) -> str:
+    n = len(sv.sizes_after or [])
+    return (f"{sv.label.split(':')[0][:40]}: {n} partition{'s' if n != 1 else ''}, "
+            + ("predicted" if sv.predicted else "as run"))  # the hover: "predicted by our rules"
 
 
 def parse_settings(text: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ import streamlit.components.v1 as components
 
 from aqe_core.views.query import QueryView
 from aqe_core.views.compare import compare_presets
-from aqe_core.figures.histograms import histogram_figure
+from aqe_core.figures.histograms import partition_figure
 from aqe_core.report import build_report
 from aqe_core.sources import LoadedSource
 from aqe_core.views.releases import compare_releases
@@ -20,10 +20,10 @@ from ui.recommend import fixes_for
 
 
 def report_html(src: LoadedSource, view: QueryView, presets: list) -> str:
-    """The report of this query: plans, histograms and the presets' comparison."""
+    """The report of this query: plans, partition charts and the presets' comparison."""
     outcomes = compare_presets(view, presets)
     plans, changes = plan_figures_for(view)
-    hists = [(s.label, histogram_figure(s)) for s in view.shuffles if s.sizes_before or s.sizes_after]
+    hists = [(s.label, partition_figure(s)) for s in view.shuffles if s.sizes_before or s.sizes_after]
     return build_report(view, source_label=src.label, plan_figures=plans, histogram_figures=hists,
                         comparison=outcomes, plan_changes=changes, releases=compare_releases(view),
                         fixes=fixes_for(view))

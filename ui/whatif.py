@@ -1,11 +1,16 @@
 """The What-if page's pieces: the settings form (AQE keys and the two shuffle/broadcast keys of
-the query's Spark release, starting from the query's own values) and the per-line diff."""
+the query's Spark release, starting from the query's own values), the per-line diff and the
+charts of a read as run and under the what-if."""
 from __future__ import annotations
+
+from typing import Optional
 
 import streamlit as st
 
 from aqe_core import config
-from aqe_core.views.query import QueryView
+from aqe_core.figures.histograms import side_by_side
+from aqe_core.figures.partition_bars import evidence_phrase
+from aqe_core.views.query import QueryView, ShuffleView
 from aqe_core.config import ADAPTIVE_PREFIX, AUTO_BROADCASTJOIN_THRESHOLD, SHUFFLE_PARTITIONS
 
 #: keys outside ``spark.sql.adaptive.*`` the form offers too
@@ -70,3 +75,15 @@ def line_changes(before, after) -> list[dict]:
     old_lines = {ln.kind: ln.value for ln in before.lines}
     return [{"line": ln.kind, "as run": old_lines.get(ln.kind), "what-if": ln.value,
              "changed": "yes" if old_lines.get(ln.kind) != ln.value else ""} for ln in after.lines]
+
+
+def whatif_charts(before: ShuffleView, predicted: Optional[ShuffleView], *, log: bool = True) -> list:
+    """The read's partitions as run and, under a what-if, as our rules predict them: one chart
+    kind and one size axis for both, so the bars show what the setting changes."""
+    n = len(before.sizes_after or [])
+    as_run = f"as run: {n} partition{'s' if n != 1 else ''} after AQE ({evidence_phrase(before, 'after')})"
+    if predicted is None:
+        return side_by_side([before], [as_run], log=log)
+    m = len(predicted.sizes_after or [])
+    return side_by_side([before, predicted], [as_run, f"what-if: {m} partition{'s' if m != 1 else ''},"
+                                                      " predicted by our rules"], log=log)

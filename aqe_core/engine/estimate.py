@@ -49,9 +49,13 @@ class ShuffleOutcome:
     sizes_after: list[int]
     skewed: int
     splits: Optional[int]
+    #: per partition in ``sizes_after`` (replays only): the reducers it reads ``(start, end)`` and
+    #: whether it is a part of a split reducer, for the charts' hovers; not in :meth:`to_dict`
+    reducers: Optional[list[tuple[int, int]]] = None
+    split: Optional[list[bool]] = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k not in ("reducers", "split")}
 
 
 @dataclass

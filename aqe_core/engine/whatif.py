@@ -24,7 +24,7 @@ from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
 
-__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIf", "one_query", "spec_sizes", "what_if"]
+__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIf", "one_query", "spec_reducers", "spec_sizes", "what_if"]
 
 EXACT_NOTE = "exact: our rules replayed over the captured statistics"
 
@@ -70,6 +70,17 @@ def spec_sizes(specs: list[Any], bytes_: Optional[list[int]], q: QueryCapture,
     return out
 
 
+def spec_reducers(specs: Optional[list[Any]], n: int) -> tuple[Optional[list[tuple[int, int]]], Optional[list[bool]]]:
+    """Per spec: the reducers it reads ``(start, end)`` and whether it is a part of a split
+    reducer; (None, None) unless every spec is a reducer-side one and there are ``n`` of them."""
+    if not specs or len(specs) != n or not all(isinstance(x, (CoalescedPartitionSpec, PartialReducerPartitionSpec))
+                                               for x in specs):
+        return None, None
+    return ([(x.start_reducer_index, x.end_reducer_index) if isinstance(x, CoalescedPartitionSpec)
+             else (x.reducer_index, x.reducer_index + 1) for x in specs],
+            [isinstance(x, PartialReducerPartitionSpec) for x in specs])
+
+
 def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[PresetOutcome, SimulationReport]:
     """Spark's rules replayed on the captured statistics (``actual``: what Spark did, captured),
     with the replay's report."""
@@ -98,8 +109,9 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
         n = len(specs) if specs is not None else len(before)
         splits = sum(1 for s in specs or [] if isinstance(s, PartialReducerPartitionSpec))
         skewed = len({s.reducer_index for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)})
+        reducers, split = spec_reducers(specs, len(sizes))
         out.shuffles.append(ShuffleOutcome(f"stage-{r.stage_id}-{r.fragment}", f"shuffle {r.shuffle_id} (stage {r.stage_id})",
-                                           sh.num_reducers if sh else None, n, sizes, skewed, splits))
+                                           sh.num_reducers if sh else None, n, sizes, skewed, splits, reducers, split))
     out.join_strategies = [(j.spark if actual else (j.simulated or f"{j.spark} as recorded (not re-decided)"))
                            + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else "")
                            for j in qr.joins]

@@ -14,10 +14,10 @@ from aqe_core.config import AQEConf
 from aqe_core.engine.whatif import PresetOutcome, ShuffleOutcome, WhatIf, what_if
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.versions import SparkVersion
-from aqe_core.views.query import QueryView, SkewRow, regroup_coalesce_lines, use_replayed_targets
+from aqe_core.views.query import QueryView, ShuffleView, SkewRow, regroup_coalesce_lines, use_replayed_targets
 
-__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "join_names", "simulate_preset", "whatif",
-           "whatif_view"]
+__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "join_names", "outcome_shuffle_view",
+           "preset_shuffle_views", "simulate_preset", "whatif", "whatif_view"]
 
 
 def join_names(view: QueryView) -> list[str]:
@@ -70,6 +70,34 @@ def whatif_view(view: QueryView, overrides: dict[str, str]) -> tuple[QueryView, 
     return got.view, got.errors
 
 
+def outcome_shuffle_view(base: Optional[ShuffleView], outcome: PresetOutcome, s: ShuffleOutcome, *,
+                         lines: bool = True) -> ShuffleView:
+    """One read under a preset as a chart draws it: its partitions after AQE, with the reducers
+    each reads where the replay knows them. The preset "actual" is the run (exact for a capture,
+    Spark's metric for a plain log: ``base``, the as-run shuffle, says which); any other preset's
+    partitions are our rules' prediction and say so."""
+    actual = outcome.preset == "actual"
+    sv = copy(base) if base is not None else ShuffleView(key=s.key, label=s.label)
+    sv.sizes_after = list(s.sizes_after)
+    sv.partitions_after = s.partitions_after
+    if not lines:
+        sv.lines, sv.skew_rows = [], []
+    if actual:
+        sv.exact = base.exact if base is not None else False
+        return sv
+    sv.after_reducers, sv.after_split = s.reducers, s.split
+    sv.predicted = True
+    sv.predicted_note = "replayed over the captured statistics" if outcome.exact else "estimated over Spark's post-AQE sizes"
+    return sv
+
+
+def preset_shuffle_views(view: QueryView, outcome: PresetOutcome) -> list[ShuffleView]:
+    """Each read of ``outcome`` as the Compare page charts it, in a narrow column: its partitions
+    only (the lines of a setting are the What-if page's)."""
+    as_run = {s.key: s for s in view.shuffles}
+    return [outcome_shuffle_view(as_run.get(s.key), outcome, s, lines=False) for s in outcome.shuffles]
+
+
 @dataclass
 class WhatIfView:
     """The what-if page's answer: the query with its lines under the overrides, AQE's decisions as
@@ -78,6 +106,15 @@ class WhatIfView:
     view: QueryView
     errors: list[str] = field(default_factory=list)
     outcomes: list[PresetOutcome] = field(default_factory=list)
+
+    def predicted(self, shuffle: ShuffleView) -> Optional[ShuffleView]:
+        """``shuffle`` (of :attr:`view`, with the what-if's lines) with the partitions our rules
+        predict under the overrides; None without a what-if, or when the what-if has no such
+        read (a join re-planned away from it)."""
+        if len(self.outcomes) < 2:
+            return None
+        s = next((x for x in self.outcomes[1].shuffles if x.key == shuffle.key), None)
+        return outcome_shuffle_view(shuffle, self.outcomes[1], s) if s is not None else None
 
     @property
     def note(self) -> Optional[str]:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from aqe_core.config import AQEConf, checked_layers
 from aqe_core.engine import QueryResult, ReadResult, SimulationReport, adaptive_verdict, simulate
 from aqe_core.engine.trace import trace_join, trace_read
-from aqe_core.engine.whatif import one_query, spec_sizes
+from aqe_core.engine.whatif import one_query, spec_reducers, spec_sizes
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.query import query_from_capture
@@ -119,10 +119,8 @@ def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf
         compute_lines(sv, conf, q.default_parallelism)
     sv.skew_rows = _skew_rows(sv, r)
     sv.trace = trace_read(r, v, conf)
-    if specs and all(isinstance(x, (CoalescedPartitionSpec, PartialReducerPartitionSpec)) for x in specs):
-        sv.after_reducers = [(x.start_reducer_index, x.end_reducer_index) if isinstance(x, CoalescedPartitionSpec)
-                             else (x.reducer_index, x.reducer_index + 1) for x in specs]
-        sv.after_split = [isinstance(x, PartialReducerPartitionSpec) for x in specs]
+    if specs:
+        sv.after_reducers, sv.after_split = spec_reducers(specs, len(specs))
     return sv
 
 

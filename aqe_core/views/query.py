@@ -79,6 +79,10 @@ class ShuffleView:
     task_time: Optional[TaskTime] = None
     #: each shuffle-read rule of the release, its conditions and verdict (exact sources)
     trace: list[Any] = field(default_factory=list)
+    #: ``sizes_after`` (and ``after_reducers``) are our rules' prediction under a what-if, not a run;
+    #: ``predicted_note`` says over what (an exact replay, or an estimate over post-AQE sizes)
+    predicted: bool = False
+    predicted_note: str = ""
 
     @property
     def sizes_for_lines(self) -> Optional[list[int]]:
