@@ -137,6 +137,9 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
         partitions_after=r.partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
         coalesced_partitions=r.coalesced_partitions, skewed_partitions=r.skewed_partitions,
         skew_splits=r.skew_splits, local=r.local, exact=False,
+        # Spark posts a read's metrics once, the skew pair only when it split: without the
+        # partition count posted (Spark 3.0, or no map statistics) a missing pair says nothing
+        has_read_metrics=r.num_partitions is not None,
         approx_reason=_APPROX + ("" if dp is not None else ", but the default parallelism is unknown"),
     )
     sv.group_key = keys.get(r.node_id) if r.node_id is not None else None

@@ -65,6 +65,9 @@ class ShuffleView:
     skew_splits: Optional[int] = None
     local: bool = False
     exact: bool = False
+    #: False where the source logs no adaptive-read metrics (Spark 3.0): whether a reducer was
+    #: split cannot be told, where otherwise a missing skew metric means none was
+    has_read_metrics: bool = True
     approx_reason: Optional[str] = None
     lines: list[Line] = field(default_factory=list)
     skew_rows: list[SkewRow] = field(default_factory=list)
