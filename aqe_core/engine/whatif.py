@@ -136,7 +136,8 @@ def _lines(shuffles: Sequence[ShuffleSizes], conf: AQEConf, default_parallelism:
             out.append(None)
             continue
         evidence = getattr(s, "evidence", Evidence.ESTIMATE)
-        out.append(shuffle_lines(sizes, conf, default_parallelism, side=s.side or "", evidence=evidence))
+        out.append(shuffle_lines(sizes, conf, default_parallelism, side=s.side or "", evidence=evidence,
+                                 rebalance=getattr(s, "rebalance", False)))
     return out
 
 

@@ -68,6 +68,11 @@ class ShuffleView:
     #: False where the source logs no adaptive-read metrics (Spark 3.0): whether a reducer was
     #: split cannot be told, where otherwise a missing skew metric means none was
     has_read_metrics: bool = True
+    #: False for a shuffle AQE left as planned (no adaptive read over its exchange: a plain log's
+    #: ``planned_shuffles``); its sizes are the bytes each reduce task read
+    adaptive_read: bool = True
+    #: the read of a REBALANCE exchange (its skew is OptimizeSkewInRebalancePartitions', not a join's)
+    rebalance: bool = False
     approx_reason: Optional[str] = None
     lines: list[Line] = field(default_factory=list)
     skew_rows: list[SkewRow] = field(default_factory=list)
@@ -101,6 +106,7 @@ class ShuffleView:
             "partitions_after": self.partitions_after, "sizes_before": self.sizes_before,
             "sizes_after": self.sizes_after, "coalesced_partitions": self.coalesced_partitions,
             "skewed_partitions": self.skewed_partitions, "skew_splits": self.skew_splits, "local": self.local,
+            "adaptive_read": self.adaptive_read,
             "exact": self.exact, "approx_reason": self.approx_reason, "lines": [ln.to_dict() for ln in self.lines],
             "skew_rows": [r.to_dict() for r in self.skew_rows], "reasons": [r.to_dict() for r in self.reasons],
             "task_time": self.task_time.to_dict() if self.task_time is not None else None,
@@ -241,7 +247,7 @@ def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optiona
     if not sizes or view.local:
         return
     got = shuffle_lines(sizes, conf, default_parallelism, side=view.side or "", coalesce_group=coalesce_group,
-                        evidence=view.evidence)
+                        evidence=view.evidence, rebalance=view.rebalance)
     view.side_analysis = got.side_analysis
     view.lines.extend(got.lines)
     view.skew_rows.extend(SkewRow(p.partition, p.size, None, p.explanation) for p in got.skewed)
