@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from aqe_core.views.compare import whatif
+from aqe_core.views.compare import skew_sentence, whatif
 from aqe_core.figures.histograms import histogram_figure
 from aqe_core.plain_text import md_text
 from ui import frame, state
@@ -35,5 +35,5 @@ with results:
         with st.container(border=True):
             st.markdown(f"**{md_text(after.label)}**")
             st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
-            st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
+            st.write(md_text(skew_sentence(before, after)))
             st.plotly_chart(histogram_figure(after), key=f"wi-h-{after.key}", theme=None)

@@ -22,7 +22,8 @@ from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
 from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_before_partitions
 from aqe_core.views.query import (
-    QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, join_keys, read_join_context,
+    QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, exchange_join_context, join_keys,
+    read_join_context,
 )
 from aqe_core.views.plan_stages import final_node_stages
 from aqe_core.views.sentences import adaptive_reason
@@ -84,7 +85,15 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     rebalanced = _rebalance_reads(qv.final_plan)
     for s in qv.shuffles:
         s.rebalance = s.node_id in rebalanced
-    qv.shuffles += [planned_shuffle(r, qv.final_plan, conf) for r in ex.planned_shuffles]
+    planned_ctx = exchange_join_context(qv.final_plan)
+    for r in ex.planned_shuffles:
+        if r.partitions == 1:
+            continue  # (a single partition, e.g. a global aggregate's: nothing for AQE to do, nothing to show)
+        sv = planned_shuffle(r, qv.final_plan, conf)
+        if r.node_id in planned_ctx:
+            sv.join, sv.side, sv.join_type, sv.group_key = planned_ctx[r.node_id]
+            sv.label += f": {sv.side} side of {sv.join}"
+        qv.shuffles.append(sv)
     for s in qv.shuffles:
         s.task_time = qv.stage_times.get(s.stage_id) if s.stage_id is not None else None
     qv.node_stages = final_node_stages(qv)

@@ -216,6 +216,27 @@ def read_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Opt
     return out
 
 
+def exchange_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str], str]]:
+    """node id of each shuffle exchange feeding a join side directly (no other join or exchange
+    between) -> (join node name, side, join type, a key naming that join): for shuffles read as
+    planned, which have no adaptive read to hang the join on."""
+    if plan is None:
+        return {}
+    out: dict[int, tuple[str, str, Optional[str], str]] = {}
+    for i, node in enumerate(plan.walk()):
+        if "Join" not in node.name or len(node.children) != 2:
+            continue
+        for side, child in zip(("left", "right"), node.children):
+            for n in child.walk():
+                if "Exchange" in n.name:
+                    if "Broadcast" not in n.name and n.id is not None:
+                        out.setdefault(n.id, (node.name, side, join_type_of(node), f"join-{i}"))
+                    break
+                if "Join" in n.name:
+                    break
+    return out
+
+
 def join_keys(plan: Optional[PlanNode]) -> dict[int, str]:
     """node id of each adaptive read under a join -> a key naming that join (its pre-order index)."""
     out: dict[int, str] = {}
