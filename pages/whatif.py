@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from aqe_core.views.compare import whatif
+from aqe_core.views.compare import skew_sentence, whatif
 from aqe_core.plain_text import md_text
 from ui import frame, state
 from ui.whatif import line_changes, settings_form, whatif_charts
@@ -34,6 +34,6 @@ with results:
         with st.container(border=True):
             st.markdown(f"**{md_text(after.label)}**")
             st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
-            st.write(f"Skewed partitions: {len(before.skew_rows)} as run, {len(after.skew_rows)} under the what-if")
+            st.write(md_text(skew_sentence(before, after)))
             for k, fig in enumerate(whatif_charts(before, answer.predicted(after))):
                 st.plotly_chart(fig, key=f"wi-h-{after.key}-{k}", theme=None)

@@ -256,11 +256,14 @@ def test_plan_timeline_and_overlaid_sizes():
 
 def test_compare_shows_every_release_with_differences_explained():
     """Issue 13: the default sample's skewed join (a 4.3.0 event log) through every release's
-    rules, one row per release, the query's own release marked."""
+    rules, one row per release, the query's own release marked. A plain log's as-run row is
+    Spark's metrics (issue 23), and the estimate for that release is a row of its own."""
     at = _app("compare", q="2")
     assert any(h.value == "Every Spark release" for h in at.subheader)
     table = next(df.value for df in at.dataframe if "release" in df.value.columns)
-    assert len(table) == 8 and table["release"].str.endswith("(as run)").sum() == 1
+    assert len(table) == 9 and table["release"].str.endswith("(as run)").sum() == 1
+    ran = table[table["release"].str.endswith("(as run)")].iloc[0]
+    assert ran["evidence"] == "Spark's metric" and ran["partitions after AQE"] == "4 + 4"
 
 
 def test_whatif_page_draws_the_predicted_bars_beside_the_run():

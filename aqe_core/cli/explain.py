@@ -37,18 +37,36 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     "no skewed reducer split" if not skewed else
                     "split reducers " + ", ".join(f"{'?' if x['reducer'] is None else x['reducer']}"
                                                   f" ({x['parts'] if x['parts'] is not None else '?'} parts)" for x in skewed))
-            out.append(f"  read node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '?'} -> "
-                       f"{len(r['partitions'])} partitions; {what}")
+            if r.get("adaptive_read") is False:
+                out.append(f"  shuffle node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '?'} partitions"
+                           " read as planned (no adaptive read)")
+            else:
+                if skewed and all(x["reducer"] is None and x["parts"] is None for x in skewed):
+                    what = (f"{len(skewed)} skewed reducers split into {r.get('skewed_parts_total', '?')} parts in all"
+                            " (which reducers, and the parts of each, the log does not say)")
+                out.append(f"  {'rebalance read' if r.get('rebalance') else 'read'} node {r['node_id']} [{r['evidence']}]:"
+                           f" {r['partitions_before'] or '?'} -> {_after(r)} partitions"
+                           + (" (local read)" if r.get("local") else "") + f"; {what}")
             out += [f"    - {t}" for t in r["sentences"]]
             if r.get("trace"):
                 version = r.get("decided_in_version")
                 out.append("    decision trace" + (f" (decided in plan version {version})" if version else "") + ":")
                 out += _trace_lines(r["trace"], "      ")
+        if not ex["reads"] and ex.get("adaptive"):
+            out.append("  no shuffle in the final plan")
+        out += [f"  AQE changed a join: {c}" for c in ex.get("join_changes") or []]
         for j in ex.get("joins") or []:
             out.append(f"  join: {j['decision']}")
             out += _trace_lines(j["trace"], "      ")
     sys.stdout.write("\n".join(out) + "\n")
     return 0
+
+
+def _after(r: dict) -> object:
+    """Partitions the read produced: Spark's own count where the JSON has it (a local read logs
+    no sizes), else the partitions listed."""
+    n = r.get("partitions_after")
+    return n if n is not None else len(r["partitions"])
 
 
 def _trace_lines(trace: list[dict], indent: str) -> list[str]:

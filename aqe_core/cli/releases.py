@@ -31,10 +31,12 @@ def cmd_releases(args: argparse.Namespace) -> int:
     for v in views:
         comp = compare_releases(v)
         docs.append({"query": v.query_id, "description": v.description, **comp.to_dict()})
-        out.append(f"\n#{v.query_id} {v.description[:80]} ({comp.note[:160]})")
+        out.append(f"\n#{v.query_id} {v.description[:80]}")
+        out.append(f"  ({comp.note})")
         for r in comp.rows:
             s = r.summary()
-            out.append(f"  {s['release']:<16} partitions {s['partitions after AQE']:<12} skew splits {s['skew splits']!s:<4}"
+            out.append(f"  {s['release']:<18} {('[' + s['evidence'] + ']'):<16} partitions {s['partitions after AQE']:<12}"
+                       f" skewed reducers split {s['skewed reducers split']!s:<4} parts {s['skew splits']!s:<4}"
                        f" joins {s['joins']}" + (f"  [left out: {s['settings left out']}]" if s["settings left out"] else ""))
         for d in comp.diffs:
             out.append(f"  {d.before} -> {d.after}: " + "; ".join(d.changes))

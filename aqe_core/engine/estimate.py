@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, Sequence
 
 from aqe_core.config import AQEConf
+from aqe_core.model.evidence import Evidence
 from aqe_core.rules.coalesce_shuffle_partitions import min_num_partitions, min_partition_size
 from aqe_core.rules.optimize_skewed_join import analyze_side
 from aqe_core.rules.shuffle_partitions_util import coalesce_partitions
@@ -33,6 +34,7 @@ class ShuffleSizes(Protocol):
     sizes_after: Optional[list[int]]
     skewed_partitions: Optional[int]
     skew_splits: Optional[int]
+    has_read_metrics: bool
 
     @property
     def sizes_for_lines(self) -> Optional[list[int]]: ...
@@ -40,22 +42,25 @@ class ShuffleSizes(Protocol):
 
 @dataclass
 class ShuffleOutcome:
-    """One shuffle read under a preset: how many partitions, their sizes, the skew splits."""
+    """One shuffle read under a preset: how many partitions, their sizes, the skew splits, and
+    how that is known (Spark's own metrics as run, our rules replayed exactly, or an estimate)."""
 
     key: str
     label: str
     partitions_before: Optional[int]
     partitions_after: int
     sizes_after: list[int]
-    skewed: int
-    splits: Optional[int]
+    skewed: Optional[int]  # reducers split (None: the source cannot tell)
+    splits: Optional[int]  # their parts in all (None: not known)
+    evidence: Evidence = Evidence.ESTIMATE
     #: per partition in ``sizes_after`` (replays only): the reducers it reads ``(start, end)`` and
     #: whether it is a part of a split reducer, for the charts' hovers; not in :meth:`to_dict`
     reducers: Optional[list[tuple[int, int]]] = None
     split: Optional[list[bool]] = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("reducers", "split")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("reducers", "split")}
+        return {**d, "evidence": self.evidence.value}
 
 
 @dataclass
@@ -68,6 +73,9 @@ class PresetOutcome:
     exact: bool
     note: str
     shuffles: list[ShuffleOutcome] = field(default_factory=list)
+    #: how the outcome is known: a replay is exact, Spark's own record of a plain log is Spark's
+    #: metric, anything re-derived from a plain log's sizes after AQE is an estimate
+    evidence: Evidence = Evidence.ESTIMATE
     join_strategies: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     #: stage id -> the coalescing target our rules used (replayed captures: the target of the
@@ -94,23 +102,46 @@ class PresetOutcome:
         known = [s.splits for s in self.shuffles if s.splits is not None]
         return sum(known) if known else None
 
+    @property
+    def skewed(self) -> Optional[int]:
+        """Reducers split in all (None when no read says)."""
+        known = [s.skewed for s in self.shuffles if s.skewed is not None]
+        return sum(known) if known else None
+
     def summary_row(self) -> dict[str, Any]:
+        """One table row; a query without an adaptive read says so instead of "0 partitions, 0 B"."""
+        none = "no adaptive read"
         return {
-            "preset": self.preset, "spark": self.spark_version, "partitions after AQE": self.partitions_after,
-            "largest partition": mib(self.largest), "median partition": mib(self.median),
-            "skewed partitions": sum(s.skewed for s in self.shuffles),
-            "skew splits": self.splits if self.splits is not None else "unknown",
-            "joins": "; ".join(self.join_strategies) or "-", "exact": "yes" if self.exact else "approximate",
+            "preset": self.preset, "spark": self.spark_version,
+            "partitions after AQE": self.partitions_after if self.shuffles else none,
+            "largest partition": mib(self.largest) if self.shuffles else "-",
+            "median partition": mib(self.median) if self.shuffles else "-",
+            "skewed reducers split": _count(self.skewed, self.shuffles),
+            "skew split parts": _count(self.splits, self.shuffles),
+            "joins": "; ".join(self.join_strategies) or "-", "evidence": self.evidence.label,
         }
 
 
+def _count(n: Optional[int], shuffles: Sequence[ShuffleOutcome]) -> Any:
+    if not shuffles:
+        return "-"
+    if n is not None:
+        return n
+    return "not in the log" if all(s.evidence is Evidence.SPARK_METRIC for s in shuffles) else "not estimated"
+
+
 def as_logged(shuffles: Sequence[ShuffleSizes]) -> list[ShuffleOutcome]:
-    """The reads as Spark did them, from the log's metrics."""
+    """The reads as Spark did them, from the log's metrics: partitions read, reducers split and
+    their parts (Spark posts the two skew metrics only when it split a reducer, so a read with
+    metrics and neither split none; a read without metrics, Spark 3.0, cannot tell)."""
     out = []
     for s in shuffles:
         sizes = list(s.sizes_after or [])
+        metrics = s.has_read_metrics
+        skewed = s.skewed_partitions if s.skewed_partitions is not None else (0 if metrics else None)
+        splits = s.skew_splits if s.skew_splits is not None else (0 if metrics and not skewed else None)
         out.append(ShuffleOutcome(s.key, s.label, s.partitions_before, s.partitions_after or len(sizes), sizes,
-                                  s.skewed_partitions or 0, s.skew_splits))
+                                  skewed, splits, Evidence.SPARK_METRIC))
     return out
 
 
@@ -139,5 +170,6 @@ def estimate_shuffles(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
                 after = ([sum(sizes[sp.start_reducer_index:sp.end_reducer_index]) for sp in specs[pos]]
                          if specs else list(sizes))
                 skewed = len(analyze_side(sizes, conf, spark_version=v).skewed_indices) if m.join else 0
-                out.append(ShuffleOutcome(m.key, m.label, m.partitions_before, len(after), after, skewed, None))
+                out.append(ShuffleOutcome(m.key, m.label, m.partitions_before, len(after), after, skewed, None,
+                                          Evidence.ESTIMATE))
     return out

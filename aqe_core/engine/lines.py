@@ -18,6 +18,7 @@ from aqe_core.rules.optimize_skewed_join import (  # noqa: F401 (median_size, ca
 )
 from aqe_core.rules.shuffle_partitions_util import coalesce_target
 from aqe_core.units import mib, num
+from aqe_core.versions import SparkVersion
 
 _SKEW_KEYS = (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD)
 _COALESCE_KEYS = (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_NUM,
@@ -75,17 +76,31 @@ def coalesce_line(group: Sequence[Sequence[int]], conf: AQEConf, default_paralle
 
 def shuffle_lines(sizes: Sequence[int], conf: AQEConf, default_parallelism: Optional[int], *, side: str = "",
                   coalesce_group: Optional[Sequence[Sequence[int]]] = None,
-                  evidence: Evidence = Evidence.EXACT) -> ShuffleLines:
+                  evidence: Evidence = Evidence.EXACT, rebalance: bool = False) -> ShuffleLines:
     """Lines and skewed partitions of one shuffle's ``sizes`` under ``conf``.
 
     ``coalesce_group``: the sizes of every shuffle coalesced together with this one (both sides
     of a join share one target); default: this shuffle alone. No coalescing line without a
-    default parallelism (the minimum partition number depends on it)."""
+    default parallelism (the minimum partition number depends on it). ``rebalance``: the read of
+    a REBALANCE exchange, which ``OptimizeSkewInRebalancePartitions`` (3.2+) splits wherever a
+    partition is over the advisory size (into parts of that size), not by the skew-join factor."""
     v = conf.spark_version
     a = analyze_side(sizes, conf, spark_version=v, side=side)
     out = ShuffleLines(side_analysis=a)
     lines = out.lines
     lines.append(Line("median", a.median, f"median {mib(a.median)}", (), evidence))
+    if rebalance and v >= SparkVersion(3, 2, 0):
+        adv = conf.advisory_partition_size
+        on = conf.get_or(config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED, True)
+        lines.append(Line("skew_threshold", adv, f"rebalance split threshold {mib(adv)} = the advisory size"
+                          + ("" if on else " (rebalance skew handling is off)"),
+                          (config.ADVISORY_PARTITION_SIZE_IN_BYTES,
+                           config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED), evidence))
+        lines.append(Line("split_target", adv, f"rebalance split target {mib(adv)}",
+                          (config.ADVISORY_PARTITION_SIZE_IN_BYTES,), evidence))
+        if default_parallelism is not None:
+            lines.append(coalesce_line(coalesce_group or [sizes], conf, default_parallelism, evidence))
+        return out  # (the skew-join verdicts do not apply to a rebalance read)
     if a.skew_threshold is not None:
         src = (f"{num(a.factor)} x median" if a.skew_threshold == a.factor_threshold else "threshold bytes")
         lines.append(Line("skew_threshold", a.skew_threshold,

@@ -90,7 +90,8 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
     rep = simulate(one_query(capture, q), overrides, conf.spark_version)
     qr = rep.queries[0]
     out = PresetOutcome(name, str(conf.spark_version), True,
-                        EXACT_NOTE + ("; " + "; ".join(rep.notes) if rep.notes else ""), settings=dict(conf.explicit))
+                        EXACT_NOTE + ("; " + "; ".join(rep.notes) if rep.notes else ""), settings=dict(conf.explicit),
+                        evidence=Evidence.EXACT)
     if actual:
         out.note = "what Spark did (captured)"
     out.local_stages = set()
@@ -111,7 +112,8 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
         skewed = len({s.reducer_index for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)})
         reducers, split = spec_reducers(specs, len(sizes))
         out.shuffles.append(ShuffleOutcome(f"stage-{r.stage_id}-{r.fragment}", f"shuffle {r.shuffle_id} (stage {r.stage_id})",
-                                           sh.num_reducers if sh else None, n, sizes, skewed, splits, reducers, split))
+                                           sh.num_reducers if sh else None, n, sizes, skewed, splits,
+                                           Evidence.EXACT, reducers, split))
     out.join_strategies = [(j.spark if actual else (j.simulated or f"{j.spark} as recorded (not re-decided)"))
                            + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else "")
                            for j in qr.joins]
@@ -123,9 +125,9 @@ def _estimate(shuffles: Sequence[ShuffleSizes], joins: list[str], conf: AQEConf,
     """The event-log estimate over post-AQE sizes (``actual``: Spark's own record, from the log)."""
     out = PresetOutcome(name, str(conf.spark_version), False, ESTIMATE_NOTE,
                         settings={k: conf.raw(k) for k in conf.explicit})
-    if actual:
-        out.note = "what Spark did (from the log)"
-        out.exact = True
+    if actual:  # Spark's own record: its metrics, never an estimate (and not exact either)
+        out.note = "what Spark did: the log's own metrics (partitions read, reducers split and their parts)"
+        out.evidence = Evidence.SPARK_METRIC
         out.shuffles = as_logged(shuffles)
     else:
         out.shuffles = estimate_shuffles(shuffles, conf, default_parallelism)
@@ -146,7 +148,8 @@ def _lines(shuffles: Sequence[ShuffleSizes], conf: AQEConf, default_parallelism:
             out.append(None)
             continue
         evidence = getattr(s, "evidence", Evidence.ESTIMATE)
-        out.append(shuffle_lines(sizes, conf, default_parallelism, side=s.side or "", evidence=evidence))
+        out.append(shuffle_lines(sizes, conf, default_parallelism, side=s.side or "", evidence=evidence,
+                                 rebalance=getattr(s, "rebalance", False)))
     return out
 
 

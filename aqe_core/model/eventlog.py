@@ -211,6 +211,9 @@ class SQLExecution:
     shuffle_reads: list[ShuffleRead] = field(default_factory=list)
     #: reads that posted sizes but are not in the final plan (earlier plan versions, AQE subqueries)
     other_shuffle_reads: list[ShuffleRead] = field(default_factory=list)
+    #: shuffle exchanges of the final plan that no adaptive read reads: AQE left them as planned
+    #: (``name`` "Exchange", sizes the bytes each reduce task read: task i reads reducer i)
+    planned_shuffles: list[ShuffleRead] = field(default_factory=list)
     modified_configs: dict[str, str] = field(default_factory=dict)
     job_properties: dict[str, str] = field(default_factory=dict)
     #: effective AQE configuration (AQEConf) or None when it could not be built

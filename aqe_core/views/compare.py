@@ -17,7 +17,7 @@ from aqe_core.versions import SparkVersion
 from aqe_core.views.query import QueryView, ShuffleView, SkewRow, regroup_coalesce_lines, use_replayed_targets
 
 __all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "join_names", "outcome_shuffle_view",
-           "preset_shuffle_views", "simulate_preset", "whatif", "whatif_view"]
+           "preset_shuffle_views", "simulate_preset", "skew_sentence", "whatif", "whatif_view"]
 
 
 def join_names(view: QueryView) -> list[str]:
@@ -96,6 +96,22 @@ def preset_shuffle_views(view: QueryView, outcome: PresetOutcome) -> list[Shuffl
     only (the lines of a setting are the What-if page's)."""
     as_run = {s.key: s for s in view.shuffles}
     return [outcome_shuffle_view(as_run.get(s.key), outcome, s, lines=False) for s in outcome.shuffles]
+
+
+def skew_sentence(before: ShuffleView, after: ShuffleView) -> str:
+    """The what-if's skew line for one shuffle, each count with how it is known: as run it is
+    Spark's (a plain log's read metrics; an exact source's split reducers), under the what-if
+    our rules' (exact over captured statistics, an estimate over a plain log's sizes after AQE)."""
+    if before.exact:
+        ran = f"{len(before.skew_rows)} as run (exact)"
+    elif before.skewed_partitions is not None or before.has_read_metrics:
+        n = before.skewed_partitions or 0
+        parts = f", {before.skew_splits} parts" if n and before.skew_splits is not None else ""
+        ran = f"{n} split as run (Spark's metric{parts})"
+    else:
+        ran = "not in the log as run (Spark 3.0 logs no read metrics)"
+    how = "exact" if after.exact else "estimate over the sizes after AQE"
+    return f"Skewed partitions: {ran}; {len(after.skew_rows)} under the what-if ({how})"
 
 
 @dataclass

@@ -18,7 +18,7 @@ from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
 from aqe_core.views.plan_timeline import read_versions
-from aqe_core.views.query import QueryView, ShuffleView
+from aqe_core.views.query import QueryView, ShuffleView, join_type_of
 
 __all__ = ["explain_views"]
 
@@ -33,8 +33,10 @@ def _execution(view: QueryView) -> dict[str, Any]:
     reads = _exact_reads(view) if view.source_kind == "capture" else [_logged_read(s) for s in view.shuffles]
     joins = [{"decision": str(d), "trace": [t.to_dict() for t in tr]}
              for d, tr in zip(view.join_decisions, view.join_traces)]
+    if not joins:  # a plain log: the strategies of its final plan, as run
+        joins = [{"decision": j, "trace": []} for j in plan_joins(view)]
     return {"id": view.query_id, "description": view.description, "spark_version": str(view.spark_version),
-            "adaptive": view.adaptive, "reads": reads, "joins": joins}
+            "adaptive": view.adaptive, "reads": reads, "joins": joins, "join_changes": list(view.join_changes)}
 
 
 def _lines(s: Optional[ShuffleView], evidence: Evidence) -> list[dict[str, Any]]:
@@ -96,6 +98,25 @@ def _spec_kind(spec: Any) -> dict[str, Any]:
     return {"kind": "unknown", "reducers": None}
 
 
+def plan_joins(view: QueryView) -> list[str]:
+    """Each join of the final plan with its strategy as run (the plan Spark logged); what AQE
+    changed is in the view's ``join_changes`` (node ids differ between plan versions).
+
+    A sentence per join: ``node 7: BroadcastHashJoin, Inner, build right (as run, from the log's final plan)``."""
+    plan = view.final_plan
+    if plan is None:
+        return []
+    out = []
+    for n in plan.walk():
+        if "Join" not in n.name or n.name.startswith("Reused"):
+            continue
+        desc = n.description or ""
+        build = "build right" if "BuildRight" in desc else "build left" if "BuildLeft" in desc else ""
+        what = ", ".join(x for x in (n.name, join_type_of(n) or "", build) if x)
+        out.append(f"node {n.id}: {what} (as run, from the log's final plan)")
+    return out
+
+
 def _logged_read(s: ShuffleView) -> dict[str, Any]:
     """From a plain log: Spark's counts and sizes in read order, nothing more."""
     sizes = s.sizes_after or []
@@ -114,7 +135,8 @@ def _logged_read(s: ShuffleView) -> dict[str, Any]:
     else:
         skewed = []
     return {"node_id": s.node_id, "stage_id": s.stage_id, "evidence": Evidence.SPARK_METRIC.value,
-            "partitions_before": s.partitions_before, "partitions": partitions, "skewed_reducers": skewed,
+            "adaptive_read": s.adaptive_read, "rebalance": s.rebalance, "partitions_before": s.partitions_before,
+            "partitions_after": s.partitions_after, "local": s.local, "partitions": partitions, "skewed_reducers": skewed,
             "skewed_parts_total": s.skew_splits if s.skewed_partitions else 0,
             "lines": _lines(s, Evidence.ESTIMATE), "sentences": [r.message for r in s.reasons]
             + ([s.approx_reason] if s.approx_reason else [])}

@@ -8,18 +8,22 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
+from aqe_core import config
 from aqe_core.config import AQEConf, checked_layers
 from aqe_core.engine import adaptive_verdict
 from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below
 from aqe_core.model.query import query_from_execution
 from aqe_core.model.reasons import Reason
 from aqe_core.model.task_time import TaskTime
+from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
 from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_before_partitions
 from aqe_core.views.query import (
-    QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, join_keys, read_join_context,
+    QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, exchange_join_context, join_keys,
+    read_join_context,
 )
 from aqe_core.views.plan_stages import final_node_stages
 from aqe_core.views.sentences import adaptive_reason
@@ -78,6 +82,18 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     keys = join_keys(ex.final_plan)
     qv.stage_times = _stage_times(log, ex)
     qv.shuffles = [_shuffle(ex, r, ctx, keys, dp) for r in ex.shuffle_reads]
+    rebalanced = _rebalance_reads(qv.final_plan)
+    for s in qv.shuffles:
+        s.rebalance = s.node_id in rebalanced
+    planned_ctx = exchange_join_context(qv.final_plan)
+    for r in ex.planned_shuffles:
+        if r.partitions == 1:
+            continue  # (a single partition, e.g. a global aggregate's: nothing for AQE to do, nothing to show)
+        sv = planned_shuffle(r, qv.final_plan, conf)
+        if r.node_id in planned_ctx:
+            sv.join, sv.side, sv.join_type, sv.group_key = planned_ctx[r.node_id]
+            sv.label += f": {sv.side} side of {sv.join}"
+        qv.shuffles.append(sv)
     for s in qv.shuffles:
         s.task_time = qv.stage_times.get(s.stage_id) if s.stage_id is not None else None
     qv.node_stages = final_node_stages(qv)
@@ -87,6 +103,17 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
         # the coalescing target needs only the total, which the post-AQE sizes keep: Spark's metric
         s.lines = [replace(ln, evidence=Evidence.SPARK_METRIC) if ln.kind == "coalesce_target" else ln for ln in s.lines]
     return qv
+
+
+def _rebalance_reads(plan: Optional[PlanNode]) -> set[int]:
+    """Node ids of the adaptive reads whose exchange is a REBALANCE (its origin in the description)."""
+    out: set[int] = set()
+    for n in plan.walk() if plan is not None else []:
+        if n.name in SHUFFLE_READ_NAMES and n.id is not None:
+            e = exchange_below(n)
+            if e is not None and "REBALANCE_PARTITIONS" in (e.description or ""):
+                out.add(n.id)
+    return out
 
 
 def _stage_times(log: EventLog, ex: SQLExecution) -> dict[int, TaskTime]:
@@ -137,6 +164,9 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
         partitions_after=r.partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
         coalesced_partitions=r.coalesced_partitions, skewed_partitions=r.skewed_partitions,
         skew_splits=r.skew_splits, local=r.local, exact=False,
+        # Spark posts a read's metrics once, the skew pair only when it split: without the
+        # partition count posted (Spark 3.0, or no map statistics) a missing pair says nothing
+        has_read_metrics=r.num_partitions is not None,
         approx_reason=_APPROX + ("" if dp is not None else ", but the default parallelism is unknown"),
     )
     sv.group_key = keys.get(r.node_id) if r.node_id is not None else None
@@ -145,6 +175,61 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
     sv.reasons += logged_read_reasons(sv.partitions_before, r.partitions, r.coalesced_partitions,
                                       r.skewed_partitions, r.skew_splits, r.partition_sizes_source == "task_shuffle_read")
     return sv
+
+
+_PLANNED_APPROX = ("AQE left this shuffle as planned: the sizes are the bytes each reduce task read (task i"
+                   " reads reducer i; task metrics, not the MapStatus sizes AQE would have used)")
+
+
+def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf) -> ShuffleView:
+    """A shuffle no adaptive read reads: its partitions as planned, and why AQE left it alone,
+    in the log's numbers."""
+    node = next((n for n in final.walk() if n.id == r.node_id), None) if final is not None and r.node_id is not None else None
+    written = node.metric("shuffle bytes written") if node is not None else None
+    total = written.get("total") if written else None
+    sv = ShuffleView(
+        key=f"exchange-{r.node_id}", label=f"{r.description.split(', [plan_id')[0]} (node {r.node_id}): read as planned",
+        node_id=r.node_id, stage_id=r.stage_id, read_description=r.description, partitions_before=r.partitions,
+        partitions_after=r.partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
+        skewed_partitions=0, skew_splits=0, adaptive_read=False, exact=False, approx_reason=_PLANNED_APPROX)
+    sv.reasons.append(left_alone_reason(r.partitions, total if isinstance(total, int) else None, conf,
+                                        r.description))
+    return sv
+
+
+def left_alone_reason(partitions: Optional[int], written: Optional[int], conf: AQEConf, description: str) -> Reason:
+    """Why AQE did not touch a shuffle, in the log's numbers: bytes written per partition against
+    the advisory size, and whether coalescing and skew handling were on.
+
+    >>> from aqe_core.config import AQEConf
+    >>> c = AQEConf.resolve("4.3.0", [{"spark.sql.adaptive.coalescePartitions.enabled": "false"}])
+    >>> print(left_alone_reason(128, 128 * 1024 * 1024, c, "Exchange hashpartitioning(a, 128), ENSURE_REQUIREMENTS").message)
+    AQE left this shuffle as planned (no adaptive read): it wrote 128 MiB into 128 partitions (1 MiB each on average, against an advisory size of 64 MiB); coalescing is off (spark.sql.adaptive.coalescePartitions.enabled=false), so AQE keeps every partition; no reducer was split (the skew-join rule splits only the sides of a sort-merge join)
+    """
+    advisory = conf.advisory_partition_size
+    parts = []
+    if written is not None and partitions:
+        parts.append(f"it wrote {mib(written)} into {partitions} partition{'s' if partitions != 1 else ''}"
+                     f" ({mib(written // partitions)} each on average, against an advisory size of {mib(advisory)})")
+    elif partitions:
+        parts.append(f"{partitions} partition{'s' if partitions != 1 else ''} (the log has no bytes written for it)")
+    if partitions == 1:
+        parts.append("a single partition: nothing to coalesce")
+    elif not conf.get_or(config.COALESCE_PARTITIONS_ENABLED, True):
+        parts.append(f"coalescing is off ({config.COALESCE_PARTITIONS_ENABLED}=false), so AQE keeps every partition")
+    elif "REPARTITION_BY_NUM" in description:
+        parts.append("a repartition to a fixed number of partitions: AQE keeps the number the query asked for")
+    elif written is not None and partitions and written / partitions >= advisory:
+        parts.append("the partitions are already at or above the advisory size: nothing to merge")
+    else:
+        parts.append("coalescing is on, yet AQE added no read here (the stage was not re-optimised: e.g. a shuffle"
+                     " whose reader is not a query stage AQE optimises)")
+    if not conf.get_or(config.SKEW_JOIN_ENABLED, True):
+        parts.append(f"skew-join handling is off ({config.SKEW_JOIN_ENABLED}=false)")
+    else:
+        parts.append("no reducer was split (the skew-join rule splits only the sides of a sort-merge join)")
+    return Reason("left_alone", "AQE left this shuffle as planned (no adaptive read): " + "; ".join(parts),
+                  {"partitions": partitions, "bytes_written": written, "advisory": advisory})
 
 
 def logged_read_reasons(before: Optional[int], after: Optional[int], coalesced: Optional[int], skewed: Optional[int],

@@ -65,6 +65,14 @@ class ShuffleView:
     skew_splits: Optional[int] = None
     local: bool = False
     exact: bool = False
+    #: False where the source logs no adaptive-read metrics (Spark 3.0): whether a reducer was
+    #: split cannot be told, where otherwise a missing skew metric means none was
+    has_read_metrics: bool = True
+    #: False for a shuffle AQE left as planned (no adaptive read over its exchange: a plain log's
+    #: ``planned_shuffles``); its sizes are the bytes each reduce task read
+    adaptive_read: bool = True
+    #: the read of a REBALANCE exchange (its skew is OptimizeSkewInRebalancePartitions', not a join's)
+    rebalance: bool = False
     approx_reason: Optional[str] = None
     lines: list[Line] = field(default_factory=list)
     skew_rows: list[SkewRow] = field(default_factory=list)
@@ -102,6 +110,7 @@ class ShuffleView:
             "partitions_after": self.partitions_after, "sizes_before": self.sizes_before,
             "sizes_after": self.sizes_after, "coalesced_partitions": self.coalesced_partitions,
             "skewed_partitions": self.skewed_partitions, "skew_splits": self.skew_splits, "local": self.local,
+            "adaptive_read": self.adaptive_read,
             "exact": self.exact, "approx_reason": self.approx_reason, "lines": [ln.to_dict() for ln in self.lines],
             "skew_rows": [r.to_dict() for r in self.skew_rows], "reasons": [r.to_dict() for r in self.reasons],
             "task_time": self.task_time.to_dict() if self.task_time is not None else None,
@@ -211,6 +220,27 @@ def read_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Opt
     return out
 
 
+def exchange_join_context(plan: Optional[PlanNode]) -> dict[int, tuple[str, str, Optional[str], str]]:
+    """node id of each shuffle exchange feeding a join side directly (no other join or exchange
+    between) -> (join node name, side, join type, a key naming that join): for shuffles read as
+    planned, which have no adaptive read to hang the join on."""
+    if plan is None:
+        return {}
+    out: dict[int, tuple[str, str, Optional[str], str]] = {}
+    for i, node in enumerate(plan.walk()):
+        if "Join" not in node.name or len(node.children) != 2:
+            continue
+        for side, child in zip(("left", "right"), node.children):
+            for n in child.walk():
+                if "Exchange" in n.name:
+                    if "Broadcast" not in n.name and n.id is not None:
+                        out.setdefault(n.id, (node.name, side, join_type_of(node), f"join-{i}"))
+                    break
+                if "Join" in n.name:
+                    break
+    return out
+
+
 def join_keys(plan: Optional[PlanNode]) -> dict[int, str]:
     """node id of each adaptive read under a join -> a key naming that join (its pre-order index)."""
     out: dict[int, str] = {}
@@ -242,7 +272,7 @@ def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optiona
     if not sizes or view.local:
         return
     got = shuffle_lines(sizes, conf, default_parallelism, side=view.side or "", coalesce_group=coalesce_group,
-                        evidence=view.evidence)
+                        evidence=view.evidence, rebalance=view.rebalance)
     view.side_analysis = got.side_analysis
     view.lines.extend(got.lines)
     view.skew_rows.extend(SkewRow(p.partition, p.size, None, p.explanation) for p in got.skewed)

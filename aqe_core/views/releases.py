@@ -23,6 +23,7 @@ from aqe_core.engine.estimate import PresetOutcome
 from aqe_core.engine.pipeline import pipeline_for
 from aqe_core.engine.simulate import SimulationReport
 from aqe_core.engine.whatif import what_if
+from aqe_core.model.evidence import Evidence
 from aqe_core.engine.stage_plan import exchange_over_union
 from aqe_core.versions import as_version
 from aqe_core.views.compare import join_names
@@ -51,21 +52,33 @@ DECISION_KEYS = frozenset({
 
 @dataclass
 class ReleaseRow:
+    """One release's outcome. The release the query ran on (``own``) shows what Spark did, from
+    its own record (a plain log's metrics, a capture's specs); ``rules`` then holds what our
+    rules give under that release, the figure the other releases' rows are compared with."""
+
     release: str
     outcome: PresetOutcome
     lint: list[LintFinding] = field(default_factory=list)
-    own: bool = False  # the release the query ran on
+    own: bool = False  # the release the query ran on: ``outcome`` is Spark's own record
     #: read label -> the rules' reasons under this release (exact sources only)
     reasons: dict[str, list[str]] = field(default_factory=dict)
     #: where this release's planner would build a different plan than the one replayed
     caveats: list[str] = field(default_factory=list)
+    #: (own release) our rules' outcome under it, which the neighbouring rows are diffed against
+    rules: Optional[PresetOutcome] = None
+
+    @property
+    def label(self) -> str:
+        if self.own:
+            return self.release + " (as run)"
+        return self.release + (" (estimate)" if self.outcome.evidence is Evidence.ESTIMATE else "")
 
     def summary(self) -> dict[str, Any]:
         o = self.outcome
-        return {"release": self.release + (" (as run)" if self.own else ""),
-                "partitions after AQE": " + ".join(str(s.partitions_after) for s in o.shuffles) or "-",
-                "skewed reducers split": sum(s.skewed for s in o.shuffles),
-                "skew splits": o.splits if o.splits is not None else "?",
+        row = o.summary_row()
+        return {"release": self.label, "evidence": o.evidence.label,
+                "partitions after AQE": " + ".join(str(s.partitions_after) for s in o.shuffles) or "no adaptive read",
+                "skewed reducers split": row["skewed reducers split"], "skew splits": row["skew split parts"],
                 "joins": ", ".join(o.join_strategies) or "-",
                 "settings left out": ", ".join(f.key for f in self.lint if f.kind in ("invalid", "not_in_release")) or "",
                 "caveat": "; ".join(self.caveats)}
@@ -113,13 +126,41 @@ def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> R
                       default_parallelism=view.default_parallelism)
         assert got.outcome is not None
         lint = [f for f in lint_settings(settings, rel, source=own) if f.severity != "info"]
-        rows.append(ReleaseRow(rel, got.outcome, lint, own=as_version(rel) == as_version(own),
-                               reasons=_reasons(got.replay), caveats=_planner_caveats(view, conf)))
+        row = ReleaseRow(rel, got.outcome, lint, reasons=_reasons(got.replay), caveats=_planner_caveats(view, conf))
+        if as_version(rel) == as_version(own):
+            ran = what_if(view.model, view.shuffles, join_names(view), conf, name=rel, lines=False, actual=True,
+                          default_parallelism=view.default_parallelism).outcome
+            assert ran is not None
+            if ran.evidence is Evidence.SPARK_METRIC:  # a plain log: the estimate gets its own row
+                rows.append(row)
+                row = ReleaseRow(rel, ran, lint, caveats=row.caveats, rules=got.outcome)
+            else:
+                row.outcome, row.rules = ran, got.outcome
+            row.own = True
+        rows.append(row)
     exact = bool(rows) and rows[0].outcome.exact
-    diffs = [d for a, b in zip(rows, rows[1:]) if (d := _diff(a, b, set(settings))) is not None]
+    compared = [r for r in rows if r.outcome.evidence is not Evidence.SPARK_METRIC]
+    diffs = [d for a, b in zip(compared, compared[1:]) if (d := _diff(a, b, set(settings))) is not None]
     # (the replay's note about plan-changing settings does not apply: every release gets the query's own)
     note = "exact: each release's rules replayed over the captured statistics" if exact else (rows[0].outcome.note if rows else "")
+    note += _calibration(rows)
     return ReleaseComparison(rows, diffs, exact, note)
+
+
+def _calibration(rows: list[ReleaseRow]) -> str:
+    """Where the estimate for the release the query ran on misses what Spark did, say so: the
+    other releases' estimates are no closer."""
+    ran = next((r for r in rows if r.own and r.outcome.evidence is Evidence.SPARK_METRIC and r.rules), None)
+    if ran is None or ran.rules is None:
+        return ""
+    got = " + ".join(str(s.partitions_after) for s in ran.rules.shuffles) or "none"
+    did = " + ".join(str(s.partitions_after) for s in ran.outcome.shuffles) or "none"
+    if got == did:
+        return (f". For {ran.release}, the release it ran on, the estimate gives what Spark's metrics say"
+                f" ({did} partitions)")
+    return (f". For {ran.release}, the release it ran on, the estimate gives {got} partitions where Spark's metrics"
+            f" say {did}: the estimate cannot see the pre-AQE sizes or what a skew split kept apart, so read the"
+            " estimated rows as a direction, not a count")
 
 
 def _planner_caveats(view: QueryView, conf: AQEConf) -> list[str]:
@@ -161,7 +202,9 @@ def _outcome_changes(a: PresetOutcome, b: PresetOutcome) -> list[str]:
 
 
 def _diff(a: ReleaseRow, b: ReleaseRow, set_keys: set[str]) -> Optional[ReleaseDiff]:
-    changes = _outcome_changes(a.outcome, b.outcome)
+    """Neighbouring releases under our rules (the own release's rules outcome, not Spark's record:
+    like is compared with like)."""
+    changes = _outcome_changes(a.rules or a.outcome, b.rules or b.outcome)
     if not changes:
         return None
     said: list[str] = []

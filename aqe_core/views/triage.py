@@ -9,8 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from aqe_core import config
 from aqe_core.model.task_time import TaskTime
-from aqe_core.views.query import QueryView
+from aqe_core.units import mib
+from aqe_core.versions import SparkVersion
+from aqe_core.views.query import QueryView, ShuffleView
 
 #: finding -> (label, the page that shows it)
 FINDINGS: dict[str, tuple[str, str]] = {
@@ -36,6 +39,9 @@ class TriageRow:
     partitions: str = ""
     #: the slowest read stage's task times (max vs median), from the log's task events
     stage_time: str = ""
+    #: what can help where a finding has no setting to replay (a straggler): skew handling,
+    #: salting the hot key, or that no AQE setting splits this read
+    next_step: str = ""
     wasted_ms: int = 0
     score: float = 0.0
 
@@ -47,7 +53,8 @@ class TriageRow:
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query_id, "description": self.description[:120],
                 "findings": ", ".join(FINDINGS[f][0] for f in self.findings), "read stage tasks": self.stage_time,
-                "partitions": self.partitions, "duration (ms)": self.duration_ms, "what AQE did": self.summary}
+                "partitions": self.partitions, "duration (ms)": self.duration_ms, "what AQE did": self.summary,
+                "next step": self.next_step}
 
 
 def triage_row(v: QueryView) -> TriageRow:
@@ -76,12 +83,14 @@ def triage_row(v: QueryView) -> TriageRow:
         row.findings.append("shuffled_hash")
     if "demoted" in v.join_reason_codes:  # DemoteBroadcastHashJoin kept a small side from broadcasting
         row.findings.append("demoted")
-    slow = _slowest_read(v)
-    if slow is not None:
+    slow_read = _slowest_read(v)
+    if slow_read is not None:
+        sv, slow = slow_read
         row.stage_time = slow.short()
         row.wasted_ms = slow.wasted_ms
         if _straggler(slow):
             row.findings.append("straggler")
+            row.next_step = straggler_help(v, sv)
     if before:
         row.partitions = f"{before} -> {after}" + (f" ({before / after:.1f}x fewer)" if after and before > after else "")
     row.summary = v.outcome
@@ -101,12 +110,50 @@ STRAGGLER_RATIO = 4.0
 STRAGGLER_MS = 1_000
 
 
-def _slowest_read(v: QueryView) -> Optional[TaskTime]:
-    """The read stage whose slowest task ran longest past its median (skewed reads first)."""
-    times = [s.task_time for s in v.shuffles if s.task_time is not None]
-    skewed = [s.task_time for s in v.shuffles if s.task_time is not None and (s.skewed_partitions or s.skew_rows)]
+def _slowest_read(v: QueryView) -> Optional[tuple[ShuffleView, TaskTime]]:
+    """The read stage whose slowest task ran longest past its median (skewed reads first), with
+    the shuffle it reads."""
+    times = [(s, s.task_time) for s in v.shuffles if s.task_time is not None]
+    skewed = [(s, t) for s, t in times if s.skewed_partitions or s.skew_rows]
     pool = skewed or times
-    return max(pool, key=lambda t: t.wasted_ms) if pool else None
+    return max(pool, key=lambda st: st[1].wasted_ms) if pool else None
+
+
+def straggler_help(v: QueryView, s: ShuffleView) -> str:
+    """What can shorten a read stage that waits on one task, by what AQE can and cannot split:
+    its skew-join rule splits only the sides of a sort-merge (3.3+: or shuffled hash) join, and
+    OptimizeSkewInRebalancePartitions only a rebalance read; any other read (an aggregation,
+    a window) no AQE setting splits."""
+    join = s.join or ""
+    t = s.task_time
+    why = ""
+    if t is not None and t.slowest_bytes_read is not None and s.sizes_after:
+        med = sorted(s.sizes_after)[len(s.sizes_after) // 2]
+        if med and t.slowest_bytes_read <= 2 * med:
+            return (f"the slowest task read {mib(t.slowest_bytes_read)}, no more than about twice the median"
+                    f" partition ({mib(med)}): not data skew, so no AQE setting helps; look at that task's executor"
+                    " (GC, a slow node) or turn on speculation (spark.speculation)")
+    if s.skewed_partitions:
+        return ("AQE already split a skewed reducer here and a task still waits: a smaller split target"
+                f" ({config.ADVISORY_PARTITION_SIZE_IN_BYTES}) cuts more parts; a single hot key in one map"
+                " task cannot be split further: salt the key")
+    if s.rebalance:
+        on = v.conf.get_or(config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED, True)
+        return (f"rebalance skew handling is off: set {config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED}"
+                "=true" if not on else f"a smaller {config.ADVISORY_PARTITION_SIZE_IN_BYTES} lets the rebalance split"
+                " the hot partition into more parts")
+    splittable = "SortMergeJoin" in join or ("ShuffledHashJoin" in join and v.spark_version >= SparkVersion(3, 3, 0))
+    if splittable:
+        if not v.conf.get_or(config.SKEW_JOIN_ENABLED, True):
+            return (f"skew-join handling is off ({config.SKEW_JOIN_ENABLED}=false): turn it on and AQE can split the"
+                    " hot reducer of this join; or salt the hot key")
+        return (f"the hot reducer of this {join} stayed under the skew threshold: lower"
+                f" {config.SKEW_JOIN_SKEWED_PARTITION_FACTOR} or {config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD}"
+                " (the Partitions page draws both lines), or salt the hot key" + why)
+    what = f"the {join} side" if join else "an aggregation, window or other non-join read"
+    return (f"no AQE setting can split this read ({what}): AQE splits skewed reducers only on the sides of a"
+            " sort-merge join and in rebalance reads; salt the hot key (a random prefix, aggregate in two steps)"
+            " or handle the hot key apart")
 
 
 def _straggler(t: TaskTime) -> bool:

@@ -18,7 +18,9 @@ from aqe_core.model.spill import SpillMap
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
 from aqe_core.readers.eventlog.jsonfast import parse_json
-from aqe_core.readers.eventlog.executions import _build_final, _effective_conf, _opt_str, _set_status, _shuffle_reads
+from aqe_core.readers.eventlog.executions import (
+    _build_final, _effective_conf, _opt_str, _set_status, _shuffle_reads, planned_shuffles,
+)
 from aqe_core.readers.eventlog.lines import (
     _COMPLETION,
     _STAGE_INFO,
@@ -549,6 +551,7 @@ class _Builder(Spilling):
         final = _build_final(m)
         _set_status(m, ex)
         m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
+        m.planned_shuffles = planned_shuffles(ex, self.log, final) if m.adaptive else []
         _effective_conf(m, self.log, version, self.conf_cache)
         if m.shuffle_reads and m.shuffle_reads[0].partition_sizes_source == "task_shuffle_read":
             self.task_read_sizes.add(m.id)

@@ -10,7 +10,7 @@ from typing import Any
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, ShuffleRead, SQLExecution
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, graph_nodes
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, graph_nodes, is_shuffle_exchange
 from aqe_core.readers.eventlog.planinfo import is_malformed
 from aqe_core.readers.eventlog.live_state import _LiveExec
 
@@ -34,6 +34,57 @@ def _set_status(m: SQLExecution, ex: _LiveExec) -> None:
 
 
 _SKEW_DESC = re.compile(r"(\d+) skewed partitions")
+_EXCHANGE_PARTITIONS = re.compile(r"partitioning\(.*, (\d+)\)")
+
+
+def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> list[ShuffleRead]:
+    """The final plan's shuffle exchanges that no adaptive read reads (AQE neither coalesced,
+    split nor read them locally): their partition count (the exchange's driver metric, 3.2+,
+    else the partitioning in its description) and the bytes each reduce task read, which is
+    reducer i's size as read (task metrics), since reduce task i reads reducer i."""
+    if plan is None:
+        return []
+    driver: dict[int, list[int]] = defaultdict(list)
+    it = iter(ex.driver_all)
+    for acc, value in zip(it, it):
+        driver[acc].append(value)
+    nodes = graph_nodes(plan)
+    read = {id(e) for n in nodes if n.name in SHUFFLE_READ_NAMES if (e := exchange_below(n)) is not None}
+    out = []
+    for node in nodes:
+        if not is_shuffle_exchange(node) or id(node) in read:
+            continue
+        r = ShuffleRead(node_id=node.id, name=node.name, description=node.description)
+        acc = next((m["accumulator_id"] for m in node.metrics if m["name"] == "number of partitions"), None)
+        if acc is not None and driver.get(acc):
+            r.num_partitions = driver[acc][-1]
+        _task_reads(r, node, ex)
+        if r.bytes_read is not None:
+            r.partition_sizes, r.partition_sizes_source = list(r.bytes_read), "task_shuffle_read"
+        if r.num_partitions is None:
+            m = _EXCHANGE_PARTITIONS.search(node.description or "")
+            if m:
+                r.derived_partitions, r.derived_partitions_from = int(m.group(1)), "the exchange's partitioning"
+            elif "SinglePartition" in (node.description or ""):
+                r.derived_partitions, r.derived_partitions_from = 1, "the exchange's partitioning"
+        out.append(r)
+    return out
+
+
+def _task_reads(r: ShuffleRead, exch: PlanNode, ex: _LiveExec) -> None:
+    """Bytes (and records) the reduce tasks read from ``exch``, per task index, and their stage."""
+    eids = {mm["name"]: mm["accumulator_id"] for mm in exch.metrics}
+    loc, rem, rec = eids.get("local bytes read"), eids.get("remote bytes read"), eids.get("records read")
+    for sid, by_acc in ex.reads_snapshot.items():
+        if loc in by_acc or rem in by_acc:
+            n = len(by_acc.get(loc) or by_acc.get(rem))  # type: ignore[arg-type]
+            la = by_acc.get(loc)
+            ra = by_acc.get(rem)
+            r.bytes_read = [(la[i] if la else 0) + (ra[i] if ra else 0) for i in range(n)]
+            ca = by_acc.get(rec)
+            r.records_read = list(ca) if ca is not None else None
+            r.stage_id = sid
+            return
 
 
 def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None,
@@ -112,18 +163,7 @@ def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, lis
     # bytes actually read, per output partition, from the reduce tasks' SQL accumulators
     exch = exchange_below(node)
     if exch is not None:
-        eids = {mm["name"]: mm["accumulator_id"] for mm in exch.metrics}
-        loc, rem, rec = eids.get("local bytes read"), eids.get("remote bytes read"), eids.get("records read")
-        for sid, by_acc in ex.reads_snapshot.items():
-            if loc in by_acc or rem in by_acc:
-                n = len(by_acc.get(loc) or by_acc.get(rem))  # type: ignore[arg-type]
-                la = by_acc.get(loc)
-                ra = by_acc.get(rem)
-                r.bytes_read = [(la[i] if la else 0) + (ra[i] if ra else 0) for i in range(n)]
-                ca = by_acc.get(rec)
-                r.records_read = list(ca) if ca is not None else None
-                r.stage_id = sid
-                break
+        _task_reads(r, exch, ex)
     if r.partition_sizes is None and not r.local and r.bytes_read is not None:
         r.partition_sizes = list(r.bytes_read)
         r.partition_sizes_source = "task_shuffle_read"
