@@ -2,8 +2,12 @@
 
 Matching. Both plans are first reduced to their operators: the wrappers that only exist in
 executed adaptive plans (``WholeStageCodegen (n)``, ``InputAdapter``, ``ShuffleQueryStage``,
-``BroadcastQueryStage``, ``TableCacheQueryStage``, ``ResultQueryStage``) are dropped, so the
-initial plan's ``Exchange`` lines up with the final plan's ``ShuffleQueryStage → Exchange``.
+``BroadcastQueryStage``, ``TableCacheQueryStage``, ``ResultQueryStage``) and the columnar
+transitions Spark inserts into each new query stage (``ColumnarToRow``, ``RowToColumnar``:
+ApplyColumnarRulesAndInsertTransitions runs after a stage is cut, never on the initial plan)
+are dropped, so the initial plan's ``Exchange → Filter → Scan`` lines up with the final plan's
+``ShuffleQueryStage → Exchange → Filter → ColumnarToRow → Scan``. A ``ReusedExchange`` is
+kept as one operator without the stage it points at (that stage is drawn where it runs).
 Operator signatures ignore the numbers Spark renumbers on re-planning (``[plan_id=..]``,
 ``[id=#..]``, ``isFinalPlan``, stage statistics, ``(skew=true)``). Then, GumTree-style:
 
@@ -22,7 +26,10 @@ import re
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
 
-_WRAPPERS = STAGE_WRAPPERS + ("InputAdapter",)
+#: columnar transitions, inserted when a query stage is created (not AQE re-planning)
+TRANSITIONS = ("ColumnarToRow", "RowToColumnar")
+_WRAPPERS = STAGE_WRAPPERS + ("InputAdapter",) + TRANSITIONS
+REUSED_EXCHANGE = "ReusedExchange"
 _JOINS = ("SortMergeJoin", "BroadcastHashJoin", "ShuffledHashJoin", "BroadcastNestedLoopJoin", "CartesianProduct")
 _SKEW_SUFFIX = "(skew=true)"
 
@@ -65,6 +72,14 @@ def _norm_desc(node: PlanNode) -> str:
     return " ".join(d.split())
 
 
+_RE_EXPR_ID = re.compile(r"#\d+L?")
+
+
+def _partitioning(node: PlanNode) -> str:
+    """An exchange's description without expression ids."""
+    return _RE_EXPR_ID.sub("", _norm_desc(node))
+
+
 def _sig(node: PlanNode) -> tuple[str, str]:
     return (base_name(node.name or ""), _norm_desc(node))
 
@@ -72,7 +87,10 @@ def _sig(node: PlanNode) -> tuple[str, str]:
 def _compatible(a: PlanNode, b: PlanNode) -> bool:
     na, nb = base_name(a.name or ""), base_name(b.name or "")
     if na == nb:
-        return True
+        # an exchange is its partitioning: AQE never changes one in place (a new shuffle that
+        # EnsureRequirements adds after a re-plan is another exchange, not this one)
+        # (expression ids aside: Spark 3.0 re-numbers aliases when it re-optimizes)
+        return not na.endswith("Exchange") or na == REUSED_EXCHANGE or _partitioning(a) == _partitioning(b)
     if is_join(na) and is_join(nb):
         return True
     return na in SHUFFLE_READ_NAMES and nb in SHUFFLE_READ_NAMES
@@ -106,6 +124,8 @@ class _Tree:
             self.index[path] = i
             if p >= 0:
                 self.children[p].append(i)
+            if node.name == REUSED_EXCHANGE:
+                continue  # the stage it reuses is drawn (and matched) where it runs
             for k in range(len(kids) - 1, -1, -1):
                 stack.append((kids[k], f"{path}.{k}", i))
         n = len(self.paths)
@@ -198,8 +218,59 @@ def _match_bottom_up(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
             front.pop(c, None)
 
 
+def _reused_kind(node: PlanNode) -> str:
+    """``BroadcastExchange`` or ``Exchange``: what a ``ReusedExchange`` stands for (its child
+    in Spark's plan info, else its description ``ReusedExchange [out], <exchange> ...``)."""
+    if node.children and (node.children[0].name or "").endswith("Exchange"):
+        return node.children[0].name
+    return "BroadcastExchange" if ", BroadcastExchange " in (node.description or "") else "Exchange"
+
+
+def match_reused(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> set[int]:
+    """4. a later-plan ``ReusedExchange`` takes the earlier plan's exchange it stands for: an
+    unmatched exchange of the same kind under the partner of its nearest matched ancestor
+    (same branch first). Returns the earlier-plan operators below those exchanges: they run
+    once, in the stage that is reused, so they are not removed."""
+    covered: set[int] = set()
+    for b, node in enumerate(B.nodes):
+        if node.name != REUSED_EXCHANGE or mb[b] >= 0:
+            continue
+        child, pb = b, B.parent[b]
+        while pb >= 0 and mb[pb] < 0:
+            child, pb = pb, B.parent[pb]
+        if pb < 0:
+            continue
+        pa, kind = mb[pb], _reused_kind(node)
+        branch = B.children[pb].index(child)
+        cands: list[tuple[int, int]] = []  # (A index, branch under pa)
+        for k, top in enumerate(A.children[pa]):
+            stack = [top]
+            while stack:
+                a = stack.pop()
+                if ma[a] >= 0:
+                    continue
+                if A.nodes[a].name == kind:
+                    cands.append((a, k))
+                    continue
+                stack.extend(A.children[a])
+        if not cands:
+            continue
+        a = next((x for x, k in cands if k == branch), cands[0][0])
+        ma[a], mb[b] = b, a
+        covered.update(x for x in A.subtree(a) if x != a and ma[x] < 0)
+    return covered
+
+
 def _match_leftovers(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
-    """3. leftovers under matched parents."""
+    """3. leftovers under matched parents: the same operator (signature) first, anywhere
+    under the partner; then a compatible one, same position first."""
+    for b in range(len(B.paths)):
+        pb = B.parent[b]
+        if mb[b] >= 0 or pb < 0 or mb[pb] < 0:
+            continue
+        same_sig = [a for a in A.children[mb[pb]] if ma[a] < 0 and A.sig[a] == B.sig[b]]
+        if same_sig:
+            ma[same_sig[0]], mb[b] = b, same_sig[0]
     for b in range(len(B.paths)):
         if mb[b] >= 0:
             continue
