@@ -7,7 +7,9 @@ transitions Spark inserts into each new query stage (``ColumnarToRow``, ``RowToC
 ApplyColumnarRulesAndInsertTransitions runs after a stage is cut, never on the initial plan)
 are dropped, so the initial plan's ``Exchange → Filter → Scan`` lines up with the final plan's
 ``ShuffleQueryStage → Exchange → Filter → ColumnarToRow → Scan``. A ``ReusedExchange`` is
-kept as one operator without the stage it points at (that stage is drawn where it runs).
+one operator without the stage it points at when that stage is drawn in full elsewhere (a
+capture repeats it under every reuse); when it is the stage's only full drawing (an event
+log's plan info draws each exchange once), it only wraps it.
 Operator signatures ignore the numbers Spark renumbers on re-planning (``[plan_id=..]``,
 ``[id=#..]``, ``isFinalPlan``, stage statistics, ``(skew=true)``). Then, GumTree-style:
 
@@ -99,6 +101,19 @@ def _compatible(a: PlanNode, b: PlanNode) -> bool:
 # --------------------------------------------------------------------------------------------
 # reduced trees
 # --------------------------------------------------------------------------------------------
+def _drawn_exchanges(plan: PlanNode) -> set[tuple[str, str]]:
+    """Signatures of the exchanges drawn with their subtree outside any ``ReusedExchange``."""
+    out: set[tuple[str, str]] = set()
+    stack = [(plan, False)]
+    while stack:
+        node, under_reuse = stack.pop()
+        if not under_reuse and node.children and (node.name or "").endswith("Exchange") and node.name != REUSED_EXCHANGE:
+            out.add(_sig(node))
+        reused = node.name == REUSED_EXCHANGE
+        stack.extend((c, reused) for c in node.children)
+    return out
+
+
 class _Tree:
     """Operators of a plan (wrappers dropped), pre-order arrays."""
 
@@ -109,9 +124,14 @@ class _Tree:
         self.children: list[list[int]] = []
         self.index: dict[str, int] = {}
         stack: list[tuple[PlanNode, str, int]] = [(plan, "0", -1)]
+        elsewhere = _drawn_exchanges(plan)
         while stack:
             node, path, p = stack.pop()
             kids = node.children
+            if node.name == REUSED_EXCHANGE and len(kids) == 1 and kids[0].children and _sig(kids[0]) not in elsewhere:
+                kids = kids[:]  # the only full drawing of the reused stage (an event log's plan info draws each once):
+                stack.append((kids[0], f"{path}.0", p))  # the ReusedExchange only wraps it
+                continue
             if is_wrapper(node) and len(kids) <= 1:
                 for i in range(len(kids) - 1, -1, -1):
                     stack.append((kids[i], f"{path}.{i}", p))
@@ -125,7 +145,7 @@ class _Tree:
             if p >= 0:
                 self.children[p].append(i)
             if node.name == REUSED_EXCHANGE:
-                continue  # the stage it reuses is drawn (and matched) where it runs
+                continue  # the stage it reuses is drawn in full (and matched) elsewhere
             for k in range(len(kids) - 1, -1, -1):
                 stack.append((kids[k], f"{path}.{k}", i))
         n = len(self.paths)
@@ -261,12 +281,26 @@ def match_reused(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> set[int]:
     return covered
 
 
+def _partner_parent(B: _Tree, mb: list[int], b: int) -> tuple[int, int]:
+    """(B index of ``b``'s nearest matched ancestor, position under it), looking through the
+    adaptive reads AQE put between an operator and its exchange (never in the earlier plan);
+    ``(-1, -1)`` when the parent is not matched."""
+    child, pb = b, B.parent[b]
+    while pb >= 0 and mb[pb] < 0 and B.nodes[pb].name in SHUFFLE_READ_NAMES:
+        child, pb = pb, B.parent[pb]
+    if pb < 0 or mb[pb] < 0:
+        return -1, -1
+    return pb, B.children[pb].index(child)
+
+
 def _match_leftovers(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
-    """3. leftovers under matched parents: the same operator (signature) first, anywhere
-    under the partner; then a compatible one, same position first."""
+    """3. leftovers under matched parents (through adaptive reads): the same operator
+    (signature) first; then a compatible one, same position first."""
     for b in range(len(B.paths)):
-        pb = B.parent[b]
-        if mb[b] >= 0 or pb < 0 or mb[pb] < 0:
+        if mb[b] >= 0 or B.parent[b] < 0:
+            continue
+        pb, _pos = _partner_parent(B, mb, b)
+        if pb < 0:
             continue
         same_sig = [a for a in A.children[mb[pb]] if ma[a] < 0 and A.sig[a] == B.sig[b]]
         if same_sig:
@@ -274,18 +308,17 @@ def _match_leftovers(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
     for b in range(len(B.paths)):
         if mb[b] >= 0:
             continue
-        pb = B.parent[b]
-        if pb < 0:
+        if B.parent[b] < 0:
             if A.paths and ma[0] < 0 and _compatible(A.nodes[0], B.nodes[b]):
                 ma[0], mb[b] = b, 0
             continue
-        pa = mb[pb]
-        if pa < 0:
+        pb, pos = _partner_parent(B, mb, b)
+        if pb < 0:
             continue
+        pa = mb[pb]
         free = [a for a in A.children[pa] if ma[a] < 0 and _compatible(A.nodes[a], B.nodes[b])]
         if not free:
             continue
-        pos = B.children[pb].index(b)
         same = [a for a in free if A.children[pa].index(a) == pos]
         a = same[0] if same else free[0]
         ma[a], mb[b] = b, a
