@@ -20,6 +20,9 @@ SAMPLES = REPO / "sample_logs" / "eventlogs"
 FIXTURES = REPO / "tests" / "fixtures" / "eventlogs"
 MANIFEST = json.loads((SAMPLES / "MANIFEST.json").read_text())
 FIX_MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
+#: the samples of tools/generate_eventlogs.py's workload ("skewed join", ...); a sample with a
+#: "workload" of its own (tools/record_big_plans.py) records other queries
+WORKLOAD_SAMPLES = sorted(k for k, e in MANIFEST.items() if e.get("workload", "samples") == "samples")
 
 
 def sample(key: str) -> Path:
@@ -40,8 +43,13 @@ def test_every_sample_loads_completely(key):
     assert len(log.executions) >= 10
     expected_codec = {"spark430_rolling_zstd": "zstd", "spark430_lz4": "lz4", "spark430_snappy": "snappy",
                       "spark359_zstd": "zstd", "spark359_lzf": "lzf", "spark301_plain": "none",
-                      "spark430_listener": "zstd"}[key]
+                      "spark430_listener": "zstd", "spark430_tpcds_like": "zstd"}[key]
     assert log.codec == expected_codec
+
+
+@pytest.mark.parametrize("key", WORKLOAD_SAMPLES)
+def test_sample_workload_skewed_join(key):
+    log = load(str(sample(key)))
     skew = by_desc(log, "skewed join")[0]
     assert skew.status == "COMPLETED" and skew.adaptive
     assert skew.initial_plan is not None and len(skew.plan_versions) >= 2
@@ -57,7 +65,7 @@ def test_every_sample_loads_completely(key):
         assert all(s >= 0 for s in r.partition_sizes)
 
 
-@pytest.mark.parametrize("key", [k for k in MANIFEST if MANIFEST[k]["spark_version"] != "3.0.1"])
+@pytest.mark.parametrize("key", [k for k in WORKLOAD_SAMPLES if MANIFEST[k]["spark_version"] != "3.0.1"])
 def test_partition_sizes_come_from_driver_metrics(key):
     log = load(str(sample(key)))
     skew = by_desc(log, "skewed join")[0]
@@ -469,3 +477,45 @@ def test_packed_bytes_hold_their_own_size_only():
     finally:
         tracemalloc.stop()
     assert unpack(blob) == data and held < 2 * len(blob) + 1024
+
+
+def _spark_plan_sizes(path) -> dict[int, list[int]]:
+    """Every node of every sparkPlanInfo tree Spark wrote, per execution and plan version (the
+    tree as logged: codegen wrappers, and reused subtrees repeated under ReusedExchange)."""
+    import zstandard
+
+    def size(info):
+        return 1 + sum(size(c) for c in info.get("children", []))
+
+    sizes: dict[int, list[int]] = {}
+    data = zstandard.ZstdDecompressor().stream_reader(path.open("rb")).read()
+    for line in data.splitlines():
+        if b"SQLExecutionStart" in line[:120] or b"SQLAdaptiveExecutionUpdate" in line[:120]:
+            ev = json.loads(line)
+            sizes.setdefault(ev["executionId"], []).append(size(ev["sparkPlanInfo"]))
+    return sizes
+
+
+def test_tpcds_like_sample_holds_production_scale_plans():
+    """The big-plan sample (tools/record_big_plans.py): what Spark recorded, read back."""
+    log = load(str(sample("spark430_tpcds_like")))
+    sizes = _spark_plan_sizes(sample("spark430_tpcds_like"))
+
+    def joins(plan):
+        return sorted(n.name for n in plan.walk() if "Join" in n.name)
+
+    q72 = by_desc(log, "q72-like")[0]
+    assert q72.status == "COMPLETED" and q72.num_plan_versions >= 2
+    assert len(sizes[q72.id]) == q72.num_plan_versions + 1
+    assert joins(q72.initial_plan) == joins(q72.final_plan) == ["BroadcastHashJoin"] * 8 + ["SortMergeJoin"] * 2
+    # 128 partitions, coalescing off for this query: AQE left every shuffle read alone
+    assert not q72.final_plan.find(lambda n: n.name.startswith("AQEShuffleRead"))
+    assert q72.aqe_conf.get("spark.sql.adaptive.coalescePartitions.enabled") is False
+    q88 = by_desc(log, "q88-like")[0]
+    assert sizes[q88.id][-1] >= 300
+    assert joins(q88.final_plan).count("BroadcastNestedLoopJoin") == 7
+    dozen = by_desc(log, "dozen-joins")[0]
+    assert max(sizes[dozen.id][0], sizes[dozen.id][-1]) >= 300
+    assert len(joins(dozen.initial_plan)) >= 12 and "SortMergeJoin(skew=true)" in joins(dozen.final_plan)
+    assert any(r.skewed_partitions for r in dozen.shuffle_reads)
+    assert all(r.partition_sizes_source == "driver_metrics" for r in dozen.shuffle_reads)

@@ -2,6 +2,7 @@
 plan strings in the logs show; synthetic plans cover join conversions and empty relations."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -22,6 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_logs" / "eventlogs"
 ROLLING_43 = SAMPLES / "eventlog_v2_local-1795308995034"
 SPARK_301 = SAMPLES / "local-1795309249168"
+#: the big-plan sample (tools/record_big_plans.py), by its manifest key
+TPCDS_LIKE = json.loads((SAMPLES / "MANIFEST.json").read_text())["spark430_tpcds_like"]["files"][0]
 
 #: what each adaptive read description means (aqe_rules.md §10)
 READ_KIND_BY_TEXT = {
@@ -125,6 +128,17 @@ def test_skewed_join_spark_301(logs):
 def test_every_read_and_skew_join_in_every_log(logs):
     """Every adaptive read / skew join of every final plan gets the change its plan string says;
     only the runtime broadcast conversion adds or removes operators."""
+    seen_kinds = _check_reads_and_skew_joins({k: v for k, v in logs.items() if k != TPCDS_LIKE})
+    assert {SKEW_JOIN, COALESCED_AND_SKEWED, COALESCED_READ, LOCAL_READ, SMJ_TO_BROADCAST, SKEWED_READ} <= seen_kinds
+
+
+@pytest.mark.xfail(strict=True, reason="issue 23 (AQE noise): on the 300-node TPC-DS-like plans the diff flags operators"
+                   " that moved because a stage was cut (ColumnarToRow, ReusedExchange, BroadcastExchange) as new nodes")
+def test_every_read_and_skew_join_in_the_tpcds_like_log(logs):
+    _check_reads_and_skew_joins({TPCDS_LIKE: logs[TPCDS_LIKE]})
+
+
+def _check_reads_and_skew_joins(logs) -> set[str]:
     seen_kinds = set()
     for name, log in logs.items():
         for ex in log.executions.values():
@@ -153,7 +167,7 @@ def test_every_read_and_skew_join_in_every_log(logs):
             for c in d:
                 plan = final if c.side == "after" else ex.initial_plan
                 assert node_at(plan, c.path).name == c.node_name
-    assert {SKEW_JOIN, COALESCED_AND_SKEWED, COALESCED_READ, LOCAL_READ, SMJ_TO_BROADCAST, SKEWED_READ} <= seen_kinds
+    return seen_kinds
 
 
 def test_consecutive_versions_report_each_change_once(logs):
