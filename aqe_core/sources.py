@@ -80,6 +80,8 @@ class LoadedSource:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     app_id: Optional[str] = None  # the Spark application (event logs)
+    #: why events are missing (a cut or damaged part, no ApplicationEnd); also in warnings or notes
+    incomplete: list[str] = field(default_factory=list)
 
     def view(self, query_id: str) -> Optional[QueryView]:
         return next((v for v in self.views if v.query_id == str(query_id)), None)
@@ -202,7 +204,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes
     return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes,
-                        app_id=log.application.id)
+                        app_id=log.application.id, incomplete=list(log.cut))
 
 
 def _open_capture(p: Path, limits: Optional[Limits]) -> LoadedSource:

@@ -348,3 +348,146 @@ def test_deep_chain_diff():
     node.children.append(PlanNode(9999, "LocalTableScan", "LocalTableScan <empty>, [a#1]"))
     d = diff_plans(a, b)
     assert [c.kind for c in d] == [EMPTY_PRUNED]
+
+
+# --------------------------------------------------------------------------------------------
+# what a cut stage brings is not AQE's change (issue 23)
+# --------------------------------------------------------------------------------------------
+FIXTURES = REPO / "tests" / "fixtures"
+PARQUET_JOINS = next((FIXTURES / "plan_diff").glob("parquet_broadcast_joins_*.zstd"))
+#: operators that appear because a query stage was cut or reused, never because AQE re-planned
+STAGE_CUT = ("ColumnarToRow", "RowToColumnar", "InputAdapter", "ReusedExchange",
+             "ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage", "ResultQueryStage")
+
+
+def _every_recorded_source() -> list[Path]:
+    """Every sample and fixture log and capture recorded from real Spark (all versions)."""
+    out = [p for p in sorted(SAMPLES.iterdir()) if p.name != "MANIFEST.json"]
+    out += sorted((REPO / "sample_logs" / "captures").glob("*.json.gz"))
+    out += sorted((FIXTURES / "captures").glob("*/*.json.gz"))
+    out += sorted(p for p in (FIXTURES / "eventlogs" / "listener").glob("*/*") if "captures" not in p.name)
+    out += [PARQUET_JOINS]
+    return out
+
+
+def _no_ids(desc: str) -> str:
+    return re.sub(r"#\d+L?|,?\s*\[(?:plan_id=\d+|id=#\d+)\]", "", desc)
+
+
+@pytest.fixture(scope="module")
+def recorded_diffs():
+    """(source, query, later plan, earlier plan, diff) for the initial plan against every later
+    plan version and the final plan, as the Plans page shows them."""
+    from aqe_core.sources import load_source
+
+    out = []
+    for path in _every_recorded_source():
+        for v in load_source(str(path)).views:
+            if v.initial_plan is None:
+                continue
+            laters = {id(p): p for p in [*v.plan_versions, v.final_plan] if p is not None and p is not v.initial_plan}
+            for later in laters.values():
+                out.append((path.name, v.query_id, later, v.initial_plan, diff_plans(v.initial_plan, later)))
+    return out
+
+
+def test_a_cut_stage_is_not_a_change(recorded_diffs):
+    """Wrappers, columnar transitions and reused stages are never a new or removed node; a new
+    BroadcastExchange is always the one a join strategy change brought; a new Exchange is a
+    shuffle the earlier plan did not have (its partitioning, ids aside, is new there)."""
+    assert len(recorded_diffs) > 1000
+    seen_new = set()
+    for name, qid, later, earlier, d in recorded_diffs:
+        changed_joins = {c.path for c in d if c.kind in (SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH)}
+        for c in d:
+            where = (name, qid, c.path, c.node_name)
+            if c.kind not in (NEW_NODE, REMOVED):
+                continue
+            assert c.node_name not in STAGE_CUT and not c.node_name.startswith("WholeStageCodegen"), where
+            if c.kind == REMOVED:
+                assert c.node_name in ("Sort", "SortAggregate"), where
+                continue
+            seen_new.add(c.node_name)
+            if c.node_name == "BroadcastExchange":
+                assert any(c.path.startswith(j + ".") for j in changed_joins), where
+            elif c.node_name == "Exchange":
+                part = _no_ids(node_at(later, c.path).description)
+                count = lambda plan: sum(1 for n in plan.walk() if n.name == "Exchange" and _no_ids(n.description) == part)  # noqa: E731
+                assert count(later) > count(earlier), where
+    assert "BroadcastExchange" in seen_new and "Exchange" in seen_new
+
+
+def test_real_changes_are_still_reported(recorded_diffs):
+    kinds = {c.kind for *_, d in recorded_diffs for c in d}
+    assert {SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, SKEW_JOIN, COALESCED_AND_SKEWED, SKEWED_READ, COALESCED_READ,
+            LOCAL_READ, SHUFFLE_READ, NEW_NODE, REMOVED} <= kinds
+    # every adaptive read and skew join of every later plan is reported, whatever was cut around it
+    for name, qid, later, earlier, d in recorded_diffs:
+        earlier_reads = {_no_ids(n.description) for n in earlier.walk() if n.name in ("AQEShuffleRead", "CustomShuffleReader")}
+        if earlier_reads:
+            continue  # a read already in the earlier plan is not reported again
+        on = {c.path for c in d if c.side == "after"}
+        for path, node in iter_paths(later):
+            if node.name in ("AQEShuffleRead", "CustomShuffleReader") or node.name.endswith("(skew=true)"):
+                assert path in on, (name, qid, path)
+
+
+def test_parquet_broadcast_joins_have_no_noise():
+    """A real Spark 4.3 query72-like run on parquet: 8 broadcast joins planned statically, every
+    scan under a ColumnarToRow in the final plan only. AQE coalesced the final aggregate's
+    shuffle and did nothing else."""
+    log = load(str(PARQUET_JOINS))
+    ex = max(log.executions.values(), key=lambda e: len(e.plan_versions))
+    initial, final = ex.initial_plan, ex.final_plan
+    assert not [n for n in initial.walk() if n.name == "ColumnarToRow"]
+    assert len([n for n in final.walk() if n.name == "ColumnarToRow"]) == 9
+    assert len([n for n in final.walk() if n.name == "BroadcastHashJoin"]) == 8
+    for later in [*ex.plan_versions, final]:
+        assert [c.kind for c in diff_plans(initial, later)] in ([], [COALESCED_READ])
+    d = diff_plans(initial, final)
+    assert [(c.kind, c.node_name) for c in d] == [(COALESCED_READ, "AQEShuffleRead")]
+    # every operator of the initial plan has its partner in the final plan
+    ops = [n for n in initial.walk() if not n.name.startswith("WholeStageCodegen")
+           and n.name not in STAGE_CUT]
+    assert len(d.matches) == len(ops)
+
+
+def test_a_reused_stage_stands_for_the_exchange_it_reuses():
+    """A real 3.3.4 capture: AQE reused the shuffle of one side for the third join input (a
+    ReusedExchange over the original Exchange) and, for the skew join, added a shuffle and a
+    sort between the joins. The reuse is no change; the added shuffle is."""
+    from aqe_core.sources import load_source
+
+    v = load_source(str(FIXTURES / "captures" / "3.3.4" / "multi_way_join_same_key.json.gz")).view("1")
+    d = diff_plans(v.initial_plan, v.final_plan)
+    reused = _paths_where(v.final_plan, lambda n: n.name == "ReusedExchange")
+    assert len(reused) == 1
+    before = node_at(v.initial_plan, d.matches[reused[0]])
+    assert before.name == "Exchange" and before.description.startswith("Exchange hashpartitioning(k#1773L, 40)")
+    assert sorted((c.kind, c.node_name) for c in d if c.kind in (NEW_NODE, REMOVED)) == [
+        (NEW_NODE, "Exchange"), (NEW_NODE, "Sort")]
+    new_exchange = next(c for c in d if c.kind == NEW_NODE and c.node_name == "Exchange")
+    assert node_at(v.final_plan, new_exchange.path).description.startswith("Exchange hashpartitioning(k#1759L, 40)")
+    # the SinglePartition exchange of the aggregate is the same one as before, not a new one
+    single = _paths_where(v.final_plan, lambda n: n.name == "Exchange" and "SinglePartition" in n.description)
+    assert node_at(v.initial_plan, d.matches[single[0]]).description.startswith("Exchange SinglePartition")
+
+
+def test_columnar_transitions_are_wrappers():
+    scan = N("FileScan", "FileScan parquet [k#1L] Batched: true")
+    initial = N("AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=false",
+                N("BroadcastHashJoin", "BroadcastHashJoin [k#1L], [k#2L], Inner, BuildRight",
+                  N("Filter", "Filter isnotnull(k#1L)", scan),
+                  N("BroadcastExchange", "BroadcastExchange HashedRelationBroadcastMode(List(input[0, bigint, false]),false), [plan_id=5]",
+                    N("Filter", "Filter isnotnull(k#2L)", N("FileScan", "FileScan parquet [k#2L] Batched: true")))))
+    final = N("AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=true",
+              N("WholeStageCodegen (2)", None,
+                N("BroadcastHashJoin", "BroadcastHashJoin [k#1L], [k#2L], Inner, BuildRight",
+                  N("Filter", "Filter isnotnull(k#1L)", N("ColumnarToRow", None, N("InputAdapter", None, scan))),
+                  N("InputAdapter", None, N("BroadcastQueryStage", "BroadcastQueryStage 0",
+                    N("BroadcastExchange", "BroadcastExchange HashedRelationBroadcastMode(List(input[0, bigint, false]),false), [plan_id=9]",
+                      N("WholeStageCodegen (1)", None, N("Filter", "Filter isnotnull(k#2L)", N("RowToColumnar", None,
+                        N("ColumnarToRow", None, N("FileScan", "FileScan parquet [k#2L] Batched: true")))))))))))
+    d = diff_plans(initial, final)
+    assert d.changes == []
+    assert len(d.matches) == 7

@@ -2,7 +2,9 @@
 escaping of untrusted plan text, determinism, search / details / focus."""
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -321,3 +323,30 @@ def test_the_initial_plan_carries_no_skew_join_mark():
     after = plan_figure(view.final_plan, changes=d)
     assert f"AQE: {SKEW_JOIN}" not in {t.name for t in before.data}
     assert f"AQE: {SKEW_JOIN}" in {t.name for t in after.data}
+
+
+def test_hover_boxes_stay_small_enough_to_draw_whole():
+    """Issue 23: plotly clips a hover box at the chart's edges; every node's box keeps short
+    lines and a bounded count, on the busiest real plans (and AQE's change is never dropped)."""
+    from aqe_core.figures.plan_hover import HOVER_MAX_LINES, HOVER_WIDTH
+    from aqe_core.sources import load_source
+    from aqe_core.views.plan_diff import diff_plans
+
+    root = Path(__file__).resolve().parents[1]
+    boxes = 0
+    for f in ("sample_logs/eventlogs/eventlog_v2_local-1795308995034", "sample_logs/captures/4.3.0-skew_join_inner.json.gz"):
+        for v in load_source(str(root / f)).views:
+            if v.final_plan is None:
+                continue
+            d = diff_plans(v.initial_plan, v.final_plan)
+            fig = plan_figure(v.final_plan, changes=d)
+            for t in _node_traces(fig):
+                for path, text in zip(t.customdata, t.hovertext):
+                    lines = text.split("<br>")
+                    assert len(lines) <= HOVER_MAX_LINES, (f, path, lines)
+                    plain = [html.unescape(re.sub(r"</?[bi]>", "", x)) for x in lines]
+                    assert max(len(x) for x in plain) <= HOVER_WIDTH + 12, (f, path, plain)
+                    for c in d.for_path(path):
+                        assert f"AQE: {c.label}" in html.unescape(text), (f, path)
+                    boxes += 1
+    assert boxes > 100

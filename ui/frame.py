@@ -6,9 +6,9 @@ page to keep its widget state between runs.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
+import dataclasses
 import os
+from pathlib import Path
 from typing import Optional
 
 import streamlit as st
@@ -45,16 +45,21 @@ def _shared_sources() -> "SourceCache":
     return SourceCache(8)
 
 
-def load_with_progress(path: str) -> Optional[LoadedSource]:
+def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[LoadedSource]:
     """Load a source once per server (keyed by its content), with a progress bar for big files
-    on the first read. Only paths inside the server's roots open, within the decoding limits."""
+    on the first read. Only paths inside the server's roots open, within the decoding limits.
+
+    ``own_name``: the name this user gave an upload. Uploads are kept once per content, under
+    the name of whoever sent those bytes first; what the reader says about the stored file
+    (errors, label, warnings) is shown with the user's own name instead."""
+    stored = os.path.basename(path)
     try:
         real = str(resolve_in_roots(path))  # before anything looks at the file
         key = _content_key(real)
         cache = _shared_sources()
         src = cache.get(key)
         if src is not None:
-            return src
+            return _named(src, stored, own_name)
         size = os.path.getsize(real) if os.path.isfile(real) else None
         if size and size > 20 * 1024 * 1024:
             bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(real))}")
@@ -64,14 +69,33 @@ def load_with_progress(path: str) -> Optional[LoadedSource]:
         else:
             src = open_on_server(real)
         cache.put(key, src)
-        return src
+        return _named(src, stored, own_name)
     except SourceError as exc:
-        st.error(f"Could not open this source: {md_text(exc)}")
+        msg = _own_words(str(exc), stored, own_name)
+        if own_name and msg.startswith(f"{own_name}: "):
+            msg = msg[len(own_name) + 2:]  # named once
+        what = f"Could not open {md_text(own_name)}" if own_name else "Could not open this source"
+        st.error(f"{what}: {md_text(msg)}")
     except OSError as exc:
         st.error(f"Could not open this source: {md_text(exc.strerror or type(exc).__name__)}")
     except Exception as exc:  # the app must never crash on a bad input (and never echo it)
         st.error(f"Could not open this source (internal error: {type(exc).__name__})")
     return None
+
+
+def _own_words(text: str, stored: str, own_name: Optional[str]) -> str:
+    """``text`` with the stored file's name replaced by the user's own name for it."""
+    return text.replace(stored, own_name) if own_name and stored and own_name != stored else text
+
+
+def _named(src: LoadedSource, stored: str, own_name: Optional[str]) -> LoadedSource:
+    """The shared source as this user sees it: their file's name in its texts (the views,
+    read-only and shared, are the same objects)."""
+    if not own_name or own_name == stored:
+        return src
+    fix = lambda texts: [_own_words(t, stored, own_name) for t in texts]  # noqa: E731
+    return dataclasses.replace(src, label=_own_words(src.label, stored, own_name), warnings=fix(src.warnings),
+                               notes=fix(src.notes), incomplete=fix(src.incomplete))
 
 
 def _apply_report_link() -> None:
@@ -101,7 +125,7 @@ def _apply_shared_source(src: dict) -> dict:
         p = upload_path(src.get("digest", ""))
         if p is not None:
             st.session_state[state.SOURCE_PATH] = str(p)
-            st.session_state[state.SOURCE_LABEL] = f"shared upload {p.name}"
+            st.session_state[state.SOURCE_LABEL] = _upload_name(src) or p.name
     elif src.get("kind") == "sample":
         for s in sample_sources():
             if s.key == src.get("key"):
@@ -146,12 +170,44 @@ def _calling_page() -> Optional[str]:
     return None
 
 
+def _upload_name(ref: dict) -> Optional[str]:
+    """The name the user gave an upload (kept in the source reference, so a shared link shows
+    it too), as a plain file name."""
+    name = ref.get("name") if ref.get("kind") == "upload" else None
+    return (Path(name).name[:200] or None) if isinstance(name, str) else None
+
+
+def _sync_pickers() -> None:
+    """Make the sidebar's pickers show the source in use. A new source (a run's capture, a
+    shared link, a past run opened) resets them to its kind; a page's first draw (widget state
+    is per page) starts them there too. Set before the widgets are drawn, as Streamlit asks."""
+    path = st.session_state.get(state.SOURCE_PATH)
+    shown = st.session_state.get(state.PICKERS_SOURCE) or (None, None)
+    page = _page_hash()
+    if shown == (page, path):
+        return  # the user's own edits of the pickers on this page stay
+    st.session_state[state.PICKERS_SOURCE] = (page, path)
+    if shown[1] != path:
+        st.session_state.pop(state.SOURCE_MODE, None)  # a new source: its kind decides
+    ref = st.session_state.get(state.SOURCE_REF) or {}
+    st.session_state[state.SOURCE_MODE_PICK] = _mode()
+    st.session_state[state.SAMPLE_PICK] = next(
+        (x for x in sample_sources() if ref.get("kind") == "sample" and x.key == ref.get("key")), None)
+    st.session_state[state.SERVER_PATH] = ref.get("path", "") if ref.get("kind") == "path" else ""
+
+
+def _page_hash() -> Optional[str]:
+    """The running page's id (widget state is per page)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "page_script_hash", None) if ctx is not None else None
+
+
 def _sample_picker() -> None:
     samples = sample_sources()
-    keys = [x.key for x in samples]
-    current_key = (st.session_state.get(state.SOURCE_REF) or {}).get("key")
-    if samples:
-        st.selectbox("Bundled sample", samples, index=keys.index(current_key) if current_key in keys else 0,
+    if samples:  # no sample shown while the source is not one (a run's capture, an upload, a path)
+        st.selectbox("Bundled sample", samples, index=None, placeholder="pick a sample to open it",
                      format_func=lambda x: x.label, key=state.SAMPLE_PICK, on_change=_on_sample_pick)
 
 
@@ -169,14 +225,13 @@ def _upload_picker() -> None:
         st.error(md_text(exc))
     else:
         path = str(upload_path(digest))
-        if path != st.session_state.get(state.SOURCE_PATH):
-            _set_source(path, up.name, {"kind": "upload", "digest": digest})
+        if path != st.session_state.get(state.SOURCE_PATH) or up.name != st.session_state.get(state.SOURCE_LABEL):
+            _set_source(path, up.name, {"kind": "upload", "digest": digest, "name": up.name})
 
 
 def _path_picker() -> None:
     ref = st.session_state.get(state.SOURCE_REF) or {}
-    typed = st.text_input("Path to an event log, log directory or capture", key="server_path",
-                          value=ref.get("path", "") if ref.get("kind") == "path" else "")
+    typed = st.text_input("Path to an event log, log directory or capture", key=state.SERVER_PATH)
     if typed and st.button("Open", key="open_path") and typed != ref.get("path"):
         _set_source(typed, typed, {"kind": "path", "path": typed})
 
@@ -216,18 +271,38 @@ def sidebar_source() -> Optional[LoadedSource]:
         st.markdown("### Source")
         if st.session_state.get(state.REPORT_ERROR):
             st.error(md_text(st.session_state[state.REPORT_ERROR]))
-        mode = st.radio("Open", MODES, index=MODES.index(_mode()), key="source_mode", horizontal=True)
+        _sync_pickers()
+        mode = st.radio("Open", MODES, key=state.SOURCE_MODE_PICK, horizontal=True)
         st.session_state[state.SOURCE_MODE] = mode
         {"Sample": _sample_picker, "Upload": _upload_picker}.get(mode, _path_picker)()
         path = st.session_state.get(state.SOURCE_PATH)
         if not path:
             st.info("No source yet: pick a sample, upload a log, or run a query.")
             return None
-        src = load_with_progress(path)
+        ref = st.session_state.get(state.SOURCE_REF) or {}
+        own = (st.session_state.get(state.SOURCE_LABEL) or None) if ref.get("kind") == "upload" else None
+        src = load_with_progress(path, own)
+        st.markdown(f"**In use:** {md_text(st.session_state.get(state.SOURCE_LABEL) or os.path.basename(path), 200)}")
         if src is None:
             return None
         st.caption(md_text(src.label))
-        return src
+    _source_banner(src)
+    return src
+
+
+def _source_banner(src: LoadedSource) -> None:
+    """A cut or damaged source says so at the top of the page (not only in Overview's notes):
+    its queries may be missing or partial."""
+    lines = []
+    if src.incomplete:
+        lines.append("**This log is incomplete**: events are missing from what was read, so executions may be "
+                     "missing or partial. " + "; ".join(md_text(t, 200) for t in src.incomplete[:3]))
+    damage = [w for w in src.warnings if w not in src.incomplete]
+    if damage:
+        more = f" (and {len(damage) - 3} more, listed on Overview)" if len(damage) > 3 else ""
+        lines.append("**Read with warnings**: " + "; ".join(md_text(w, 200) for w in damage[:3]) + more)
+    if lines:
+        st.warning("  \n".join(lines))
 
 
 def pick_query(src: LoadedSource) -> Optional[QueryView]:

@@ -188,6 +188,23 @@ def _decided_here(view: QueryView, versions: list, index: int) -> None:
         decision_trace(view.join_traces[i], title=md_text(f"Join: {named[:120]}" if named else "Join"))
 
 
+def _metric_list(rows: list[dict], node, source_kind: str) -> None:
+    """The node's metrics that have a value (a list, not a table: the panel is narrow and the
+    values are long); how many have none, and why, instead of empty values."""
+    exact = {m.get("name") for m in (node.metrics if node is not None else []) if m.get("source") == "capture"}
+    shown = [m for m in rows if m["value"]]
+    if shown:
+        st.markdown("\n".join(f"- {md_text(m['name'])}: **{md_text(' '.join(str(m['value']).split()))}**"
+                               + (" (exact: the capture's partition specs)" if m["name"] in exact else "")
+                               for m in shown))
+    if len(rows) > len(shown):
+        n = len(rows) - len(shown)
+        why = (": a capture records the names of a plan's metrics, not Spark's values" if source_kind == "capture"
+               else ": Spark reported none")
+        st.caption(f"{n} metric{'s' if n != 1 else ''} without a value{why} "
+                   f"({md_text(', '.join(m['name'] for m in rows if not m['value']), 200)}).")
+
+
 def _node_details(view: QueryView, earlier, later, picked: tuple[str, str], times: NodeTimes, final: bool) -> None:
     """The clicked node's name, description, stage and metrics, beside the plans; a read's
     stage names its slowest task (index and task id, as the stage page of Spark's UI lists them)."""
@@ -202,10 +219,8 @@ def _node_details(view: QueryView, earlier, later, picked: tuple[str, str], time
             t = times.of(node) if node is not None and times else None
             if t is not None:
                 st.markdown(md_text(stage_sentence(t, node)), help=STAGE_HELP)
-            if det["metrics"]:  # a list, not a table: the panel is narrow and the values are long
-                st.markdown("\n".join(f"- {md_text(m['name'])}: **{md_text(' '.join(str(m['value']).split()))}**"
-                                       for m in det["metrics"]))
             clicked = node_at(plan, path) if plan is not None else None
+            _metric_list(det["metrics"], clicked, view.source_kind)
             traced = node_trace(view, plan, clicked, final and which != "initial") if clicked is not None else None
             if traced is not None:
                 decision_trace(traced[1], title=traced[0])

@@ -71,6 +71,11 @@ def _workload_form(mgr: RunManager, master: str) -> None:
             st.error(f"Not run: {md_text(exc)}")
 
 
+def run_label(job_id: str, what: str) -> str:
+    """How the sidebar names a run's capture when it is the source."""
+    return f"capture of run {job_id} ({what})"
+
+
 def _past_runs(mgr: RunManager) -> None:
     """The server's finished runs (from the run index on disk, so they outlive a restart)."""
     try:
@@ -89,7 +94,7 @@ def _past_runs(mgr: RunManager) -> None:
         left, right = st.columns([5, 1], vertical_alignment="center")
         left.text(f"{when}  {e.label}  [{e.state}]" + (f"  {e.message}" if e.message else ""))
         if path is not None and right.button("Open", key=f"open_run_{e.job_id}"):
-            _set_source(str(path), f"run {e.job_id}", {"kind": "path", "path": str(path)})
+            _set_source(str(path), run_label(e.job_id, e.label), {"kind": "path", "path": str(path)})
             st.rerun()
 
 
@@ -107,7 +112,7 @@ def _run_status(mgr: RunManager) -> None:
             opened = state.opened_key(job.job_id)
             if st.session_state.get(state.SOURCE_PATH) != job.result_path and not st.session_state.get(opened):
                 st.session_state[opened] = True
-                _set_source(job.result_path, f"run {job.job_id}", {"kind": "path", "path": job.result_path})
+                _set_source(job.result_path, run_label(job.job_id, job.label), {"kind": "path", "path": job.result_path})
                 st.rerun(scope="app")
             st.caption("The capture is now the source of every page (Plans, Partitions, Compare ...).")
         else:

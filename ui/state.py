@@ -29,6 +29,11 @@ SAMPLE_PICK = "sample_pick"
 #: the sidebar's Open choice ("Sample" | "Upload" | "Path on server"), kept across pages (widget
 #: state is per page)
 SOURCE_MODE = "source_mode_choice"
+#: the sidebar's Open radio and path box (widget keys: set before drawing to follow the source)
+SOURCE_MODE_PICK = "source_mode"
+SERVER_PATH = "server_path"
+#: the source path the sidebar's pickers were last set to show (a new source resets them)
+PICKERS_SOURCE = "_pickers_source"
 #: set by app.py: the page runs under its navigation (not Streamlit's legacy pages mode)
 NAVIGATION = "_navigation"
 #: the page a URL asked for before app.py had run in the session (app.py opens it after setting up)

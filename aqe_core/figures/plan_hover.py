@@ -103,34 +103,45 @@ def _esc_lines(s: str, width: int = 90, max_lines: int = 6) -> str:
 # --------------------------------------------------------------------------------------------
 # hover
 # --------------------------------------------------------------------------------------------
-_MAX_HOVER_METRICS = 12
+#: plotly draws a hover box beside the point and clips it at the chart's edges: short lines and
+#: a bounded number of them keep it whole (the details panel has everything)
+HOVER_WIDTH = 56
+HOVER_MAX_LINES = 18
+_MAX_HOVER_METRICS = 8
 
 
 def _hover(path: str, node: PlanNode, stage: int | None, changes: list[tuple[str, str, str]],
            link_note: str | None) -> str:
-    parts = [f"<b>{_esc(node.name or '?')}</b>" + (f"  #{node.id}" if node.id is not None else "")]
+    """The hover box of one node: name, description, AQE's changes first of all it could say,
+    then metrics while lines are left; at most :data:`HOVER_MAX_LINES` of
+    :data:`HOVER_WIDTH` characters."""
+    w = HOVER_WIDTH
+    head = [f"<b>{_esc(_wrap(node.name or '?', w - 8, 1)[0])}</b>" + (f"  #{node.id}" if node.id is not None else "")]
     desc = node.description or ""
     if desc and desc != node.name:
-        parts.append(_esc_lines(desc, 90, 4))
+        head += [_esc(x) for x in _wrap(desc, w, 3)]
     if stage is not None:
-        parts.append(f"<i>codegen stage {stage}</i>")
-    lines = []
-    for m in node.metrics:
-        v = format_metric(m)
-        if v is None:
-            continue
-        lines.append(f"{_esc(m.get('name', '?'))}: {_esc(v if len(v) <= 120 else v[:119] + '…')}")
-    if lines:
-        extra = len(lines) - _MAX_HOVER_METRICS
-        lines = lines[:_MAX_HOVER_METRICS]
-        if extra > 0:
-            lines.append(f"… {extra} more metrics")
-        parts.append("<br>".join(lines))
-    for kind, label, expl in changes:
-        s = f"<b>AQE: {_esc(label)}</b>"
+        head.append(f"<i>codegen stage {stage}</i>")
+    tail: list[str] = []
+    for _kind, label, expl in changes:
+        tail.append(f"<b>AQE: {_esc(_wrap(label, w - 5, 1)[0])}</b>")
         if expl:
-            s += "<br>" + _esc_lines(expl, 90, 6)
-        parts.append(s)
+            tail += [_esc(x) for x in _wrap(expl, w, 4)]
     if link_note:
-        parts.append(_esc(link_note))
-    return "<br>".join(parts)
+        tail += [_esc(x) for x in _wrap(link_note, w, 2)]
+    room = max(0, HOVER_MAX_LINES - len(head) - len(tail) - 1)
+    metrics: list[str] = []
+    values = [(m, v) for m in node.metrics if (v := format_metric(m)) is not None]
+    shown = 0
+    for m, v in values[:_MAX_HOVER_METRICS]:
+        text = _wrap(f"{m.get('name', '?')}: {v}", w, 2)
+        if len(metrics) + len(text) > room:
+            break
+        metrics += [_esc(x) for x in text]
+        shown += 1
+    if shown < len(values):
+        metrics.append(f"… {len(values) - shown} more metrics: click the node")
+    lines = head + metrics + tail
+    if len(lines) > HOVER_MAX_LINES:
+        lines = lines[: HOVER_MAX_LINES - 1] + ["… click the node for the rest"]
+    return "<br>".join(lines)

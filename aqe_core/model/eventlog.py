@@ -311,6 +311,9 @@ class EventLog:
     events: int = 0
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: why events are missing from what was read (a cut or damaged part, a cut last line, no
+    #: ApplicationEnd): each is also in ``warnings`` or ``notes``; the app says so on every page
+    cut: list[str] = field(default_factory=list)
     event_counts: dict[str, int] = field(default_factory=dict)
     #: SQL execution id -> the AQE Lens listener's payload (JSON text) as logged, packed:
     #: per-map sizes make it the largest thing a listener log keeps, and it is read once, for

@@ -160,6 +160,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
         regroup_coalesce_lines(view.shuffles, conf, q.default_parallelism)
     use_replayed_targets(view.shuffles, _replayed_targets(qr), None)
     _task_times(view, q, qr)
+    _read_metric_values(view, q, qr)
     parts = [f"{s.partitions_before}->{s.partitions_after}"
              + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
              for s in view.shuffles if s.partitions_before is not None]
@@ -192,6 +193,44 @@ def _task_times(view: QueryView, q: QueryCapture, qr: QueryResult) -> None:
         sv.task_time = view.stage_times.get(sid) if sid is not None else None
 
 
+#: the adaptive read metrics a capture's partition specs give exactly (Spark counts them from
+#: the same specs: AQEShuffleReadExec's numPartitions, partitionDataSize, numCoalescedPartitions,
+#: numSkewedPartitions, numSkewedSplits)
+EXACT_READ_METRICS = ("number of partitions", "partition data size", "number of coalesced partitions",
+                      "number of skewed partitions", "number of skewed partition splits")
+
+
+def _read_metric_values(view: QueryView, q: QueryCapture, qr: QueryResult) -> None:
+    """A capture's plans name their metrics but hold no values. On the final plan's adaptive
+    reads, give the metrics Spark declared (and only those) the values of the read's captured
+    partition specs, marked ``source: capture`` (exact); every other metric stays without one."""
+    if view.final_plan is None or q.final_plan is None:
+        return
+    captured = [i for i, n in enumerate(q.final_plan.root.walk()) if _is_read(n)]
+    drawn = [n for n in view.final_plan.walk() if _is_read(n)]
+    if len(captured) != len(drawn):
+        return
+    by_index = dict(zip(captured, drawn))
+    for sv, r in zip(view.shuffles, qr.reads):
+        node = by_index.get(r.read_node) if r.read_node is not None and r.spark_specs is not None else None
+        if node is None:
+            continue
+        sizes = [] if sv.local else list(sv.sizes_after or [])
+        values: dict[str, dict[str, Any]] = {
+            "number of partitions": {"total": sv.partitions_after},
+            "number of coalesced partitions": {"total": sv.coalesced_partitions},
+            "number of skewed partitions": {"total": sv.skewed_partitions},
+            "number of skewed partition splits": {"total": sv.skew_splits},
+        }
+        if sizes:
+            ordered = sorted(sizes)
+            values["partition data size"] = {"total": sum(sizes), "min": ordered[0], "med": ordered[len(ordered) // 2],
+                                             "max": ordered[-1], "count": len(sizes)}
+        node.metrics = [dict(m, **values[m.get("name")], source="capture")
+                        if m.get("name") in values and values[m.get("name")].get("total") is not None else m
+                        for m in node.metrics]
+
+
 def _is_read(n: PlanNode) -> bool:
     return n.name.startswith(("AQEShuffleRead", "CustomShuffleReader"))
 
@@ -217,9 +256,8 @@ def query_agreement(qr: QueryResult) -> str:
 
 def views_from_capture(capture: Capture) -> tuple[list[QueryView], SimulationReport]:
     """Views of every query of a capture, with the simulation report they came from."""
-    report = simulate(capture)
-    by_index = {qr.index: qr for qr in report.queries}
-    return [view_from_query(capture, q, by_index.get(q.index)) for q in capture.queries], report
+    report = simulate(capture)  # one result per query, in order (indexes repeat across workloads)
+    return [view_from_query(capture, q, qr) for q, qr in zip(capture.queries, report.queries)], report
 
 
 def capture_label(capture: Capture, report: SimulationReport) -> str:

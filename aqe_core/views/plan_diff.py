@@ -38,6 +38,7 @@ from aqe_core.views.plan_match import (  # noqa: F401  (the signature helpers st
     is_empty_relation,
     is_join,
     is_wrapper,
+    match_reused,
 )
 
 # --- change kinds (stable strings, in legend / priority order) ------------------------------
@@ -300,10 +301,11 @@ def diff_plans(before: PlanNode | None, after: PlanNode) -> PlanDiff:
         return PlanDiff(_sorted(changes), {})
     A = _Tree(before, intern)
     ma, mb = _match(A, B)
+    reused = match_reused(A, B, ma, mb)
     # joins first (the new/removed explanations refer to them)
     join_changed_at = _join_changes(A, B, mb)
     changes, empty_replaced = _later_changes(A, B, ma, mb, join_changed_at)
-    changes += _removed(A, ma, join_changed_at, empty_replaced)
+    changes += _removed(A, ma, join_changed_at, empty_replaced, reused)
     matches = {B.paths[b]: A.paths[mb[b]] for b in range(len(B.paths)) if mb[b] >= 0}
     return PlanDiff(_sorted(changes), matches)
 
@@ -376,11 +378,13 @@ def _later_changes(A: _Tree, B: _Tree, ma: list[int], mb: list[int],
     return changes, empty_replaced
 
 
-def _removed(A: _Tree, ma: list[int], join_changed_at: dict[int, str], empty_replaced: dict[int, int]) -> list[Change]:
-    """Unmatched earlier-plan operators, one record per maximal removed subtree."""
+def _removed(A: _Tree, ma: list[int], join_changed_at: dict[int, str], empty_replaced: dict[int, int],
+             reused: set[int] = frozenset()) -> list[Change]:  # type: ignore[assignment]
+    """Unmatched earlier-plan operators, one record per maximal removed subtree (not those
+    under an exchange whose stage the later plan reuses: they run once, elsewhere)."""
     changes: list[Change] = []
     for a, node in enumerate(A.nodes):
-        if ma[a] >= 0:
+        if ma[a] >= 0 or a in reused:
             continue
         pa = A.parent[a]
         if pa >= 0 and ma[pa] < 0:

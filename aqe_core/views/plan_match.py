@@ -2,8 +2,14 @@
 
 Matching. Both plans are first reduced to their operators: the wrappers that only exist in
 executed adaptive plans (``WholeStageCodegen (n)``, ``InputAdapter``, ``ShuffleQueryStage``,
-``BroadcastQueryStage``, ``TableCacheQueryStage``, ``ResultQueryStage``) are dropped, so the
-initial plan's ``Exchange`` lines up with the final plan's ``ShuffleQueryStage → Exchange``.
+``BroadcastQueryStage``, ``TableCacheQueryStage``, ``ResultQueryStage``) and the columnar
+transitions Spark inserts into each new query stage (``ColumnarToRow``, ``RowToColumnar``:
+ApplyColumnarRulesAndInsertTransitions runs after a stage is cut, never on the initial plan)
+are dropped, so the initial plan's ``Exchange → Filter → Scan`` lines up with the final plan's
+``ShuffleQueryStage → Exchange → Filter → ColumnarToRow → Scan``. A ``ReusedExchange`` is
+one operator without the stage it points at when that stage is drawn in full elsewhere (a
+capture repeats it under every reuse); when it is the stage's only full drawing (an event
+log's plan info draws each exchange once), it only wraps it.
 Operator signatures ignore the numbers Spark renumbers on re-planning (``[plan_id=..]``,
 ``[id=#..]``, ``isFinalPlan``, stage statistics, ``(skew=true)``). Then, GumTree-style:
 
@@ -22,7 +28,10 @@ import re
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
 
-_WRAPPERS = STAGE_WRAPPERS + ("InputAdapter",)
+#: columnar transitions, inserted when a query stage is created (not AQE re-planning)
+TRANSITIONS = ("ColumnarToRow", "RowToColumnar")
+_WRAPPERS = STAGE_WRAPPERS + ("InputAdapter",) + TRANSITIONS
+REUSED_EXCHANGE = "ReusedExchange"
 _JOINS = ("SortMergeJoin", "BroadcastHashJoin", "ShuffledHashJoin", "BroadcastNestedLoopJoin", "CartesianProduct")
 _SKEW_SUFFIX = "(skew=true)"
 
@@ -65,6 +74,14 @@ def _norm_desc(node: PlanNode) -> str:
     return " ".join(d.split())
 
 
+_RE_EXPR_ID = re.compile(r"#\d+L?")
+
+
+def _partitioning(node: PlanNode) -> str:
+    """An exchange's description without expression ids."""
+    return _RE_EXPR_ID.sub("", _norm_desc(node))
+
+
 def _sig(node: PlanNode) -> tuple[str, str]:
     return (base_name(node.name or ""), _norm_desc(node))
 
@@ -72,7 +89,10 @@ def _sig(node: PlanNode) -> tuple[str, str]:
 def _compatible(a: PlanNode, b: PlanNode) -> bool:
     na, nb = base_name(a.name or ""), base_name(b.name or "")
     if na == nb:
-        return True
+        # an exchange is its partitioning: AQE never changes one in place (a new shuffle that
+        # EnsureRequirements adds after a re-plan is another exchange, not this one)
+        # (expression ids aside: Spark 3.0 re-numbers aliases when it re-optimizes)
+        return not na.endswith("Exchange") or na == REUSED_EXCHANGE or _partitioning(a) == _partitioning(b)
     if is_join(na) and is_join(nb):
         return True
     return na in SHUFFLE_READ_NAMES and nb in SHUFFLE_READ_NAMES
@@ -81,6 +101,19 @@ def _compatible(a: PlanNode, b: PlanNode) -> bool:
 # --------------------------------------------------------------------------------------------
 # reduced trees
 # --------------------------------------------------------------------------------------------
+def _drawn_exchanges(plan: PlanNode) -> set[tuple[str, str]]:
+    """Signatures of the exchanges drawn with their subtree outside any ``ReusedExchange``."""
+    out: set[tuple[str, str]] = set()
+    stack = [(plan, False)]
+    while stack:
+        node, under_reuse = stack.pop()
+        if not under_reuse and node.children and (node.name or "").endswith("Exchange") and node.name != REUSED_EXCHANGE:
+            out.add(_sig(node))
+        reused = node.name == REUSED_EXCHANGE
+        stack.extend((c, reused) for c in node.children)
+    return out
+
+
 class _Tree:
     """Operators of a plan (wrappers dropped), pre-order arrays."""
 
@@ -91,9 +124,14 @@ class _Tree:
         self.children: list[list[int]] = []
         self.index: dict[str, int] = {}
         stack: list[tuple[PlanNode, str, int]] = [(plan, "0", -1)]
+        elsewhere = _drawn_exchanges(plan)
         while stack:
             node, path, p = stack.pop()
             kids = node.children
+            if node.name == REUSED_EXCHANGE and len(kids) == 1 and kids[0].children and _sig(kids[0]) not in elsewhere:
+                kids = kids[:]  # the only full drawing of the reused stage (an event log's plan info draws each once):
+                stack.append((kids[0], f"{path}.0", p))  # the ReusedExchange only wraps it
+                continue
             if is_wrapper(node) and len(kids) <= 1:
                 for i in range(len(kids) - 1, -1, -1):
                     stack.append((kids[i], f"{path}.{i}", p))
@@ -106,6 +144,8 @@ class _Tree:
             self.index[path] = i
             if p >= 0:
                 self.children[p].append(i)
+            if node.name == REUSED_EXCHANGE:
+                continue  # the stage it reuses is drawn in full (and matched) elsewhere
             for k in range(len(kids) - 1, -1, -1):
                 stack.append((kids[k], f"{path}.{k}", i))
         n = len(self.paths)
@@ -198,23 +238,87 @@ def _match_bottom_up(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
             front.pop(c, None)
 
 
+def _reused_kind(node: PlanNode) -> str:
+    """``BroadcastExchange`` or ``Exchange``: what a ``ReusedExchange`` stands for (its child
+    in Spark's plan info, else its description ``ReusedExchange [out], <exchange> ...``)."""
+    if node.children and (node.children[0].name or "").endswith("Exchange"):
+        return node.children[0].name
+    return "BroadcastExchange" if ", BroadcastExchange " in (node.description or "") else "Exchange"
+
+
+def match_reused(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> set[int]:
+    """4. a later-plan ``ReusedExchange`` takes the earlier plan's exchange it stands for: an
+    unmatched exchange of the same kind under the partner of its nearest matched ancestor
+    (same branch first). Returns the earlier-plan operators below those exchanges: they run
+    once, in the stage that is reused, so they are not removed."""
+    covered: set[int] = set()
+    for b, node in enumerate(B.nodes):
+        if node.name != REUSED_EXCHANGE or mb[b] >= 0:
+            continue
+        child, pb = b, B.parent[b]
+        while pb >= 0 and mb[pb] < 0:
+            child, pb = pb, B.parent[pb]
+        if pb < 0:
+            continue
+        pa, kind = mb[pb], _reused_kind(node)
+        branch = B.children[pb].index(child)
+        cands: list[tuple[int, int]] = []  # (A index, branch under pa)
+        for k, top in enumerate(A.children[pa]):
+            stack = [top]
+            while stack:
+                a = stack.pop()
+                if ma[a] >= 0:
+                    continue
+                if A.nodes[a].name == kind:
+                    cands.append((a, k))
+                    continue
+                stack.extend(A.children[a])
+        if not cands:
+            continue
+        a = next((x for x, k in cands if k == branch), cands[0][0])
+        ma[a], mb[b] = b, a
+        covered.update(x for x in A.subtree(a) if x != a and ma[x] < 0)
+    return covered
+
+
+def _partner_parent(B: _Tree, mb: list[int], b: int) -> tuple[int, int]:
+    """(B index of ``b``'s nearest matched ancestor, position under it), looking through the
+    adaptive reads AQE put between an operator and its exchange (never in the earlier plan);
+    ``(-1, -1)`` when the parent is not matched."""
+    child, pb = b, B.parent[b]
+    while pb >= 0 and mb[pb] < 0 and B.nodes[pb].name in SHUFFLE_READ_NAMES:
+        child, pb = pb, B.parent[pb]
+    if pb < 0 or mb[pb] < 0:
+        return -1, -1
+    return pb, B.children[pb].index(child)
+
+
 def _match_leftovers(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
-    """3. leftovers under matched parents."""
+    """3. leftovers under matched parents (through adaptive reads): the same operator
+    (signature) first; then a compatible one, same position first."""
+    for b in range(len(B.paths)):
+        if mb[b] >= 0 or B.parent[b] < 0:
+            continue
+        pb, _pos = _partner_parent(B, mb, b)
+        if pb < 0:
+            continue
+        same_sig = [a for a in A.children[mb[pb]] if ma[a] < 0 and A.sig[a] == B.sig[b]]
+        if same_sig:
+            ma[same_sig[0]], mb[b] = b, same_sig[0]
     for b in range(len(B.paths)):
         if mb[b] >= 0:
             continue
-        pb = B.parent[b]
-        if pb < 0:
+        if B.parent[b] < 0:
             if A.paths and ma[0] < 0 and _compatible(A.nodes[0], B.nodes[b]):
                 ma[0], mb[b] = b, 0
             continue
-        pa = mb[pb]
-        if pa < 0:
+        pb, pos = _partner_parent(B, mb, b)
+        if pb < 0:
             continue
+        pa = mb[pb]
         free = [a for a in A.children[pa] if ma[a] < 0 and _compatible(A.nodes[a], B.nodes[b])]
         if not free:
             continue
-        pos = B.children[pb].index(b)
         same = [a for a in free if A.children[pa].index(a) == pos]
         a = same[0] if same else free[0]
         ma[a], mb[b] = b, a

@@ -194,20 +194,26 @@ def _read_part(src: LogSource, part: Part, last: bool, b: _Builder, reading: _Re
         msg = f"{name}: {e}"
         if expected_trunc:
             log.notes.append(msg + " (expected for a log still being written)")
+            log.cut.append(msg + " (a log still being written)")
         else:
             log.warnings.append(msg + "; the events after it are missing")
+            log.cut.append(log.warnings[-1])
     except LimitExceeded as e:
         log.warnings.append(f"{name}: {e}; stopped reading")
+        log.cut.append(log.warnings[-1])
         fatal = str(e)
     except DecodeError as e:
         if b.line_no == 0 and len(src.parts) == 1:
             raise EventLogError(str(e)) from None
         log.warnings.append(f"{e}; the events after it are missing")
+        log.cut.append(log.warnings[-1])
     except OSError as e:
         log.warnings.append(f"{name}: read error ({e.strerror or type(e).__name__})")
+        log.cut.append(log.warnings[-1])
     except _CONTAINER_ERRORS as e:  # a corrupt zip/tar member, bad CRC, cut archive
         log.warnings.append(f"{name}: the archive member is corrupt or cut"
                             f" ({type(e).__name__}); the events after it are missing")
+        log.cut.append(log.warnings[-1])
     log.bytes_decoded += reading.decoded
     if lines.oversize:
         log.warnings.append(
@@ -220,6 +226,7 @@ def _read_part(src: LogSource, part: Part, last: bool, b: _Builder, reading: _Re
             log.notes.append(msg)
         else:
             log.warnings.append(msg)
+        log.cut.append(msg)
     return fatal
 
 
@@ -231,6 +238,7 @@ def _sum_up(src: LogSource, log: EventLog, b: _Builder) -> None:
     log.complete = b.saw_app_end
     if not b.saw_app_end:
         log.notes.append("no ApplicationEnd event: the application was still running or crashed (incomplete log)")
+        log.cut.append(log.notes[-1])
     if not b.saw_log_start and src.layout == "single":
         log.notes.append("no SparkListenerLogStart event (not an Apache Spark log, or its start is missing)")
     if app.id is None:
