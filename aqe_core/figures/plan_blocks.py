@@ -276,6 +276,18 @@ def _broadcast_leaves(blocks: dict[str, Block], block_of: dict[str, str], nodes:
 
 
 _BROADCASTS = ("BroadcastQueryStage", "BroadcastExchange")
+#: words a join line drops once it names the broadcast it joins
+_QUIET_WORDS = ("Inner", "BuildLeft", "BuildRight")
+_REPEATS = re.compile(r" ×(\d+)$")
+
+
+def _base_line(line: str) -> str:
+    return _REPEATS.sub("", line)
+
+
+def _repeats(line: str) -> int:
+    m = _REPEATS.search(line)
+    return int(m.group(1)) if m else 1
 _SCANS = ("Scan ", "FileScan", "BatchScan")
 
 
@@ -310,8 +322,13 @@ def _stage_box(blk: Block, nodes: dict[str, PlanNode], numbers: Callable[[PlanNo
         text = operator_text(node)
         joins = [_broadcast_line(nodes, blocks[h]) for h in into.get(p, ())]
         if joins:  # "BroadcastHashJoin ⟵ date_dim": the table is what the line is for
-            text = " ".join(w for w in text.split() if w not in ("Inner", "BuildLeft", "BuildRight")) + " " + " ".join(joins)
-        lines.append(text + (" · " + ", ".join(nums[:1]) if nums else ""))
+            text = " ".join(w for w in text.split() if w not in _QUIET_WORDS) + " " + " ".join(joins)
+            nums = [x for x in nums if x not in _QUIET_WORDS]
+        line = text + (" · " + ", ".join(nums[:1]) if nums else "")
+        if lines and _base_line(lines[-1]) == line:  # "Sort", "Sort" -> "Sort ×2"
+            lines[-1] = f"{line} ×{_repeats(lines[-1]) + 1}"
+        else:
+            lines.append(line)
         lines.extend(f"   {x}" for x in nums[1:])
     if len(shown) < len(listed):
         lines.append(f"+ {len(listed) - len(shown)} more operators (click to expand)")
