@@ -28,6 +28,7 @@ chart = c3.segmented_control("Chart", list(CHARTS), default="auto", key="hist_ch
 which = c2.segmented_control("Sizes", ["auto", "both", "before", "after"], default="auto", key="hist_which",
                              help="before AQE (reducer sizes, exact sources only), after AQE (as read), or both")
 fixes = fixes_for(view)
+fixed: set = set()
 for s in shuffles:
     with st.container(border=True, key=f"shuffle-{s.key}"):
         st.markdown(f"**{md_text(s.label)}**")
@@ -40,7 +41,7 @@ for s in shuffles:
         st.plotly_chart(fig, key=f"h-{s.key}", theme=None)
         if s.trace:
             decision_trace(s.trace)
-        fix_box(view, fixes, s.stage_id)
+        fix_box(view, fixes, s.stage_id, fixed)
         with st.expander("Lines, skewed partitions and reasons"):
             st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
                                         "settings": ", ".join(ln.config_keys)} for ln in s.lines]),

@@ -20,8 +20,12 @@ def fixes_for(view: QueryView) -> list[Fix]:
     return cached_figure(view, ("recommend",), lambda: fixes_for_view(view))
 
 
-def fix_box(view: QueryView, fixes: list[Fix], stage_id: Optional[int]) -> None:
-    """The fixes about this stage's read."""
+def fix_box(view: QueryView, fixes: list[Fix], stage_id: Optional[int], drawn: set) -> None:
+    """The fixes about this stage's read, under the first of its reads drawn (both sides of a
+    join are read in one stage: its fixes are shown once); ``drawn`` collects the stages."""
+    if stage_id in drawn:
+        return
+    drawn.add(stage_id)
     for i, f in enumerate(fixes):
         if f.stage_id == stage_id:
             _one(view, f, f"{stage_id}-{i}")
