@@ -1,37 +1,56 @@
-"""Plan-graph speed (issue target: layout of a 1,000-node plan <= 0.3 s). Prints figures for
-plan-like random trees of 1,000 and 5,000 nodes and a 2,000-deep chain; asserts nothing.
+"""Plan-graph speed: the boxes and their layered layout, and the whole figure, for production
+plans (the recorded TPC-DS-like Spark 4.3 plans, 66-336 nodes) and synthetic plans of 500 and
+2,000 nodes, in the default stage view and with every operator drawn. Each figure is printed
+beside what Streamlit pays for the same figure on every rerun anyway (its JSON), as a ratio: a
+ratio holds on a noisy machine. Asserts nothing.
 
-    python bench/bench_plan_layout.py
+    python3 bench/bench_plan_layout.py
+    (a page switch on the 300-node plan against a no-op rerun, in a browser:
+     python3 bench/bench_ui.py sample_logs/eventlogs/local-1795647654889.zstd --query 32)
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import timeit  # noqa: E402
 
-from aqe_core.plan_graph import diff_plans, layout_plan, plan_figure  # noqa: E402
-from aqe_core.figures.synthetic import chain_plan, synthetic_plan
+from aqe_core.figures.plan_blocks import box_graph  # noqa: E402
+from aqe_core.figures.plan_figure import _Frame, node_kind, plan_figure  # noqa: E402
+from aqe_core.figures.synthetic import synthetic_plan  # noqa: E402
+from aqe_core.sources import load_source  # noqa: E402
+from aqe_core.views.plan_diff import diff_plans  # noqa: E402
+
+BIG_LOG = ROOT / "sample_logs" / "eventlogs" / "local-1795647654889.zstd"
+
+
+def cases():
+    src = load_source(str(BIG_LOG))
+    for v in src.views:
+        if v.description in ("q72-like", "q88-like", "dozen-joins"):
+            yield f"{v.description} final", v.final_plan, diff_plans(v.initial_plan, v.final_plan)
+    for n in (500, 2000):
+        yield f"synthetic n={n}", synthetic_plan(n, seed=7), None
 
 
 def main() -> None:
     plan_figure(synthetic_plan(50, seed=0))  # warm-up (imports, plotly validators)
-    print(f"{'plan':<28}{'nodes':>7}{'drawn':>7}{'depth':>7}  {'layout min/med':>16}  {'figure min/med':>16}  "
-          f"{'JSON':>8}  {'diff':>7}")
-    cases = [(f"plan-like random n={n}", synthetic_plan(n, seed=7)) for n in (1000, 5000)]
-    cases.append(("chain n=2000", chain_plan(2000)))
-    for name, plan in cases:
+    print(f"{'plan':<22}{'nodes':>6} {'view':<10}{'boxes':>6}{'width px':>9}  {'layout':>8}  {'figure':>8}  "
+          f"{'its JSON':>8}  {'figure / JSON':>13}")
+    for name, plan, diff in cases():
         n = sum(1 for _ in plan.walk())
-        lay = layout_plan(plan)
-        lmin, lmed = timeit(lambda: layout_plan(plan), 7)
-        fmin, fmed = timeit(lambda: plan_figure(plan, layout=lay), 3)
-        size = len(plan_figure(plan, layout=lay).to_json())
-        dmin, _ = timeit(lambda: diff_plans(plan, plan), 3)
-        print(f"{name:<28}{n:>7}{len(lay):>7}{lay.max_depth:>7}  {lmin:>7.3f}/{lmed:<7.3f}s  {fmin:>7.3f}/{fmed:<7.3f}s  "
-              f"{size / 1e6:>6.2f}MB  {dmin:>6.3f}s")
+        for view, expanded in (("stages", ()), ("operators", "all")):
+            bg = box_graph(plan, expanded, kind_of=node_kind)
+            lmin, _ = timeit(lambda: _Frame(plan, box_graph(plan, expanded, kind_of=node_kind), diff, "after"), 5)
+            fig = plan_figure(plan, changes=diff, expanded=expanded)
+            fmin, _ = timeit(lambda: plan_figure(plan, changes=diff, expanded=expanded), 5)
+            jmin, _ = timeit(lambda: fig.to_json(), 5)
+            print(f"{name:<22}{n:>6} {view:<10}{len(bg):>6}{fig.layout.meta['plan_width']:>9.0f}  {lmin:>7.3f}s  "
+                  f"{fmin:>7.3f}s  {jmin:>7.3f}s  {fmin / jmin:>12.1f}x")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """The app in a real browser: every interaction, warm, on a big event log (issue 12 goal: each
 <= 0.5 s on the 33 MB, 61-execution log) and on the default sample; the report file's size.
 
-    python3 bench/bench_ui.py [LOG] [--rounds 5]
+    python3 bench/bench_ui.py [LOG] [--rounds 5] [--query ID]
     (a big log: python3 tools/generate_eventlogs.py large --out DIR --queries 61 --partitions 40)
 
 Starts ``streamlit run app.py`` (the log's folder as a server root), opens the source in headless
@@ -69,6 +69,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("log", nargs="?", help="an event log (default: the bundled default sample)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--query", help="open this SQL execution id first and stay on it (no triage row click): "
+                                    "e.g. 32, the 300-node plan of the TPC-DS-like sample")
     opts = ap.parse_args()
     from lens_browser import CHROMIUM, CHROMIUM_ARGS, running_app, wait_ready
     from playwright.sync_api import sync_playwright
@@ -140,11 +142,16 @@ def main() -> int:
             box.fill("4" if box.input_value() != "4" else "6")
             box.press("Enter")
 
+        if opts.query:
+            sidebar.get_by_test_id("stSelectbox").nth(1).click()
+            page.get_by_role("option").filter(has_text=f"#{opts.query} ").first.click()
+            wait_ready(page)
         for i in range(opts.rounds):
             page.evaluate("document.activeElement && document.activeElement.blur()")
             timed("no-op rerun", lambda: page.keyboard.press("r"))
-            timed("triage search", search("skew" if i % 2 == 0 else "join"))
-            timed("open top triage row (its Partitions page)", top_row)
+            if not opts.query:
+                timed("triage search", search("skew" if i % 2 == 0 else "join"))
+                timed("open top triage row (its Partitions page)", top_row)
             timed("Plans page", nav("Plans"))
             timed("click a plan node", plan_node)
             if page.get_by_role("slider").count():
@@ -152,9 +159,10 @@ def main() -> int:
             timed("What-if page", nav("What-if"))
             timed("change a what-if setting", whatif_setting)
             timed("Overview page", nav("Overview"))
-            page.get_by_role("textbox", name="Search").fill("")
-            page.keyboard.press("Enter")
-            wait_ready(page)
+            if not opts.query:
+                page.get_by_role("textbox", name="Search").fill("")
+                page.keyboard.press("Enter")
+                wait_ready(page)
         browser.close()
     floor = statistics.median(steps["no-op rerun"])
     out = {"log": str(log), "log_mb": round(log.stat().st_size / 2**20, 1) if log.is_file() else None,
