@@ -27,7 +27,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;
 h1{margin-bottom:0} .meta{color:#495057;font-size:.9em} table{border-collapse:collapse;margin:8px 0 16px}
 td,th{border:1px solid #dee2e6;padding:4px 8px;font-size:.9em;text-align:left;vertical-align:top}
 th{background:#f1f3f5} .approx{background:#fff3bf;padding:6px 10px;border-radius:4px}
-.plans{display:grid;grid-template-columns:repeat(auto-fit,minmax(620px,1fr));gap:12px} section{margin-bottom:28px}
+.plans{display:grid;grid-template-columns:1fr;gap:12px} section{margin-bottom:28px}
 code,pre{background:#f8f9fa;padding:2px 4px;font-size:.85em;white-space:pre-wrap}
 """
 

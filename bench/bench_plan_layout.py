@@ -6,7 +6,7 @@ ratio holds on a noisy machine. Asserts nothing.
 
     python3 bench/bench_plan_layout.py
     (a page switch on the 300-node plan against a no-op rerun, in a browser:
-     python3 bench/bench_ui.py sample_logs/eventlogs/local-1795647654889.zstd --query 32)
+     python3 bench/bench_ui.py sample_logs/eventlogs/local-1795649029734.zstd --query 32)
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from aqe_core.figures.synthetic import synthetic_plan  # noqa: E402
 from aqe_core.sources import load_source  # noqa: E402
 from aqe_core.views.plan_diff import diff_plans  # noqa: E402
 
-BIG_LOG = ROOT / "sample_logs" / "eventlogs" / "local-1795647654889.zstd"
+BIG_LOG = ROOT / "sample_logs" / "eventlogs" / "local-1795649029734.zstd"
 
 
 def cases():
