@@ -41,9 +41,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 out.append(f"  shuffle node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '?'} partitions"
                            " read as planned (no adaptive read)")
             else:
-                if skewed and all(x["reducer"] is None and x["parts"] is None for x in skewed):
-                    what = (f"{len(skewed)} skewed reducers split into {r.get('skewed_parts_total', '?')} parts in all"
-                            " (which reducers, and the parts of each, the log does not say)")
+                if skewed and all(x["reducer"] is None for x in skewed):
+                    parts = [x["parts"] for x in skewed]
+                    total = sum(parts) if None not in parts else r.get("skewed_parts_total", "?")
+                    n = len(skewed)
+                    what = (f"{n} skewed reducer{'s' if n != 1 else ''} split into {total} parts in all (which"
+                            f" reducer{'s' if n != 1 else ''}{'' if None not in parts else ', and the parts of each'},"
+                            " the log does not say)")
                 out.append(f"  {'rebalance read' if r.get('rebalance') else 'read'} node {r['node_id']} [{r['evidence']}]:"
                            f" {r['partitions_before'] or '?'} -> {_after(r)} partitions"
                            + (" (local read)" if r.get("local") else "") + f"; {what}")
