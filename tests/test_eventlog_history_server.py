@@ -58,19 +58,8 @@ def history_server(tmp_path_factory):
         yield hs
 
 
-def _logs_known_to_differ() -> list:
-    """:func:`_logs`, the TPC-DS-like sample marked: in its q88-like and dozen-joins final plans a
-    reused broadcast exchange below a shuffle stage is not recognised as reused (its subtree gets
-    new node ids, from node 55 / 98 on), as the builder's structural key of a subtree differs
-    from the accumulator key of the same subtree asked first."""
-    manifest = json.loads((SAMPLES / "MANIFEST.json").read_text())
-    big = manifest["spark430_tpcds_like"]["files"][0]
-    mark = pytest.mark.xfail(strict=True, reason="node ids differ from Spark's after a reused broadcast exchange")
-    return [pytest.param(p, marks=mark) if p.name == big else p for p in _logs()]
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("log_path", _logs_known_to_differ(), ids=lambda p: p.name)
+@pytest.mark.parametrize("log_path", _logs(), ids=lambda p: p.name)
 def test_same_final_plan_nodes_and_metric_values(history_server, log_path):
     log = load(str(log_path))
     app = log.application

@@ -8,8 +8,9 @@ without parsing the line.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
-from typing import Any
+from typing import Any, Optional
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
@@ -32,6 +33,7 @@ from aqe_core.readers.eventlog.lines import (
 from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
 from aqe_core.readers.eventlog.planinfo import lazy_plan, plan_facts
+from aqe_core.readers.eventlog.scala_set import stage_order
 from aqe_core.readers.eventlog.spilling import Spilling
 
 #: the package of Spark's SQL listener events (``org.apache.spark.sql.execution.ui``), not a conf key
@@ -360,8 +362,9 @@ class _Builder(Spilling):
             return
         ex.aggregated = True
         types = ex.types
-        stages = [self.stage_metrics[s] for s in ex.stages if s in self.stage_metrics]
-        maxes: dict[int, tuple[int, int, int, int]] = {}
+        order = stage_order(list(ex.stages), self._spark_major())
+        stages = [self.stage_metrics[s] for s in order if s in self.stage_metrics]
+        maxes: dict[int, tuple[int, int, int, int]] = {}  # the first stage with the max, as Spark
         for sm in stages:
             for acc, (value, task) in sm.maxes.items():
                 if acc not in types:
@@ -388,6 +391,10 @@ class _Builder(Spilling):
                 values = M.concat(stage_vals, dv)
             out[acc] = M.summarize(typ, values, (mx[1], mx[2], mx[3]) if mx else None)
         ex.model.metric_values = out
+
+    def _spark_major(self) -> Optional[int]:
+        m = re.match(r"(\d+)\.", self.log.application.spark_version or "")
+        return int(m.group(1)) if m else None
 
     # -- jobs and stages ----------------------------------------------------------------------
     def _stage(self, sid: int) -> StageInfo:

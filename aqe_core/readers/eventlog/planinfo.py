@@ -67,16 +67,18 @@ class _Builder:
         k = self._keys.get(id(info))
         if k is not None:
             return k
-        accs = tuple(m.get("accumulatorId") for m in (info.get("metrics") or ()) if isinstance(m, dict))
-        if accs:
-            # accumulator ids belong to one SparkPlan instance: equal ids mean the same subtree
-            sig = ("#acc", info.get("nodeName"), info.get("simpleString"), accs)
-            k = self._keys[id(info)] = self._intern.setdefault(sig, len(self._intern))
-            return k
         stack = [(info, False)]
         while stack:
             node, ready = stack.pop()
             if id(node) in self._keys:
+                continue
+            accs = tuple(m.get("accumulatorId") for m in (node.get("metrics") or ()) if isinstance(m, dict))
+            if accs:
+                # accumulator ids belong to one SparkPlan instance: equal ids mean the same subtree.
+                # Every node with metrics is keyed so, whether asked for itself or met under an
+                # ancestor (two ways gave a reused exchange two keys, and it was not seen as reused)
+                sig = ("#acc", node.get("nodeName"), node.get("simpleString"), accs)
+                self._keys[id(node)] = self._intern.setdefault(sig, len(self._intern))
                 continue
             kids = [c for c in (node.get("children") or []) if isinstance(c, dict)]
             if not ready:
