@@ -171,3 +171,36 @@ def test_a_straggler_names_what_can_help():
     assert window.next_step.startswith("no AQE setting can split this read")
     assert "salt the hot key" in window.next_step
     assert join.to_dict()["next step"] == join.next_step
+
+
+def test_a_reused_join_is_not_called_removed():
+    """The dozen-join query runs its CTE four times; the final plan refers to the reused
+    exchanges instead of repeating them. inspect's join changes count the joins below a reused
+    exchange too, so they are the skew joins Spark's own final plan holds (its last
+    SparkPlanInfo, which repeats reused subtrees), and none is 'removed'."""
+    import io
+    import json as _json
+
+    import zstandard
+
+    from aqe_core.readers.eventlog.loader import load
+    from aqe_core.views.eventlog_summary import join_changes
+
+    path = Path(__file__).resolve().parents[1] / "sample_logs" / "eventlogs" / "local-1795649029734.zstd"
+    log = load(str(path))
+    ex = next(e for e in log.executions.values() if e.description == "dozen-joins")
+    changes = join_changes(ex)
+    assert changes and not any(c.endswith("removed") for c in changes), changes
+    last = None
+    with zstandard.ZstdDecompressor().stream_reader(path.open("rb")) as raw:
+        for line in io.TextIOWrapper(raw, encoding="utf-8"):
+            if "SparkListenerSQLAdaptiveExecutionUpdate" in line:
+                e = _json.loads(line)
+                if e.get("executionId") == ex.id:
+                    last = e["sparkPlanInfo"]
+    stack, skew = [last], 0
+    while stack:
+        n = stack.pop()
+        skew += n["nodeName"] == "SortMergeJoin(skew=true)"
+        stack.extend(n.get("children") or [])
+    assert sum(c.endswith("SortMergeJoin(skew=true)") for c in changes) == skew > 0

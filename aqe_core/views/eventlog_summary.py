@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any, Callable, Optional
 
 from aqe_core.model.eventlog import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
-from aqe_core.model.plan_walk import exchange_below, graph_nodes
+from aqe_core.model.plan_walk import exchange_below
 from aqe_core.model.plan import PlanNode
 
 SCHEMA_VERSION = 1
@@ -43,9 +43,22 @@ def read_before_partitions(ex: SQLExecution, read: ShuffleRead) -> int | None:
 
 
 def _joins(plan: PlanNode | None) -> Counter:
+    """The joins a plan runs. A reused exchange counts the joins below the exchange it reuses:
+    the initial plan repeats a reused subtree (a CTE used four times), the final one refers to
+    it, and counting only the drawn joins said 'SortMergeJoin removed' for each reuse."""
     if plan is None:
         return Counter()
-    return Counter(n.name for n in graph_nodes(plan) if "Join" in n.name)
+    full = {n.id: n for n in plan.walk() if n.id is not None and n.children}
+    out: Counter = Counter()
+    stack = [plan]
+    while stack:
+        n = stack.pop()
+        if "Join" in n.name:
+            out[n.name] += 1
+        if not n.children and n.id in full:  # the reader's childless copy of a reused node
+            stack.append(full[n.id])
+        stack.extend(n.children)
+    return out
 
 
 def join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
