@@ -1,11 +1,11 @@
 """Compare presets: what AQE would do under two to four configurations, side by side."""
-import pandas as pd
 import streamlit as st
 
 from aqe_core.views.compare import compare_presets
 from aqe_core.plain_text import md_text
 from aqe_core.views.compare import BUILTIN_PRESETS
 from aqe_core.model.presets import load_user_presets
+from ui.tables import text_table
 from ui import frame, state
 from ui.compare import preset_charts, save_preset_form
 from ui.releases import releases_section
@@ -29,7 +29,7 @@ if len(chosen) < 2:
     st.stop()
 outcomes = compare_presets(view, [p for p in presets if p.name in chosen])
 with st.container(key="comparison-table"):
-    st.dataframe(pd.DataFrame([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
+    st.dataframe(text_table([o.summary_row() for o in outcomes]), hide_index=True, width="stretch")
 for o in outcomes:
     st.caption(md_text(f"{o.preset}: {o.note}"))
 charts = preset_charts(view, outcomes)

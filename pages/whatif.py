@@ -4,6 +4,7 @@ import streamlit as st
 
 from aqe_core.views.compare import skew_sentence, whatif
 from aqe_core.plain_text import md_text
+from ui.tables import text_table
 from ui import frame, state
 from ui.whatif import line_changes, settings_form, whatif_charts
 
@@ -26,7 +27,7 @@ with results:
     if answer.outcomes:
         st.write("Changed: " + (", ".join(md_text(f"{k}={v}") for k, v in overrides.items()) or "nothing yet"))
         with st.container(key="whatif-decisions"):
-            st.dataframe(pd.DataFrame([o.summary_row() for o in answer.outcomes]), hide_index=True, width="stretch")
+            st.dataframe(text_table([o.summary_row() for o in answer.outcomes]), hide_index=True, width="stretch")
             st.caption(md_text(answer.note))
     for before, after in zip(view.shuffles, new_view.shuffles):
         if not (after.sizes_before or after.sizes_after):

@@ -91,3 +91,15 @@ def test_hot_reducers_are_labelled_by_id():
     s = next(s for s in src.views[0].shuffles if s.skew_rows)
     texts = [a.text for a in partition_bars_figure(s, which="before").layout.annotations]
     assert f"reducer {s.skew_rows[0].partition}" in texts
+
+
+def test_a_table_column_of_counts_and_words_is_text():
+    """Arrow refuses a column mixing ints and words ("not in the log"): Streamlit logged a
+    traceback for each such table on the What-if and Compare pages (issue 23)."""
+    import pyarrow as pa
+
+    from ui.tables import text_table
+
+    df = text_table([{"n": 2, "splits": 1, "kind": "a"}, {"n": 3, "splits": "not in the log", "kind": None}])
+    assert list(df["splits"]) == ["1", "not in the log"] and list(df["n"]) == [2, 3]
+    pa.Table.from_pandas(df)  # what Streamlit does first

@@ -3,8 +3,9 @@ differs between neighbouring releases and why, and the query's settings each rel
 rejects."""
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
+
+from ui.tables import text_table
 
 from aqe_core.plain_text import md_text
 from aqe_core.views.query import QueryView
@@ -18,7 +19,7 @@ def releases_section(view: QueryView) -> None:
     st.caption(md_text(f"The query's own settings under each release's rules; every other setting takes that"
                        f" release's default. {comp.note}."))
     with st.container(key="release-table"):
-        st.dataframe(pd.DataFrame([r.summary() for r in comp.rows]), hide_index=True, width="stretch")
+        st.dataframe(text_table([r.summary() for r in comp.rows]), hide_index=True, width="stretch")
     if not comp.diffs:
         st.write("Every release decides this query the same way.")
     for d in comp.diffs:
