@@ -6,7 +6,7 @@ from aqe_core.views.compare import skew_sentence, whatif
 from aqe_core.plain_text import md_text
 from ui.tables import text_table
 from ui import frame, state
-from ui.whatif import line_changes, settings_form, whatif_charts
+from ui.whatif import line_changes, reads_moved, settings_form, whatif_charts
 
 src, view = frame.current()
 st.title("What-if")
@@ -20,7 +20,6 @@ with form:
     overrides = settings_form(view, dict(st.session_state.get(state.WHATIF_OVERRIDES, {})))
     st.session_state[state.WHATIF_OVERRIDES] = overrides
 answer = whatif(view, overrides)  # lines and decisions from one engine call
-new_view = answer.view
 with results:
     for e in answer.errors:
         st.error(md_text(e))
@@ -29,12 +28,20 @@ with results:
         with st.container(key="whatif-decisions"):
             st.dataframe(text_table([o.summary_row() for o in answer.outcomes]), hide_index=True, width="stretch")
             st.caption(md_text(answer.note))
-    for before, after in zip(view.shuffles, new_view.shuffles):
-        if not (after.sizes_before or after.sizes_after):
-            continue
+    moved, alone = reads_moved(view, answer, overrides)
+    if not overrides:
+        st.info("Change a setting: the reads it moves are drawn here, the partitions our rules predict"
+                " beside the run. The Partitions page draws every read as run.")
+    for before, after in moved:
         with st.container(border=True):
             st.markdown(f"**{md_text(after.label)}**")
             st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
             st.write(md_text(skew_sentence(before, after)))
             for k, fig in enumerate(whatif_charts(before, answer.predicted(after))):
                 st.plotly_chart(fig, key=f"wi-h-{after.key}-{k}", theme=None)
+    if alone:
+        with st.expander(f"{len(alone)} read{'s' if len(alone) != 1 else ''} "
+                         + ("as run" if not overrides else "these settings leave as they are")):
+            for before, after in alone:
+                st.markdown(f"**{md_text(after.label)}**: " + md_text(skew_sentence(before, after)))
+                st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")

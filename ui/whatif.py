@@ -77,6 +77,22 @@ def line_changes(before, after) -> list[dict]:
              "changed": "yes" if old_lines.get(ln.kind) != ln.value else ""} for ln in after.lines]
 
 
+def reads_moved(view, answer, overrides: dict) -> tuple[list, list]:
+    """The reads drawn on the page, as (moved, left alone) pairs of (as run, under the what-if):
+    a read moves when one of its lines or its predicted partition count differs from the run.
+    Without a change of setting none is drawn (the Partitions page draws every read as run):
+    a query of 25 reads drew 50 charts on every visit."""
+    moved, alone = [], []
+    for before, after in zip(view.shuffles, answer.view.shuffles):
+        if not (after.sizes_before or after.sizes_after):
+            continue
+        predicted = answer.predicted(after) if overrides else None
+        lines = any(row["changed"] for row in line_changes(before, after))
+        count = predicted is not None and len(predicted.sizes_after or []) != len(before.sizes_after or [])
+        (moved if overrides and (lines or count) else alone).append((before, after))
+    return moved, alone
+
+
 def whatif_charts(before: ShuffleView, predicted: Optional[ShuffleView], *, log: bool = True) -> list:
     """The read's partitions as run and, under a what-if, as our rules predict them: one chart
     kind and one size axis for both, so the bars show what the setting changes."""
