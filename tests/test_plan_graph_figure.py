@@ -339,14 +339,17 @@ def test_hover_boxes_stay_small_enough_to_draw_whole():
             if v.final_plan is None:
                 continue
             d = diff_plans(v.initial_plan, v.final_plan)
-            fig = plan_figure(v.final_plan, changes=d)
-            for t in _node_traces(fig):
-                for path, text in zip(t.customdata, t.hovertext):
+            for expanded in ("all", ()):
+                fig = plan_figure(v.final_plan, changes=d, expanded=expanded)
+                t = _trace(fig, "boxes")
+                members = {b.key: b.members for b in box_graph(v.final_plan, expanded).boxes.values()}
+                for key, text in zip(t.customdata, t.hovertext):
                     lines = text.split("<br>")
-                    assert len(lines) <= HOVER_MAX_LINES, (f, path, lines)
+                    assert len(lines) <= HOVER_MAX_LINES, (f, key, lines)
                     plain = [html.unescape(re.sub(r"</?[bi]>", "", x)) for x in lines]
-                    assert max(len(x) for x in plain) <= HOVER_WIDTH + 12, (f, path, plain)
-                    for c in d.for_path(path):
-                        assert f"AQE: {c.label}" in html.unescape(text), (f, path)
+                    assert max(len(x) for x in plain) <= HOVER_WIDTH + 12, (f, key, plain)
+                    for path in members.get(key, (key,)):
+                        for c in d.for_path(path):
+                            assert f"AQE: {c.label}" in html.unescape(text), (f, key)
                     boxes += 1
     assert boxes > 100

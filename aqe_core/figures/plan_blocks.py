@@ -38,6 +38,8 @@ _SCAN_LOCATION = re.compile(r"Location: \w+\(\d+ paths?\)\[([^\],]*)")
 
 #: how many operator lines a collapsed stage lists before "+ N more"
 MAX_STAGE_LINES = 7
+#: an operator line this short takes its first number on the same line ("HashAggregate · 8 rows")
+INLINE_CHARS = 26
 
 
 def is_boundary(node: PlanNode, is_root: bool) -> bool:
@@ -324,12 +326,13 @@ def _stage_box(blk: Block, nodes: dict[str, PlanNode], numbers: Callable[[PlanNo
         if joins:  # "BroadcastHashJoin ⟵ date_dim": the table is what the line is for
             text = " ".join(w for w in text.split() if w not in _QUIET_WORDS) + " " + " ".join(joins)
             nums = [x for x in nums if x not in _QUIET_WORDS]
-        line = text + (" · " + ", ".join(nums[:1]) if nums else "")
+        inline = nums[:1] if len(text) <= INLINE_CHARS else []  # a long line keeps its numbers below it
+        line = text + (" · " + inline[0] if inline else "")
         if lines and _base_line(lines[-1]) == line:  # "Sort", "Sort" -> "Sort ×2"
             lines[-1] = f"{line} ×{_repeats(lines[-1]) + 1}"
         else:
             lines.append(line)
-        lines.extend(f"   {x}" for x in nums[1:])
+        lines.extend(f"   {x}" for x in nums[len(inline):])
     if len(shown) < len(listed):
         lines.append(f"+ {len(listed) - len(shown)} more operators (click to expand)")
     head = nodes[blk.head]

@@ -24,7 +24,7 @@ from typing import Any, Callable, Collection, Iterable, Mapping
 import plotly.graph_objects as go
 
 from aqe_core.figures.plan_hover import (  # noqa: F401  (format_* are this module's public names too)
-    _esc, _hover, format_bytes, format_metric, format_ms,
+    _esc, _hover, format_bytes, format_metric, format_ms, stage_hover,
 )
 from aqe_core.figures.layered_layout import layered_layout
 from aqe_core.figures.plan_blocks import STAGE_KEY, Box, BoxGraph, box_graph  # noqa: F401 (STAGE_KEY: public)
@@ -486,12 +486,7 @@ def _box_hover(f: _Frame, key: str) -> str:
         node = node_at(f.plan, box.head)
         return (_hover(box.head, node, _codegen_stage_of(f.plan, box.head), changes, f.link_notes.get(key))
                 if node else _esc(box.title))
-    parts = [f"<b>{_esc(box.title)}</b>  <i>(click to open its operators)</i>"]
-    parts += [f"<b>AQE: {_esc(label)}</b>" for _k, label, _e in changes]
-    parts += [_esc(line if len(line) <= 100 else line[:99] + "…") for line in box.lines[:16]]
-    if key in f.link_notes:
-        parts.append(_esc(f.link_notes[key]))
-    return "<br>".join(parts)
+    return stage_hover(box.title, changes, box.lines, f.link_notes.get(key))
 
 
 def _figure_layout(f: _Frame, title: str, legend_px: int, focus: str | None) -> dict[str, Any]:

@@ -145,3 +145,21 @@ def _hover(path: str, node: PlanNode, stage: int | None, changes: list[tuple[str
     if len(lines) > HOVER_MAX_LINES:
         lines = lines[: HOVER_MAX_LINES - 1] + ["… click the node for the rest"]
     return "<br>".join(lines)
+
+
+def stage_hover(title: str, changes: list[tuple[str, str, str]], lines: list[str], link_note: str | None) -> str:
+    """The hover box of a collapsed query stage: its name, AQE's changes, then its operators
+    while lines are left; bounded like :func:`_hover`."""
+    w = HOVER_WIDTH
+    head = [f"<b>{_esc(_wrap(title, w - 12, 1)[0])}</b> <i>(click to open)</i>"]
+    seen: set[str] = set()
+    for _kind, label, _expl in changes:
+        if label not in seen:
+            seen.add(label)
+            head.append(f"<b>AQE: {_esc(_wrap(label, w - 5, 1)[0])}</b>")
+    tail = [_esc(x) for x in _wrap(link_note, w, 2)] if link_note else []
+    room = max(0, HOVER_MAX_LINES - len(head) - len(tail) - 1)
+    body = [_esc(_wrap(line, w, 1)[0]) for line in lines[:room]]
+    if len(lines) > room:
+        body.append(f"… {len(lines) - room} more lines: click to open the stage")
+    return "<br>".join(head + body + tail)
