@@ -115,27 +115,28 @@ def test_from_a_big_log_to_the_slowest_task_and_back_by_link(big_log, browser, t
 
 
 def _node_point(page, chart, label: str):
-    """The marker of the first node whose label starts with ``label`` (the labels trace and the
-    markers share the node path in customdata; plotly draws markers in trace order)."""
-    path = page.evaluate(
-        """([el, label]) => {
+    """The click target of the first operator box whose title starts with ``label`` (the labels
+    and the invisible markers of the 'boxes' trace share the box key in customdata). A closed
+    query stage listing such an operator is clicked open first."""
+    find = """([el, label, stages]) => {
           const gd = el.closest('.js-plotly-plot') || el;
           const lab = gd.data.find(t => t.name === 'labels');
-          const i = lab.text.findIndex(t => t.startsWith(label));
-          return lab.customdata[i];
-        }""", [chart.element_handle(), label])
-    index = page.evaluate(
-        """([el, path]) => {
-          const gd = el.closest('.js-plotly-plot') || el;
-          let k = 0;
-          for (const t of gd.data) {
-            if (t.mode === 'markers' && t.legendgroup === 'kind') {
-              const j = (t.customdata || []).indexOf(path);
-              if (j >= 0) return [k, j];
-            }
-            k += 1;
-          }
-          return null;
-        }""", [chart.element_handle(), path])
-    trace, point = index
+          const plain = lab.text.map(t => t.replace(/<[^>]+>/g, ''));
+          const i = plain.findIndex((t, j) => (String(lab.customdata[j]).startsWith('stage:') === stages)
+                                            && (stages ? t.includes(label) : t.startsWith(label)));
+          if (i < 0) return null;
+          const k = gd.data.findIndex(t => t.name === 'boxes');
+          return [k, gd.data[k].customdata.indexOf(lab.customdata[i])];
+        }"""
+
+    def target(stages: bool):
+        return page.evaluate(find, [chart.element_handle(), label, stages])
+
+    if target(False) is None:
+        trace, point = target(True)
+        box = chart.locator(".scatterlayer .trace").nth(trace).locator(".points path").nth(point).bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        wait_ready(page)
+        page.wait_for_timeout(500)
+    trace, point = target(False)
     return chart.locator(".scatterlayer .trace").nth(trace).locator(".points path").nth(point)

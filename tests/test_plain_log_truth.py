@@ -204,3 +204,19 @@ def test_a_reused_join_is_not_called_removed():
         skew += n["nodeName"] == "SortMergeJoin(skew=true)"
         stack.extend(n.get("children") or [])
     assert sum(c.endswith("SortMergeJoin(skew=true)") for c in changes) == skew > 0
+
+
+def test_a_read_left_as_planned_has_no_coalescing_target_in_sparks_voice():
+    """q72-like ran with coalescing off: Spark aimed at no target there, so the target line our
+    rules draw for its reads is an estimate; a coalesced read's target stays Spark's metric."""
+    from aqe_core.model.evidence import Evidence
+    from aqe_core.sources import load_source
+
+    src = load_source(str(Path(__file__).resolve().parents[1] / "sample_logs" / "eventlogs" / "local-1795649029734.zstd"))
+    by_name = {v.description: v for v in src.views}
+    planned = [s for s in by_name["q72-like"].shuffles if not s.adaptive_read]
+    coalesced = [s for s in by_name["dozen-joins"].shuffles if s.adaptive_read]
+    assert planned and coalesced
+    for shuffles, evidence in ((planned, Evidence.ESTIMATE), (coalesced, Evidence.SPARK_METRIC)):
+        targets = [ln for s in shuffles for ln in s.lines if ln.kind == "coalesce_target"]
+        assert targets and all(ln.evidence is evidence for ln in targets)

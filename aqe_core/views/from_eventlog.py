@@ -100,8 +100,10 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
     compute_group_lines(qv.shuffles, conf, dp)
     for s in qv.shuffles:  # skew is Spark's claim (the read's metrics), never ours over post-AQE sizes
         s.skew_rows = []
-        # the coalescing target needs only the total, which the post-AQE sizes keep: Spark's metric
-        s.lines = [replace(ln, evidence=Evidence.SPARK_METRIC) if ln.kind == "coalesce_target" else ln for ln in s.lines]
+        # the coalescing target needs only the total, which the post-AQE sizes keep: Spark's metric;
+        # for a read AQE left as planned it is what coalescing would aim at, which Spark never did
+        known = Evidence.SPARK_METRIC if s.adaptive_read is not False else Evidence.ESTIMATE
+        s.lines = [replace(ln, evidence=known) if ln.kind == "coalesce_target" else ln for ln in s.lines]
     return qv
 
 
