@@ -32,6 +32,8 @@ fixed: set = set()
 for s in shuffles:
     with st.container(border=True, key=f"shuffle-{s.key}"):
         st.markdown(f"**{md_text(s.label)}**")
+        if not s.adaptive_read and s.reasons:  # why AQE left this shuffle alone, in the log's numbers
+            st.caption(md_text(s.reasons[0].message))
         if s.approx_reason and not s.exact:
             st.caption(f"Approximate: {md_text(s.approx_reason)}")
         if s.task_time is not None:

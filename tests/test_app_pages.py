@@ -287,3 +287,21 @@ def test_whatif_page_draws_the_predicted_bars_beside_the_run():
     (old,), (new,) = (bars(s) for s in specs)
     assert len(old["y"]) == 2 and len(new["y"]) > 2
     assert "predicted by our rules" in new["name"] and specs[0]["layout"]["yaxis"]["range"] == specs[1]["layout"]["yaxis"]["range"]
+
+
+def test_a_query_aqe_left_alone_says_why_on_partitions():
+    """Issue 23: q72-like ran with coalescing off; each of its shuffles is drawn with why AQE
+    left it alone, in the log's numbers, above its chart (not only in an expander)."""
+    from aqe_core.sources import sample_sources
+
+    s = next(x for x in sample_sources() if x.key == "eventlog:spark430_tpcds_like")
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["source_path"] = s.path
+    at.session_state["source_label"] = s.label
+    at.session_state["source_ref"] = {"kind": "sample", "key": s.key}
+    at.query_params["q"] = "30"
+    at.run()
+    at.switch_page("pages/partitions.py").run()
+    assert not at.exception, at.exception
+    why = [c.value for c in at.caption if c.value.startswith("AQE left this shuffle as planned \\(no adaptive read")]
+    assert len(why) == 5 and all("128 partitions" in w and "coalescing is off" in w for w in why)
