@@ -35,6 +35,8 @@ def big_log(tmp_path_factory) -> Path:
 def test_from_a_big_log_to_the_slowest_task_and_back_by_link(big_log, browser, tmp_path):
     from playwright.sync_api import expect
 
+    expect.set_options(timeout=30_000)  # a page of 40-bar charts on a loaded two-core machine
+
     with running_app(tmp_path / "home", tmp_path / "app.log", {"AQE_LENS_ROOTS": str(big_log.parent)}) as app:
         ctx = browser.new_context(viewport={"width": 1500, "height": 1200})
         ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=app.url)
@@ -132,11 +134,15 @@ def _node_point(page, chart, label: str):
     def target(stages: bool):
         return page.evaluate(find, [chart.element_handle(), label, stages])
 
+    def point(stages: bool):
+        trace, i = target(stages)
+        pt = chart.locator(".scatterlayer .trace").nth(trace).locator(".points path").nth(i)
+        pt.scroll_into_view_if_needed()  # a tall plan: the box may be below the window
+        return pt
+
     if target(False) is None:
-        trace, point = target(True)
-        box = chart.locator(".scatterlayer .trace").nth(trace).locator(".points path").nth(point).bounding_box()
+        box = point(True).bounding_box()
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         wait_ready(page)
         page.wait_for_timeout(500)
-    trace, point = target(False)
-    return chart.locator(".scatterlayer .trace").nth(trace).locator(".points path").nth(point)
+    return point(False)
