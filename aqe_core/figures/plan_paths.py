@@ -105,6 +105,9 @@ def node_at(plan: PlanNode, path: str) -> PlanNode | None:
 
 _REUSED_EXCHANGE_REF = re.compile(r",\s*((?:Broadcast|Shuffle)?Exchange\s.*)$")
 _REUSED_SUBQUERY_REF = re.compile(r"^ReusedSubquery\s+(.*)$")
+#: a reference node -> how its description quotes the original's, and the link's kind
+_BY_DESCRIPTION = {"ReusedExchange": (_REUSED_EXCHANGE_REF.search, "reuse"),
+                   "ReusedSubquery": (_REUSED_SUBQUERY_REF.match, "subquery")}
 
 
 def cross_links(paths: list[str], nodes: list[PlanNode], children: list[list[int]]) -> list[CrossLink]:
@@ -134,20 +137,12 @@ def cross_links(paths: list[str], nodes: list[PlanNode], children: list[list[int
                 links.append(CrossLink(paths[i], paths[j], kind))
                 linked.add(i)
     for i, n in enumerate(nodes):
-        if i in linked:
+        ref = _BY_DESCRIPTION.get(n.name)
+        if i in linked or ref is None or any(c in linked for c in children[i]):
             continue
-        if n.name == "ReusedExchange":
-            if any(c in linked for c in children[i]):
-                continue
-            m = _REUSED_EXCHANGE_REF.search(n.description or "")
-            j = by_desc.get(m.group(1)) if m else None
-            if j is not None and j != i:
-                links.append(CrossLink(paths[i], paths[j], "reuse"))
-        elif n.name == "ReusedSubquery":
-            if any(c in linked for c in children[i]):
-                continue
-            m = _REUSED_SUBQUERY_REF.match(n.description or "")
-            j = by_desc.get(m.group(1)) if m else None
-            if j is not None and j != i:
-                links.append(CrossLink(paths[i], paths[j], "subquery"))
+        find, kind = ref
+        m = find(n.description or "")
+        j = by_desc.get(m.group(1)) if m else None
+        if j is not None and j != i:
+            links.append(CrossLink(paths[i], paths[j], kind))
     return links
