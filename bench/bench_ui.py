@@ -143,7 +143,7 @@ def main() -> int:
             box.press("Enter")
 
         if opts.query:
-            sidebar.get_by_test_id("stSelectbox").nth(1).click()
+            sidebar.get_by_test_id("stSelectbox").last.click()  # the query picker
             page.get_by_role("option").filter(has_text=f"#{opts.query} ").first.click()
             wait_ready(page)
         for i in range(opts.rounds):

@@ -12,9 +12,6 @@ import pytest
 
 from aqe_core.eventlog import load
 from aqe_core.model.plan import PlanNode
-import html
-import re
-
 from aqe_core.figures.plan_figure import FIT_PX, FONT_PX, PAD_X, STAGE_KEY
 from aqe_core.figures.text_width import text_px
 from aqe_core.plan_graph import (

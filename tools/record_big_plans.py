@@ -164,7 +164,7 @@ FACTS: dict[str, tuple[int, int, list[str]]] = {
 
 # returns: a deterministic tenth of the sales they return (so the fact-to-fact joins match)
 RETURNS: dict[str, tuple[str, str, list[str]]] = {
-    "store_returns": ("store_sales", f"pmod(xxhash64(ss_ticket_number, ss_item_sk), 10) = 0", [
+    "store_returns": ("store_sales", "pmod(xxhash64(ss_ticket_number, ss_item_sk), 10) = 0", [
         "ss_ticket_number AS sr_ticket_number", "ss_item_sk AS sr_item_sk", "ss_customer_sk AS sr_customer_sk",
         f"least(ss_sold_date_sk + 1 + pmod(xxhash64(ss_ticket_number, 1), 60), {N_DATES - 1}) AS sr_returned_date_sk",
         "ss_sales_price * 0.8 AS sr_return_amt", "ss_quantity AS sr_return_quantity"]),
