@@ -18,6 +18,7 @@ def test_key_strings_never_change():
         "SOURCE_MODE": "source_mode_choice", "SOURCE_MODE_PICK": "source_mode", "SERVER_PATH": "server_path",
         "PICKERS_SOURCE": "_pickers_source",
         "NAVIGATION": "_navigation", "PLAN_SELECTED": "plan_selected", "RUN_JOB": "run_job",
+        "PLAN_EXPANDED": "_plan_expanded", "PLAN_BOXES": "plan_boxes",
         "RERUN_JOB": "rerun_job", "SHARE_ID": "share_id", "NAV_TARGET": "_nav_target",
         "PLAN_SELECTION_SEEN": "_plan_selection_seen", "TRIAGE_TABLE": "triage_table",
         "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "VERIFY_JOBS": "verify_jobs",
