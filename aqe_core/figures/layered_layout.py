@@ -1,13 +1,13 @@
 """A layered (Sugiyama) layout of plan boxes, in pixels, from igraph.
 
 Why igraph: its Sugiyama layout (C core, maintained, wheels for every platform) does the two
-hard parts, crossing minimisation within layers and routing of edges that span layers through
-dummy positions, in about a millisecond for 500 boxes. We only fix the layers (a box sits one
-layer below its consumer, so the root is on top as in ``EXPLAIN``) and turn igraph's unit grid
-into pixels: igraph places boxes on a grid of one typical box width; each layer is then packed
-with the boxes' real widths, as close to igraph's positions as the gaps allow (isotonic
-regression by pool-adjacent-violators, exact in linear time), and a layer is as tall as its
-tallest box, so no two boxes overlap by construction.
+hard parts, ordering the boxes of each layer to avoid crossings and routing edges that span
+layers through dummy positions, in milliseconds for 500 boxes. We fix the layers (a box one
+layer below its consumer, so the root is on top as in ``EXPLAIN``; a layer holds a page's
+width of boxes, further children go lower) and turn igraph's order into pixels: each layer is
+packed with the boxes' real widths, each box as near its neighbours in the next layer as the
+gaps allow (least squares by pool-adjacent-violators, exact in linear time, a few sweeps up
+and down), and a layer is as tall as its tallest box, so no two boxes overlap by construction.
 
 Coordinates are screen pixels at the default zoom: x to the right, y *up* (plotly's), so a
 layer below its parent has a smaller y.
