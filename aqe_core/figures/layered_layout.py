@@ -183,14 +183,15 @@ def _place(row_of: dict[str, int], xs: dict[str, float], width: dict[str, float]
     for k in rows.get(0, []):  # start: every layer packed from the left, in igraph's order
         xs[k] = pos + width[k] / 2
         pos += width[k] + H_GAP
-    _pack_layers(keys, row_of, xs, width, sort=False, rows=rows)
+    for row in rows.values():
+        _pack_row(row, xs, width)
     for _ in range(sweeps):
         for order, near in ((depth[1:], up), (depth[-2::-1], down)):
             for d in order:
                 for k in rows[d]:
                     if near.get(k):
                         xs[k] = sum(xs[n] for n in near[k]) / len(near[k])
-                _pack_layers(rows[d], row_of, xs, width, sort=False, rows={d: rows[d]})
+                _pack_row(rows[d], xs, width)
                 if max_width is not None:
                     _within(rows[d], xs, width, max_width)
 
@@ -206,36 +207,28 @@ def _within(row: list[str], xs: dict[str, float], width: dict[str, float], max_w
         xs[k] += shift
 
 
-def _pack_layers(keys: list[str], layer: dict[str, int], xs: dict[str, float], width: dict[str, float], *,
-                 sort: bool = True, rows: dict[int, list[str]] | None = None) -> None:
-    """Move the boxes of each layer, in igraph's order, as little as possible (least squares)
-    so that neighbours are at least their half widths plus :data:`H_GAP` apart.
+def _pack_row(row: list[str], xs: dict[str, float], width: dict[str, float]) -> None:
+    """Move the boxes of one layer, in their order, as little as possible (least squares) so
+    that neighbours are at least their half widths plus :data:`H_GAP` apart.
 
     >>> xs = {"a": 0.0, "b": 10.0, "c": 100.0}
-    >>> _pack_layers(["a", "b", "c"], {"a": 0, "b": 0, "c": 0}, xs, {"a": 20, "b": 20, "c": 20})
+    >>> _pack_row(["a", "b", "c"], xs, {"a": 20, "b": 20, "c": 20})
     >>> [round(xs[k], 1) for k in "abc"]
     [-19.0, 29.0, 100.0]
     """
-    if rows is None:
-        rows = {}
-        for k in keys:
-            rows.setdefault(layer[k], []).append(k)
-    for row in rows.values():
-        if sort:
-            row.sort(key=lambda k: xs[k])
-        # x[i+1] - x[i] >= gap[i]  <=>  y = x - offset is non-decreasing: fit y to the targets
-        offset = [0.0]
-        for a, b in zip(row, row[1:]):
-            offset.append(offset[-1] + (width[a] + width[b]) / 2 + H_GAP)
-        blocks: list[list[float]] = []  # [mean, count]
-        for k, off in zip(row, offset):
-            blocks.append([xs[k] - off, 1.0])
-            while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-                m2, n2 = blocks.pop()
-                m1, n1 = blocks[-1]
-                blocks[-1] = [(m1 * n1 + m2 * n2) / (n1 + n2), n1 + n2]
-        i = 0
-        for mean, count in blocks:
-            for _ in range(int(count)):
-                xs[row[i]] = mean + offset[i]
-                i += 1
+    # x[i+1] - x[i] >= gap[i]  <=>  y = x - offset is non-decreasing: fit y to the targets
+    offset = [0.0]
+    for a, b in zip(row, row[1:]):
+        offset.append(offset[-1] + (width[a] + width[b]) / 2 + H_GAP)
+    blocks: list[list[float]] = []  # [mean, count]
+    for k, off in zip(row, offset):
+        blocks.append([xs[k] - off, 1.0])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, n2 = blocks.pop()
+            m1, n1 = blocks[-1]
+            blocks[-1] = [(m1 * n1 + m2 * n2) / (n1 + n2), n1 + n2]
+    i = 0
+    for mean, count in blocks:
+        for _ in range(int(count)):
+            xs[row[i]] = mean + offset[i]
+            i += 1
