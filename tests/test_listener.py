@@ -40,6 +40,9 @@ import glob, os, sys
 sys.path.insert(0, {root!r})
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.master("local[2]").appName("listener-submit").getOrCreate()
+bus = spark.sparkContext._jsc.sc().listenerBus()
+ours = [l for l in bus.listeners() if l.getClass().getName() == "io.aqelens.listener.AqeLensListener"]
+print("listeners before the first job:", len(ours))
 spark.conf.set("spark.sql.adaptive.enabled", "true")
 spark.conf.set("spark.sql.shuffle.partitions", "20")
 spark.conf.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "2k")
@@ -68,6 +71,9 @@ def test_spark_submit_with_the_listener_writes_an_exact_log(tmp_path):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, JAVA_HOME=java.java_home)
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+    # the one Spark built and its delegate on the event-log queue, joined before any event was
+    # dispatched: joining at the first job lost that job's execution when that queue ran ahead
+    assert "listeners before the first job: 2" in done.stdout
     log = next(logs.iterdir())
     assert EVENT_CLASS.encode() in log.read_bytes()  # an uncompressed single file (4.x: zstd by default, set off below)
     cap = load_exact(str(log))

@@ -36,6 +36,7 @@ public class AqeLensListener extends SparkListener {
 
     public AqeLensListener() {
         this(null);
+        joinWhileSparkContextIsBuilt();
     }
 
     private AqeLensListener(Object eventLogger) {
@@ -72,7 +73,24 @@ public class AqeLensListener extends SparkListener {
      * Record on Spark's event-log queue, next to its EventLoggingListener: the execution's end is
      * then recorded and written before any later event of the log (the application's end
      * included), so a job that stops right after its last query loses nothing.
+     *
+     * <p>Spark builds the listeners of {@code spark.extraListeners} inside SparkContext's
+     * constructor, after its EventLoggingListener and before the listener bus starts: joining the
+     * queue there misses no event. Joining later (a listener added with {@code addSparkListener})
+     * can miss an execution that the event-log queue had already passed.
      */
+    private void joinWhileSparkContextIsBuilt() {
+        try {
+            Object module = Class.forName("org.apache.spark.SparkContext$").getField("MODULE$").get(null);
+            Object sc = R.opt(R.field(module, "contextBeingConstructed"));
+            if (sc != null) {
+                joinEventLogQueue(sc);
+            }
+        } catch (Throwable t) {
+            // not built by SparkContext: joined at the application's or the first job's start
+        }
+    }
+
     private void moveToEventLogQueue() {
         if (eventLogger != null || moved || attempts > 100) {
             return;
@@ -81,20 +99,23 @@ public class AqeLensListener extends SparkListener {
         try {
             Object module = Class.forName("org.apache.spark.SparkContext$").getField("MODULE$").get(null);
             Object sc = R.opt(R.call(module, "getActive"));
-            if (sc == null) {
-                return;
+            if (sc != null) {
+                joinEventLogQueue(sc);
             }
-            Object logger = R.opt(R.call(sc, "eventLogger"));
-            if (logger == null) {
-                attempts = Integer.MAX_VALUE;  // event logging is off: record here, to the side file
-                return;
-            }
-            R.call(R.call(sc, "listenerBus"), "addToEventLogQueue", new AqeLensListener(logger));
-            moved = true;
         } catch (Throwable t) {
             attempts = Integer.MAX_VALUE;
             logOnce("joining the event-log queue failed (events are posted instead)", t);
         }
+    }
+
+    private void joinEventLogQueue(Object sc) throws Exception {
+        Object logger = R.opt(R.call(sc, "eventLogger"));
+        if (logger == null) {
+            attempts = Integer.MAX_VALUE;  // event logging is off: record here, to the side file
+            return;
+        }
+        R.call(R.call(sc, "listenerBus"), "addToEventLogQueue", new AqeLensListener(logger));
+        moved = true;
     }
 
     private void handle(Object end) throws Exception {
