@@ -5,8 +5,11 @@
 as :class:`SourceError` with one line for people; nothing else escapes, whatever the bytes.
 
 On a shared server the app opens sources with :func:`open_on_server`: the path must resolve
-(symlinks followed) inside :meth:`ServerSettings.all_roots` (:func:`resolve_in_roots`), and
-decoding is bounded by :func:`server_limits`. The CLI opens the user's own files unconfined.
+(symlinks followed) inside :meth:`ServerSettings.all_roots` (:func:`resolve_in_roots`), is
+then opened once by descriptor, walked down from its root without following links, and read
+only from that descriptor (:mod:`aqe_core.readers.eventlog.opened`: no second lookup a swapped
+symlink could redirect, regular files only), and decoding is bounded by :func:`server_limits`.
+The CLI opens the user's own files unconfined.
 """
 from __future__ import annotations
 
@@ -15,14 +18,14 @@ import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import BinaryIO, Callable, Optional, Sequence
 
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
 from aqe_core.readers.eventlog.errors import Limits, LimitExceeded
 from aqe_core.readers.eventlog.listener import listener_capture
-from aqe_core.readers.eventlog.sources import OUTSIDE_ROOTS, Roots
+from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
 from aqe_core.views.from_eventlog import carry_task_times, views_from_eventlog
@@ -138,19 +141,24 @@ def _looks_like_capture(path: Path) -> bool:
     if not path.is_file():
         return False
     with open(path, "rb") as fh:
-        head = fh.read(4096)
-        if head[:2] == b"\x1f\x8b":
-            d = zlib.decompressobj(wbits=31)
-            try:
-                out = d.decompress(head, 4096)
-                while len(out) < 4096 and not d.eof:
-                    more = fh.read(4096)
-                    if not more and not d.unconsumed_tail:
-                        break
-                    out += d.decompress(d.unconsumed_tail + more, 4096 - len(out))
-            except zlib.error:
-                return False
-            head = out
+        return _starts_like_capture(fh)
+
+
+def _starts_like_capture(fh: BinaryIO) -> bool:
+    """:func:`_looks_like_capture` on an open binary file (read from its current position)."""
+    head = fh.read(4096)
+    if head[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out = d.decompress(head, 4096)
+            while len(out) < 4096 and not d.eof:
+                more = fh.read(4096)
+                if not more and not d.unconsumed_tail:
+                    break
+                out += d.decompress(d.unconsumed_tail + more, 4096 - len(out))
+        except zlib.error:
+            return False
+        head = out
     return head.lstrip().startswith(b"{") and b'"aqe-lens-capture"' in head
 
 
@@ -170,20 +178,25 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
 
 def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],
                  roots: Optional[Sequence[str]]) -> LoadedSource:
-    if roots is not None:
-        p = resolve_in_roots(path, roots)
-    else:
-        p = Path(path)
-    if not p.exists():
+    p = resolve_in_roots(path, roots) if roots is not None else Path(path)
+    if roots is None and not p.exists():
         raise SourceError(f"no such file or directory: {path}")
+    try:  # opened once: everything below reads this descriptor, never the path again
+        node = (Confined(Roots(list(roots))) if roots is not None else Unconfined()).open(str(p))
+    except EventLogError as exc:
+        raise SourceError(str(exc)) from None
     try:
-        is_capture = _looks_like_capture(p)
+        is_capture = not node.is_dir and _starts_like_capture(node.reader())
     except OSError as exc:
+        node.close()
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     if is_capture:
-        return _open_capture(p, limits)
+        try:
+            return _open_capture(node, limits)
+        finally:
+            node.close()
     try:
-        log = load(str(p), progress=progress, roots=list(roots) if roots is not None else None,
+        log = load(node, progress=progress, roots=list(roots) if roots is not None else None,
                    **({"limits": limits} if limits is not None else {}))
     except LimitExceeded as exc:
         raise SourceError(f"{exc}" + (f"; {_LIMIT_HINT}" if roots is not None else "")) from None
@@ -207,11 +220,13 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
                         app_id=log.application.id, incomplete=list(log.cut))
 
 
-def _open_capture(p: Path, limits: Optional[Limits]) -> LoadedSource:
+def _open_capture(node: Node, limits: Optional[Limits]) -> LoadedSource:
     """A capture's views, decoding bounded by ``limits``; errors as :class:`SourceError`."""
     max_bytes = DEFAULT_MAX_CAPTURE_BYTES if limits is None else min(DEFAULT_MAX_CAPTURE_BYTES, limits.max_decompressed_bytes)
+    p = Path(node.path)
     try:
-        return views_from_capture_file(str(p), max_bytes=max_bytes, max_seconds=None if limits is None else limits.max_seconds)
+        capture = load_capture(node.reader(), max_bytes=max_bytes, max_seconds=None if limits is None else limits.max_seconds)
+        return _capture_source(capture, node.path)
     except CaptureFormatError as exc:
         raise SourceError(f"cannot read this capture: {exc}") from None
     except OSError as exc:
@@ -222,7 +237,10 @@ def views_from_capture_file(path: str, *, max_bytes: int = DEFAULT_MAX_CAPTURE_B
                             max_seconds: Optional[float] = None) -> LoadedSource:
     """Views of every query of a capture file. Raises :class:`CaptureFormatError` for a file
     that is not a well-formed capture (bounded by ``max_bytes`` decoded / ``max_seconds``)."""
-    capture = load_capture(path, max_bytes=max_bytes, max_seconds=max_seconds)
+    return _capture_source(load_capture(path, max_bytes=max_bytes, max_seconds=max_seconds), path)
+
+
+def _capture_source(capture: Capture, path: str) -> LoadedSource:
     views, report = views_from_capture(capture)
     return LoadedSource("capture", capture_label(capture, report), path, capture.spark_version, views,
                         warnings=list(capture.warnings), notes=list(report.notes))

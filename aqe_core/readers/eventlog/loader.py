@@ -20,6 +20,7 @@ from aqe_core.readers.eventlog import codecs
 from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL_EVENT_PREFIX, _Builder
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
 from aqe_core.readers.eventlog.lines import _Lines
+from aqe_core.readers.eventlog.opened import Node
 from aqe_core.readers.eventlog.sources import IterStream, LogSource, Part, open_source
 
 ProgressFn = Callable[[int, "int | None"], None]
@@ -89,7 +90,7 @@ class _Prepend:
 
 
 def load(
-    path: str,
+    path: "str | Node",
     *,
     progress: ProgressFn | None = None,
     limits: Limits = DEFAULT_LIMITS,
@@ -103,7 +104,9 @@ def load(
     (corrupt or truncated data, bad lines, unknown events, missing fields, limits) gives a
     partial load with ``warnings``. ``progress(bytes_read, total_bytes_or_None)`` is called
     as raw bytes are consumed. ``roots``: when given, every file read (the path, the parts of
-    a rolling directory, after symlinks are resolved) must lie inside one of these folders.
+    a rolling directory, after symlinks are resolved) must lie inside one of these folders, and is
+    opened by descriptor (:mod:`.opened`). ``path`` may be a :class:`~.opened.Node` already
+    opened that way (the load closes it).
     """
     try:
         src = open_source(path, limits, roots=roots)
@@ -112,7 +115,8 @@ def load(
     except EventLogError:
         raise
     except OSError as e:
-        raise EventLogError(f"cannot read {os.path.basename(os.fspath(path))}: {e.strerror or type(e).__name__}") from None
+        name = os.path.basename(path.path if isinstance(path, Node) else os.fspath(path))
+        raise EventLogError(f"cannot read {name}: {e.strerror or type(e).__name__}") from None
     except (*_CONTAINER_ERRORS, *_FIELD_ERRORS, MemoryError) as e:
         # the last line of defence; the fuzz tests keep this unreached
         raise EventLogError(f"cannot read this log (internal error: {type(e).__name__})") from None

@@ -25,6 +25,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 
 from aqe_core.readers.eventlog import codecs
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
+from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 
 ROLLING_DIR_PREFIX = "eventlog_v2_"
 _EVENTS_RE = re.compile(r"^events_(\d+)_([^/]+?)(\.compact)?$")
@@ -161,31 +162,6 @@ def _rolling_parts(entries: list[tuple[str, int | None, Callable[[], BinaryIO]]]
     return parts, status, notes, warnings
 
 
-def _file_opener(path: str) -> Callable[[], BinaryIO]:
-    return lambda: open(path, "rb")
-
-
-class Roots:
-    """The folders a server may read from; a path is inside when its real path (symlinks
-    resolved) is one of them or below one."""
-
-    def __init__(self, roots: Sequence[str]):
-        self.real = [os.path.realpath(r) for r in roots]
-
-    def resolve(self, path: str) -> str | None:
-        """The real path of ``path`` if it lies inside a root, else None."""
-        real = os.path.realpath(path)
-        for r in self.real:
-            if real == r or real.startswith(r.rstrip(os.sep) + os.sep):
-                return real
-        return None
-
-
-#: the message for a path outside the roots: the same whether or not the path exists
-OUTSIDE_ROOTS = ("this path is outside the folders this server may open (the bundled samples, the app's data"
-                 " directory and the roots set in server.toml)")
-
-
 def _member_ok(name: str) -> bool:
     """An archive member name that stays inside the archive's folder: relative, no ``..``,
     no drive letters or backslash tricks (we never extract, but names are shown and grouped)."""
@@ -195,53 +171,72 @@ def _member_ok(name: str) -> bool:
     return ".." not in parts and posixpath.normpath(name) == name.rstrip("/")
 
 
-def _read_head(opener: Callable[[], BinaryIO], n: int = _HEAD) -> bytes:
-    with opener() as f:
+def _read_head(node: Node, n: int = _HEAD) -> bytes:
+    with node.reader() as f:
         return f.read(n)
 
 
-def open_source(path: str, limits: Limits = DEFAULT_LIMITS, roots: "Sequence[str] | Roots | None" = None) -> LogSource:
+def open_source(path: "str | os.PathLike[str] | Node", limits: Limits = DEFAULT_LIMITS,
+                roots: "Sequence[str] | Roots | None" = None) -> LogSource:
     """Resolve ``path`` into a :class:`LogSource`. Raises :class:`EventLogError`.
 
     ``roots``: when given, ``path`` and every file read for it must resolve (symlinks followed)
-    inside one of these folders; a part pointing outside is skipped with a warning."""
-    path = os.fspath(path)
+    inside one of these folders, and is then opened by descriptor from its root's folder
+    (:mod:`.opened`: a link swapped in after the check is refused); a part pointing outside
+    is skipped with a warning. ``path`` may be a :class:`~.opened.Node` already opened by
+    the same rule (the source takes it over)."""
+    walker: Unconfined = Unconfined()
     if roots is not None:
         roots = roots if isinstance(roots, Roots) else Roots(roots)
-        real = roots.resolve(path)
-        if real is None:
-            raise EventLogError(OUTSIDE_ROOTS)
-        path = real
-    if not os.path.exists(path):
-        raise EventLogError(f"no such file or directory: {path}")
-    if os.path.isdir(path):
-        return _open_dir(path, limits, roots)
+        walker = Confined(roots)
+    if isinstance(path, Node):
+        node = path
+    else:
+        path = os.fspath(path)
+        if roots is not None:
+            real = roots.resolve(path)
+            if real is None:
+                raise EventLogError(OUTSIDE_ROOTS)
+            path = real
+        node = walker.open(path)
+    try:
+        src = _open_node(node, limits, walker)
+    except BaseException:
+        node.close()
+        raise
+    src._closers.append(node)
+    return src
+
+
+def _open_node(node: Node, limits: Limits, walker: Unconfined) -> LogSource:
+    """The log held by ``node`` (kept open by the caller while the source is read)."""
+    path = node.path
+    if node.is_dir:
+        return _open_dir(node, limits, walker)
     parent = os.path.dirname(os.path.abspath(path))
     if _EVENTS_RE.match(os.path.basename(path)) and _is_rolling_name(os.path.basename(parent)):
-        src = _open_dir(parent, limits, roots)
+        src = open_source(walker.open(parent), limits, getattr(walker, "roots", None))
         src.notes.append(f"{os.path.basename(path)} is one part of a rolling log: read the whole directory {parent}")
         return src
     try:
-        head = _read_head(_file_opener(path))
+        head = _read_head(node)
     except OSError as e:
         raise EventLogError(f"cannot read {path}: {e.strerror or e}") from None
     fmt = codecs.sniff(head)
     if fmt == "zip":
-        return _open_zip(path, limits)
+        return _open_zip(node, limits)
     if fmt == "tar":
-        return _open_tar(path, limits, None)
+        return _open_tar(node, limits, None)
     if fmt == "gzip":
-        inner_head = _gzip_head(path, limits)
+        inner_head = _gzip_head(node, limits)
         if codecs.sniff(inner_head) == "tar":
-            return _open_tar(path, limits, "gzip")
+            return _open_tar(node, limits, "gzip")
         name = os.path.basename(path)
         inner_name = name[:-3] if name.endswith(".gz") else name
-        part = Part(name=path, size=os.path.getsize(path), opener=_file_opener(path), wrapper="gzip")
-        src = LogSource(path=path, layout="single", parts=[part], container="gzip",
-                        complete_by_name=_complete_from_name(inner_name))
-        return src
-    size = os.path.getsize(path)
-    return LogSource(path=path, layout="single", parts=[Part(name=path, size=size, opener=_file_opener(path))],
+        part = Part(name=path, size=node.size, opener=node.reader, wrapper="gzip")
+        return LogSource(path=path, layout="single", parts=[part], container="gzip",
+                         complete_by_name=_complete_from_name(inner_name))
+    return LogSource(path=path, layout="single", parts=[Part(name=path, size=node.size, opener=node.reader)],
                      complete_by_name=_complete_from_name(os.path.basename(path)))
 
 
@@ -249,8 +244,8 @@ def _complete_from_name(name: str) -> bool | None:
     return False if name.endswith(".inprogress") else None
 
 
-def _gzip_head(path: str, limits: Limits) -> bytes:
-    with open(path, "rb") as f:
+def _gzip_head(node: Node, limits: Limits) -> bytes:
+    with node.reader() as f:
         r = codecs.CountingReader(f)
         try:
             for chunk in codecs.decode("gzip", r, limits):
@@ -260,59 +255,70 @@ def _gzip_head(path: str, limits: Limits) -> bytes:
     return b""
 
 
-def _open_dir(path: str, limits: Limits, roots: "Roots | None" = None) -> LogSource:
-    names = sorted(os.listdir(path))
+def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
+    """A rolling directory, a Databricks-style rolled log, or a folder holding one log. Every
+    file is opened under the folder's descriptor; messages never list the folder's names."""
+    path = folder.path
+    names = walker.listdir(folder)
     if len(names) > limits.max_files:
         raise EventLogError(f"{os.path.basename(path)} holds {len(names)} files, over the limit of {limits.max_files}")
     base = os.path.basename(os.path.normpath(path))
     if _is_rolling_name(base) or any(_EVENTS_RE.match(n) for n in names):
-        entries = []
-        outside = []
-        for n in names:
-            full = os.path.join(path, n)
-            if roots is not None:
-                real = roots.resolve(full)
-                if real is None:
-                    outside.append(n)
-                    continue
-                full_real = real
-            else:
-                full_real = full
-            if os.path.isfile(full_real):
-                entries.append((full, os.path.getsize(full_real), _file_opener(full_real)))
+        found = [walker.entry(folder, n) for n in names]
+        entries = [(os.path.join(path, e.name), e.size, walker.opener(folder, e.name)) for e in found if e.kind == "file"]
+        outside = sum(e.kind == "outside" for e in found)
         parts, status, notes, warnings = _rolling_parts(entries, path, limits)
         if outside:
-            warnings.insert(0, f"{base}: skipped {len(outside)} file(s) that link outside the folders this server may open")
+            warnings.insert(0, f"{base}: skipped {outside} file(s) that link outside the folders this server may open")
         return LogSource(path=path, layout="rolling", parts=parts, complete_by_name=status,
                          notes=notes, warnings=warnings)
-    candidates = [
-        n for n in names
-        if not n.startswith(".") and not n.endswith(".crc") and n not in ("MANIFEST.json", "README.md")
-        and (os.path.isfile(os.path.join(path, n)) or _is_rolling_name(n))
-    ]
+    kinds = {n: walker.entry(folder, n) for n in names
+             if not n.startswith(".") and not n.endswith(".crc") and n not in ("MANIFEST.json", "README.md")}
+    candidates = [n for n, e in kinds.items() if e.kind in ("file", "outside") or _is_rolling_name(n)]
     if not candidates:
         raise EventLogError(f"{path} holds no event log file or eventlog_v2_* directory")
     dbx = [n for n in candidates if _DBX_RE.match(n)]
     if len(candidates) > 1 and len(dbx) == len(candidates):
         # Databricks rolls one log into eventlog-<yyyy-mm-dd--hh-mm>[.gz] files; "eventlog" is the newest
         dbx.sort(key=lambda n: (n == "eventlog", _DBX_RE.match(n).group(1) or ""))  # type: ignore[union-attr]
-        if roots is not None and any(roots.resolve(os.path.join(path, n)) is None for n in dbx):
+        if any(kinds[n].kind != "file" for n in dbx):
             raise EventLogError(f"{base}: a file of this log links outside the folders this server may open")
-        parts = [Part(name=os.path.join(path, n), size=os.path.getsize(os.path.join(path, n)),
-                      opener=_file_opener(os.path.join(path, n))) for n in dbx]
+        parts = [Part(name=os.path.join(path, n), size=kinds[n].size, opener=walker.opener(folder, n)) for n in dbx]
         return LogSource(path=path, layout="rolling", parts=parts,
                          notes=[f"Databricks-style rolled log: {len(parts)} files read in time order"])
-    if len(candidates) > 1:
-        shown = ", ".join(candidates[:5]) + (", ..." if len(candidates) > 5 else "")
-        raise EventLogError(f"{path} holds {len(candidates)} event logs ({shown}); pass one of them")
-    return open_source(os.path.join(path, candidates[0]), limits, roots)
+    if len(candidates) > 1:  # no names: a folder's listing is not for messages (report ids, uploads)
+        raise EventLogError(f"{path} holds {len(candidates)} event logs; pass one of them")
+    if not isinstance(walker, Confined):
+        return open_source(walker.child(folder, candidates[0]), limits)
+    try:
+        src = open_source(walker.child(folder, candidates[0]), limits, walker.roots)
+    except EventLogError as e:
+        if candidates[0] not in str(e):
+            raise
+        raise EventLogError(f"{base}: {str(e).replace(candidates[0], _ONLY_FILE)}") from None
+    return _unnamed(src, candidates[0])
 
 
-def _zip_entry_count(path: str) -> int | None:
+#: what a server calls a folder's only log: the user named the folder, not that file (a name in
+#: a shared folder, such as a report id or an upload's digest, is not for messages)
+_ONLY_FILE = "(this folder's only file)"
+
+
+def _unnamed(src: LogSource, name: str) -> LogSource:
+    """``src`` with ``name`` replaced in every name the reader may put in a message."""
+    src.path = src.path.replace(name, _ONLY_FILE)
+    for p in src.parts:
+        p.name = p.name.replace(name, _ONLY_FILE)
+    src.notes = [n.replace(name, _ONLY_FILE) for n in src.notes]
+    src.warnings = [w.replace(name, _ONLY_FILE) for w in src.warnings]
+    return src
+
+
+def _zip_entry_count(node: Node) -> int | None:
     """Entries the zip's end record announces (read before ``ZipFile`` builds one object per
     entry: a small file may announce millions)."""
     try:
-        with open(path, "rb") as fh:
+        with node.reader() as fh:
             end = zipfile._EndRecData(fh)  # type: ignore[attr-defined]
     except (OSError, ValueError, struct_error, zipfile.BadZipFile):
         return None
@@ -322,13 +328,14 @@ def _zip_entry_count(path: str) -> int | None:
 _ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 
-def _open_zip(path: str, limits: Limits) -> LogSource:
+def _open_zip(node: Node, limits: Limits) -> LogSource:
+    path = node.path
     name = os.path.basename(path)
-    count = _zip_entry_count(path)
+    count = _zip_entry_count(node)
     if count is not None and count > limits.max_files:
         raise EventLogError(f"{name}: zip holds {count} files, over the limit of {limits.max_files}")
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(node.reader())
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct_error, NotImplementedError) as e:
         raise EventLogError(f"{name}: not a readable zip file ({type(e).__name__})") from None
     infos = [i for i in zf.infolist() if not i.is_dir()]
@@ -355,7 +362,7 @@ def _open_zip(path: str, limits: Limits) -> LogSource:
     if skipped:
         src.warnings.insert(0, f"{name}: ignored {skipped} member(s) that are links, encrypted, use an unsupported"
                                " compression, or have names outside the archive's folder")
-    src.container_size = os.path.getsize(path)
+    src.container_size = node.size
     src._closers.append(zf)
     return src
 
@@ -415,15 +422,16 @@ class _CappedStream(io.RawIOBase):
         super().close()
 
 
-def _open_tar(path: str, limits: Limits, wrapper: str | None) -> LogSource:
+def _open_tar(node: Node, limits: Limits, wrapper: str | None) -> LogSource:
+    path = node.path
     name = os.path.basename(path)
     fobj: BinaryIO | None = None
     try:
         if wrapper == "gzip":
-            fobj = _CappedStream(gzip.open(path, "rb"), limits, os.path.getsize(path))  # type: ignore[assignment]
+            fobj = _CappedStream(gzip.GzipFile(fileobj=node.reader(), mode="rb"), limits, node.size)  # type: ignore[assignment]
             tf = tarfile.open(fileobj=fobj, mode="r:")
         else:
-            tf = tarfile.open(path, "r:")
+            tf = tarfile.open(fileobj=node.reader(), mode="r:")
         members = []
         skipped = 0
         listing_stopped = None
@@ -467,7 +475,7 @@ def _open_tar(path: str, limits: Limits, wrapper: str | None) -> LogSource:
                                " archive's folder")
     if listing_stopped:
         src.warnings.insert(0, f"{name}: {listing_stopped}; members after that point were not looked at")
-    src.container_size = os.path.getsize(path)
+    src.container_size = node.size
     src._closers.append(tf)
     if fobj is not None:
         src._closers.append(fobj)
