@@ -18,7 +18,7 @@ import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Optional, Sequence
+from typing import BinaryIO, Callable, Optional, Sequence, TypeVar
 
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
@@ -33,6 +33,7 @@ from aqe_core.views.query import QueryView
 
 
 ProgressFn = Callable[[int, Optional[int]], None]
+T = TypeVar("T")
 
 
 class SourceError(ValueError):
@@ -71,6 +72,35 @@ def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None) -> "Lo
     """:func:`load_source` as the app does it: confined to the roots, bounded by the limits."""
     roots = [str(r) for r in server_settings().all_roots()]
     return load_source(str(resolve_in_roots(path, roots)), progress=progress, limits=server_limits(), roots=roots)
+
+
+def read_checked_files(folder: "str | os.PathLike[str]", suffix: str, read: Callable[[BinaryIO], T],
+                       roots: Optional[Sequence["str | os.PathLike[str]"]] = None) -> list[T]:
+    """``read(file)`` for every regular file ``*suffix`` (not hidden) in ``folder``, which must
+    lie inside ``roots`` (default: the server's), as :func:`open_on_server` opens: the folder
+    by descriptor from its root without following links, each file under the folder's
+    descriptor (a FIFO or a swapped-in link is refused, never waited on or followed)."""
+    roots = [os.fspath(r) for r in (server_settings().all_roots() if roots is None else roots)]
+    walker = Confined(Roots(roots))
+    try:
+        node = walker.open(str(resolve_in_roots(folder, roots)))
+        try:
+            if not node.is_dir:
+                raise SourceError(f"{os.path.basename(node.path)} is not a folder")
+            out = []
+            for name in walker.listdir(node):
+                if name.endswith(suffix) and not name.startswith((".", "_")):
+                    part = walker.child(node, name)
+                    try:
+                        if not part.is_dir:
+                            out.append(read(part.reader()))
+                    finally:
+                        part.close()
+            return out
+        finally:
+            node.close()
+    except EventLogError as exc:
+        raise SourceError(str(exc)) from None
 
 
 @dataclass

@@ -231,3 +231,56 @@ def test_a_part_linked_inside_the_roots_is_still_read(server):
         (d / f.name).symlink_to(kept / f.name)
     out = open_on_server(str(d))
     assert out.views and not any("link outside" in w for w in out.warnings)
+
+
+# -- the Fleet page's scan tables ------------------------------------------------------------
+
+
+def _scan(where: Path, fmt: str) -> Path:
+    import pandas as pd
+
+    ex = pd.DataFrame({"file": ["a"], "execution_id": [1], "findings": [""], "error": [None],
+                       "preset_changes": ["{}"], "wasted_task_ms": [5]})
+    fi = pd.DataFrame({"file": ["a"], "execution_id": [1], "finding": ["skew"]})
+    for name, df in (("executions", ex), ("findings", fi)):
+        (where / name).mkdir(parents=True)
+        if fmt == "csv":
+            df.to_csv(where / name / "part-0.csv", index=False)
+        else:
+            df.to_parquet(where / name / "part-0.parquet")
+    return where
+
+
+def test_a_fleet_scan_is_read_by_descriptor_and_a_fifo_in_it_refused(server):
+    from aqe_core.fleet.result import load_scan
+
+    _, root, outside = server
+    assert load_scan(str(_scan(root / "scan", "parquet"))).executions["wasted_task_ms"].tolist() == [5]
+    scan = _scan(root / "csv", "csv")
+    assert load_scan(str(scan)).findings["finding"].tolist() == ["skew"]
+    os.mkfifo(scan / "findings" / "part-1.csv")
+    got = _in_thread(lambda: load_scan(str(scan)))
+    assert isinstance(got, SourceError) and "named pipe (FIFO)" in str(got), got
+    os.unlink(scan / "findings" / "part-1.csv")
+    shutil.rmtree(scan / "findings")
+    os.symlink(_scan(outside / "scan", "csv") / "findings", scan / "findings")
+    with pytest.raises(SourceError, match="outside the folders"):
+        load_scan(str(scan))
+
+
+def test_an_open_that_hangs_is_given_up(monkeypatch):
+    """A stalled file system: the open is abandoned after OPEN_TIMEOUT_S with a message, and
+    what it opens later is closed; later opens still work."""
+    from aqe_core.readers.eventlog import opened
+
+    monkeypatch.setattr(opened, "OPEN_TIMEOUT_S", 0.2)
+    release, fds = threading.Event(), _open_fds()
+
+    def stalled() -> int:
+        release.wait()
+        return os.open(os.devnull, os.O_RDONLY)
+    with pytest.raises(EventLogError, match="took more than 0.2 s; given up"):
+        opened._timed(stalled, "x", os.close)
+    release.set()
+    assert opened._timed(lambda: 7, "y") == 7
+    assert _open_fds() <= fds + 1

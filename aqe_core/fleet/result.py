@@ -14,7 +14,7 @@ from typing import Optional
 
 import pandas as pd
 
-from aqe_core.sources import SourceError, resolve_in_roots
+from aqe_core.sources import SourceError, read_checked_files, resolve_in_roots
 from aqe_core.views.triage import FINDINGS
 
 __all__ = ["FleetScan", "SORTS", "load_scan", "local_path", "preset_impact"]
@@ -52,12 +52,12 @@ class FleetScan:
         return df.sort_values(col, ascending=not desc, na_position="last", kind="stable").reset_index(drop=True)
 
 
-def _read(d: Path) -> pd.DataFrame:
-    if any(d.glob("*.parquet")):
-        return pd.read_parquet(d)
-    parts = sorted(d.glob("*.csv"))
-    if parts:
-        return pd.concat([pd.read_csv(p) for p in parts], ignore_index=True)
+def _read(d: Path, roots: Optional[list[str]]) -> pd.DataFrame:
+    """One table's part files, each read from a descriptor opened under the checked folder."""
+    for suffix, read in ((".parquet", pd.read_parquet), (".csv", pd.read_csv)):
+        frames = read_checked_files(d, suffix, read, roots)
+        if frames:
+            return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     raise SourceError(f"{d.name}: no Parquet or CSV part files (is this a scan result?)")
 
 
@@ -69,7 +69,7 @@ def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
     if not ex_dir.is_dir() or not fi_dir.is_dir():
         raise SourceError(f"{base.name}: not a fleet scan result (it has no executions/ and findings/ tables)")
     try:
-        ex, fi = _read(ex_dir), _read(fi_dir)
+        ex, fi = _read(ex_dir, roots), _read(fi_dir, roots)
     except SourceError:
         raise
     except Exception as e:  # noqa: BLE001 - a damaged table is a message, not a traceback

@@ -17,11 +17,12 @@ and has no roots, with the same file-type rule.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import errno
 import io
 import os
+import queue
 import stat
+import threading
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Sequence, TypeVar
 
@@ -42,7 +43,6 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _ANY = os.O_RDONLY | _O_CLOEXEC | _O_NOCTTY | _O_NONBLOCK  # a FIFO opens without waiting for a writer
 _DIR = os.O_RDONLY | _O_CLOEXEC | _O_DIRECTORY | _O_NOFOLLOW
 
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="aqe-open")
 T = TypeVar("T")
 
 
@@ -78,20 +78,78 @@ def not_regular_message(name: str, mode: int) -> str:
     return f"{name} is {_kind(mode)}: only regular files and folders are read"
 
 
+class _Call:
+    """One call in a daemon worker thread that the caller may abandon (daemons: a hung file
+    system never holds the process at exit); a result that comes after that goes to ``cleanup``."""
+
+    def __init__(self, fn: Callable[[], T], cleanup: Callable[[T], None] | None):
+        self.fn, self.cleanup = fn, cleanup
+        self.lock, self.done = threading.Lock(), threading.Event()
+        self.abandoned = False
+        self.result: object = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            result = self.fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            self.error = e
+            self.done.set()
+            return
+        with self.lock:
+            if self.abandoned:
+                if self.cleanup is not None:
+                    self.cleanup(result)  # type: ignore[arg-type]
+                return
+            self.result = result
+            self.done.set()
+
+
+_tasks: "queue.SimpleQueue[_Call]" = queue.SimpleQueue()
+_idle_lock = threading.Lock()
+_idle = 0  # workers waiting for a call; one stuck in a hung open is not idle, so a new one starts
+
+
+def _work() -> None:
+    global _idle
+    while True:
+        _tasks.get().run()
+        with _idle_lock:
+            _idle += 1
+
+
+def _submit(call: _Call) -> None:
+    global _idle
+    with _idle_lock:
+        if _idle:
+            _idle -= 1
+        else:
+            threading.Thread(target=_work, name="aqe-open", daemon=True).start()
+    _tasks.put(call)
+
+
+def _forget_workers() -> None:
+    """A forked child has none of its parent's threads: start afresh."""
+    global _tasks, _idle_lock, _idle
+    _tasks, _idle_lock, _idle = queue.SimpleQueue(), threading.Lock(), 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
+
+
 def _timed(fn: Callable[[], T], what: str, cleanup: Callable[[T], None] | None = None) -> T:
-    """``fn()`` in a worker thread, given up after :data:`OPEN_TIMEOUT_S` (the result, if it
-    comes later, goes to ``cleanup`` so no descriptor leaks)."""
-    future = _POOL.submit(fn)
-    try:
-        return future.result(timeout=OPEN_TIMEOUT_S)
-    except concurrent.futures.TimeoutError:
-        if cleanup is not None:
-            future.add_done_callback(lambda f: f.exception() is None and cleanup(f.result()))  # type: ignore[func-returns-value]
-        raise EventLogError(f"opening {what} took more than {OPEN_TIMEOUT_S:g} s; given up (a stalled file system?)") from None
-
-
-def _open(name: str, flags: int, dir_fd: int | None, what: str) -> int:
-    return _timed(lambda: os.open(name, flags, dir_fd=dir_fd), what, os.close)
+    """``fn()`` in a worker thread, given up after :data:`OPEN_TIMEOUT_S` (:class:`EventLogError`)."""
+    call = _Call(fn, cleanup)
+    _submit(call)
+    if not call.done.wait(OPEN_TIMEOUT_S):
+        with call.lock:
+            call.abandoned = not call.done.is_set()
+        if call.abandoned:
+            raise EventLogError(f"opening {what} took more than {OPEN_TIMEOUT_S:g} s; given up (a stalled file system?)")
+    if call.error is not None:
+        raise call.error
+    return call.result  # type: ignore[return-value]
 
 
 class FdReader(io.RawIOBase):
@@ -202,32 +260,23 @@ class Entry:
 
 
 class Unconfined:
-    """The CLI's opener: the user's own files, links followed; regular files and folders only."""
+    """The CLI's opener: the user's own files, links followed; regular files and folders only.
+    Every call is given up after :data:`OPEN_TIMEOUT_S` (:func:`_timed`)."""
 
     def open(self, path: str) -> Node:
         """Open ``path`` once; raises :class:`EventLogError`."""
-        try:
-            return _node(path, _open(path, _ANY, None, os.path.basename(path) or path))
-        except OSError as e:
-            raise _os_error(path, e, _lstat(path, None, follow=True)) from None
+        return _timed(lambda: self._open(path), os.path.basename(path) or path, Node.close)
+
+    def child(self, folder: Node, name: str) -> Node:
+        """``name`` opened under the held folder (never looked up again by path)."""
+        return _timed(lambda: self._child(folder, name), name, Node.close)
 
     def listdir(self, folder: Node) -> list[str]:
         return sorted(_timed(lambda: os.listdir(folder.fd), os.path.basename(folder.path) or folder.path))
 
-    def entry(self, folder: Node, name: str) -> Entry:
-        try:
-            st = os.stat(name, dir_fd=folder.fd)
-        except OSError:
-            return Entry(name, "other")
-        return _entry(name, st)
-
-    def child(self, folder: Node, name: str) -> Node:
-        """``name`` opened under the held folder (never looked up again by path)."""
-        path = os.path.join(folder.path, name)
-        try:
-            return _node(path, _open(name, _ANY, folder.fd, name))
-        except OSError as e:
-            raise _os_error(path, e, _lstat(name, folder.fd, follow=True)) from None
+    def entries(self, folder: Node, names: list[str]) -> list[Entry]:
+        """What each of ``names`` in ``folder`` is, without opening it."""
+        return _timed(lambda: [self._entry(folder, n) for n in names], os.path.basename(folder.path) or folder.path)
 
     def opener(self, folder: Node, name: str) -> Callable[[], BinaryIO]:
         """Opens ``name`` under ``folder`` when the part is read: ``OSError`` if it is no
@@ -243,6 +292,25 @@ class Unconfined:
             return node.owning_reader()
         return open_part
 
+    def _open(self, path: str) -> Node:
+        try:
+            return _node(path, os.open(path, _ANY))
+        except OSError as e:
+            raise _os_error(path, e, _lstat(path, None, follow=True)) from None
+
+    def _child(self, folder: Node, name: str) -> Node:
+        path = os.path.join(folder.path, name)
+        try:
+            return _node(path, os.open(name, _ANY, dir_fd=folder.fd))
+        except OSError as e:
+            raise _os_error(path, e, _lstat(name, folder.fd, follow=True)) from None
+
+    def _entry(self, folder: Node, name: str) -> Entry:
+        try:
+            return _entry(name, os.stat(name, dir_fd=folder.fd))
+        except OSError:
+            return Entry(name, "other")
+
 
 def _entry(name: str, st: os.stat_result) -> Entry:
     if stat.S_ISREG(st.st_mode):
@@ -257,20 +325,19 @@ class Confined(Unconfined):
     def __init__(self, roots: Roots):
         self.roots = roots
 
-    def open(self, path: str) -> Node:
+    def _open(self, path: str) -> Node:
         """Open the real path ``path`` (checked inside the roots) by walking down from its root."""
         root = self.roots.root_of(path) if os.path.isabs(path) else None
         if root is None or os.path.normpath(path) != path:
             raise EventLogError(OUTSIDE_ROOTS)
         names = [n for n in path[len(root):].split(os.sep) if n]
         try:
-            fd = _open(root, os.O_RDONLY | _O_CLOEXEC | _O_DIRECTORY, None, "a root folder")
+            fd = os.open(root, os.O_RDONLY | _O_CLOEXEC | _O_DIRECTORY)
         except OSError as e:
             raise _os_error(path, e) from None
         for i, name in enumerate(names):
-            flags = _DIR if i < len(names) - 1 else _ANY | _O_NOFOLLOW
             try:
-                nfd = _open(name, flags, fd, name)
+                nfd = os.open(name, _DIR if i < len(names) - 1 else _ANY | _O_NOFOLLOW, dir_fd=fd)
             except OSError as e:
                 mode = _lstat(name, fd)
                 raise (EventLogError(OUTSIDE_ROOTS) if _met_link(e, mode) else _os_error(path, e, mode)) from None
@@ -283,7 +350,7 @@ class Confined(Unconfined):
         """The real path of the link ``name`` in ``folder`` if it lies inside the roots."""
         return self.roots.resolve(os.path.join(folder.path, name))
 
-    def entry(self, folder: Node, name: str) -> Entry:
+    def _entry(self, folder: Node, name: str) -> Entry:
         try:
             st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
             if stat.S_ISLNK(st.st_mode):
@@ -295,10 +362,10 @@ class Confined(Unconfined):
             return Entry(name, "other")
         return _entry(name, st)
 
-    def child(self, folder: Node, name: str) -> Node:
+    def _child(self, folder: Node, name: str) -> Node:
         path = os.path.join(folder.path, name)
         try:
-            return _node(path, _open(name, _ANY | _O_NOFOLLOW, folder.fd, name))
+            return _node(path, os.open(name, _ANY | _O_NOFOLLOW, dir_fd=folder.fd))
         except OSError as e:
             mode = _lstat(name, folder.fd)
             if not _met_link(e, mode):
@@ -306,4 +373,4 @@ class Confined(Unconfined):
         real = self._link(folder, name)  # a link: checked, then walked from its root
         if real is None:
             raise EventLogError(OUTSIDE_ROOTS)
-        return self.open(real)
+        return self._open(real)

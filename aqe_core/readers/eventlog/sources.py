@@ -264,7 +264,7 @@ def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
         raise EventLogError(f"{os.path.basename(path)} holds {len(names)} files, over the limit of {limits.max_files}")
     base = os.path.basename(os.path.normpath(path))
     if _is_rolling_name(base) or any(_EVENTS_RE.match(n) for n in names):
-        found = [walker.entry(folder, n) for n in names]
+        found = walker.entries(folder, names)
         entries = [(os.path.join(path, e.name), e.size, walker.opener(folder, e.name)) for e in found if e.kind == "file"]
         outside = sum(e.kind == "outside" for e in found)
         parts, status, notes, warnings = _rolling_parts(entries, path, limits)
@@ -272,8 +272,8 @@ def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
             warnings.insert(0, f"{base}: skipped {outside} file(s) that link outside the folders this server may open")
         return LogSource(path=path, layout="rolling", parts=parts, complete_by_name=status,
                          notes=notes, warnings=warnings)
-    kinds = {n: walker.entry(folder, n) for n in names
-             if not n.startswith(".") and not n.endswith(".crc") and n not in ("MANIFEST.json", "README.md")}
+    shown = [n for n in names if not n.startswith(".") and not n.endswith(".crc") and n not in ("MANIFEST.json", "README.md")]
+    kinds = {e.name: e for e in walker.entries(folder, shown)}
     candidates = [n for n, e in kinds.items() if e.kind in ("file", "outside") or _is_rolling_name(n)]
     if not candidates:
         raise EventLogError(f"{path} holds no event log file or eventlog_v2_* directory")
