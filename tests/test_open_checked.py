@@ -284,3 +284,20 @@ def test_an_open_that_hangs_is_given_up(monkeypatch):
     release.set()
     assert opened._timed(lambda: 7, "y") == 7
     assert _open_fds() <= fds + 1
+
+
+def test_path_on_server_box_refuses_a_fifo_with_one_line(server):
+    from streamlit.testing.v1 import AppTest
+
+    from aqe_core.plain_text import md_text
+
+    _, root, _ = server
+    os.mkfifo(root / "pipe")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    at.run()
+    at.sidebar.radio(key="source_mode").set_value("Path on server").run()
+    at.sidebar.text_input(key="server_path").set_value(str(root / "pipe")).run()
+    at.sidebar.button(key="open_path").click().run()
+    assert not at.exception
+    msg = md_text("pipe is a named pipe (FIFO): only regular files and folders are read")
+    assert any(msg in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]

@@ -59,9 +59,10 @@ class Roots:
         return real if self.root_of(real) is not None else None
 
     def root_of(self, real: str) -> str | None:
-        """The deepest root holding the real path ``real``, else None."""
+        """The outermost root holding the real path ``real``, else None (a root nested in
+        another is then walked through without following links, like any folder)."""
         inside = [r for r in self.real if real == r or real.startswith(r.rstrip(os.sep) + os.sep)]
-        return max(inside, key=len) if inside else None
+        return min(inside, key=len) if inside else None
 
 
 def _kind(mode: int) -> str:
