@@ -301,3 +301,15 @@ def test_path_on_server_box_refuses_a_fifo_with_one_line(server):
     assert not at.exception
     msg = md_text("pipe is a named pipe (FIFO): only regular files and folders are read")
     assert any(msg in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+
+
+def test_a_folders_only_file_is_read_without_its_name_in_any_message(server):
+    home, root, _ = server
+    holder = root / "holder"
+    holder.mkdir()
+    hidden = "0123456789abcdef.json"
+    (holder / hidden).write_text(_log("3.5.0") + '{"Event": "SparkListenerJobSt')  # a cut last line
+    src = open_on_server(str(holder))
+    assert src.spark_version == "3.5.0"
+    text = " ".join([src.label, src.path] + src.warnings + src.notes)
+    assert "the last line is cut" in text and hidden not in text, text

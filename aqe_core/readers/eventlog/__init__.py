@@ -3,7 +3,8 @@
     from aqe_core.readers.eventlog import load
     log = load("eventlog_v2_local-123/")      # or a file, .zip, .gz, .inprogress ...
 
-Modules: :mod:`.sources` (files, folders, archives), :mod:`.codecs` (Spark's compression
+Modules: :mod:`.sources` (files, folders, archives), :mod:`.opened` (opening by descriptor,
+confined to a server's roots), :mod:`.codecs` (Spark's compression
 codecs), :mod:`.lines` (line splitting, task-end fast path), :mod:`.builder` and
 :mod:`.live_state` (listener events -> state), :mod:`.executions` (end of log),
 :mod:`.loader` (the entry point), :mod:`.planinfo` (``sparkPlanInfo`` -> PlanNode),

@@ -290,13 +290,16 @@ def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
         raise EventLogError(f"{path} holds {len(candidates)} event logs; pass one of them")
     if not isinstance(walker, Confined):
         return open_source(walker.child(folder, candidates[0]), limits)
+    hide = _hider(candidates[0])
     try:
         src = open_source(walker.child(folder, candidates[0]), limits, walker.roots)
     except EventLogError as e:
-        if candidates[0] not in str(e):
-            raise
-        raise EventLogError(f"{base}: {str(e).replace(candidates[0], _ONLY_FILE)}") from None
-    return _unnamed(src, candidates[0])
+        raise EventLogError(hide(str(e))) from None
+    src.path = hide(src.path)
+    for p in src.parts:
+        p.name = hide(p.name)
+    src.notes, src.warnings = [hide(n) for n in src.notes], [hide(w) for w in src.warnings]
+    return src
 
 
 #: what a server calls a folder's only log: the user named the folder, not that file (a name in
@@ -304,14 +307,10 @@ def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
 _ONLY_FILE = "(this folder's only file)"
 
 
-def _unnamed(src: LogSource, name: str) -> LogSource:
-    """``src`` with ``name`` replaced in every name the reader may put in a message."""
-    src.path = src.path.replace(name, _ONLY_FILE)
-    for p in src.parts:
-        p.name = p.name.replace(name, _ONLY_FILE)
-    src.notes = [n.replace(name, _ONLY_FILE) for n in src.notes]
-    src.warnings = [w.replace(name, _ONLY_FILE) for w in src.warnings]
-    return src
+def _hider(name: str) -> Callable[[str], str]:
+    """Replaces ``name`` where it stands as a name (not inside a longer one) with :data:`_ONLY_FILE`."""
+    pattern = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.[\w-])")
+    return lambda text: pattern.sub(_ONLY_FILE, text)
 
 
 def _zip_entry_count(node: Node) -> int | None:
