@@ -272,8 +272,9 @@ def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
             warnings.insert(0, f"{base}: skipped {outside} file(s) that link outside the folders this server may open")
         return LogSource(path=path, layout="rolling", parts=parts, complete_by_name=status,
                          notes=notes, warnings=warnings)
-    shown = [n for n in names if not n.startswith(".") and not n.endswith(".crc") and n not in ("MANIFEST.json", "README.md")]
-    kinds = {e.name: e for e in walker.entries(folder, shown)}
+    considered = [n for n in names
+                  if not n.startswith(".") and not n.endswith(".crc") and n not in ("MANIFEST.json", "README.md")]
+    kinds = {e.name: e for e in walker.entries(folder, considered)}
     candidates = [n for n, e in kinds.items() if e.kind in ("file", "outside") or _is_rolling_name(n)]
     if not candidates:
         raise EventLogError(f"{path} holds no event log file or eventlog_v2_* directory")
