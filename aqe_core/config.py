@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
-from aqe_core.versions import SparkVersion, as_version
+from aqe_core.versions import NEWEST, SparkVersion, as_version
 
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
@@ -232,6 +232,53 @@ def user_settable_keys() -> frozenset[str]:
     """Keys a stranger may set on a guarded run: every registry key except the class-valued
     ones, plus :data:`USER_SETTABLE_EXTRA_KEYS` (see :mod:`aqe_core.live.conf_guard`)."""
     return frozenset(all_key_names()) - CLASS_VALUED_KEYS | frozenset(USER_SETTABLE_EXTRA_KEYS)
+
+
+#: SparkContext settings a guarded ``run --spark-conf`` may also set (value kind: a size in MiB
+#: by default, or a positive count): how much memory and how many cores, never what Spark loads
+#: or runs (``spark.jars``, ``spark.*.extraJavaOptions``, ``spark.plugins``, ``spark.sql.extensions``).
+CONTEXT_SETTABLE_KEYS = {
+    "spark.driver.memory": "mib", "spark.executor.memory": "mib", "spark.executor.memoryOverhead": "mib",
+    "spark.driver.maxResultSize": "bytes", "spark.driver.cores": "count", "spark.executor.cores": "count",
+    "spark.executor.instances": "count", "spark.cores.max": "count", "spark.default.parallelism": "count",
+}
+#: longest value a guarded setting may have
+MAX_USER_VALUE_CHARS = 200
+
+
+def user_setting_refusal(key: Any, text: str, spark_version: "str | SparkVersion | None" = None, *,
+                         context: bool = False) -> "str | None":
+    """Why a stranger may not set ``key`` to ``text`` on a guarded run, or None when they may.
+
+    The one allow-list of :mod:`aqe_core.live.conf_guard` (runs, Re-run, Verify, the CLI) and of
+    user presets (refused when saved): :func:`user_settable_keys`, each value parsed as Spark
+    would; ``context`` also admits :data:`CONTEXT_SETTABLE_KEYS` (a new SparkContext's size)."""
+    if not isinstance(key, str):
+        return f"setting name {key!r} is not text"
+    if key in CLASS_VALUED_KEYS:
+        return f"setting {key} names a Java class for Spark to load, so it cannot be set here"
+    kind = CONTEXT_SETTABLE_KEYS.get(key) if context else None
+    if key not in user_settable_keys() and kind is None:
+        shown = key if len(key) <= 120 else key[:120] + "..."
+        sizes = ", and memory sizes and core counts such as spark.driver.memory" if context else ""
+        return (f"setting {shown!r} cannot be set here: only AQE settings and {SHUFFLE_PARTITIONS}, "
+                f"{AUTO_BROADCASTJOIN_THRESHOLD} and a few others{sizes} can (other settings can load classes "
+                "or read files)")
+    if len(text) > MAX_USER_VALUE_CHARS or any(ord(c) < 32 for c in text):
+        return f"setting {key}: the value is too long or holds control characters"
+    try:
+        if kind == "count":
+            value = _parse_int(key, text)
+        elif kind is not None:
+            value = parse_byte_string(text, "MiB" if kind == "mib" else "BYTE")
+        else:
+            entry = keys_for(spark_version or NEWEST).get(key) or keys_for(NEWEST).get(key)
+            if entry is not None:
+                parse_value(entry, text)
+            return None
+    except ConfValueError as exc:
+        return f"setting {exc}" if str(exc).startswith(key) else f"setting {key}: {exc}"
+    return None if value > 0 else f"setting {key} must be positive, but was {text!r}"
 
 
 _CHECKS = {

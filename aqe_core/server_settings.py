@@ -13,6 +13,9 @@ on by default; ``trusted = true`` lifts the SQL guard for a single trusted user 
     upload_quota_mb = 2048               # all kept uploads; oldest removed first (AQE_LENS_UPLOAD_QUOTA_MB)
     max_decompressed_mb = 4096           # decoded bytes of one source opened in the app
     max_decompress_s = 60                # CPU time to decode one source opened in the app
+    allowed_hosts = ["127.0.0.1", "localhost"]  # names the app answers to, in Host and Origin
+                                         # (AQE_LENS_ALLOWED_HOSTS, comma-separated); "name" is on
+                                         # the served port, "name:port" any other (a proxy's)
 
 The bundled samples and the app's data directory are always roots.
 """
@@ -49,6 +52,8 @@ class ServerSettings:
     upload_quota_mb: float = 2048.0
     max_decompressed_mb: float = 4096.0
     max_decompress_s: float = 60.0
+    #: host names the web app answers to (ui.host_guard): every other Host or Origin is refused
+    allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")
 
     @property
     def max_upload_bytes(self) -> int:
@@ -76,6 +81,7 @@ _ENV = {
     "upload_quota_mb": "AQE_LENS_UPLOAD_QUOTA_MB",
     "max_decompressed_mb": "AQE_LENS_MAX_DECOMPRESSED_MB",
     "max_decompress_s": "AQE_LENS_MAX_DECOMPRESS_S",
+    "allowed_hosts": "AQE_LENS_ALLOWED_HOSTS",
 }
 
 

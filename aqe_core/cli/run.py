@@ -22,7 +22,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", type=float, default=1.0, help="workload data scale (1 = seconds on a laptop)")
     p.add_argument("--master", default=None, help="Spark master URL (default local[*]; spark://, yarn, k8s://...)")
     p.add_argument("--spark-conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
-                   help="setting for a new SparkContext (spark.driver.memory, spark.executor.*)")
+                   help="setting for a new SparkContext: memory sizes and core counts (spark.driver.memory,"
+                        " spark.executor.memory, spark.executor.cores ...) and what --conf takes; any other"
+                        " setting (spark.jars, extraJavaOptions ...) only with --trusted")
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="cancel the run after this many seconds (default: run_time_limit_s of the server settings,"
                         " 600; 0 = no limit)")
@@ -129,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:  # what needs no Spark is refused before Spark starts; the runner checks the rest
         req.precheck()
     except UnsafeSQL as e:
-        print(f"run: not run: {e}", file=sys.stderr)
+        print(f"run: not run: {e} (--trusted lifts the guard for a single trusted user)", file=sys.stderr)
         return 1
     t0 = time.perf_counter()
     try:

@@ -14,7 +14,8 @@ def add_scan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="directory for the executions/ and findings/ tables")
     p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     p.add_argument("--spark-conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
-                   help="setting for the SparkContext (spark.executor.memory, Hadoop credentials ...)")
+                   help="setting for the SparkContext (spark.executor.memory, Hadoop credentials ...); not guarded:"
+                        " a scan runs as you, on files you name")
     p.add_argument("--csv", action="store_true", help="CSV (with a header) instead of Parquet")
     p.add_argument("--no-presets", action="store_true",
                    help="skip what each built-in preset would change (faster)")

@@ -8,23 +8,18 @@ query settings of an uploaded capture and user presets behind *Re-run for real*)
 (the AQE key registry minus class-valued keys, plus a short list of harmless keys), and a
 registry key's value must parse as Spark would parse it. Anything else is refused with a
 reason. ``trusted`` runs (see :mod:`aqe_core.live.sql_guard`) skip the check.
+
+The settings of a new SparkContext (``run --spark-conf``) pass :func:`check_spark_conf`: the
+same list plus memory sizes and core counts, so ``spark.jars``, ``spark.sql.extensions`` or
+``spark.driver.extraJavaOptions`` never reach a guarded JVM. User presets are judged by the same
+rule (:func:`aqe_core.config.user_setting_refusal`) when they are saved.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
-from aqe_core import config
-from aqe_core.config import (
-    CLASS_VALUED_KEYS,
-    ConfValueError,
-    keys_for,
-    parse_value,
-    user_settable_keys,
-)
+from aqe_core.config import user_setting_refusal
 from aqe_core.live.sql_guard import UnsafeSQL
-from aqe_core.versions import NEWEST
-
-MAX_VALUE_CHARS = 200
 
 
 class UnsafeConf(UnsafeSQL):
@@ -38,41 +33,30 @@ def _text(value: Any) -> str:
 
 
 def check_conf(conf: Optional[Mapping[str, Any]], *, spark_version: Optional[str] = None,
-               ignore: Optional[Callable[[str, str], bool]] = None) -> dict[str, str]:
+               ignore: Optional[Callable[[str, str], bool]] = None, context: bool = False) -> dict[str, str]:
     """The settings as Spark conf strings, or :class:`UnsafeConf` naming the first refused one.
 
     ``ignore(key, value)`` drops a setting instead of judging it (Re-run for real drops the
     settings of an uploaded capture that Spark would not let a session change, or that change
-    nothing); dropped settings are not returned.
+    nothing); dropped settings are not returned. ``context`` judges the settings of a new
+    SparkContext (``run --spark-conf``): the same allow-list plus memory sizes and core counts.
     """
     if conf is None:
         return {}
     if not isinstance(conf, Mapping):
         raise UnsafeConf("settings must be key=value pairs")
-    allowed = user_settable_keys()
-    known = keys_for(spark_version or NEWEST)
-    newest = keys_for(NEWEST)
     out: dict[str, str] = {}
     for key, value in conf.items():
-        if not isinstance(key, str):
-            raise UnsafeConf(f"setting name {key!r} is not text")
         text = _text(value)
-        if ignore is not None and ignore(key, text):
+        if isinstance(key, str) and ignore is not None and ignore(key, text):
             continue
-        if key in CLASS_VALUED_KEYS:
-            raise UnsafeConf(f"setting {key} names a Java class for Spark to load, so it cannot be set here")
-        if key not in allowed:
-            shown = key if len(key) <= 120 else key[:120] + "..."
-            raise UnsafeConf(f"setting {shown!r} cannot be set here: only AQE settings and "
-                             f"{config.SHUFFLE_PARTITIONS}, {config.AUTO_BROADCASTJOIN_THRESHOLD} and a few others "
-                             "can (other settings can load classes or read files)")
-        if len(text) > MAX_VALUE_CHARS or any(ord(c) < 32 for c in text):
-            raise UnsafeConf(f"setting {key}: the value is too long or holds control characters")
-        entry = known.get(key) or newest.get(key)
-        if entry is not None:
-            try:
-                parse_value(entry, text)
-            except ConfValueError as exc:
-                raise UnsafeConf(f"setting {exc}") from None
+        why = user_setting_refusal(key, text, spark_version, context=context)
+        if why is not None:
+            raise UnsafeConf(why)
         out[key] = text
     return out
+
+
+def check_spark_conf(conf: Optional[Mapping[str, Any]]) -> dict[str, str]:
+    """:func:`check_conf` for the settings of a new SparkContext (``run --spark-conf``)."""
+    return check_conf(conf, context=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aqe_core.model.capture import Capture
-from aqe_core.live.conf_guard import check_conf
+from aqe_core.live.conf_guard import check_conf, check_spark_conf
 from aqe_core.live.runner import ProgressFn, Runner
 from aqe_core.live.runtime import get_runtime
 from aqe_core.live.sql_guard import (
@@ -47,6 +47,7 @@ class RunRequest:
         if self.trusted or trusted_by_default():
             return
         check_conf(self.conf)
+        check_spark_conf(self.spark_conf)
         if self.sql is not None and not self.workload:
             check_text(self.sql)
 

@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import aqe_core
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.live import workloads as wl
-from aqe_core.live.conf_guard import check_conf
+from aqe_core.live.conf_guard import check_conf, check_spark_conf
 from aqe_core.live.recorder import DEFAULT_MAP_SIZE_CAP, Recorder
 from aqe_core.live.runtime import SparkRuntime, get_runtime, java_reason
 from aqe_core.live.sql_guard import (
@@ -117,10 +117,12 @@ class Runner:
                  spark_conf: Optional[Mapping[str, Any]] = None, progress: Optional[ProgressFn] = None,
                  map_size_cap: int = DEFAULT_MAP_SIZE_CAP, poll_interval: float = 0.25,
                  time_limit_s: Optional[float] = None, trusted: Optional[bool] = None) -> None:
-        self.rt = runtime or get_runtime(master, spark_conf)
-        self.time_limit_s = time_limit_s  # for runs without a limit of their own (limit_time)
         #: False: SQL and settings pass the guards (see the module docstring)
         self.trusted = trusted_by_default() if trusted is None else bool(trusted)
+        if spark_conf and not self.trusted:  # before a JVM starts with them (raises UnsafeConf)
+            spark_conf = check_spark_conf(spark_conf)
+        self.rt = runtime or get_runtime(master, spark_conf)
+        self.time_limit_s = time_limit_s  # for runs without a limit of their own (limit_time)
         self.progress = progress
         self.map_size_cap = map_size_cap
         self.poll_interval = poll_interval

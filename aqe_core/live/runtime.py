@@ -10,6 +10,9 @@ The runtime heals itself: a SparkContext that was stopped or whose JVM died (a r
 ran the driver out of memory) is dropped, with PySpark's class-level leftovers, and the next
 :func:`get_runtime` starts a fresh one. A start that fails raises :class:`SparkStartFailed`
 with a one-line reason and leaves nothing half-started behind, so the next attempt is clean.
+
+An embedded (local) runtime turns on Spark's own authentication with a random secret per
+SparkContext (:data:`SPARK_AUTHENTICATE`): no other local user can talk to its ports.
 """
 from __future__ import annotations
 
@@ -35,6 +38,15 @@ JDK_OPENS = ["java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "j
 #: Largest total of serialized task results one action may bring to the driver (Spark's default is
 #: 1g, as large as a default local driver heap); a run above it fails, Spark stays up.
 DEFAULT_MAX_RESULT_SIZE = "256m"
+
+
+#: Spark's own authentication of its RPC and block-transfer ports. On a local master we turn it
+#: on and set no secret: Spark then draws a random 256-bit one inside the JVM for this context
+#: (``SecurityManager.initializeAuth``), so it is never in a conf, an environment or a command
+#: line (PySpark passes builder settings to ``spark-submit`` as ``--conf`` arguments, which every
+#: local user can read in ``ps``), and a client that does not hold it is refused. A cluster
+#: (``spark://``) needs one secret shared by its daemons: its operator sets it (README).
+SPARK_AUTHENTICATE = "spark.authenticate"
 
 
 class RuntimeConflict(RuntimeError):
@@ -305,6 +317,8 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
     if master.startswith("local"):
         defaults["spark.driver.bindAddress"] = "127.0.0.1"
         defaults["spark.driver.host"] = "127.0.0.1"
+        if master == "local" or master.startswith("local["):
+            defaults[SPARK_AUTHENTICATE] = "true"  # Spark draws the secret itself (see above)
     elif master.startswith("spark://"):  # executors connect back: the address that reaches the master
         here = _address_towards(master)
         if here:

@@ -1,7 +1,8 @@
 """Configuration presets: named sets of AQE settings (and the Spark release whose rules apply).
 
 Built-ins cover the comparisons engineers ask for; user presets are saved as JSON on the server
-(``$AQE_LENS_HOME/presets.json``, default ``~/.aqe-lens``), validated with Spark's own parsing,
+(``$AQE_LENS_HOME/presets.json``, default ``~/.aqe-lens``), validated with Spark's own parsing
+and the conf guard's allow-list (:func:`aqe_core.config.user_setting_refusal`),
 written atomically under a lock (:mod:`aqe_core.storage`) so no save is lost and a file that does
 not parse is kept aside and reported, never written over.
 """
@@ -139,8 +140,10 @@ def _write_locked(path: Path, presets: list[Preset]) -> None:
 
 
 def save_user_preset(name: str, settings: dict[str, str], *, description: str = "", spark_version: Optional[str] = None) -> Preset:
-    """Validate (name, every setting parsed as Spark would) and store; replaces a user preset
-    of the same name. Raises ValueError with a message for people.
+    """Validate (name; every setting allowed by the conf guard's list and parsed as Spark
+    would) and store; replaces a user preset of the same name. Raises ValueError with a message
+    for people: a preset is run by Re-run for real, so a setting a guarded run refuses
+    (``spark.sql.extensions``, a catalog class...) is refused here, when it is saved.
 
     Read-modify-write under a lock with an atomic replace, so concurrent saves from several
     sessions (or server processes) all land. A presets file that does not parse is moved aside
@@ -150,6 +153,10 @@ def save_user_preset(name: str, settings: dict[str, str], *, description: str = 
     if any(p.name == name for p in BUILTIN_PRESETS):
         raise ValueError(f"'{name}' is a built-in preset; choose another name")
     version = spark_version or NEWEST
+    for key, value in settings.items():  # the conf guard's own rule: refused now, not at the next run
+        why = config.user_setting_refusal(key, value if isinstance(value, str) else str(value), version)
+        if why is not None:
+            raise ValueError(f"preset not saved: {why}")
     try:
         AQEConf.resolve(version, [settings])
     except ConfValueError as exc:
