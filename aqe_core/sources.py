@@ -5,27 +5,34 @@
 as :class:`SourceError` with one line for people; nothing else escapes, whatever the bytes.
 
 On a shared server the app opens sources with :func:`open_on_server`: the path must resolve
-(symlinks followed) inside :meth:`ServerSettings.all_roots` (:func:`resolve_in_roots`), and
-decoding is bounded by :func:`server_limits`. The CLI opens the user's own files unconfined.
+(symlinks followed) inside :meth:`ServerSettings.all_roots` (:func:`resolve_in_roots`),
+decoding is bounded by :func:`server_limits`, each source by the per-source limits of the
+server settings (executions, plan nodes, task values, wall time), and all sources together by
+one memory budget and a number of loads at once (:mod:`aqe_core.readers.budget`). The CLI
+opens the user's own files unconfined.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import threading
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
-from aqe_core.readers.eventlog.errors import Limits, LimitExceeded
+from aqe_core.readers.budget import LoadMeter, MemoryBudget
+from aqe_core.readers.eventlog.errors import BudgetExceeded, Limits, LimitExceeded
 from aqe_core.readers.eventlog.listener import listener_capture
 from aqe_core.readers.eventlog.sources import OUTSIDE_ROOTS, Roots
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
-from aqe_core.views.from_eventlog import carry_task_times, views_from_eventlog
+from aqe_core.views.from_eventlog import carry_task_times, view_from_execution
 from aqe_core.views.query import QueryView
 
 
@@ -64,10 +71,95 @@ def server_limits() -> Limits:
                   max_task_slots=max(1 << 20, s.max_decompressed_bytes // 16))
 
 
+_BUDGET = MemoryBudget(0)
+_SLOTS: dict[int, threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def server_budget() -> MemoryBudget:
+    """The memory budget every load and every loaded source of this server process share
+    (its limit follows ``memory_budget_mb``)."""
+    _BUDGET.limit = server_settings().memory_budget_bytes
+    return _BUDGET
+
+
+@contextmanager
+def _load_slot(n: int, wait_s: float) -> Iterator[None]:
+    """One of the server's ``n`` loads at once (the CPU budget); waits up to ``wait_s``."""
+    with _SLOTS_LOCK:
+        sem = _SLOTS.setdefault(n, threading.BoundedSemaphore(n))
+    if not sem.acquire(timeout=wait_s):
+        raise BudgetExceeded(f"the server is opening {n} other source(s) and this one waited {wait_s:g} s;"
+                             " try again in a moment", "max_concurrent_loads", transient=True)
+    try:
+        yield
+    finally:
+        sem.release()
+
+
+def server_meter() -> LoadMeter:
+    """A new load's meter: the per-source limits of the server settings, charged to
+    :func:`server_budget`."""
+    s = server_settings()
+    return LoadMeter(server_budget(), max_executions=s.max_executions, max_plan_nodes=s.max_plan_nodes,
+                     max_task_slots=s.max_task_slots, max_seconds=s.max_load_s)
+
+
 def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None) -> "LoadedSource":
-    """:func:`load_source` as the app does it: confined to the roots, bounded by the limits."""
-    roots = [str(r) for r in server_settings().all_roots()]
-    return load_source(str(resolve_in_roots(path, roots)), progress=progress, limits=server_limits(), roots=roots)
+    """:func:`load_source` as the app does it: confined to the roots, bounded by the limits,
+    one of ``max_concurrent_loads`` at once, charged to the server's memory budget while the
+    source lives (its estimate in :attr:`LoadedSource.memory_bytes`)."""
+    s = server_settings()
+    roots = [str(r) for r in s.all_roots()]
+    real = str(resolve_in_roots(path, roots))
+    try:
+        with _load_slot(s.max_concurrent_loads, s.max_load_s):
+            meter = server_meter()
+            try:
+                src = load_source(real, progress=progress, limits=server_limits(), roots=roots, meter=meter)
+            except BaseException:
+                meter.release()
+                raise
+    except BudgetExceeded as exc:
+        raise refusal(exc) from None
+    src.memory_bytes = meter.hold_until_freed(src)
+    return src
+
+
+class SourceRefused(SourceError):
+    """A server limit refused the source; ``transient``: other loads held the server (the same
+    source may open later), else the source itself is past the limit."""
+
+    def __init__(self, message: str, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
+
+
+def refusal(exc: BudgetExceeded) -> SourceRefused:
+    """The one line shown for a source a server limit stopped, naming the setting."""
+    return SourceRefused(f"refused: {exc} (the server's {exc.setting} in server.toml)", exc.transient)
+
+
+def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
+    """What identifies a source's bytes, cheaply: sha256 over each file's size, mtime and its
+    first and last ``edge`` bytes (a rolling directory: every part's name, size and mtime).
+    Reads at most ``2 * edge`` bytes of a file, so a refused source is known again at once."""
+    h = hashlib.sha256()
+    if os.path.isdir(path):
+        for root, _dirs, files in os.walk(path):
+            for f in sorted(files):
+                full = os.path.join(root, f)
+                st_ = os.stat(full)
+                h.update(f"{os.path.relpath(full, path)}\0{st_.st_size}\0{st_.st_mtime_ns}\n".encode())
+        return "dir:" + h.hexdigest()
+    with open(path, "rb") as fh:
+        st_ = os.fstat(fh.fileno())
+        h.update(f"{st_.st_size}\0{st_.st_mtime_ns}\0".encode())
+        h.update(fh.read(edge))
+        if st_.st_size > edge:
+            fh.seek(max(edge, st_.st_size - edge))
+            h.update(fh.read(edge))
+    return "file:" + h.hexdigest()
 
 
 @dataclass
@@ -82,6 +174,8 @@ class LoadedSource:
     app_id: Optional[str] = None  # the Spark application (event logs)
     #: why events are missing (a cut or damaged part, no ApplicationEnd); also in warnings or notes
     incomplete: list[str] = field(default_factory=list)
+    #: estimated memory held (charged to the server's budget while this object lives; 0: not charged)
+    memory_bytes: int = 0
 
     def view(self, query_id: str) -> Optional[QueryView]:
         return next((v for v in self.views if v.query_id == str(query_id)), None)
@@ -155,21 +249,24 @@ def _looks_like_capture(path: Path) -> bool:
 
 
 def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Optional[Limits] = None,
-                roots: Optional[Sequence[str]] = None) -> LoadedSource:
+                roots: Optional[Sequence[str]] = None, meter: Optional[LoadMeter] = None) -> LoadedSource:
     """Open an event log or a capture and build its views. Raises only :class:`SourceError`.
 
     ``limits`` bound decoding (default: the reader's generous CLI limits); ``roots``, when
-    given, confine every file read (the app passes both, see :func:`open_on_server`)."""
+    given, confine every file read; ``meter`` counts the source against per-source limits and a
+    memory budget (the app passes all three, see :func:`open_on_server`)."""
     try:
-        return _load_source(path, progress, limits, roots)
+        return _load_source(path, progress, limits, roots, meter)
     except SourceError:
         raise
+    except BudgetExceeded as exc:
+        raise refusal(exc) from None
     except Exception as exc:  # the last line of defence; the fuzz tests keep this unreached
         raise SourceError(f"cannot open this source (internal error: {type(exc).__name__})") from None
 
 
 def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],
-                 roots: Optional[Sequence[str]]) -> LoadedSource:
+                 roots: Optional[Sequence[str]], meter: Optional[LoadMeter]) -> LoadedSource:
     if roots is not None:
         p = resolve_in_roots(path, roots)
     else:
@@ -181,10 +278,12 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     if is_capture:
-        return _open_capture(p, limits)
+        return _metered_capture(_open_capture(p, limits), meter)
     try:
-        log = load(str(p), progress=progress, roots=list(roots) if roots is not None else None,
+        log = load(str(p), progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
                    **({"limits": limits} if limits is not None else {}))
+    except BudgetExceeded:
+        raise
     except LimitExceeded as exc:
         raise SourceError(f"{exc}" + (f"; {_LIMIT_HINT}" if roots is not None else "")) from None
     except EventLogError as exc:
@@ -192,7 +291,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
-    views, notes = views_from_eventlog(log), list(log.notes)
+    views, notes = _views(log, meter), list(log.notes)
     exact = listener_capture(log)
     if exact is not None:
         exact_views, report = views_from_capture(exact)
@@ -205,6 +304,29 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         notes += report.notes
     return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes,
                         app_id=log.application.id, incomplete=list(log.cut))
+
+
+def _views(log, meter: Optional[LoadMeter]) -> list[QueryView]:
+    """:func:`views_from_eventlog`, within the meter's wall time."""
+    out = []
+    for ex in log.executions_by_id():
+        if meter is not None:
+            meter.check_time()
+        out.append(view_from_execution(log, ex))
+    return out
+
+
+def _metered_capture(src: LoadedSource, meter: Optional[LoadMeter]) -> LoadedSource:
+    """A capture's executions and plan nodes counted once its views are built (its decoded
+    size is capped already; this charges it to the budget and the per-source limits)."""
+    if meter is not None:
+        for v in src.views:
+            meter.execution()
+            for plan in (v.initial_plan, *v.plan_versions, v.final_plan):
+                if plan is not None:
+                    meter.nodes(sum(1 for _ in plan.walk()))
+            meter.check_time()
+    return src
 
 
 def _open_capture(p: Path, limits: Optional[Limits]) -> LoadedSource:
