@@ -68,7 +68,7 @@ def server_limits() -> Limits:
     """Decoding limits for sources opened in the app, from the server settings."""
     s = server_settings()
     return Limits(max_decompressed_bytes=s.max_decompressed_bytes, max_seconds=s.max_decompress_s,
-                  max_task_slots=max(1 << 20, s.max_decompressed_bytes // 16))
+                  max_task_slots=s.max_task_slots)
 
 
 _BUDGET = MemoryBudget(0)
@@ -137,7 +137,7 @@ class SourceRefused(SourceError):
 
 def refusal(exc: BudgetExceeded) -> SourceRefused:
     """The one line shown for a source a server limit stopped, naming the setting."""
-    return SourceRefused(f"refused: {exc} (the server's {exc.setting} in server.toml)", exc.transient)
+    return SourceRefused(f"refused: {exc}; the limit is {exc.setting} in server.toml", exc.transient)
 
 
 def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:

@@ -32,11 +32,11 @@ class _SlotBudget:
         return (_SlotBudget, (self.limit,))
 
     def zeros(self, n: int, fill: int = 0) -> array:
+        if self.meter is not None:  # (first: the server refuses the whole source, naming its setting)
+            self.meter.slots(max(0, n))
         if n > self.left:
             raise LimitExceeded(f"the log's stages declare more tasks than the reader keeps values for "
                                 f"({self.limit} per-task values in all)")
-        if self.meter is not None:
-            self.meter.slots(max(0, n))
         self.left -= n
         return array("q", [fill]) * n  # (one allocation: no bytes(8 * n) beside it)
 
