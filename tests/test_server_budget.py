@@ -187,7 +187,7 @@ def _path_box(page, path: Path) -> None:
     wait_ready(page)
 
 
-def _error_text(page, pattern: str, pid: int, bound_mb: float, timeout_s: float = 120) -> str:
+def _error_text(page, pattern: str, pid: int, bound_mb: float, timeout_s: float = 90) -> str:
     """The sidebar's error matching ``pattern``, failing as soon as the server's RSS passes
     ``bound_mb`` (before the budgets, a hostile log took gigabytes for minutes)."""
     box = page.get_by_test_id("stSidebar").locator('[data-testid="stAlertContentError"]')
