@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import threading
 import zlib
 from contextlib import contextmanager
@@ -143,7 +144,8 @@ def refusal(exc: BudgetExceeded) -> SourceRefused:
 def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
     """What identifies a source's bytes, cheaply: sha256 over each file's size, mtime and its
     first and last ``edge`` bytes (a rolling directory: every part's name, size and mtime).
-    Reads at most ``2 * edge`` bytes of a file, so a refused source is known again at once."""
+    Reads at most ``2 * edge`` bytes of a file, so a refused source is known again at once;
+    never blocks (a FIFO or device is opened non-blocking and not read)."""
     h = hashlib.sha256()
     if os.path.isdir(path):
         for root, _dirs, files in os.walk(path):
@@ -152,9 +154,12 @@ def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
                 st_ = os.stat(full)
                 h.update(f"{os.path.relpath(full, path)}\0{st_.st_size}\0{st_.st_mtime_ns}\n".encode())
         return "dir:" + h.hexdigest()
-    with open(path, "rb") as fh:
-        st_ = os.fstat(fh.fileno())
-        h.update(f"{st_.st_size}\0{st_.st_mtime_ns}\0".encode())
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        st_ = os.fstat(fd)
+        h.update(f"{st_.st_mode}\0{st_.st_size}\0{st_.st_mtime_ns}\0".encode())
+        if not stat.S_ISREG(st_.st_mode):
+            return "other:" + h.hexdigest()
         h.update(fh.read(edge))
         if st_.st_size > edge:
             fh.seek(max(edge, st_.st_size - edge))

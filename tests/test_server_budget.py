@@ -4,6 +4,7 @@ budget, measured as the server process's peak RSS."""
 from __future__ import annotations
 
 import gc
+import os
 import re
 import time
 from pathlib import Path
@@ -123,6 +124,9 @@ def test_the_fingerprint_reads_only_the_ends_and_sees_a_change(tmp_path):
         f.seek(5 * MiB - 1)
         f.write(b"b")
     assert content_fingerprint(str(p)) != first
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert content_fingerprint(str(fifo)).startswith("other:")  # not read, and no wait for a writer
 
 
 # -- the real server ------------------------------------------------------------------------
