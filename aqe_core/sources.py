@@ -66,10 +66,14 @@ def resolve_in_roots(path: str, roots: Optional[Sequence["str | os.PathLike[str]
 
 
 def server_limits() -> Limits:
-    """Decoding limits for sources opened in the app, from the server settings."""
+    """Decoding limits for sources opened in the app, from the server settings. A line is
+    parsed whole into objects about ten times its size, outside the budget's estimate: lines
+    are held to 1/64 of the memory budget, at least 16 MiB (32 MiB at the default budget; real
+    plans are a few MB)."""
     s = server_settings()
     return Limits(max_decompressed_bytes=s.max_decompressed_bytes, max_seconds=s.max_decompress_s,
-                  max_task_slots=s.max_task_slots)
+                  max_task_slots=s.max_task_slots,
+                  max_line_bytes=max(16 << 20, min(Limits().max_line_bytes, s.memory_budget_bytes // 64)))
 
 
 _BUDGET = MemoryBudget(0)
@@ -298,6 +302,8 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
     views, notes = _views(log, meter), list(log.notes)
     exact = listener_capture(log)
+    if meter is not None:
+        meter.check_time()
     if exact is not None:
         exact_views, report = views_from_capture(exact)
         by_id = {v.query_id: v for v in exact_views}
