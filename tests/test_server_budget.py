@@ -129,6 +129,18 @@ def test_the_fingerprint_reads_only_the_ends_and_sees_a_change(tmp_path):
     assert content_fingerprint(str(fifo)).startswith("other:")  # not read, and no wait for a writer
 
 
+def test_the_budget_does_not_keep_a_dropped_cache_alive():
+    import weakref
+
+    budget, cache = MemoryBudget(10 * MiB), SourceCache(10 * MiB)
+    budget.add_reclaimer(cache.reclaim)
+    gone = weakref.ref(cache)
+    del cache
+    gc.collect()
+    assert gone() is None
+    budget.take(MiB, 0)  # a reclaimer that is gone is skipped
+
+
 # -- the real server ------------------------------------------------------------------------
 
 BUDGET_MB = 96
@@ -279,3 +291,4 @@ def test_a_failed_source_is_not_read_again_on_the_next_interaction(app, browser,
         assert again == first
         assert _rchar(app.pid) - before < 2 * MiB  # the fingerprint reads 128 KiB; the page a little
     ctx.close()
+

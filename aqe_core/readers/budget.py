@@ -43,14 +43,15 @@ class MemoryBudget:
         self.limit = limit
         self.used = 0
         self._lock = threading.Lock()
-        self._reclaimers: list[Callable[[int], None]] = []
+        self._reclaimers: list[Callable[[], Optional[Callable[[int], None]]]] = []
 
     def add_reclaimer(self, fn: Callable[[int], None]) -> None:
         """``fn(short)`` is asked to let go of about ``short`` bytes of sources it keeps (a
-        cache dropping its least recently used entries) when a load finds the budget full."""
+        cache dropping its least recently used entries) when a load finds the budget full.
+        A bound method is held weakly: a cache that is gone is not kept alive by the budget."""
+        ref = weakref.WeakMethod(fn) if hasattr(fn, "__self__") else (lambda: fn)
         with self._lock:
-            if fn not in self._reclaimers:
-                self._reclaimers.append(fn)
+            self._reclaimers = [r for r in self._reclaimers if r() is not None and r() != fn] + [ref]
 
     def take(self, n: int, own: int) -> None:
         """Charge ``n`` more bytes to a load that holds ``own`` already, or raise
@@ -65,10 +66,11 @@ class MemoryBudget:
                     self.used += n
                     return
                 short = self.used + n - self.limit
-                reclaimers = list(self._reclaimers)
+                reclaimers = [r() for r in self._reclaimers]
             if attempt == 0:
                 for fn in reclaimers:  # (outside the lock: a reclaimer gives back through give())
-                    fn(short)
+                    if fn is not None:
+                        fn(short)
         raise BudgetExceeded(f"the server's memory budget ({_mb(self.limit)}) is held by other sources now;"
                              " try again in a moment", "memory_budget_mb", transient=True)
 
