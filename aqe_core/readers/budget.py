@@ -42,7 +42,8 @@ class MemoryBudget:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
-        self._lock = threading.Lock()
+        # reentrant: a source freed by the garbage collector inside a locked section gives back here
+        self._lock = threading.RLock()
         self._reclaimers: list[Callable[[], Optional[Callable[[int], None]]]] = []
 
     def add_reclaimer(self, fn: Callable[[int], None]) -> None:
