@@ -16,8 +16,17 @@ on by default; ``trusted = true`` lifts the SQL guard for a single trusted user 
     allowed_hosts = ["127.0.0.1", "localhost"]  # names the app answers to, in Host and Origin
                                          # (AQE_LENS_ALLOWED_HOSTS, comma-separated); "name" is on
                                          # the served port, "name:port" any other (a proxy's)
+    memory_budget_mb = 2048              # every load and the source cache together (AQE_LENS_MEMORY_BUDGET_MB)
+    max_concurrent_loads = 2             # sources read at once; others wait (AQE_LENS_MAX_CONCURRENT_LOADS)
+    max_executions = 10000               # SQL executions of one source (AQE_LENS_MAX_EXECUTIONS)
+    max_plan_nodes = 500000              # plan nodes of one source, every plan version (AQE_LENS_MAX_PLAN_NODES)
+    max_task_slots = 32000000            # per-task values of one source, 8 bytes each (AQE_LENS_MAX_TASK_SLOTS)
+    max_load_s = 120                     # wall time to open one source, views included (AQE_LENS_MAX_LOAD_S)
 
-The bundled samples and the app's data directory are always roots.
+The bundled samples and the app's data directory are always roots. The memory budget is
+shared by all loads in progress and the sources kept in the cache (sizes estimated from what
+the reader counts: executions, plan nodes, task values); a load past any limit stops with a
+message naming the setting (docs/eventlog-limits.md, "Server budgets").
 """
 from __future__ import annotations
 
@@ -54,6 +63,12 @@ class ServerSettings:
     max_decompress_s: float = 60.0
     #: host names the web app answers to (ui.host_guard): every other Host or Origin is refused
     allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")
+    memory_budget_mb: float = 2048.0
+    max_concurrent_loads: int = 2
+    max_executions: int = 10_000
+    max_plan_nodes: int = 500_000
+    max_task_slots: int = 32_000_000
+    max_load_s: float = 120.0
 
     @property
     def max_upload_bytes(self) -> int:
@@ -66,6 +81,10 @@ class ServerSettings:
     @property
     def max_decompressed_bytes(self) -> int:
         return int(self.max_decompressed_mb * MiB)
+
+    @property
+    def memory_budget_bytes(self) -> int:
+        return int(self.memory_budget_mb * MiB)
 
     def all_roots(self) -> list[Path]:
         """Folders "Path on server" may open: the samples, the data directory, the configured ones."""
@@ -82,6 +101,12 @@ _ENV = {
     "max_decompressed_mb": "AQE_LENS_MAX_DECOMPRESSED_MB",
     "max_decompress_s": "AQE_LENS_MAX_DECOMPRESS_S",
     "allowed_hosts": "AQE_LENS_ALLOWED_HOSTS",
+    "memory_budget_mb": "AQE_LENS_MEMORY_BUDGET_MB",
+    "max_concurrent_loads": "AQE_LENS_MAX_CONCURRENT_LOADS",
+    "max_executions": "AQE_LENS_MAX_EXECUTIONS",
+    "max_plan_nodes": "AQE_LENS_MAX_PLAN_NODES",
+    "max_task_slots": "AQE_LENS_MAX_TASK_SLOTS",
+    "max_load_s": "AQE_LENS_MAX_LOAD_S",
 }
 
 
@@ -96,6 +121,13 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
             if text in ("0", "false", "no", "off", ""):
                 return False
             raise ValueError(value)
+        if kind in (int, "int"):
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            out = int(str(value).strip()) if isinstance(value, str) else int(value)
+            if out < 1:
+                raise ValueError(value)
+            return out
         if kind in (float, "float"):
             out = float(value)
             if not out > 0:

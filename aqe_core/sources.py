@@ -8,27 +8,34 @@ On a shared server the app opens sources with :func:`open_on_server`: the path m
 (symlinks followed) inside :meth:`ServerSettings.all_roots` (:func:`resolve_in_roots`), is
 then opened once by descriptor, walked down from its root without following links, and read
 only from that descriptor (:mod:`aqe_core.readers.eventlog.opened`: no second lookup a swapped
-symlink could redirect, regular files only), and decoding is bounded by :func:`server_limits`.
-The CLI opens the user's own files unconfined.
+symlink could redirect, regular files only). Decoding is bounded by :func:`server_limits`,
+each source by the per-source limits of the server settings (executions, plan nodes, task
+values, wall time), and all sources together by one memory budget and a number of loads at
+once (:mod:`aqe_core.readers.budget`). The CLI opens the user's own files unconfined.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
+import threading
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Optional, Sequence, TypeVar
+from typing import BinaryIO, Callable, Iterator, Optional, Sequence, TypeVar
 
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
-from aqe_core.readers.eventlog.errors import Limits, LimitExceeded
+from aqe_core.readers.budget import LoadMeter, MemoryBudget
+from aqe_core.readers.eventlog.errors import BudgetExceeded, Limits, LimitExceeded
 from aqe_core.readers.eventlog.listener import listener_capture
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
-from aqe_core.views.from_eventlog import carry_task_times, views_from_eventlog
+from aqe_core.views.from_eventlog import carry_task_times, view_from_execution
 from aqe_core.views.query import QueryView
 
 
@@ -62,16 +69,109 @@ def resolve_in_roots(path: str, roots: Optional[Sequence["str | os.PathLike[str]
 
 
 def server_limits() -> Limits:
-    """Decoding limits for sources opened in the app, from the server settings."""
+    """Decoding limits for sources opened in the app, from the server settings. A line is
+    parsed whole into objects about ten times its size, outside the budget's estimate: lines
+    are held to 1/64 of the memory budget, at least 16 MiB (32 MiB at the default budget; real
+    plans are a few MB)."""
     s = server_settings()
     return Limits(max_decompressed_bytes=s.max_decompressed_bytes, max_seconds=s.max_decompress_s,
-                  max_task_slots=max(1 << 20, s.max_decompressed_bytes // 16))
+                  max_task_slots=s.max_task_slots,
+                  max_line_bytes=max(16 << 20, min(Limits().max_line_bytes, s.memory_budget_bytes // 64)))
+
+
+_BUDGET = MemoryBudget(0)
+_SLOTS: dict[int, threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def server_budget() -> MemoryBudget:
+    """The memory budget every load and every loaded source of this server process share
+    (its limit follows ``memory_budget_mb``)."""
+    _BUDGET.limit = server_settings().memory_budget_bytes
+    return _BUDGET
+
+
+@contextmanager
+def _load_slot(n: int, wait_s: float) -> Iterator[None]:
+    """One of the server's ``n`` loads at once (the CPU budget); waits up to ``wait_s``."""
+    with _SLOTS_LOCK:
+        sem = _SLOTS.setdefault(n, threading.BoundedSemaphore(n))
+    if not sem.acquire(timeout=wait_s):
+        raise BudgetExceeded(f"the server is opening {n} other source(s) and this one waited {wait_s:g} s;"
+                             " try again in a moment", "max_concurrent_loads", transient=True)
+    try:
+        yield
+    finally:
+        sem.release()
+
+
+def server_meter() -> LoadMeter:
+    """A new load's meter: the per-source limits of the server settings, charged to
+    :func:`server_budget`."""
+    s = server_settings()
+    return LoadMeter(server_budget(), max_executions=s.max_executions, max_plan_nodes=s.max_plan_nodes,
+                     max_task_slots=s.max_task_slots, max_seconds=s.max_load_s)
 
 
 def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None) -> "LoadedSource":
-    """:func:`load_source` as the app does it: confined to the roots, bounded by the limits."""
-    roots = [str(r) for r in server_settings().all_roots()]
-    return load_source(str(resolve_in_roots(path, roots)), progress=progress, limits=server_limits(), roots=roots)
+    """:func:`load_source` as the app does it: confined to the roots, bounded by the limits,
+    one of ``max_concurrent_loads`` at once, charged to the server's memory budget while the
+    source lives (its estimate in :attr:`LoadedSource.memory_bytes`)."""
+    s = server_settings()
+    roots = [str(r) for r in s.all_roots()]
+    real = str(resolve_in_roots(path, roots))
+    try:
+        with _load_slot(s.max_concurrent_loads, s.max_load_s):
+            meter = server_meter()
+            try:
+                src = load_source(real, progress=progress, limits=server_limits(), roots=roots, meter=meter)
+            except BaseException:
+                meter.release()
+                raise
+    except BudgetExceeded as exc:
+        raise refusal(exc) from None
+    src.memory_bytes = meter.hold_until_freed(src)
+    return src
+
+
+class SourceRefused(SourceError):
+    """A server limit refused the source; ``transient``: other loads held the server (the same
+    source may open later), else the source itself is past the limit."""
+
+    def __init__(self, message: str, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
+
+
+def refusal(exc: BudgetExceeded) -> SourceRefused:
+    """The one line shown for a source a server limit stopped, naming the setting."""
+    return SourceRefused(f"refused: {exc}; the limit is {exc.setting} in server.toml", exc.transient)
+
+
+def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
+    """What identifies a source's bytes, cheaply: sha256 over each file's size, mtime and its
+    first and last ``edge`` bytes (a rolling directory: every part's name, size and mtime).
+    Reads at most ``2 * edge`` bytes of a file, so a refused source is known again at once;
+    never blocks (a FIFO or device is opened non-blocking and not read)."""
+    h = hashlib.sha256()
+    if os.path.isdir(path):
+        for root, _dirs, files in os.walk(path):
+            for f in sorted(files):
+                full = os.path.join(root, f)
+                st_ = os.stat(full)
+                h.update(f"{os.path.relpath(full, path)}\0{st_.st_size}\0{st_.st_mtime_ns}\n".encode())
+        return "dir:" + h.hexdigest()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        st_ = os.fstat(fd)
+        h.update(f"{st_.st_mode}\0{st_.st_size}\0{st_.st_mtime_ns}\0".encode())
+        if not stat.S_ISREG(st_.st_mode):
+            return "other:" + h.hexdigest()
+        h.update(fh.read(edge))
+        if st_.st_size > edge:
+            fh.seek(max(edge, st_.st_size - edge))
+            h.update(fh.read(edge))
+    return "file:" + h.hexdigest()
 
 
 def read_checked_files(folder: "str | os.PathLike[str]", suffix: str, read: Callable[[BinaryIO], T],
@@ -115,6 +215,8 @@ class LoadedSource:
     app_id: Optional[str] = None  # the Spark application (event logs)
     #: why events are missing (a cut or damaged part, no ApplicationEnd); also in warnings or notes
     incomplete: list[str] = field(default_factory=list)
+    #: estimated memory held (charged to the server's budget while this object lives; 0: not charged)
+    memory_bytes: int = 0
 
     def view(self, query_id: str) -> Optional[QueryView]:
         return next((v for v in self.views if v.query_id == str(query_id)), None)
@@ -193,21 +295,24 @@ def _starts_like_capture(fh: BinaryIO) -> bool:
 
 
 def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Optional[Limits] = None,
-                roots: Optional[Sequence[str]] = None) -> LoadedSource:
+                roots: Optional[Sequence[str]] = None, meter: Optional[LoadMeter] = None) -> LoadedSource:
     """Open an event log or a capture and build its views. Raises only :class:`SourceError`.
 
     ``limits`` bound decoding (default: the reader's generous CLI limits); ``roots``, when
-    given, confine every file read (the app passes both, see :func:`open_on_server`)."""
+    given, confine every file read; ``meter`` counts the source against per-source limits and a
+    memory budget (the app passes all three, see :func:`open_on_server`)."""
     try:
-        return _load_source(path, progress, limits, roots)
+        return _load_source(path, progress, limits, roots, meter)
     except SourceError:
         raise
+    except BudgetExceeded as exc:
+        raise refusal(exc) from None
     except Exception as exc:  # the last line of defence; the fuzz tests keep this unreached
         raise SourceError(f"cannot open this source (internal error: {type(exc).__name__})") from None
 
 
 def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],
-                 roots: Optional[Sequence[str]]) -> LoadedSource:
+                 roots: Optional[Sequence[str]], meter: Optional[LoadMeter]) -> LoadedSource:
     p = resolve_in_roots(path, roots) if roots is not None else Path(path)
     if roots is None and not p.exists():
         raise SourceError(f"no such file or directory: {path}")
@@ -222,12 +327,14 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     if is_capture:
         try:
-            return _open_capture(node, limits)
+            return _metered_capture(_open_capture(node, limits), meter)
         finally:
             node.close()
     try:
-        log = load(node, progress=progress, roots=list(roots) if roots is not None else None,
+        log = load(node, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
                    **({"limits": limits} if limits is not None else {}))
+    except BudgetExceeded:
+        raise
     except LimitExceeded as exc:
         raise SourceError(f"{exc}" + (f"; {_LIMIT_HINT}" if roots is not None else "")) from None
     except EventLogError as exc:
@@ -235,8 +342,10 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
-    views, notes = views_from_eventlog(log), list(log.notes)
+    views, notes = _views(log, meter), list(log.notes)
     exact = listener_capture(log)
+    if meter is not None:
+        meter.check_time()
     if exact is not None:
         exact_views, report = views_from_capture(exact)
         by_id = {v.query_id: v for v in exact_views}
@@ -248,6 +357,29 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         notes += report.notes
     return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes,
                         app_id=log.application.id, incomplete=list(log.cut))
+
+
+def _views(log, meter: Optional[LoadMeter]) -> list[QueryView]:
+    """:func:`views_from_eventlog`, within the meter's wall time."""
+    out = []
+    for ex in log.executions_by_id():
+        if meter is not None:
+            meter.check_time()
+        out.append(view_from_execution(log, ex))
+    return out
+
+
+def _metered_capture(src: LoadedSource, meter: Optional[LoadMeter]) -> LoadedSource:
+    """A capture's executions and plan nodes counted once its views are built (its decoded
+    size is capped already; this charges it to the budget and the per-source limits)."""
+    if meter is not None:
+        for v in src.views:
+            meter.execution()
+            for plan in (v.initial_plan, *v.plan_versions, v.final_plan):
+                if plan is not None:
+                    meter.nodes(sum(1 for _ in plan.walk()))
+            meter.check_time()
+    return src
 
 
 def _open_capture(node: Node, limits: Optional[Limits]) -> LoadedSource:

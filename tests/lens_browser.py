@@ -43,6 +43,7 @@ class LensApp:
     url: str
     home: Path  # the server's AQE_LENS_HOME
     port: int
+    pid: int = 0  # the streamlit server's process (memory and I/O tests read its /proc)
 
 
 @contextlib.contextmanager
@@ -66,7 +67,7 @@ def running_app(home: Path, log_path: Path, env: Optional[Mapping[str, str]] = N
                     if proc.poll() is not None or time.time() > deadline:
                         pytest.fail(f"streamlit did not become healthy (see {log_path})")
                     time.sleep(0.5)
-            yield LensApp(url, home, port)
+            yield LensApp(url, home, port, proc.pid)
         finally:
             proc.terminate()
             try:

@@ -18,31 +18,63 @@ from aqe_core.plain_text import md_text
 from aqe_core.server_settings import SettingsError, server_settings
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
 from aqe_core.sources import (
-    LoadedSource, SourceError, default_sample, open_on_server, resolve_in_roots, sample_sources,
+    LoadedSource, SourceError, content_fingerprint, default_sample, open_on_server, resolve_in_roots, sample_sources,
+    server_budget,
 )
 from ui import state
 from ui.source_cache import SourceCache
 from ui.state import set_source as _set_source
 
-def _content_key(path: str) -> tuple:
-    """What identifies a source's content cheaply: each file's name, size and mtime (a rolling
-    directory's parts included). An upload's path already carries its sha256."""
-    if os.path.isdir(path):
-        parts = []
-        for root, _dirs, files in os.walk(path):
-            for f in sorted(files):
-                st_ = os.stat(os.path.join(root, f))
-                parts.append((os.path.relpath(os.path.join(root, f), path), st_.st_size, st_.st_mtime_ns))
-        return (path, tuple(sorted(parts)))
-    st_ = os.stat(path)
-    return (path, st_.st_size, st_.st_mtime_ns)
-
-
 @st.cache_resource(show_spinner=False)
+def _source_cache() -> "SourceCache":
+    budget = server_budget()
+    cache = SourceCache(budget.limit)
+    budget.add_reclaimer(cache.reclaim)  # a load short of memory lets cached sources go first
+    return cache
+
+
 def _shared_sources() -> "SourceCache":
     """One cache per server: a source is read once and shared by every session (views are
-    read-only data), instead of being copied (st.cache_data) or re-read on every interaction."""
-    return SourceCache(8)
+    read-only data), instead of being copied (st.cache_data) or re-read on every interaction.
+    It holds up to the server's memory budget, which loads in progress share with it."""
+    cache = _source_cache()
+    cache.max_bytes = server_budget().limit
+    return cache
+
+
+def _open_shared(real: str) -> LoadedSource:
+    """The source at ``real`` from the cache, else read once (with a progress bar for big
+    files). A source that failed is not read again while its bytes and the settings stay the
+    same: its message comes back at once (a refusal because the server was busy is not kept)."""
+    cache = _shared_sources()
+    key = (real, content_fingerprint(real))
+    failed_key = (key, server_settings())
+    with cache.loading(key):  # sessions opening the same source together: one read
+        src = cache.get(key)
+        if src is not None:
+            return src
+        failed = cache.failure(failed_key)
+        if failed is not None:
+            raise SourceError(failed)
+        try:
+            src = _read(real)
+        except SourceError as exc:
+            if not getattr(exc, "transient", False):
+                cache.remember_failure(failed_key, str(exc))
+            raise
+        cache.put(key, src)
+        return src
+
+
+def _read(real: str) -> LoadedSource:
+    size = os.path.getsize(real) if os.path.isfile(real) else None
+    if size and size > 20 * 1024 * 1024:
+        bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(real))}")
+        src = open_on_server(real, progress=lambda done, total: bar.progress(
+            min(1.0, done / (total or size)), text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
+        bar.empty()
+        return src
+    return open_on_server(real)
 
 
 def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[LoadedSource]:
@@ -55,21 +87,7 @@ def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[Lo
     stored = os.path.basename(path)
     try:
         real = str(resolve_in_roots(path))  # before anything looks at the file
-        key = _content_key(real)
-        cache = _shared_sources()
-        src = cache.get(key)
-        if src is not None:
-            return _named(src, stored, own_name)
-        size = os.path.getsize(real) if os.path.isfile(real) else None
-        if size and size > 20 * 1024 * 1024:
-            bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(real))}")
-            src = open_on_server(real, progress=lambda done, total: bar.progress(
-                min(1.0, done / (total or size)), text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
-            bar.empty()
-        else:
-            src = open_on_server(real)
-        cache.put(key, src)
-        return _named(src, stored, own_name)
+        return _named(_open_shared(real), stored, own_name)
     except SourceError as exc:
         msg = _own_words(str(exc), stored, own_name)
         if own_name and msg.startswith(f"{own_name}: "):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
@@ -36,6 +36,9 @@ from aqe_core.readers.eventlog.planinfo import lazy_plan, plan_facts
 from aqe_core.readers.eventlog.scala_set import stage_order
 from aqe_core.readers.eventlog.spilling import Spilling
 
+if TYPE_CHECKING:
+    from aqe_core.readers.budget import LoadMeter
+
 #: the package of Spark's SQL listener events (``org.apache.spark.sql.execution.ui``), not a conf key
 SQL_EVENT_PREFIX = "org.apache.spark.sql.execution.ui."
 _MAX_SAMPLES = 5
@@ -52,10 +55,12 @@ class _Builder(Spilling):
     """Feeds lines to one handler per event type and fills ``log``; :meth:`finish` ends the
     executions still running when the log stops (as the History Server does)."""
 
-    def __init__(self, log: EventLog, keep_tasks: bool = True, limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, log: EventLog, keep_tasks: bool = True, limits: Limits = DEFAULT_LIMITS,
+                 meter: "LoadMeter | None" = None):
         self.log = log
         self.keep_tasks = keep_tasks
-        self.budget = _SlotBudget(limits.max_task_slots)
+        self.meter = meter  # the server's per-source limits and memory budget (None: the CLI's reading)
+        self.budget = _SlotBudget(limits.max_task_slots, meter)
         self.execs: dict[int, _LiveExec] = {}  # in memory (the rest are in self.cold)
         self.order: dict[int, None] = {}  # every execution id, first seen first
         self.live: dict[int, _LiveExec] = {}
@@ -217,6 +222,8 @@ class _Builder(Spilling):
         if ex is None:
             ex = self._known(eid)
             if ex is None:
+                if self.meter is not None:
+                    self.meter.execution()
                 ex = _LiveExec(SQLExecution(id=eid))
                 self.execs[eid] = ex
                 self.order[eid] = None
@@ -244,6 +251,8 @@ class _Builder(Spilling):
         """A plan version's metrics registered (as the History Server adds every version's), the
         tree kept unbuilt until a view asks (finish() builds the final one)."""
         facts = plan_facts(info)
+        if self.meter is not None:
+            self.meter.nodes(facts.nodes)
         self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
         return lazy_plan(info, facts)
 
@@ -573,7 +582,10 @@ class _Builder(Spilling):
         self.read_store.clear()
         # finished executions go to the spill file too when the log was big enough to spill
         done: SpillMap[int, SQLExecution] = SpillMap(file=self.spill_file)
+        meter = self.meter
         for eid in self.order:
+            if meter is not None:
+                meter.check_time()
             ex = self.execs.pop(eid, None)
             if ex is None:
                 ref = self.finished_spilled(eid)

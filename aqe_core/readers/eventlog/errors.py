@@ -18,6 +18,19 @@ class LimitExceeded(EventLogError):
     """An explicit safety limit was hit (decompressed size, expansion ratio, decode time)."""
 
 
+class BudgetExceeded(LimitExceeded):
+    """A limit of :class:`~aqe_core.readers.budget.LoadMeter` (executions, plan nodes, task
+    values, wall time, the server's memory): the whole load stops and nothing is kept, as
+    what was read so far is already as big as the server allows. ``setting`` names the server
+    setting behind the limit; ``transient``: the server was busy with other loads (the same
+    source may open later), so the refusal is not remembered."""
+
+    def __init__(self, message: str, setting: str, transient: bool = False):
+        super().__init__(message)
+        self.setting = setting
+        self.transient = transient
+
+
 @dataclass(frozen=True)
 class Limits:
     """Safety limits; see docs/eventlog-limits.md.
@@ -40,7 +53,8 @@ class Limits:
     Size limits count decoded bytes of the whole log (every part of a rolling directory or
     archive), and the expansion ratio is taken against the archive's size for zip/tar members.
     The CLI keeps these generous defaults; the app passes :func:`server limits
-    <aqe_core.sources.server_limits>` derived from the server settings.
+    <aqe_core.sources.server_limits>` derived from the server settings, and a
+    :class:`~aqe_core.readers.budget.LoadMeter` for its per-source limits and memory budget.
     """
 
     max_line_bytes: int = 64 * MiB

@@ -6,28 +6,39 @@ gigabytes.
 from __future__ import annotations
 
 from array import array
+from typing import TYPE_CHECKING
 
 from aqe_core.model.eventlog import SQLExecution
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import LimitExceeded
 
+if TYPE_CHECKING:
+    from aqe_core.readers.budget import LoadMeter
+
 
 
 class _SlotBudget:
     """Per-task arrays are sized by a stage's task count, which the log states: a one-line log
-    claiming 2**31 tasks must not allocate gigabytes. Every array is charged here first."""
+    claiming 2**31 tasks must not allocate gigabytes. Every array is charged here first, and to
+    the load's meter (the server's per-source limit and memory budget) when there is one."""
 
-    __slots__ = ("left", "limit")
+    __slots__ = ("left", "limit", "meter")
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, meter: "LoadMeter | None" = None):
         self.left = self.limit = limit
+        self.meter = meter
+
+    def __reduce__(self):  # a spilled read store's copy: the meter stays with the load (revived: replaced)
+        return (_SlotBudget, (self.limit,))
 
     def zeros(self, n: int, fill: int = 0) -> array:
+        if self.meter is not None:  # (first: the server refuses the whole source, naming its setting)
+            self.meter.slots(max(0, n))
         if n > self.left:
             raise LimitExceeded(f"the log's stages declare more tasks than the reader keeps values for "
                                 f"({self.limit} per-task values in all)")
         self.left -= n
-        return array("q", bytes(8 * n)) if fill == 0 else array("q", [fill]) * n
+        return array("q", [fill]) * n  # (one allocation: no bytes(8 * n) beside it)
 
 
 class _StageMetrics:

@@ -13,15 +13,20 @@ import tarfile
 import time
 import zipfile
 import zlib
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from aqe_core.model.eventlog import NOT_IN_LOG, EventLog
 from aqe_core.readers.eventlog import codecs
 from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL_EVENT_PREFIX, _Builder
-from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
+from aqe_core.readers.eventlog.errors import (
+    DEFAULT_LIMITS, BudgetExceeded, DecodeError, EventLogError, LimitExceeded, Limits,
+)
 from aqe_core.readers.eventlog.lines import _Lines
 from aqe_core.readers.eventlog.opened import Node
 from aqe_core.readers.eventlog.sources import IterStream, LogSource, Part, open_source
+
+if TYPE_CHECKING:
+    from aqe_core.readers.budget import LoadMeter
 
 ProgressFn = Callable[[int, "int | None"], None]
 
@@ -96,6 +101,7 @@ def load(
     limits: Limits = DEFAULT_LIMITS,
     keep_task_metrics: bool = True,
     roots: "list[str] | None" = None,
+    meter: "LoadMeter | None" = None,
 ) -> EventLog:
     """Load an event log (any layout/codec, see :mod:`aqe_core.readers.eventlog.sources`).
 
@@ -107,11 +113,13 @@ def load(
     a rolling directory, after symlinks are resolved) must lie inside one of these folders, and is
     opened by descriptor (:mod:`.opened`). ``path`` may be a :class:`~.opened.Node` already
     opened that way (the load closes it).
+    ``meter``: the server's per-source limits and memory budget (:mod:`aqe_core.readers.budget`);
+    past one, :class:`BudgetExceeded` stops the whole load (nothing partial is kept).
     """
     try:
         src = open_source(path, limits, roots=roots)
         with src:
-            return _load_source(src, progress, limits, keep_task_metrics)
+            return _load_source(src, progress, limits, keep_task_metrics, meter)
     except EventLogError:
         raise
     except OSError as e:
@@ -126,8 +134,10 @@ class _Reading:
     """Bytes read and decoded and CPU time spent over every part of one log: the whole-log limits
     are checked against these, once per decoded chunk (~1 MiB)."""
 
-    def __init__(self, src: LogSource, progress: ProgressFn | None, limits: Limits):
+    def __init__(self, src: LogSource, progress: ProgressFn | None, limits: Limits,
+                 meter: "LoadMeter | None" = None):
         self.limits = limits
+        self.meter = meter
         self.progress = progress
         self.total = src.total_size
         self.done = 0
@@ -156,15 +166,18 @@ class _Reading:
                 raise LimitExceeded(codecs.ratio_limit_message(decoded_all, raw, limits.max_expansion_ratio))
             if limits.max_seconds is not None and time.thread_time() - self.started > limits.max_seconds:
                 raise LimitExceeded(codecs.time_limit_message(limits.max_seconds))
+            if self.meter is not None:
+                self.meter.check_time()
             yield c
 
 
-def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, keep_tasks: bool) -> EventLog:
+def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, keep_tasks: bool,
+                 meter: "LoadMeter | None" = None) -> EventLog:
     log = EventLog(path=src.path, layout=src.layout, parts=[p.name for p in src.parts])
     log.warnings.extend(src.warnings)
     log.notes.extend(src.notes)
-    b = _Builder(log, keep_tasks, limits)
-    reading = _Reading(src, progress, limits)
+    b = _Builder(log, keep_tasks, limits, meter)
+    reading = _Reading(src, progress, limits, meter)
     fatal: str | None = None
     for idx, part in enumerate(src.parts):
         fatal = _read_part(src, part, idx == len(src.parts) - 1, b, reading)
@@ -202,6 +215,8 @@ def _read_part(src: LogSource, part: Part, last: bool, b: _Builder, reading: _Re
         else:
             log.warnings.append(msg + "; the events after it are missing")
             log.cut.append(log.warnings[-1])
+    except BudgetExceeded:
+        raise  # the server's per-source limits and budget refuse the whole source
     except LimitExceeded as e:
         log.warnings.append(f"{name}: {e}; stopped reading")
         log.cut.append(log.warnings[-1])

@@ -171,6 +171,7 @@ class PlanFacts:
     exchange_metrics: list[tuple[str, int]] = field(default_factory=list)  # (name, acc) on exchanges
     adaptive: bool = False
     size_accs: set[int] = field(default_factory=set)  # shuffle reads' "partition data size"
+    nodes: int = 0  # nodes of the tree (what the server's per-source plan-node limit counts)
 
 
 def plan_facts(info: Any) -> PlanFacts:
@@ -189,6 +190,7 @@ def plan_facts(info: Any) -> PlanFacts:
         node = stack.pop()
         if not isinstance(node, dict):
             continue
+        out.nodes += 1
         name = str(node.get("nodeName", ""))
         if name == "AdaptiveSparkPlan":
             out.adaptive = True

@@ -1,0 +1,148 @@
+"""One server's memory for every load and every cached source together, and one load's share
+of it (issue 24: limits per load let three loads of one small log reach 6 GB together).
+
+Memory is estimated from what the reader counts, not measured: a process's RSS says neither
+which load holds what nor shrinks when objects are freed. A load is charged as it reads, per
+SQL execution, per plan node of every plan version and per task value (sizes measured on real
+logs, below), so a hostile log is stopped before it allocates, not after. A loaded source keeps
+its charge until the last reference to it goes (the cache's included, see
+:func:`hold_until_freed`); a load that needs room first asks the cache to let sources go
+(:meth:`MemoryBudget.add_reclaimer`).
+
+The CLI passes no meter: it reads the user's own files with the reader's generous limits.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from typing import Callable, Optional
+
+from aqe_core.readers.eventlog.errors import BudgetExceeded
+from aqe_core.units import MiB
+
+#: one SQL execution's model and view, plans aside (20,000 one-node executions: 3.4 KiB each)
+EXEC_BYTES = 4096
+#: one plan node of one plan version, read and built into the views (a 33-execution Spark 4.3
+#: log with 13,983 nodes over its versions: 1.3 KiB a node, everything included)
+NODE_BYTES = 1536
+#: one per-task value (an ``array('q')`` slot)
+SLOT_BYTES = 8
+#: a load takes the budget in steps of this much (one lock per step, not per execution)
+_STEP = 1 * MiB
+
+
+def _mb(n: int) -> str:
+    return f"{n / MiB:,.0f} MB"
+
+
+class MemoryBudget:
+    """Bytes (estimated) held by every load in progress and every loaded source still alive."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        # reentrant: a source freed by the garbage collector inside a locked section gives back here
+        self._lock = threading.RLock()
+        self._reclaimers: list[Callable[[], Optional[Callable[[int], None]]]] = []
+
+    def add_reclaimer(self, fn: Callable[[int], None]) -> None:
+        """``fn(short)`` is asked to let go of about ``short`` bytes of sources it keeps (a
+        cache dropping its least recently used entries) when a load finds the budget full.
+        A bound method is held weakly: a cache that is gone is not kept alive by the budget."""
+        ref = weakref.WeakMethod(fn) if hasattr(fn, "__self__") else (lambda: fn)
+        with self._lock:
+            self._reclaimers = [r for r in self._reclaimers if r() is not None and r() != fn] + [ref]
+
+    def take(self, n: int, own: int) -> None:
+        """Charge ``n`` more bytes to a load that holds ``own`` already, or raise
+        :class:`BudgetExceeded`: not remembered (``transient``) when other loads or sources
+        hold the rest, remembered when this one source is bigger than the whole budget."""
+        if own + n > self.limit:
+            raise BudgetExceeded(f"this source needs more memory than the server's budget for all sources"
+                                 f" ({_mb(self.limit)})", "memory_budget_mb")
+        for attempt in range(2):
+            with self._lock:
+                if self.used + n <= self.limit:
+                    self.used += n
+                    return
+                short = self.used + n - self.limit
+                reclaimers = [r() for r in self._reclaimers]
+            if attempt == 0:
+                for fn in reclaimers:  # (outside the lock: a reclaimer gives back through give())
+                    if fn is not None:
+                        fn(short)
+        raise BudgetExceeded(f"the server's memory budget ({_mb(self.limit)}) is held by other sources now;"
+                             " try again in a moment", "memory_budget_mb", transient=True)
+
+    def give(self, n: int) -> None:
+        with self._lock:
+            self.used = max(0, self.used - n)
+
+
+class LoadMeter:
+    """One load's counts against the per-source limits (None: no limit), charged to
+    ``budget`` as they grow. Every limit raises :class:`BudgetExceeded` naming its setting."""
+
+    def __init__(self, budget: Optional[MemoryBudget], *, max_executions: Optional[int] = None,
+                 max_plan_nodes: Optional[int] = None, max_task_slots: Optional[int] = None,
+                 max_seconds: Optional[float] = None) -> None:
+        self.budget = budget
+        self.max_executions = max_executions
+        self.max_plan_nodes = max_plan_nodes
+        self.max_task_slots = max_task_slots
+        self.max_seconds = max_seconds
+        self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        self.executions = self.plan_nodes = self.task_slots = 0
+        self.used = 0  # estimated bytes of what was read
+        self.held = 0  # bytes taken from the budget (used, rounded up to a step)
+        self._closed = False
+
+    def execution(self) -> None:
+        self.executions += 1
+        if self.max_executions is not None and self.executions > self.max_executions:
+            raise BudgetExceeded(f"this source holds more than {self.max_executions:,} SQL executions", "max_executions")
+        self._use(EXEC_BYTES)
+
+    def nodes(self, n: int) -> None:
+        """``n`` plan nodes of one plan version were read."""
+        self.plan_nodes += n
+        if self.max_plan_nodes is not None and self.plan_nodes > self.max_plan_nodes:
+            raise BudgetExceeded(f"this source's plans hold more than {self.max_plan_nodes:,} nodes"
+                                 " (every plan version counted)", "max_plan_nodes")
+        self._use(n * NODE_BYTES)
+
+    def slots(self, n: int) -> None:
+        """``n`` per-task values are about to be allocated."""
+        self.task_slots += n
+        if self.max_task_slots is not None and self.task_slots > self.max_task_slots:
+            raise BudgetExceeded(f"this source's stages declare more tasks than the server keeps values for"
+                                 f" ({self.max_task_slots:,} per-task values)", "max_task_slots")
+        self._use(n * SLOT_BYTES)
+
+    def check_time(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise BudgetExceeded(f"opening this source took more than {self.max_seconds:g} s", "max_load_s")
+
+    def _use(self, n: int) -> None:
+        self.used += n
+        if self.used > self.held:
+            more = max(self.used - self.held, _STEP)
+            if self.budget is not None:
+                self.budget.take(more, self.held)
+            self.held += more
+
+    def release(self) -> None:
+        """Give the whole charge back (a failed load)."""
+        if not self._closed:
+            self._closed = True
+            if self.budget is not None:
+                self.budget.give(self.held)
+
+    def hold_until_freed(self, obj: object) -> int:
+        """Keep the charge while ``obj`` (the loaded source) lives; the estimate in bytes."""
+        if not self._closed:
+            self._closed = True
+            if self.budget is not None:
+                weakref.finalize(obj, self.budget.give, self.held)
+        return self.used
