@@ -27,9 +27,9 @@ from aqe_core.readers.eventlog import codecs
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
 
 ROLLING_DIR_PREFIX = "eventlog_v2_"
-_EVENTS_RE = re.compile(r"^events_(\d+)_([^/]+?)(\.compact)?$")
-_DBX_RE = re.compile(r"^eventlog(?:-(\d{4}-\d\d-\d\d--\d\d-\d\d)(?:\.gz)?)?$")
-_APPSTATUS_RE = re.compile(r"^appstatus_([^/]+?)(\.inprogress)?$")
+_EVENTS_RE = re.compile(r"events_(\d+)_([^/]+?)(\.compact)?\Z")
+_DBX_RE = re.compile(r"eventlog(?:-(\d{4}-\d\d-\d\d--\d\d-\d\d)(?:\.gz)?)?\Z")
+_APPSTATUS_RE = re.compile(r"appstatus_([^/]+?)(\.inprogress)?\Z")
 _HEAD = 512
 
 
