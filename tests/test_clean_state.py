@@ -70,3 +70,115 @@ def test_sql_guard_names_are_matched_whole():
 
     assert _PLAIN.match("t1_x")
     assert not _PLAIN.match("t1\n"), "a name with a trailing newline passes the plain-name check"
+
+
+# ------------------------------------------------------------------------------------------
+# temp files of interrupted saves
+
+_WRITER = """
+import os, sys, time
+from pathlib import Path
+
+def stuck(src, dst):  # the data is written, the rename not done: killed here
+    print("writing", flush=True)
+    time.sleep(120)
+
+os.replace = stuck
+target = Path(sys.argv[1])
+if sys.argv[2] == "capture":
+    from aqe_core.readers.capture_file import load_capture, save_capture
+    save_capture(load_capture(sys.argv[3]), target)
+else:
+    from aqe_core import storage
+    storage.atomic_write_bytes(target, b"x" * 100_000)
+"""
+CAPTURE = sorted((ROOT / "sample_logs" / "captures").glob("*.json.gz"))[0]
+
+
+def _start_writer(target: Path, what: str = "bytes") -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(target), what, str(CAPTURE)], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "writing"
+    return proc
+
+
+def _temps(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob(".*.tmp"))
+
+
+def test_a_save_killed_midway_leaves_a_temp_file_that_start_up_removes(home):
+    target = home / "reports" / "0123456789abcdef.json"
+    proc = _start_writer(target)
+    try:
+        (tmp,) = _temps(home)
+        # the save is alive (in another process): never removed, however old it looks
+        os.utime(tmp, (time.time() - 3600, time.time() - 3600))
+        assert storage.remove_interrupted_saves(home) == []
+        assert tmp.exists()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert _temps(home) == [tmp] and not target.exists()  # what the kill leaves
+    assert storage.remove_interrupted_saves(home, older_than_s=0) == [tmp]
+    assert _temps(home) == [] and not target.exists()
+
+
+def test_a_young_unlocked_temp_file_is_kept_an_old_one_removed(home):
+    folder = home / "uploads" / ("ab" * 32)
+    folder.mkdir(parents=True)
+    young, old = folder / ".log.json.a1b2c3.tmp", folder / ".log.json.d4e5f6.tmp"
+    young.write_bytes(b"1")
+    old.write_bytes(b"2")
+    os.utime(old, (time.time() - 600, time.time() - 600))
+    kept = [folder / "upload.tmp", folder / ".hidden", home / "presets.json"]  # not temp files of a save
+    for p in kept:
+        p.write_bytes(b"keep")
+        os.utime(p, (time.time() - 600, time.time() - 600))
+    link = home / ".link.tmp"
+    link.symlink_to(kept[0])
+    os.utime(link, (time.time() - 600, time.time() - 600), follow_symlinks=False)
+    assert storage.remove_interrupted_saves(home) == [old]
+    assert young.exists() and link.is_symlink() and all(p.read_bytes() == b"keep" for p in kept)
+
+
+def test_server_start_up_removes_temp_files_of_interrupted_saves(home):
+    """Through the app (AppTest runs the real page scripts): the first page of a server on a
+    data directory cleans it; a save in progress in another process is left alone."""
+    from streamlit.testing.v1 import AppTest
+
+    stale = [home / "reports" / ".0123456789abcdef.json.x1y2z3.tmp", home / ".presets.json.q1w2e3.tmp",
+             home / "runs" / ".20260101-000000-abcdef.json.gz.r1t2y3.tmp"]
+    for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"half a save")
+        os.utime(p, (time.time() - 600, time.time() - 600))
+    proc = _start_writer(home / "uploads" / ("cd" * 32) / "live.json")
+    try:
+        (live,) = [p for p in _temps(home) if p not in stale]
+        os.utime(live, (time.time() - 600, time.time() - 600))
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        assert not at.exception, at.exception
+        assert _temps(home) == [live]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def test_a_capture_save_killed_midway_leaves_what_start_up_removes(home):
+    """``save_capture`` wrote a fixed ``<name>.tmp`` that nothing removed; it now saves through
+    the locked temp files of :mod:`aqe_core.storage`."""
+    from aqe_core.readers.capture_file import load_capture, save_capture
+
+    runs = home / "runs"
+    proc = _start_writer(runs / "20260101-000000-abcdef.json.gz", "capture")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert list(runs.iterdir())  # the kill left a temp file
+    storage.remove_interrupted_saves(home, older_than_s=0)
+    assert list(runs.iterdir()) == []
+    cap = load_capture(str(CAPTURE))
+    out = save_capture(cap, runs / "copy.json.gz")
+    assert load_capture(str(out)).to_dict() == cap.to_dict()
+    assert sorted(p.name for p in runs.iterdir()) == ["copy.json.gz"]
+    assert save_capture(cap, runs / "again.json.gz").read_bytes() == out.read_bytes()  # same bytes

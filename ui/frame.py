@@ -15,7 +15,8 @@ import streamlit as st
 
 from aqe_core.views.query import QueryView
 from aqe_core.plain_text import md_text
-from aqe_core.server_settings import SettingsError, server_settings
+from aqe_core.server_settings import SettingsError, lens_home, server_settings
+from aqe_core.storage import remove_interrupted_saves
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
 from aqe_core.sources import (
     LoadedSource, SourceError, default_sample, open_on_server, resolve_in_roots, sample_sources,
@@ -43,6 +44,16 @@ def _shared_sources() -> "SourceCache":
     """One cache per server: a source is read once and shared by every session (views are
     read-only data), instead of being copied (st.cache_data) or re-read on every interaction."""
     return SourceCache(8)
+
+
+@st.cache_resource(show_spinner=False)
+def _start_up(home: str) -> int:
+    """Once per server and data directory, before any page reads it: remove the temporary
+    files of saves a killed server left (a save in progress in another process is kept)."""
+    try:
+        return len(remove_interrupted_saves(Path(home)))
+    except OSError:
+        return 0
 
 
 def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[LoadedSource]:
@@ -265,6 +276,7 @@ def sidebar_source() -> Optional[LoadedSource]:
     except SettingsError as exc:
         st.error(f"The server's settings cannot be used: {md_text(exc)}")
         st.stop()
+    _start_up(str(lens_home()))
     _apply_report_link()
     _default_source()
     with st.sidebar:
