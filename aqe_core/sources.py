@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
-from aqe_core.readers.eventlog.errors import Limits, LimitExceeded
+from aqe_core.readers.eventlog.errors import Limits, LimitExceeded, internal_cause
 from aqe_core.readers.eventlog.listener import listener_capture
 from aqe_core.readers.eventlog.sources import OUTSIDE_ROOTS, Roots
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
@@ -165,7 +165,8 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
     except SourceError:
         raise
     except Exception as exc:  # the last line of defence; the fuzz tests keep this unreached
-        raise SourceError(f"cannot open this source (internal error: {type(exc).__name__})") from None
+        raise SourceError(f"cannot open this source (internal error: {internal_cause(exc)})") from None
+
 
 
 def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],

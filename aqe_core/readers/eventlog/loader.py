@@ -18,7 +18,9 @@ from typing import Callable, Iterator
 from aqe_core.model.eventlog import NOT_IN_LOG, EventLog
 from aqe_core.readers.eventlog import codecs
 from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL_EVENT_PREFIX, _Builder
-from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
+from aqe_core.readers.eventlog.errors import (
+    DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits, internal_cause,
+)
 from aqe_core.readers.eventlog.lines import _Lines
 from aqe_core.readers.eventlog.sources import IterStream, LogSource, Part, open_source
 
@@ -115,7 +117,7 @@ def load(
         raise EventLogError(f"cannot read {os.path.basename(os.fspath(path))}: {e.strerror or type(e).__name__}") from None
     except (*_CONTAINER_ERRORS, *_FIELD_ERRORS, MemoryError) as e:
         # the last line of defence; the fuzz tests keep this unreached
-        raise EventLogError(f"cannot read this log (internal error: {type(e).__name__})") from None
+        raise EventLogError(f"cannot read this log (internal error: {internal_cause(e)})") from None
 
 
 class _Reading:
