@@ -82,6 +82,8 @@ def test_rerun_and_verify_refuse_a_malformed_run_with_the_handlers_error(tmp_pat
     mgr = RunManager(runtime=object())
     with pytest.raises(ValueError, match=r"run\.views"):
         mgr.submit_rerun(str(p), 0, [get_preset("actual")])
+    with pytest.raises(ValueError, match="cannot be read again"):  # removed since it was opened
+        mgr.submit_rerun(str(tmp_path / "gone.json"), 0, [get_preset("actual")])
     cap = load_capture(str(SAMPLE))
     cap.run["views"] = ["CREATE TEMPORARY VIEW t AS SELECT 1"]  # a capture built in code is checked too
     with pytest.raises(ValueError, match=r"run\.views"):

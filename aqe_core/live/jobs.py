@@ -133,7 +133,10 @@ class RunManager:
         with one query per preset, in order."""
         from aqe_core.readers.capture_file import load_capture
 
-        cap = load_capture(capture_path)
+        try:
+            cap = load_capture(capture_path)
+        except OSError as exc:  # moved or removed since it was opened: the handlers' ValueError
+            raise ValueError(f"the capture cannot be read again ({exc.strerror or type(exc).__name__})") from None
         q = next(x for x in cap.queries if x.index == query_index)
         sql = cap.sql_of(q)
         if not sql:
