@@ -19,7 +19,7 @@ from aqe_core.server_settings import SettingsError, lens_home, server_settings
 from aqe_core.storage import remove_interrupted_saves
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
 from aqe_core.sources import (
-    LoadedSource, SourceError, default_sample, open_on_server, resolve_in_roots, sample_sources,
+    LoadedSource, SourceError, default_sample, internal_cause, open_on_server, resolve_in_roots, sample_sources,
 )
 from ui import state
 from ui.source_cache import SourceCache
@@ -90,7 +90,7 @@ def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[Lo
     except OSError as exc:
         st.error(f"Could not open this source: {md_text(exc.strerror or type(exc).__name__)}")
     except Exception as exc:  # the app must never crash on a bad input (and never echo it)
-        st.error(f"Could not open this source (internal error: {type(exc).__name__})")
+        st.error(f"Could not open this source (internal error: {md_text(internal_cause(exc))})")
     return None
 
 
