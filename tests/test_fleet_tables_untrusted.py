@@ -44,3 +44,17 @@ def test_a_findings_table_without_its_column_is_one_message(tmp_path):
                             "preset_changes": ["{}"], "wasted_task_ms": [0]}, {"other": [1]})
     with pytest.raises(SourceError, match="findings table lacks"):
         load_scan(path, roots=[str(tmp_path)])
+
+
+def test_a_csv_as_spark_writes_it_reads_back(tmp_path):
+    """Spark's CSV writer escapes a quote inside a quoted value as \\" (the preset changes JSON)."""
+    out = tmp_path / "scan"
+    (out / "executions").mkdir(parents=True)
+    (out / "findings").mkdir()
+    (out / "executions" / "part-00000-x-c000.csv").write_text(
+        "file,execution_id,findings,error,preset_changes,wasted_task_ms\n"
+        '/logs/a,3,skew_split,,"{\\"default\\":\\"partitions 200 -> 12\\"}",40\n')
+    (out / "findings" / "part-00000-x-c000.csv").write_text("file,execution_id,finding\n/logs/a,3,skew_split\n")
+    scan = load_scan(str(out), roots=[str(tmp_path)])
+    counts, changed = preset_impact(scan, "default")
+    assert counts["changed"] == 1 and changed["change"].iloc[0] == "partitions 200 -> 12"
