@@ -182,3 +182,18 @@ def test_a_capture_save_killed_midway_leaves_what_start_up_removes(home):
     assert load_capture(str(out)).to_dict() == cap.to_dict()
     assert sorted(p.name for p in runs.iterdir()) == ["copy.json.gz"]
     assert save_capture(cap, runs / "again.json.gz").read_bytes() == out.read_bytes()  # same bytes
+
+
+@pytest.mark.parametrize("rid", ["deadbeefdeadbee0\n", "0123456789abcdef"])
+def test_report_links_in_the_app_leave_nothing_behind(home, rid):
+    """``?report=deadbeefdeadbee0%0A`` (a trailing newline) is not an id; an unknown id is
+    reported; neither leaves a file in the data directory."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["report"] = rid
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.sidebar.error]
+    assert any(("not a report id" if "\n" in rid else "no saved view") in e for e in errors), errors
+    assert not [p for p in home.rglob("*") if p.is_file()]
