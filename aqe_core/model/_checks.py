@@ -112,9 +112,8 @@ def _run(v: Any, where: str) -> dict[str, Any]:
     for k in _RUN_STRINGS:
         _str(d.get(k), f"{where}.{k}", optional=True)
     views = _dict(d.get("views"), f"{where}.views", optional=True)
-    for name, stmt in views.items():
-        if not isinstance(stmt, str):
-            raise _bad(f"{where}.views", "should map each view name to its SQL text")
+    if not all(isinstance(stmt, str) for stmt in views.values()):
+        raise _bad(f"{where}.views", "should map each view name to its SQL text")
     presets = _list(d.get("presets"), f"{where}.presets")
     if not all(isinstance(p, str) for p in presets):
         raise _bad(f"{where}.presets", "should be a list of preset names")
