@@ -31,8 +31,8 @@ _BYTE_SUFFIXES = {
     "b": 0, "k": 1, "kb": 1, "m": 2, "mb": 2, "g": 3, "gb": 3, "t": 4, "tb": 4, "p": 5, "pb": 5,
 }
 _UNIT_POWER = {"BYTE": 0, "KiB": 1, "MiB": 2, "GiB": 3, "TiB": 4, "PiB": 5}
-_BYTE_RE = re.compile(r"^([0-9]+)([a-z]+)?$")
-_FRACTION_RE = re.compile(r"^([0-9]+\.[0-9]+)([a-z]+)?$")
+_BYTE_RE = re.compile(r"([0-9]+)([a-z]+)?\Z")
+_FRACTION_RE = re.compile(r"([0-9]+\.[0-9]+)([a-z]+)?\Z")
 
 
 def parse_byte_string(text: str, unit: str = "BYTE") -> int:

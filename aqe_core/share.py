@@ -17,8 +17,9 @@ from aqe_core import storage
 from aqe_core.server_settings import lens_home
 from aqe_core.units import format_bytes
 
-_ID_RE = re.compile(r"^[0-9a-f]{16}$")
-_DIGEST_RE = re.compile(r"^[0-9a-f]{64}$")
+# \Z, not $: "$" also matches before a trailing newline, and these name files
+_ID_RE = re.compile(r"[0-9a-f]{16}\Z")
+_DIGEST_RE = re.compile(r"[0-9a-f]{64}\Z")
 MAX_STATE_BYTES = 256 * 1024
 
 
@@ -68,6 +69,8 @@ def load_view_state(report_id: str) -> dict[str, Any]:
     if not isinstance(report_id, str) or not _ID_RE.match(report_id):
         raise ShareError("not a report id (16 hexadecimal characters expected)")
     path = _dir("reports") / f"{report_id}.json"
+    if not path.is_file():  # before the lock: an unknown id leaves no lock file behind
+        raise ShareError(f"no saved view {report_id} on this server")
     with storage.locked(path):
         try:
             if path.stat().st_size > MAX_STATE_BYTES:

@@ -30,7 +30,7 @@ from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
 from aqe_core.readers.budget import LoadMeter, MemoryBudget
-from aqe_core.readers.eventlog.errors import BudgetExceeded, Limits, LimitExceeded
+from aqe_core.readers.eventlog.errors import BudgetExceeded, Limits, LimitExceeded, internal_cause
 from aqe_core.readers.eventlog.listener import listener_capture
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
@@ -308,7 +308,8 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
     except BudgetExceeded as exc:
         raise refusal(exc) from None
     except Exception as exc:  # the last line of defence; the fuzz tests keep this unreached
-        raise SourceError(f"cannot open this source (internal error: {type(exc).__name__})") from None
+        raise SourceError(f"cannot open this source (internal error: {internal_cause(exc)})") from None
+
 
 
 def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],

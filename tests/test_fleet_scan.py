@@ -52,3 +52,7 @@ def test_cli_scan_csv(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "1 files, 10 SQL executions" in err
     assert list((tmp_path / "o" / "executions").glob("*.csv"))
+    # and the Fleet page reads it back (Spark escapes quotes inside values as \")
+    from aqe_core.fleet.result import load_scan
+
+    assert len(load_scan(str(tmp_path / "o"), roots=[str(tmp_path)]).executions) == 10

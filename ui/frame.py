@@ -15,11 +15,12 @@ import streamlit as st
 
 from aqe_core.views.query import QueryView
 from aqe_core.plain_text import md_text
-from aqe_core.server_settings import SettingsError, server_settings
+from aqe_core.server_settings import SettingsError, lens_home, server_settings
+from aqe_core.storage import remove_interrupted_saves
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
 from aqe_core.sources import (
-    LoadedSource, SourceError, content_fingerprint, default_sample, open_on_server, resolve_in_roots, sample_sources,
-    server_budget,
+    LoadedSource, SourceError, content_fingerprint, default_sample, internal_cause, open_on_server, resolve_in_roots,
+    sample_sources, server_budget,
 )
 from ui import state
 from ui.source_cache import SourceCache
@@ -77,6 +78,16 @@ def _read(real: str) -> LoadedSource:
     return open_on_server(real)
 
 
+@st.cache_resource(show_spinner=False)
+def _start_up(home: str) -> int:
+    """Once per server and data directory, before any page reads it: remove the temporary
+    files of saves a killed server left (a save in progress in another process is kept)."""
+    try:
+        return len(remove_interrupted_saves(Path(home)))
+    except OSError:
+        return 0
+
+
 def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[LoadedSource]:
     """Load a source once per server (keyed by its content), with a progress bar for big files
     on the first read. Only paths inside the server's roots open, within the decoding limits.
@@ -97,7 +108,7 @@ def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[Lo
     except OSError as exc:
         st.error(f"Could not open this source: {md_text(exc.strerror or type(exc).__name__)}")
     except Exception as exc:  # the app must never crash on a bad input (and never echo it)
-        st.error(f"Could not open this source (internal error: {type(exc).__name__})")
+        st.error(f"Could not open this source (internal error: {md_text(internal_cause(exc))})")
     return None
 
 
@@ -283,6 +294,7 @@ def sidebar_source() -> Optional[LoadedSource]:
     except SettingsError as exc:
         st.error(f"The server's settings cannot be used: {md_text(exc)}")
         st.stop()
+    _start_up(str(lens_home()))
     _apply_report_link()
     _default_source()
     with st.sidebar:

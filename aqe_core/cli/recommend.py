@@ -86,10 +86,12 @@ def _verify(view, fix, master):
 
     capture, index = view.model.raw
     q = next(x for x in capture.queries if x.index == index)
-    sql = q.sql or (capture.run or {}).get("sql")
+    try:
+        sql, setup = capture.sql_of(q), capture.setup_statements()
+    except ValueError as e:  # a malformed run (CaptureFormatError)
+        return f"not verified: {e}", None
     if not sql:
         return "not verified: the source does not hold this query's SQL text", None
-    setup = list(((capture.run or {}).get("views") or {}).values())
     try:
         runner = Runner(master=master)
         real = runner.rerun(sql, [("fix", {**q.conf, **fix.settings})], setup=setup, label=q.label)

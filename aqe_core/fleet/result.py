@@ -7,6 +7,7 @@ source loading, confined to the server's roots.
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,9 @@ class FleetScan:
 
 def _read(d: Path, roots: Optional[list[str]]) -> pd.DataFrame:
     """One table's part files, each read from a descriptor opened under the checked folder."""
-    for suffix, read in ((".parquet", pd.read_parquet), (".csv", pd.read_csv)):
+    # Spark's CSV writer escapes a quote inside a value as \" (not "" as pandas assumes)
+    csv = functools.partial(pd.read_csv, escapechar="\\")
+    for suffix, read in ((".parquet", pd.read_parquet), (".csv", csv)):
         frames = read_checked_files(d, suffix, read, roots)
         if frames:
             return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
@@ -77,14 +80,42 @@ def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
     need = {"file", "execution_id", "findings", "error", "preset_changes", "wasted_task_ms"}
     if not need <= set(ex.columns):
         raise SourceError(f"{base.name}: the executions table lacks {sorted(need - set(ex.columns))}")
-    return FleetScan(str(base), ex, fi)
+    if "finding" not in fi.columns:
+        raise SourceError(f"{base.name}: the findings table lacks ['finding']")
+    return FleetScan(str(base), _typed(ex, _EX_TYPES), _typed(fi, _FI_TYPES))
+
+
+#: what each column the Fleet page reads holds (a CSV guesses types; a damaged table may lie)
+_EX_TYPES = {**{c: str for c in ("file", "description", "findings", "error", "preset_changes", "outcome", "app_id",
+                                 "source_label", "spark_version", "status", "evidence", "joins", "unsplit_why",
+                                 "read_stage_tasks")},
+             **{c: float for c in ("execution_id", "wasted_task_ms", "duration_ms", "score", "partitions_before",
+                                   "partitions_after", "skew_splits")}}
+_FI_TYPES = {c: str for c in ("file", "finding", "label", "detail", "app_id")}
+
+
+def _typed(df: pd.DataFrame, types: dict[str, type]) -> pd.DataFrame:
+    """``df`` with every known column of its type: numbers that are not become missing, any
+    other value of a text column its text; a missing column is empty. The page code then meets
+    only the types it expects, whatever the table held."""
+    df = df.copy()
+    for col, kind in types.items():
+        if col not in df.columns:
+            df[col] = None
+        elif kind is float:
+            num = pd.to_numeric(df[col], errors="coerce")
+            df[col] = num.where(num.abs() < 2**63)  # (inf and past a Long: missing, never int(inf))
+        else:
+            df[col] = df[col].map(lambda x: None if x is None or (isinstance(x, float) and x != x)
+                                  else x if isinstance(x, str) else str(x)).astype(object)
+    return df
 
 
 def preset_impact(scan: FleetScan, preset: str) -> tuple[dict[str, int], pd.DataFrame]:
     """How many executions the preset would change, by what (partitions, skew splits, join
     strategies), and those executions with the change in words."""
     ok = scan.executions[scan.executions["error"].isna()]
-    change = ok["preset_changes"].fillna("{}").apply(lambda t: json.loads(t).get(preset, "") if t else "")
+    change = ok["preset_changes"].fillna("{}").apply(lambda t: _change(t, preset))
     changed = ok.assign(change=change)[change != ""]
     counts = {"executions": len(ok), "changed": len(changed),
               "partitions": int(changed["change"].str.contains("partitions").sum()),
@@ -92,6 +123,15 @@ def preset_impact(scan: FleetScan, preset: str) -> tuple[dict[str, int], pd.Data
               "join strategy": int(changed["change"].str.contains("joins").sum()),
               "not simulated": int((changed["change"] == "not simulated").sum())}
     return counts, changed[["file", "execution_id", "description", "change"]].reset_index(drop=True)
+
+
+def _change(text: str, preset: str) -> str:
+    """What ``preset`` changes, from a row's JSON object of changes ("" when none or unreadable)."""
+    try:
+        got = json.loads(text).get(preset, "") if text else ""
+    except (ValueError, AttributeError, RecursionError):
+        return ""
+    return got if isinstance(got, str) else ""
 
 
 def local_path(file: str) -> Optional[str]:

@@ -133,12 +133,15 @@ class RunManager:
         with one query per preset, in order."""
         from aqe_core.readers.capture_file import load_capture
 
-        cap = load_capture(capture_path)
+        try:
+            cap = load_capture(capture_path)
+        except OSError as exc:  # moved or removed since it was opened: the handlers' ValueError
+            raise ValueError(f"the capture cannot be read again ({exc.strerror or type(exc).__name__})") from None
         q = next(x for x in cap.queries if x.index == query_index)
-        sql = q.sql or (cap.run or {}).get("sql")
+        sql = cap.sql_of(q)
         if not sql:
             raise ValueError("this capture does not hold the query text, so it cannot be re-run")
-        setup = list(((cap.run or {}).get("views") or {}).values())
+        setup = cap.setup_statements()
         runs = []
         for p in presets:
             keep = {k: v for k, v in q.conf.items() if not (p.base == "defaults" and k.startswith(config.ADAPTIVE_PREFIX))}
@@ -156,10 +159,10 @@ class RunManager:
         fix): the "Verify" of a fix. ``capture`` is the loaded capture (a capture file or a
         listener log); raises ValueError when it does not hold the query's SQL text."""
         q = next(x for x in capture.queries if x.index == query_index)
-        sql = q.sql or (capture.run or {}).get("sql")
+        sql = capture.sql_of(q)
         if not sql:
             raise ValueError("the source does not hold this query's SQL text, so it cannot be run again here")
-        setup = list(((capture.run or {}).get("views") or {}).values())
+        setup = capture.setup_statements()
         runs = [("fix", {**q.conf, **{str(k): str(v) for k, v in settings.items()}})]
 
         def go(r: Any, job: RunJob) -> Any:

@@ -20,7 +20,7 @@ from aqe_core.storage import CorruptFile, atomic_write_text, locked, read_json
 
 INDEX_NAME = "index.json"
 MAX_ENTRIES = 500  # the oldest entries are dropped from the index (their files stay)
-_FILE = re.compile(r"^(?P<stamp>\d{8}-\d{6})-(?P<job>[0-9a-f]{6,32})\.json(\.gz)?$")
+_FILE = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<job>[0-9a-f]{6,32})\.json(\.gz)?\Z")
 
 
 @dataclass

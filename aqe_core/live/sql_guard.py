@@ -112,7 +112,7 @@ _TABLE_FUNCTIONS = _GENERATORS | {"range"}
 _HINTS = frozenset({"BROADCAST", "BROADCASTJOIN", "MAPJOIN", "MERGE", "SHUFFLE_MERGE", "MERGEJOIN", "SHUFFLE_HASH",
                     "SHUFFLE_REPLICATE_NL", "COALESCE", "REPARTITION", "REPARTITION_BY_RANGE", "REBALANCE"})
 _QUALIFIERS = {(), ("builtin",), ("system", "builtin")}
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # \Z: "$" passes a trailing newline
 
 #: plain words for plan nodes strangers try
 _NODE_WHY = {

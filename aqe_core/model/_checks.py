@@ -101,6 +101,29 @@ def _str_dict(v: Any, where: str) -> dict[str, str]:
             for k, x in d.items() if isinstance(x, (str, int, float, bool)) or x is None}
 
 
+#: keys of a capture's ``run`` that code reads, and what each must hold (docs/capture-format.md)
+_RUN_STRINGS = ("kind", "workload", "doc", "sql", "tag", "action", "log", "listener_version", "source", "verify_of")
+
+
+def _run(v: Any, where: str) -> dict[str, Any]:
+    """A capture's ``run``: what the Re-run, Verify and labels read is checked (``views`` maps
+    a view name to its ``CREATE TEMPORARY VIEW`` statement); other keys are kept as they are."""
+    d = _dict(v, where, optional=True)
+    for k in _RUN_STRINGS:
+        _str(d.get(k), f"{where}.{k}", optional=True)
+    views = _dict(d.get("views"), f"{where}.views", optional=True)
+    if not all(isinstance(stmt, str) for stmt in views.values()):
+        raise _bad(f"{where}.views", "should map each view name to its SQL text")
+    presets = _list(d.get("presets"), f"{where}.presets")
+    if not all(isinstance(p, str) for p in presets):
+        raise _bad(f"{where}.presets", "should be a list of preset names")
+    if d.get("scale") is not None:
+        _float(d.get("scale"), f"{where}.scale")
+    for k in ("conf", "conf_overrides"):
+        _dict(d.get(k), f"{where}.{k}", optional=True)
+    return d
+
+
 _INFO_TYPES: dict[str, Any] = {
     "is_final": bool, "is_subquery": bool, "skew": bool, "read": bool, "can_change_num_partitions": bool,
     "stage_id": int, "shuffle_id": int, "num_partitions": int,

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Optional
 
 from aqe_core.model._checks import (
     MAX_COUNT,
+    _I64,
     CaptureFormatError,
     _bad,
     _bool,
@@ -30,6 +31,7 @@ from aqe_core.model._checks import (
     _ints,
     _list,
     _plan_dict,
+    _run,
     _spec,
     _str,
     _str_dict,
@@ -199,6 +201,8 @@ class ShuffleCapture:
         sizes = None if b is None else _ints(b, f"{where}.bytes_by_partition_id")
         if sizes is not None and len(sizes) != num_reducers:
             raise _bad(f"{where}.bytes_by_partition_id", "does not have num_reducers entries")
+        if sizes is not None and sum(sizes) > _I64[1]:  # Spark sums them in a Long
+            raise _bad(f"{where}.bytes_by_partition_id", "adds up to more than Spark's 64-bit range")
         ms = d.get("map_sizes")
         map_sizes = MapSizes.from_dict(ms, f"{where}.map_sizes") if ms else None
         if map_sizes is not None and map_sizes.reducers is None and len(map_sizes.sizes) != num_reducers:
@@ -456,6 +460,16 @@ class Capture:
     warnings: list[str] = field(default_factory=list)
     format_version: int = FORMAT_VERSION
 
+    def sql_of(self, q: QueryCapture) -> Optional[str]:
+        """The SQL text a re-run of ``q`` runs (its own, else the run's); None when not kept.
+        :class:`CaptureFormatError` when ``run`` is malformed (checked here too: a capture
+        built in code never went through :meth:`from_dict`)."""
+        return q.sql or _run(self.run, "run").get("sql") or None
+
+    def setup_statements(self) -> list[str]:
+        """The ``CREATE TEMPORARY VIEW`` statements (``run.views``) a re-run runs first."""
+        return list((_run(self.run, "run").get("views") or {}).values())
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT, "format_version": FORMAT_VERSION, "producer": self.producer,
@@ -490,7 +504,7 @@ class Capture:
             spark_version=version, master=_str(spark.get("master"), "spark.master", optional=True),
             app_id=_str(spark.get("app_id"), "spark.app_id", optional=True),
             java=_dict(spark.get("java"), "spark.java", optional=True) or None,
-            run=_dict(d.get("run"), "run", optional=True), created_at=_str(d.get("created_at"), "created_at", optional=True),
+            run=_run(d.get("run"), "run"), created_at=_str(d.get("created_at"), "created_at", optional=True),
             producer=_dict(d.get("producer"), "producer", optional=True),
             warnings=[w for w in _list(d.get("warnings"), "warnings") if isinstance(w, str)],
             queries=queries, format_version=v,

@@ -19,7 +19,7 @@ from aqe_core.config import AQEConf, ConfValueError
 from aqe_core.server_settings import lens_home
 from aqe_core.versions import NEWEST, as_version
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9 _.\-]{1,60}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9 _.\-]{1,60}\Z")  # \Z: "$" passes a trailing newline
 
 
 @dataclass(frozen=True)

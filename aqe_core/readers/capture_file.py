@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from aqe_core import storage
 from aqe_core.readers.eventlog.errors import describe_bytes
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.units import MiB
@@ -33,16 +34,13 @@ def save_capture(capture: Capture, path: PathLike, *, compress: Optional[bool] =
     if compress is None:
         compress = p.suffix == ".gz"
     data = dumps(capture).encode()
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
     if compress:
-        with open(tmp, "wb") as fh:
-            # mtime=0: the same capture always gives the same bytes
-            with gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0, compresslevel=9) as gz:
-                gz.write(data)
-    else:
-        tmp.write_bytes(data)
-    os.replace(tmp, p)
+        buf = io.BytesIO()
+        # mtime=0: the same capture always gives the same bytes
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+            gz.write(data)
+        data = buf.getvalue()
+    storage.atomic_write_bytes(p, data)  # a killed save leaves a temp file start-up removes
     return p
 
 

@@ -52,17 +52,14 @@ from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib, num
 from aqe_core.rules.join_type import normalize_join_type
-from aqe_core.rules.shuffle_partitions_util import (
-    MapSizesFor,
-    UnitSpecs,
-    create_skew_partition_specs,
-    optimize_skewed_partitions,
-)
+from aqe_core.rules.shuffle_partitions_util import (MapSizesFor, UnitSpecs, create_skew_partition_specs,
+                                                    optimize_skewed_partitions)
 from aqe_core.model.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
 from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.versions import SparkVersion, as_version
 
 
+_LONG_MAX = 2**63 - 1
 #: Join types whose left / right side may be split (``canSplitLeftSide`` / ``canSplitRightSide``).
 LEFT_SPLITTABLE = frozenset({"Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter"})
 RIGHT_SPLITTABLE = frozenset({"Inner", "Cross", "RightOuter"})
@@ -195,7 +192,10 @@ def analyze_side(
     v = as_version(spark_version)
     c = _conf(conf, v)
     sizes = tuple(partition_sizes)
-    arr = np.asarray(sizes, dtype=np.int64)  # vectorised: a what-if re-runs this per side
+    try:
+        arr = np.asarray(sizes, dtype=np.int64)  # vectorised: a what-if re-runs this per side
+    except OverflowError:  # a hostile log's coalesced sums past a Long: saturated
+        arr = np.asarray([min(max(s, -_LONG_MAX), _LONG_MAX) for s in sizes], dtype=np.int64)
     n = len(arr)
     if n == 0:
         raise ValueError("median of no partitions")
@@ -209,10 +209,10 @@ def analyze_side(
     factor_thr = _times_factor(med, factor)
     if v < SparkVersion(3, 2, 0):
         thr = None
-        mask = (arr > med * factor) & (arr > thr_bytes)
+        mask = (arr > min(med * factor, _LONG_MAX)) & (arr > thr_bytes)  # (numpy refuses ints past a Long)
     else:
         thr = max(thr_bytes, factor_thr)
-        mask = arr > thr
+        mask = arr > min(thr, _LONG_MAX)
     skewed = tuple(int(i) for i in np.flatnonzero(mask))
     n_plain = n - len(skewed)
     advisory = c.advisory_partition_size

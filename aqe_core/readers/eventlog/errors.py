@@ -74,3 +74,26 @@ def describe_bytes(n: int) -> str:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+def internal_cause(exc: BaseException) -> str:
+    """What an unexpected exception was and where (never its message, which may quote the
+    file): its type, what it means for an input, and the innermost AQE Lens function it
+    left, so a report of it can be acted on.
+
+    >>> try:
+    ...     int(float("inf"))
+    ... except OverflowError as e:
+    ...     internal_cause(e).startswith("OverflowError: a number past the 64-bit range")
+    True
+    """
+    meaning = {OverflowError: "a number past the 64-bit range", RecursionError: "nested too deeply",
+               MemoryError: "out of memory"}.get(type(exc))
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module.startswith("aqe_core."):
+            where = f" in {module}.{tb.tb_frame.f_code.co_name}"
+        tb = tb.tb_next
+    return f"{type(exc).__name__}{': ' + meaning if meaning else ''}{where}"

@@ -19,7 +19,7 @@ from aqe_core.model.eventlog import NOT_IN_LOG, EventLog
 from aqe_core.readers.eventlog import codecs
 from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL_EVENT_PREFIX, _Builder
 from aqe_core.readers.eventlog.errors import (
-    DEFAULT_LIMITS, BudgetExceeded, DecodeError, EventLogError, LimitExceeded, Limits,
+    DEFAULT_LIMITS, BudgetExceeded, DecodeError, EventLogError, LimitExceeded, Limits, internal_cause,
 )
 from aqe_core.readers.eventlog.lines import _Lines
 from aqe_core.readers.eventlog.opened import Node
@@ -127,7 +127,7 @@ def load(
         raise EventLogError(f"cannot read {name}: {e.strerror or type(e).__name__}") from None
     except (*_CONTAINER_ERRORS, *_FIELD_ERRORS, MemoryError) as e:
         # the last line of defence; the fuzz tests keep this unreached
-        raise EventLogError(f"cannot read this log (internal error: {type(e).__name__})") from None
+        raise EventLogError(f"cannot read this log (internal error: {internal_cause(e)})") from None
 
 
 class _Reading:

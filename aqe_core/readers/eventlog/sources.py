@@ -28,9 +28,9 @@ from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventL
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 
 ROLLING_DIR_PREFIX = "eventlog_v2_"
-_EVENTS_RE = re.compile(r"^events_(\d+)_([^/]+?)(\.compact)?$")
-_DBX_RE = re.compile(r"^eventlog(?:-(\d{4}-\d\d-\d\d--\d\d-\d\d)(?:\.gz)?)?$")
-_APPSTATUS_RE = re.compile(r"^appstatus_([^/]+?)(\.inprogress)?$")
+_EVENTS_RE = re.compile(r"events_(\d+)_([^/]+?)(\.compact)?\Z")
+_DBX_RE = re.compile(r"eventlog(?:-(\d{4}-\d\d-\d\d--\d\d-\d\d)(?:\.gz)?)?\Z")
+_APPSTATUS_RE = re.compile(r"appstatus_([^/]+?)(\.inprogress)?\Z")
 _HEAD = 512
 
 
