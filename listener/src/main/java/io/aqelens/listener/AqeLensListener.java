@@ -81,8 +81,7 @@ public class AqeLensListener extends SparkListener {
      */
     private void joinWhileSparkContextIsBuilt() {
         try {
-            Object module = Class.forName("org.apache.spark.SparkContext$").getField("MODULE$").get(null);
-            Object sc = R.opt(R.field(module, "contextBeingConstructed"));
+            Object sc = sparkContext(true);
             if (sc != null) {
                 joinEventLogQueue(sc);
             }
@@ -97,8 +96,7 @@ public class AqeLensListener extends SparkListener {
         }
         attempts++;
         try {
-            Object module = Class.forName("org.apache.spark.SparkContext$").getField("MODULE$").get(null);
-            Object sc = R.opt(R.call(module, "getActive"));
+            Object sc = sparkContext(false);
             if (sc != null) {
                 joinEventLogQueue(sc);
             }
@@ -106,6 +104,12 @@ public class AqeLensListener extends SparkListener {
             attempts = Integer.MAX_VALUE;
             logOnce("joining the event-log queue failed (events are posted instead)", t);
         }
+    }
+
+    /** The SparkContext being built (we are inside its constructor), or the active one; or null. */
+    private static Object sparkContext(boolean beingBuilt) throws Exception {
+        Object module = Class.forName("org.apache.spark.SparkContext$").getField("MODULE$").get(null);
+        return R.opt(beingBuilt ? R.field(module, "contextBeingConstructed") : R.call(module, "getActive"));
     }
 
     private void joinEventLogQueue(Object sc) throws Exception {
