@@ -62,10 +62,12 @@ def test_each_limit_refuses_the_whole_source_naming_its_setting(server, monkeypa
         monkeypatch.setenv(k, v)
     p = server / "log.gz"
     make(p)
+    gc.collect()
+    before = server_budget().used  # (sources other tests opened in this process may still live)
     with pytest.raises(SourceError, match=rf"^refused: .*; the limit is {setting} in server\.toml$"):
         open_on_server(str(p))
     gc.collect()
-    assert server_budget().used == 0  # a refused load gives back all it took
+    assert server_budget().used == before  # a refused load gives back all it took
 
 
 def test_a_loaded_source_holds_its_estimate_while_it_lives(server):
@@ -289,6 +291,8 @@ def test_a_failed_source_is_not_read_again_on_the_next_interaction(app, browser,
         goto_page(page, title)
         again = _error_text(page, "no events found", app.pid, baseline + BUDGET_MB + OVERHEAD_MB)
         assert again == first
-        assert _rchar(app.pid) - before < 2 * MiB  # the fingerprint reads 128 KiB; the page a little
+        # the fingerprint reads 128 KiB and the page a little (2-3 MB on a loaded machine); a
+        # second read of the file would be all of it again
+        assert _rchar(app.pid) - before < read_first / 2
     ctx.close()
 

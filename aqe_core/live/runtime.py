@@ -17,6 +17,7 @@ SparkContext (:data:`SPARK_AUTHENTICATE`): no other local user can talk to its p
 from __future__ import annotations
 
 import os
+import re
 import time
 import threading
 import warnings
@@ -47,6 +48,9 @@ DEFAULT_MAX_RESULT_SIZE = "256m"
 #: local user can read in ``ps``), and a client that does not hold it is refused. A cluster
 #: (``spark://``) needs one secret shared by its daemons: its operator sets it (README).
 SPARK_AUTHENTICATE = "spark.authenticate"
+#: the local masters ``SecurityManager.initializeAuth`` draws a secret for (its ``LOCAL_N_REGEX``
+#: and ``LOCAL_N_FAILURES_REGEX``); any other, e.g. ``local[abc]``, gets Spark's own error
+_LOCAL_MASTER = re.compile(r"local|local\[([0-9]+|\*)\]|local\[([0-9]+|\*)\s*,\s*([0-9]+)\]")
 
 
 class RuntimeConflict(RuntimeError):
@@ -317,7 +321,7 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
     if master.startswith("local"):
         defaults["spark.driver.bindAddress"] = "127.0.0.1"
         defaults["spark.driver.host"] = "127.0.0.1"
-        if master == "local" or master.startswith("local["):
+        if _LOCAL_MASTER.fullmatch(master):
             defaults[SPARK_AUTHENTICATE] = "true"  # Spark draws the secret itself (see above)
     elif master.startswith("spark://"):  # executors connect back: the address that reaches the master
         here = _address_towards(master)
