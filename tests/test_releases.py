@@ -1,6 +1,6 @@
 """Every release side by side (issue 13) against what each release really did.
 
-The catalogue was recorded on all eight releases; where a query's statistics came out identical
+The catalogue was recorded on all ten releases; where a query's statistics came out identical
 on two releases (most of them: same data, same row format and codec), one release's recording
 through the other release's rules must give exactly what the other release did: every read's
 partition specs and every join's strategy. A query family that does not agree is listed in

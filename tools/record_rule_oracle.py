@@ -794,9 +794,10 @@ class Oracle:
                            self.some(self.seq([self.make_spec(d) for d in sp]))
                            for sp in specs_in])
         call_args = [jstats, jspecs, advisory, min_num, args["min_partition_size"]]
+        if len(self.coalesce_params) >= 6:  # 4.2 added a sixth parameter (with a default)
+            call_args.append(getattr(self.spu_module, "coalescePartitions$default$6")())
         if self.has_max_red:
-            ids_getter = getattr(self.spu_module, "coalescePartitions$default$6")
-            call_args += [ids_getter(), args["max_reducer_partitions_per_task"]]
+            call_args.append(args["max_reducer_partitions_per_task"])
         res = self.invoke(self.coalesce_method, self.spu_module, call_args)
         return [[self.spec_to_dict(s) for s in self.to_list(side)] for side in self.to_list(res)]
 

@@ -213,8 +213,11 @@ class Context:
         (:func:`aqe_core.rules.union_exec.union_reports_partitioning`)?"""
         if self._recorded_conf is None:  # (resolved once, and only for plans with a Union)
             self._recorded_conf = AQEConf.resolve(self.recorded_v, [self.q.conf], validate=False)
+        # the partitioning is recorded on the final plan: 4.1 and 4.2 coalesced the children
+        # apart, so theirs reads "unknown" whatever the union reported before coalescing
+        recorded_conf = self._recorded_conf if self.recorded_v >= SparkVersion(4, 3, 0) else None
         return union_reports_partitioning(self.plan.nodes[n.idx], n.info.get("partitioning"), self.conf,
-                                          self._recorded_conf)
+                                          recorded_conf)
 
 
 @dataclass

@@ -11,8 +11,9 @@ Mirrors ``org.apache.spark.sql.execution.adaptive.CoalesceShufflePartitions.appl
 * coalesce groups (3.3+): shuffles under different children of a Union, Cartesian product,
   broadcast hash / nested-loop join are coalesced independently, and ``minNumPartitions`` is
   shared between groups by their size; a Union that reports its children's partitioning
-  (4.1+, ``spark.sql.unionOutputPartitioning``: ``childrenNeedCompatiblePartitioning`` of a
-  non-plain ``UnionExec``, see :mod:`aqe_core.rules.union_exec`) is one group;
+  (4.1+, ``spark.sql.unionOutputPartitioning``) is one group from 4.3
+  (``childrenNeedCompatiblePartitioning`` of a non-plain ``UnionExec``, see
+  :mod:`aqe_core.rules.union_exec`); 4.1 and 4.2 still coalesce its children apart;
 * ``minNumPartitions``: ``minPartitionNum`` if set, else ``defaultParallelism`` (3.0/3.1
   always, 3.2+ only with ``parallelismFirst``), else 1;
 * ``numShufflePartitions`` with ``initialPartitionNum``.
@@ -306,7 +307,9 @@ def coalesce_groups(plan: PlanShape, *, spark_version: "str | SparkVersion") -> 
         if len(node.children) == 1 and node.name not in _STAGE_NAMES:
             visit(node.children[0])
             return
-        separating = node.name in _SEPARATING and (node.name != "Union" or node.plain_union)
+        # a Union reports its children's partitioning from 4.1, but only 4.3 coalesces them as one
+        # group (recorded: 4.1.4 and 4.2.1 coalesce them apart, as 3.5 does)
+        separating = node.name in _SEPARATING and (node.name != "Union" or node.plain_union or v < SparkVersion(4, 3, 0))
         if separating:
             for ch in node.children:
                 visit(ch)

@@ -13,7 +13,7 @@ and ``targetSize`` (3.0.1 - 4.3.0):
   runs);
 * 3.2+  runs *before* coalescing on the raw ``bytesByPartitionId``: one threshold
   ``max(thresholdBytes, factor x median)``; 3.4 made the factor a double (product truncated);
-* 4.3   also splits the stream side of a broadcast hash join when local shuffle reads are off.
+* 4.2+  also splits a broadcast hash join's stream side when local reads are off (SPARK-44065).
 
 Plan-shape conditions (which joins match, the "no extra shuffle" check, forceOptimizeSkewedJoin)
 are decided by the caller from the plan; this module does the numbers.
@@ -446,13 +446,13 @@ def optimize_broadcast_stream_side(
     *,
     spark_version: "str | SparkVersion",
 ) -> tuple[Optional[list[ShufflePartitionSpec]], SideAnalysis, list[Reason]]:
-    """4.3's ``OptimizeSkewedJoin`` case for ``BroadcastHashJoinExec``: split the skewed
+    """4.2+'s ``OptimizeSkewedJoin`` case for ``BroadcastHashJoinExec``: split the skewed
     partitions of the shuffled stream side (only when local shuffle reads are disabled).
     Returns the new specs (None = unchanged), the analysis and the reasons."""
     v = as_version(spark_version)
     c = _conf(conf, v)
     a = analyze_side(stream.bytes_by_partition_id, c, spark_version=v, side="stream")
-    if v < SparkVersion(4, 3, 0):
+    if v < SparkVersion(4, 2, 0):
         return None, a, [Reason("not_in_version", f"Spark {v} never splits the stream side of a broadcast join")]
     if c.get(config.LOCAL_SHUFFLE_READER_ENABLED):
         return None, a, [Reason("local_read_enabled", f"broadcast stream-side split needs {config.LOCAL_SHUFFLE_READER_ENABLED}=false",
@@ -472,7 +472,7 @@ def optimize_broadcast_stream_side(
 
 
 def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
-    """OptimizeSkewedJoin on a fragment: every shuffled join over two shuffle stages (and, 4.3,
+    """OptimizeSkewedJoin on a fragment: every shuffled join over two shuffle stages (and, 4.2+,
     the stream side of a broadcast hash join), kept only if the plan's distribution holds."""
     v, conf = ctx.v, ctx.conf
     if not conf.get(config.SKEW_JOIN_ENABLED):
@@ -486,7 +486,7 @@ def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
     for node in fr.root.walk():
         if node.name.startswith(SHUFFLED_JOINS) and len(node.children) == 2:
             changed += _skew_shuffled_join(ctx, node, trial)
-        elif (v >= SparkVersion(4, 3, 0) and node.name.startswith("BroadcastHashJoin") and len(node.children) == 2):
+        elif (v >= SparkVersion(4, 2, 0) and node.name.startswith("BroadcastHashJoin") and len(node.children) == 2):
             changed += _skew_broadcast_stream(ctx, node, trial)
     if not changed:
         return state.merge_reasons(trial)
@@ -540,7 +540,7 @@ def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> l
 
 
 def _skew_broadcast_stream(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
-    """4.3: the shuffled stream side of a broadcast hash join."""
+    """4.2+: the shuffled stream side of a broadcast hash join."""
     build = node.info.get("build_side", "")
     stream = node.children[0] if build == "BuildRight" else node.children[1] if build == "BuildLeft" else None
     stream = _shuffle_leaf(ctx, stream, trial, for_skew=True)

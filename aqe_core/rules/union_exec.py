@@ -12,8 +12,10 @@ reads the setting once per physical preparation and latches the decision on the 
 then treats a non-plain union like any node whose children must stay aligned: its shuffles are
 one coalesce group. Before 4.1 every union is plain.
 
-A recording from 4.1+ carries Spark's answer (the Union's ``partitioning``). An older recording
-does not, so :func:`inferred_union_partitioning` reimplements the comparison on what the recorded
+A recording from 4.3+ carries Spark's answer (the Union's ``partitioning`` in the final plan).
+4.1 and 4.2 report a partitioning too but still coalesce the children apart, so their final plan
+records "unknown" whatever the union reported before coalescing. For those and older
+recordings :func:`inferred_union_partitioning` reimplements the comparison on what the recorded
 plan shows: each child's partitioning is that of the exchange below it, carried up through
 single-child operators that keep it (a ``Project`` must still list the key's attribute; an
 aggregate must group by it). The recorded plan does not list each operator's output, so the
@@ -123,7 +125,8 @@ def union_reports_partitioning(union: _Node, recorded: Optional[str], conf: AQEC
     """Does ``UnionExec`` report a partitioning (not a plain union) under ``conf``'s release?
 
     ``recorded`` is the partitioning the run's own Spark recorded for the Union; it is Spark's
-    answer when the recording's release and settings had ``unionOutputPartitioning`` on (4.1+).
+    answer when the recording's release (4.3+: the caller passes no ``recorded_conf`` for older
+    ones) and settings had ``unionOutputPartitioning`` on.
     Otherwise (an older release's recording, or the setting off when recorded) the answer is
     inferred from the recorded children (:func:`inferred_union_partitioning`).
     """

@@ -32,7 +32,7 @@ from aqe_core.views.query import QueryView
 __all__ = ["RELEASES", "ReleaseComparison", "ReleaseRow", "compare_releases"]
 
 #: the releases AQE Lens models, one per line of Spark it was checked against
-RELEASES = ("3.0.1", "3.1.3", "3.2.4", "3.3.4", "3.4.4", "3.5.9", "4.0.0", "4.3.0")
+RELEASES = ("3.0.1", "3.1.3", "3.2.4", "3.3.4", "3.4.4", "3.5.9", "4.0.0", "4.1.4", "4.2.1", "4.3.0")
 
 
 #: the settings AQE's decisions read (a default change elsewhere, e.g. the log level, is not news)
