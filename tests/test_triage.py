@@ -79,4 +79,4 @@ def test_a_demoted_broadcast_is_a_finding_where_spark_demoted_it():
             if demoted:
                 assert any("was demoted" in d and "SortMergeJoin" in d for d in v.join_decisions)
                 seen.add(path.parent.name)
-    assert len(seen) == 8
+    assert seen == {p.name for p in Path("tests/fixtures/captures").iterdir() if p.is_dir()}  # on every release
