@@ -67,7 +67,8 @@ def test_each_limit_refuses_the_whole_source_naming_its_setting(server, monkeypa
     with pytest.raises(SourceError, match=rf"^refused: .*; the limit is {setting} in server\.toml$"):
         open_on_server(str(p))
     gc.collect()
-    assert server_budget().used == before  # a refused load gives back all it took
+    # a refused load gives back all it took (and may have made the cache let sources go first)
+    assert server_budget().used <= before
 
 
 def test_a_loaded_source_holds_its_estimate_while_it_lives(server):
