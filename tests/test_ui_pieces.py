@@ -13,8 +13,10 @@ from ui.whatif import editable, line_changes
 
 def test_parse_settings_strips_and_keeps_the_last_value():
     assert parse_settings(" a = 1\nb=2=3\n\n a =4") == {"a": "4", "b": "2=3"}
-    with pytest.raises(ValueError):
-        parse_settings("no equals sign")
+    with pytest.raises(ValueError, match=r"line 2 \('no equals sign'\) is not key=value"):
+        parse_settings("a=1\nno equals sign")
+    with pytest.raises(ValueError, match="line 1"):
+        parse_settings(" = 5")
 
 
 def test_shared_x_range_spans_every_preset_and_starts_at_one():

@@ -41,9 +41,19 @@ def _title(sv: ShuffleView) -> str:
 
 
 def parse_settings(text: str) -> dict[str, str]:
-    """``key=value`` lines (blank lines skipped, both sides stripped); ValueError on a line without ``=``."""
-    settings = dict(line.split("=", 1) for line in text.splitlines() if line.strip())
-    return {k.strip(): v.strip() for k, v in settings.items()}
+    """``key=value`` lines (blank lines skipped, both sides stripped); ValueError naming the first
+    line without ``=`` or without a key, in words a person can act on."""
+    settings: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        key, eq, value = line.partition("=")
+        if not eq or not key.strip():
+            shown = line.strip() if len(line.strip()) <= 60 else line.strip()[:57] + "..."
+            raise ValueError(f"line {number} ({shown!r}) is not key=value: write one setting per line,"
+                             f" e.g. {ADVISORY_PARTITION_SIZE_IN_BYTES}=128m")
+        settings[key.strip()] = value.strip()
+    return settings
 
 
 def save_preset_form(view: QueryView) -> None:

@@ -153,6 +153,10 @@ def _gateway_alive(gateway: Any) -> bool:
     exits through ``System.exit``: its shutdown hooks stop the SparkContext first, and for a
     moment the JVM still answers. Reusing it then fails the next start with "connection
     refused" once it exits. Java's own test: a shutdown hook cannot be added during shutdown."""
+    return _accepts_shutdown_hook(gateway)
+
+
+def _accepts_shutdown_hook(gateway: Any) -> bool:
     try:
         jvm = gateway.jvm
         probe = jvm.java.lang.Thread()
@@ -162,6 +166,26 @@ def _gateway_alive(gateway: Any) -> bool:
         return True
     except Exception:  # noqa: BLE001
         return False
+
+
+def _start_lost_its_jvm(exc: BaseException) -> bool:
+    """A failed start whose JVM exited or began exiting under it: a second look after the
+    failure, since the JVM can start shutting down after :func:`_gateway_alive` passed. Such a
+    start fails with a lost connection or, while the JVM still answers, with a Java error that
+    cannot even be described ("An error occurred while calling None.None")."""
+    if _lost_connection(exc):
+        return True
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return False
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return False
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.poll() is not None:
+        return True
+    return not _accepts_shutdown_hook(gateway)
 
 
 def _lost_connection(exc: BaseException) -> bool:
@@ -347,7 +371,7 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
                 spark.sparkContext.setLogLevel(log_level)
             break
         except Exception as exc:  # noqa: BLE001 - any start failure becomes one clear message
-            lost = _lost_connection(exc)
+            lost = _start_lost_its_jvm(exc)
             _reset_pyspark(drop_gateway=lost)
             if lost and attempt == 1:  # the old JVM exited between our check and the start: a new one
                 continue
