@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Install everything the test suite needs on a fresh machine, then run the whole suite.
+# Install everything the test suite needs on a fresh machine (into .venv/), then run the whole suite.
 # Used by the README's test command and by CI (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${PYTHON:-python3}"
-"$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+# Everything runs from the project's own .venv/ (made on first use), as users run it.
+. tools/venv.sh requirements-dev.txt
 # Browser tests drive Debian's Chromium (never a downloaded browser build).
 if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from aqe_core.live.event_tap import EventLogTap
 from aqe_core.live.java import JavaChoice, ensure_java, installed_pyspark_version
@@ -366,7 +368,8 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
         b = b.config(k, v)
     for attempt in (1, 2):
         try:
-            spark = b.getOrCreate()
+            with _worker_python(master):
+                spark = b.getOrCreate()
             if log_level:
                 spark.sparkContext.setLogLevel(log_level)
             break
@@ -380,6 +383,46 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
     if master.startswith("spark://"):
         _wait_for_executors(spark, master, executor_wait_s())
     return SparkRuntime(spark, master, java, owned=True)
+
+
+@contextmanager
+def _worker_python(master: str) -> Iterator[None]:
+    """Spark's Python workers start with ``PYSPARK_PYTHON``, else a bare ``python3`` (PySpark's
+    ``SparkContext`` reads it once, at its start). From a virtual environment that is the
+    system's interpreter, which lacks this project's packages: every scan task that imports a
+    codec fails. On a master whose workers run on this machine (local, or a standalone master
+    on this host) they get the driver's own interpreter, unless the user set ``PYSPARK_PYTHON``;
+    the environment is put back after the start, so a later cluster context is unaffected."""
+    if "PYSPARK_PYTHON" in os.environ or not _workers_on_this_host(master):
+        yield
+        return
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    try:
+        yield
+    finally:
+        os.environ.pop("PYSPARK_PYTHON", None)
+
+
+def _workers_on_this_host(master: str) -> bool:
+    """Local masters, and a ``spark://`` master whose host is one of this machine's addresses
+    (the route towards it leaves from that same address). A multi-master URL counts only when
+    every master is here."""
+    if master.startswith(("local", "local-cluster[")):
+        return True
+    if not master.startswith("spark://"):
+        return False
+    import ipaddress
+    import socket
+
+    for hostport in master[len("spark://"):].split(","):
+        host = hostport.rpartition(":")[0] or hostport
+        try:
+            address = socket.gethostbyname(host)
+        except OSError:
+            return False
+        if not (ipaddress.ip_address(address).is_loopback or _address_towards(f"spark://{hostport}") == address):
+            return False
+    return True
 
 
 def executor_wait_s() -> float:
