@@ -21,7 +21,10 @@ def test_the_fleet_page_opens_a_scan_and_an_execution(spark, browser, tmp_path):
     shutil.copytree(ROOT / "sample_logs" / "eventlogs", logs)
     (logs / "MANIFEST.json").unlink()
     out = tmp_path / "data" / "scan"
-    run_scan(spark, [str(logs)], str(out))
+    stray = tmp_path / "elsewhere" / "local-1795309249168"  # scanned, but outside the app's roots
+    stray.parent.mkdir()
+    shutil.copy(logs / stray.name, stray)
+    run_scan(spark, [str(logs), str(stray)], str(out))
     with running_app(tmp_path / "home", tmp_path / "app.log", {"AQE_LENS_ROOTS": str(tmp_path / "data")}) as app:
         page = browser.new_page(viewport={"width": 1500, "height": 1800})
         page.goto(app.url + "/fleet")
@@ -30,7 +33,10 @@ def test_the_fleet_page_opens_a_scan_and_an_execution(spark, browser, tmp_path):
         page.keyboard.press("Enter")
         wait_ready(page)
         page.get_by_text("SQL executions", exact=True).wait_for(timeout=60_000)
-        assert page.get_by_test_id("stMetricValue").nth(0).inner_text() == str(len(list(logs.iterdir())))  # every log
+        assert page.get_by_test_id("stMetricValue").nth(0).inner_text() == str(len(list(logs.iterdir())) + 1)
+        # said up front, before any click: the stray log's rows open nothing here, and why
+        page.get_by_text("1 log is outside this server's roots").wait_for(timeout=30_000)
+        assert stray.name in page.get_by_test_id("stAlert").first.inner_text()
         page.get_by_text("A preset across the fleet").click()
         page.get_by_text("executions change").wait_for(timeout=30_000)
         page.wait_for_timeout(2500)

@@ -44,13 +44,18 @@ def test_a_scan_writes_every_execution_and_finding(spark, tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_scan_csv(tmp_path, capsys):
+def test_cli_scan_csv(tmp_path, capsys, monkeypatch):
     from aqe_core.cli import main
 
+    monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AQE_LENS_ROOTS", raising=False)
     assert main(["scan", str(SAMPLES / "local-1795309249168"), "-o", str(tmp_path / "o"), "--csv", "--no-presets",
                  "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "1 files, 10 SQL executions" in err
+    # the output is outside the app's roots (the samples' log is inside): said before the scan starts
+    said = err.index("the output folder")
+    assert said < err.index("scan: Spark") and "outside this server's roots" in err and "log is outside" not in err
     assert list((tmp_path / "o" / "executions").glob("*.csv"))
     # and the Fleet page reads it back (Spark escapes quotes inside values as \")
     from aqe_core.fleet.result import load_scan

@@ -7,7 +7,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
-from aqe_core.fleet.result import FleetScan, load_scan, local_path
+from aqe_core.fleet.result import FleetScan, Unopenable, load_scan, local_path, unopenable
 from aqe_core.plain_text import md_text
 from aqe_core.sources import SourceError
 from aqe_core.views.triage import FINDINGS
@@ -30,10 +30,20 @@ def open_scan() -> Optional[FleetScan]:
         st.info("Run `python -m aqe_core scan SOURCE... -o DIR` (locally or with `--master`), then give DIR here.")
         return None
     try:
-        return _load(path.strip())
+        scan = _load(path.strip())
     except SourceError as e:
         st.error(md_text(str(e)))
         return None
+    cannot = _unopenable(scan.path, tuple(scan.executions["file"].dropna().unique()))
+    if cannot:
+        st.warning("Rows of these logs are listed but open nothing here: "
+                   + "; ".join(cannot.sentences(quote=md_text)) + ".")
+    return scan
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _unopenable(path: str, files: tuple[str, ...]) -> Unopenable:
+    return unopenable(list(files))
 
 
 def table(scan: FleetScan, rows: pd.DataFrame) -> None:

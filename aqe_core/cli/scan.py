@@ -3,6 +3,7 @@ findings (:mod:`aqe_core.fleet.scan`)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from aqe_core.cli.common import _kv
@@ -22,12 +23,29 @@ def add_scan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress line")
 
 
+def reach_warnings(sources: list[str], output: str) -> list[str]:
+    """What the app on this machine will not open from the scan's result, said before the scan:
+    logs outside its roots (their Fleet rows open nothing) and an output folder outside them
+    (the Fleet page cannot read it). A scan runs as the user; the roots only bound the app."""
+    from aqe_core.fleet.result import unopenable
+    from aqe_core.fleet.scan import expand_local, is_uri
+
+    paths, _ = expand_local([s for s in sources if not is_uri(s)])
+    out = [f"scan: {t}" for t in unopenable(paths + [s for s in sources if is_uri(s)]).sentences()]
+    if unopenable([os.path.abspath(output)]):
+        out.append(f"scan: the output folder {output} is outside this server's roots: the Fleet page will not open it"
+                   " (add it, or a folder above it, to roots in the server settings, AQE_LENS_ROOTS)")
+    return out
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from aqe_core.fleet.scan import run_scan
     from aqe_core.live.java import JavaNotFound
     from aqe_core.live.requests import _quiet_pyspark_logger
     from aqe_core.live.runtime import SparkStartFailed, get_runtime
 
+    for line in reach_warnings(list(args.sources), args.output):
+        print(line, file=sys.stderr)
     try:
         rt = get_runtime(args.master, dict(args.spark_conf), app_name="AQE Lens fleet scan", log_level="OFF",
                          event_log=False)
