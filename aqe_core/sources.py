@@ -213,6 +213,8 @@ class LoadedSource:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     app_id: Optional[str] = None  # the Spark application (event logs)
+    app_name: Optional[str] = None  # its spark.app.name: one job's runs share it (a fleet's trend follows it)
+    app_start_ms: Optional[int] = None  # when the application started (epoch ms)
     #: why events are missing (a cut or damaged part, no ApplicationEnd); also in warnings or notes
     incomplete: list[str] = field(default_factory=list)
     #: estimated memory held (charged to the server's budget while this object lives; 0: not charged)
@@ -357,7 +359,8 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes
     return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes,
-                        app_id=log.application.id, incomplete=list(log.cut))
+                        app_id=log.application.id, app_name=log.application.name,
+                        app_start_ms=log.application.start_time, incomplete=list(log.cut))
 
 
 def _views(log, meter: Optional[LoadMeter]) -> list[QueryView]:

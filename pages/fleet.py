@@ -7,7 +7,7 @@ from aqe_core.fleet.rows import PRESETS
 from aqe_core.plain_text import md_text
 from aqe_core.views.triage import FINDINGS
 from ui import frame
-from ui.fleet import open_scan, table
+from ui.fleet import open_scan, table, trend
 
 frame.current()
 st.title("Fleet")
@@ -21,6 +21,8 @@ c2.metric("SQL executions", int(scan.executions["error"].isna().sum()))
 c3.metric("Wasted task time (s)", round(float(scan.executions["wasted_task_ms"].fillna(0).sum()) / 1000, 1),
           help="per execution: the slowest read stage's slowest task minus its median task, summed")
 c4.metric("Unreadable", len(scan.errors))
+with st.expander("Over time", expanded=len(scan.scans) > 1):
+    trend(scan)
 f1, f2, f3 = st.columns([3, 2, 1])
 chosen = f1.multiselect("Findings", list(counts), format_func=lambda f: f"{FINDINGS[f][0]} ({counts[f]})",
                         key="fleet_findings")

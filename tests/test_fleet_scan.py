@@ -56,7 +56,7 @@ def test_cli_scan_csv(tmp_path, capsys, monkeypatch):
     # the output is outside the app's roots (the samples' log is inside): said before the scan starts
     said = err.index("the output folder")
     assert said < err.index("scan: Spark") and "outside this server's roots" in err and "log is outside" not in err
-    assert list((tmp_path / "o" / "executions").glob("*.csv"))
+    assert list((tmp_path / "o" / "executions").glob("scan=*/*.csv"))  # one partition per scan
     # and the Fleet page reads it back (Spark escapes quotes inside values as \")
     from aqe_core.fleet.result import load_scan
 

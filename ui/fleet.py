@@ -7,6 +7,8 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
+from aqe_core.figures.fleet_trend import trend_figure
+from aqe_core.fleet.history import app_runs, worse_since_last
 from aqe_core.fleet.result import FleetScan, Unopenable, load_scan, local_path, unopenable
 from aqe_core.plain_text import md_text
 from aqe_core.sources import SourceError
@@ -74,3 +76,25 @@ def _open(row: pd.Series) -> None:
         st.query_params["q"] = qid
     first = str(row["findings"] or "").split(",")[0]
     st.switch_page(_PAGES.get(FINDINGS.get(first, ("", "overview"))[1], "pages/overview.py"))
+
+
+def trend(scan: FleetScan) -> None:
+    """Each application's runs over time, and the ones that got worse in the latest scan."""
+    history = scan.history if scan.history is not None else scan.executions
+    runs = app_runs(history)
+    if runs.empty or runs["app"].value_counts().max() < 2:
+        st.caption(f"{len(scan.scans)} scan{'s' if len(scan.scans) != 1 else ''} so far: a trend appears once an"
+                   " application has two runs (scan the same OUT again after its next run; only new or changed logs"
+                   " are read).")
+        return
+    st.plotly_chart(trend_figure(runs), width="stretch", key="fleet_trend")
+    worse = worse_since_last(history)
+    if not worse:
+        st.caption("No application got worse in the latest scan than in its run before.")
+        return
+    st.markdown(f"**{len(worse)} application{'s' if len(worse) != 1 else ''} got worse in the latest scan** than in"
+                " their run before:")
+    st.dataframe(pd.DataFrame([{"application": c.app, "wasted task time before (s)": c.wasted_before_s,
+                                "now (s)": c.wasted_after_s, "findings before": c.findings_before,
+                                "now": c.findings_after, "log": c.after_file} for c in worse]),
+                 hide_index=True, width="stretch")

@@ -21,6 +21,12 @@ def add_scan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-presets", action="store_true",
                    help="skip what each built-in preset would change (faster)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.add_argument("--full", action="store_true",
+                   help="read every log again (default: only logs new or changed since this OUT's last scan)")
+    p.add_argument("--fail-on", action="append", default=[], metavar="RULE",
+                   help="exit 4 when the latest scan breaks RULE, e.g. wasted_task_time_increase>20%%,"
+                        " findings_increase>0, wasted_task_time>60s, unreadable>0 (per application, against its run"
+                        " before; see aqe_core/fleet/gate.py)")
 
 
 def reach_warnings(sources: list[str], output: str) -> list[str]:
@@ -39,11 +45,18 @@ def reach_warnings(sources: list[str], output: str) -> list[str]:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from aqe_core.fleet.scan import run_scan
+    from aqe_core.fleet.scan import read_history, run_scan
     from aqe_core.live.java import JavaNotFound
     from aqe_core.live.requests import _quiet_pyspark_logger
     from aqe_core.live.runtime import SparkStartFailed, get_runtime
 
+    from aqe_core.fleet.gate import RuleError, breaches, parse_rules
+
+    try:
+        rules = parse_rules(args.fail_on)
+    except RuleError as e:
+        print(f"scan: {e}", file=sys.stderr)
+        return 2
     for line in reach_warnings(list(args.sources), args.output):
         print(line, file=sys.stderr)
     try:
@@ -60,15 +73,23 @@ def cmd_scan(args: argparse.Namespace) -> int:
         sys.stderr.flush()
 
     try:
-        res = run_scan(rt.spark, list(args.sources), args.output, fmt="csv" if args.csv else "parquet",
-                       presets=not args.no_presets, progress=None if args.no_progress else progress)
+        fmt = "csv" if args.csv else "parquet"
+        res = run_scan(rt.spark, list(args.sources), args.output, fmt=fmt, presets=not args.no_presets,
+                       progress=None if args.no_progress else progress, incremental=not args.full)
+        broken = breaches(read_history(rt.spark, args.output, fmt), rules, res.scan_id) if rules else []
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         print(f"\nscan: failed: {first}", file=sys.stderr)
         return 1
     for m in res.missing:
         print(f"\nscan: nothing matches {m}", file=sys.stderr)
+    again = f" ({res.unchanged} unchanged since the last scan, not read again)" if res.unchanged else ""
     print(f"\nscan: {res.files} files, {res.executions} SQL executions, {res.findings} findings, {res.errors} files or"
-          f" executions with an error, in {res.seconds:.1f}s -> {res.out}",
+          f" executions with an error, in {res.seconds:.1f}s{again} -> {res.out} (scan {res.scan_id})",
           file=sys.stderr)
+    for line in broken:
+        print(f"scan: FAILED {line}", file=sys.stderr)
+    if broken:
+        print(f"scan: {len(broken)} --fail-on breach{'es' if len(broken) != 1 else ''}: exit 4", file=sys.stderr)
+        return 4
     return 0

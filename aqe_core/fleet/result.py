@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 import pandas as pd
 
+from aqe_core.fleet.history import SCAN_COLUMN, UNPARTITIONED_SCAN, current_rows
 from aqe_core.sources import SourceError, read_checked_files, resolve_in_roots
 from aqe_core.views.triage import FINDINGS
 
@@ -28,8 +29,14 @@ SORTS = {"wasted task time": ("wasted_task_ms", True), "triage score": ("score",
 @dataclass
 class FleetScan:
     path: str
-    executions: pd.DataFrame
-    findings: pd.DataFrame
+    executions: pd.DataFrame  # the fleet now: each log's rows from the latest scan that read it
+    findings: pd.DataFrame  # the same logs' findings
+    history: Optional[pd.DataFrame] = None  # every scan's execution rows (column ``scan``)
+
+    @property
+    def scans(self) -> list[str]:
+        rows = self.history if self.history is not None else self.executions
+        return sorted(rows[SCAN_COLUMN].dropna().unique()) if SCAN_COLUMN in rows.columns else []
 
     @property
     def errors(self) -> pd.DataFrame:
@@ -54,18 +61,33 @@ class FleetScan:
 
 
 def _read(d: Path, roots: Optional[list[str]]) -> pd.DataFrame:
-    """One table's part files, each read from a descriptor opened under the checked folder."""
+    """One table: the part files of each ``scan=<id>`` partition (with its ``scan`` column), or of
+    the folder itself (a table written before scans were partitioned), each read from a
+    descriptor opened under its checked folder."""
+    scans = sorted(p for p in d.iterdir() if p.is_dir() and p.name.startswith(f"{SCAN_COLUMN}=")) if d.is_dir() else []
+    frames = []
+    for folder, scan in [(p, p.name.split("=", 1)[1]) for p in scans] or [(d, UNPARTITIONED_SCAN)]:
+        frame = _read_parts(folder, roots)
+        if frame is not None:
+            frames.append(frame.assign(**{SCAN_COLUMN: scan}))
+    if not frames:
+        raise SourceError(f"{d.name}: no Parquet or CSV part files (is this a scan result?)")
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _read_parts(d: Path, roots: Optional[list[str]]) -> Optional[pd.DataFrame]:
     # Spark's CSV writer escapes a quote inside a value as \" (not "" as pandas assumes)
     csv = functools.partial(pd.read_csv, escapechar="\\")
     for suffix, read in ((".parquet", pd.read_parquet), (".csv", csv)):
         frames = read_checked_files(d, suffix, read, roots)
         if frames:
             return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    raise SourceError(f"{d.name}: no Parquet or CSV part files (is this a scan result?)")
+    return None
 
 
 def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
-    """The scan result directory at ``path`` (confined to ``roots``, default the server's).
+    """The scan result directory at ``path`` (confined to ``roots``, default the server's): the
+    fleet now (each log's rows from the latest scan that read it) and every scan's rows.
     Raises :class:`SourceError` with a message for people."""
     base = resolve_in_roots(path, roots)
     ex_dir, fi_dir = base / "executions", base / "findings"
@@ -82,16 +104,20 @@ def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
         raise SourceError(f"{base.name}: the executions table lacks {sorted(need - set(ex.columns))}")
     if "finding" not in fi.columns:
         raise SourceError(f"{base.name}: the findings table lacks ['finding']")
-    return FleetScan(str(base), _typed(ex, _EX_TYPES), _typed(fi, _FI_TYPES))
+    history, found = _typed(ex, _EX_TYPES), _typed(fi, _FI_TYPES)
+    now = current_rows(history)
+    latest = now.groupby("file")[SCAN_COLUMN].first().to_dict() if len(now) else {}
+    found_now = found[found["file"].map(latest) == found[SCAN_COLUMN]].reset_index(drop=True)
+    return FleetScan(str(base), now, found_now, history)
 
 
 #: what each column the Fleet page reads holds (a CSV guesses types; a damaged table may lie)
 _EX_TYPES = {**{c: str for c in ("file", "description", "findings", "error", "preset_changes", "outcome", "app_id",
                                  "source_label", "spark_version", "status", "evidence", "joins", "unsplit_why",
-                                 "read_stage_tasks")},
-             **{c: float for c in ("execution_id", "wasted_task_ms", "duration_ms", "score", "partitions_before",
+                                 "read_stage_tasks", "app_name", SCAN_COLUMN)},
+             **{c: float for c in ("execution_id", "app_start_ms", "wasted_task_ms", "duration_ms", "score", "partitions_before",
                                    "partitions_after", "skew_splits")}}
-_FI_TYPES = {c: str for c in ("file", "finding", "label", "detail", "app_id")}
+_FI_TYPES = {c: str for c in ("file", "finding", "label", "detail", "app_id", SCAN_COLUMN)}
 
 
 def _typed(df: pd.DataFrame, types: dict[str, type]) -> pd.DataFrame:

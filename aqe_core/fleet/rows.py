@@ -27,6 +27,8 @@ class ExecutionRow:
     file: str
     app_id: Optional[str] = None
     source_label: Optional[str] = None  # what the log or capture is (application name and id, release)
+    app_name: Optional[str] = None  # one job's runs share it: the fleet's trend follows it
+    app_start_ms: Optional[int] = None  # when the application started (epoch ms): the trend's time
     spark_version: Optional[str] = None
     execution_id: Optional[int] = None
     description: str = ""
@@ -87,7 +89,8 @@ def _row(path: str, src: Any, v: QueryView, presets: bool) -> tuple[ExecutionRow
     t = triage_row(v)
     app = src.app_id
     evidence = v.model.evidence.value if v.model is not None else None
-    r = ExecutionRow(path, app, src.label, src.spark_version, int(v.query_id) if v.query_id.isdigit() else None,
+    r = ExecutionRow(path, app, src.label, src.app_name, src.app_start_ms, src.spark_version,
+                     int(v.query_id) if v.query_id.isdigit() else None,
                      t.description[:500], v.status, v.duration_ms, evidence,
                      sum(s.partitions_before or 0 for s in v.shuffles if not s.local) or None,
                      sum(s.partitions_after or 0 for s in v.shuffles if not s.local) or None,
@@ -116,11 +119,11 @@ def scan_file(path: str, *, presets: bool = True) -> tuple[list[dict[str, Any]],
         try:
             r, f = _row(path, src, v, presets)
         except Exception as e:  # noqa: BLE001
-            r, f = ExecutionRow(path, src.app_id, src.label, src.spark_version,
+            r, f = ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
                                 error=f"execution {v.query_id}: {type(e).__name__}"), []
         execs.append(asdict(r))
         finds.extend(asdict(x) for x in f)
     if not execs:
-        execs.append(asdict(ExecutionRow(path, src.app_id, src.label, src.spark_version,
+        execs.append(asdict(ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
                                          error="no SQL execution in this log")))
     return execs, finds

@@ -11,6 +11,10 @@ Where the logs are:
   with ``binaryFiles`` (a rolling ``eventlog_v2_*`` directory's parts are grouped back into
   one log), then parsed from a temporary copy.
 
+Each scan adds a partition ``scan=<id>`` to the output's tables, with a ``logs`` table of the
+logs it read and their fingerprints; a rescan into the same directory reads only new or changed
+logs (:mod:`aqe_core.fleet.history`).
+
 The package itself travels to the executors as a zip (``addPyFile``), so a cluster needs only
 the Python libraries the reader uses (``requirements.txt``). Bad files become rows with their
 error; nothing a log holds can stop the job.
@@ -29,9 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from aqe_core.fleet.history import (LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, Fingerprint,
+                                    as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
 from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, scan_file
 
-__all__ = ["ScanResult", "expand_local", "is_uri", "run_scan"]
+__all__ = ["ScanResult", "expand_local", "is_uri", "read_history", "run_scan"]
 
 _HIDDEN = (".", "_")
 _ROLLING = "eventlog_v2_"
@@ -71,10 +77,11 @@ def expand_local(sources: Iterable[str]) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(paths)), missing
 
 
-def _expand_uris(spark: Any, uris: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """(log root, file) for every file of every log under the URIs (Hadoop ``globStatus``)."""
+def _expand_uris(spark: Any, uris: list[str]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
+    """(log root, file, length, modification ms) for every file of every log under the URIs
+    (Hadoop ``globStatus``)."""
     jvm, conf = spark._jvm, spark.sparkContext._jsc.hadoopConfiguration()
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, int, int]] = []
     missing: list[str] = []
     for u in uris:
         path = jvm.org.apache.hadoop.fs.Path(u)
@@ -87,15 +94,16 @@ def _expand_uris(spark: Any, uris: list[str]) -> tuple[list[tuple[str, str]], li
     return out, missing
 
 
-def _expand_status(fs: Any, st: Any, out: list[tuple[str, str]], top: bool) -> None:
+def _expand_status(fs: Any, st: Any, out: list[tuple[str, str, int, int]], top: bool) -> None:
     p = st.getPath()
     name = p.getName()
     if name.startswith(_HIDDEN):
         return
     if not st.isDirectory():
-        out.append((p.toString(), p.toString()))
+        out.append((p.toString(), p.toString(), int(st.getLen()), int(st.getModificationTime())))
     elif name.startswith(_ROLLING):
-        out.extend((p.toString(), c.getPath().toString()) for c in fs.listStatus(p) if not c.isDirectory())
+        out.extend((p.toString(), c.getPath().toString(), int(c.getLen()), int(c.getModificationTime()))
+                   for c in fs.listStatus(p) if not c.isDirectory() and not c.getPath().getName().startswith(_HIDDEN))
     elif top:
         for c in fs.listStatus(p):
             _expand_status(fs, c, out, top=False)
@@ -158,17 +166,20 @@ class ScanResult:
     errors: int
     seconds: float
     missing: list[str] = field(default_factory=list)
+    scan_id: str = ""  # the partition this scan added (fleet.history.new_scan_id)
+    unchanged: int = 0  # logs not read again: as their latest scan recorded them
 
 
 def _schemas() -> tuple[Any, Any]:
     from pyspark.sql import types as T
 
-    kinds = {"execution_id": T.LongType(), "duration_ms": T.LongType(), "partitions_before": T.LongType(),
+    kinds = {"execution_id": T.LongType(), "app_start_ms": T.LongType(), "duration_ms": T.LongType(), "partitions_before": T.LongType(),
              "partitions_after": T.LongType(), "skew_splits": T.LongType(), "wasted_task_ms": T.LongType(),
              "score": T.DoubleType()}
     ex = T.StructType([T.StructField(c, kinds.get(c, T.StringType())) for c in EXECUTION_COLUMNS])
     fi = T.StructType([T.StructField(c, T.LongType() if c == "execution_id" else T.StringType()) for c in FINDING_COLUMNS])
-    return ex, fi
+    logs = T.StructType([T.StructField(c, T.StringType() if c == "file" else T.LongType()) for c in LOG_COLUMNS])
+    return ex, fi, logs
 
 
 def _tuple(row: dict[str, Any], columns: list[str]) -> tuple:
@@ -176,37 +187,50 @@ def _tuple(row: dict[str, Any], columns: list[str]) -> tuple:
 
 
 def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", presets: bool = True,
-             progress: Optional[Callable[[int, int], None]] = None) -> ScanResult:
-    """Scan ``sources`` on ``spark`` and write ``out/executions`` and ``out/findings``."""
+             progress: Optional[Callable[[int, int], None]] = None, incremental: bool = True) -> ScanResult:
+    """Scan ``sources`` on ``spark`` and add a partition ``scan=<id>`` to ``out``'s executions,
+    findings and logs tables. ``incremental``: logs whose fingerprint is the one an earlier scan
+    of ``out`` recorded are not read again (:mod:`aqe_core.fleet.history`)."""
     t0 = time.perf_counter()
     sc = spark.sparkContext
+    sid = new_scan_id()
     local, uris = [s for s in sources if not is_uri(s)], [s for s in sources if is_uri(s)]
     paths, missing = expand_local(local)
     blobs, missing_uris = _expand_uris(spark, uris) if uris else ([], [])
+    _adopt_unpartitioned(out)
+    before = _read_table(spark, out, LOGS_TABLE, fmt) if incremental else None
+    paths, prints = local_logs_to_read(paths, before)
+    uri_prints = _uri_fingerprints(blobs)
+    same = unchanged(uri_prints, before)
+    blobs = [b for b in blobs if b[0] not in same]
+    prints.update(uri_prints)
+    skipped = len(prints) - len(paths) - len({r for r, *_ in blobs})
     _ship_package(sc, tempfile.mkdtemp(prefix="aqe-lens-ship-"))  # kept: executors fetch it from the driver
     slices = max(1, min(len(paths), 4 * sc.defaultParallelism))
     rdd = sc.parallelize(paths, slices).mapPartitions(lambda it: _scan_paths(it, presets)) if paths else sc.emptyRDD()
     if blobs:
-        roots = {f: r for r, f in blobs}
+        roots = {f: r for r, f, *_ in blobs}
         files = sc.binaryFiles(",".join(sorted(roots)))
         rdd = rdd.union(files.map(lambda kv: (roots.get(kv[0], kv[0]), (kv[0], kv[1])))
                         .groupByKey().flatMap(lambda g: _scan_blobs(g, presets)))
     rdd = rdd.cache()
     group = f"aqe-lens-scan-{os.getpid()}-{int(t0)}"
-    sc.setJobGroup(group, f"AQE Lens fleet scan of {len(paths) + len({r for r, _ in blobs})} logs", True)
+    sc.setJobGroup(group, f"AQE Lens fleet scan of {len(paths) + len({r for r, *_ in blobs})} logs", True)
     stop = threading.Event()
     if progress is not None:
         threading.Thread(target=_watch, args=(sc, group, progress, stop), daemon=True).start()
     try:
-        ex_schema, fi_schema = _schemas()
+        ex_schema, fi_schema, logs_schema = _schemas()
         execs = spark.createDataFrame(rdd.filter(lambda kv: kv[0] == "e").map(lambda kv: _tuple(kv[1], EXECUTION_COLUMNS)),
                                       ex_schema)
         finds = spark.createDataFrame(rdd.filter(lambda kv: kv[0] == "f").map(lambda kv: _tuple(kv[1], FINDING_COLUMNS)),
                                       fi_schema)
-        writer = (lambda df, name: df.write.mode("overwrite").option("header", "true").csv(os.path.join(out, name))) \
-            if fmt == "csv" else (lambda df, name: df.write.mode("overwrite").parquet(os.path.join(out, name)))
-        writer(execs, "executions")
-        writer(finds, "findings")
+        read_now = paths + sorted({r for r, *_ in blobs})
+        logs = spark.createDataFrame(as_log_rows(prints, read_now), logs_schema)
+        for df, name in ((execs, "executions"), (finds, "findings"), (logs, LOGS_TABLE)):
+            target = join_path(out, name, f"{SCAN_COLUMN}={sid}")
+            w = df.write.mode("overwrite")
+            w.option("header", "true").csv(target) if fmt == "csv" else w.parquet(target)
         counts = execs.selectExpr("count(*) AS n", "count(error) AS errors", "count(DISTINCT file) AS files").first()
         n_findings = finds.count()
     finally:
@@ -214,7 +238,56 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
         rdd.unpersist()
         sc.setLocalProperty("spark.jobGroup.id", None)
     return ScanResult(out, counts["files"], counts["n"] - counts["errors"], n_findings, counts["errors"],
-                      time.perf_counter() - t0, missing + missing_uris)
+                      time.perf_counter() - t0, missing + missing_uris, sid, skipped)
+
+
+def read_history(spark: Any, out: str, fmt: str = "parquet") -> Any:
+    """Every scan's execution rows of ``out`` (the columns a trend or a gate needs), as pandas,
+    read through Spark so an ``hdfs://`` output works as a local one."""
+    path = join_path(out, "executions")
+    reader = spark.read.option("basePath", path)
+    df = reader.option("header", "true").csv(path) if fmt == "csv" else reader.parquet(path)
+    texts = ("file", "app_id", "app_name", "findings", "error", SCAN_COLUMN)
+    numbers = ("execution_id", "app_start_ms", "wasted_task_ms")
+    return df.selectExpr(*[f"CAST({c} AS string) AS {c}" for c in texts],
+                         *[f"CAST({c} AS long) AS {c}" for c in numbers]).toPandas()
+
+
+def _uri_fingerprints(blobs: list[tuple[str, str, int, int]]) -> dict[str, Fingerprint]:
+    """Each Hadoop log's fingerprint from its files' statuses (a rolling log: all its parts)."""
+    by_root: dict[str, list[tuple[int, int]]] = {}
+    for root, _, length, mtime in blobs:
+        by_root.setdefault(root, []).append((length, mtime))
+    return {r: Fingerprint(sum(n for n, _ in v), max(m for _, m in v), len(v)) for r, v in by_root.items()}
+
+
+def _read_table(spark: Any, out: str, name: str, fmt: str) -> Optional[Any]:
+    """An earlier scans' table of ``out`` as pandas (None when there is none yet)."""
+    path = join_path(out, name)
+    jvm = spark._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    if not hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hpath):
+        return None
+    reader = spark.read.option("basePath", path)
+    df = reader.option("header", "true").csv(path) if fmt == "csv" else reader.parquet(path)
+    return df.selectExpr(*[f"CAST({c} AS {'string' if c == 'file' else 'long'}) AS {c}" for c in LOG_COLUMNS],
+                         f"CAST({SCAN_COLUMN} AS string) AS {SCAN_COLUMN}").toPandas()
+
+
+def _adopt_unpartitioned(out: str) -> None:
+    """A scan directory written before scans were partitioned (tables' part files directly in
+    ``executions/``, ``findings/``): its files become the oldest scan, so the tables stay one
+    readable layout."""
+    if "://" in out:
+        return
+    for name in ("executions", "findings"):
+        table = Path(out) / name
+        parts = [p for p in table.glob("*") if p.is_file()] if table.is_dir() else []
+        if parts:
+            into = table / f"{SCAN_COLUMN}={UNPARTITIONED_SCAN}"
+            into.mkdir(exist_ok=True)
+            for p in parts:
+                p.rename(into / p.name)
 
 
 def _watch(sc: Any, group: str, progress: Callable[[int, int], None], stop: threading.Event) -> None:

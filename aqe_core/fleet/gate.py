@@ -1,0 +1,109 @@
+"""``scan --fail-on``: a pipeline fails when the fleet gets worse (issue 27).
+
+A rule is ``METRIC > VALUE`` (or ``>=``), checked for every application with a run read in the
+latest scan (see :mod:`aqe_core.fleet.history`):
+
+* ``wasted_task_time_increase``: its wasted task time against its run before, in percent
+  (``20%``) or seconds (``30s``, ``500ms``);
+* ``wasted_task_time``: the run's own wasted task time (``s`` or ``ms``);
+* ``findings_increase``: more findings than its run before;
+* ``findings``: the run's own findings;
+* ``unreadable``: logs or executions of the latest scan that could not be read (fleet-wide).
+
+>>> [str(r) for r in parse_rules(["wasted_task_time_increase>20%", "findings_increase >= 1"])]
+['wasted_task_time_increase>20%', 'findings_increase>=1']
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+import pandas as pd
+
+from aqe_core.fleet.history import SCAN_COLUMN, app_runs, changes
+
+__all__ = ["GateRule", "RuleError", "breaches", "parse_rules"]
+
+METRICS = ("wasted_task_time_increase", "wasted_task_time", "findings_increase", "findings", "unreadable")
+_RULE = re.compile(r"^\s*([a-z_]+)\s*(>=|>)\s*([0-9]+(?:\.[0-9]+)?)\s*(%|s|ms)?\s*$")
+
+
+class RuleError(ValueError):
+    """A ``--fail-on`` rule that does not parse, in words for people."""
+
+
+@dataclass(frozen=True)
+class GateRule:
+    metric: str
+    op: str
+    value: float
+    unit: str = ""  # "%", "s", "ms" or "" (a count)
+
+    def __str__(self) -> str:
+        return f"{self.metric}{self.op}{self.value:g}{self.unit}"
+
+    def over(self, measured: float) -> bool:
+        return measured > self.value if self.op == ">" else measured >= self.value
+
+
+def parse_rules(texts: Iterable[str]) -> list[GateRule]:
+    """Rules from ``--fail-on`` values (each may hold several, comma separated)."""
+    out = []
+    for text in texts:
+        for part in (p for p in text.split(",") if p.strip()):
+            m = _RULE.match(part)
+            if not m or m.group(1) not in METRICS:
+                raise RuleError(f"--fail-on {part.strip()!r}: write METRIC>VALUE, METRIC one of {', '.join(METRICS)}"
+                                " (e.g. wasted_task_time_increase>20%)")
+            metric, op, value, unit = m.group(1), m.group(2), float(m.group(3)), m.group(4) or ""
+            timed = metric.startswith("wasted_task_time")
+            if (unit == "%" and metric != "wasted_task_time_increase") or (unit in ("s", "ms") and not timed) \
+                    or (timed and not unit):
+                raise RuleError(f"--fail-on {part.strip()!r}: {metric} takes "
+                                + ("a time (s, ms) or a percentage (%)" if metric == "wasted_task_time_increase"
+                                   else "a time (s, ms)" if timed else "a count"))
+            if unit == "ms":
+                value, unit = value / 1000, "s"
+            out.append(GateRule(metric, op, value, unit))
+    return out
+
+
+def breaches(history: pd.DataFrame, rules: list[GateRule], scan: Optional[str] = None) -> list[str]:
+    """One line per rule broken by the runs that ``scan`` read (default: the latest scan with
+    rows), naming the application and the numbers. A scan that read nothing new breaks nothing."""
+    out: list[str] = []
+    if history is None or history.empty:
+        return out
+    latest = scan or history[SCAN_COLUMN].max()
+    runs = app_runs(history)
+    runs = runs[runs[SCAN_COLUMN] == latest]
+    moved = changes(history, [latest])
+    for rule in rules:
+        if rule.metric == "unreadable":
+            bad = int((history[history[SCAN_COLUMN] == latest]["error"].notna()).sum())
+            if rule.over(bad):
+                out.append(f"{rule}: {bad} logs or executions of the latest scan could not be read")
+        elif rule.metric in ("wasted_task_time", "findings"):
+            column = "wasted_task_s" if rule.metric == "wasted_task_time" else "findings"
+            for r in runs.itertuples():
+                got = float(getattr(r, column))
+                if rule.over(got):
+                    out.append(f"{rule}: {r.app} ({r.app_id or r.file}) {got:g}{rule.unit}")
+        else:
+            for c in moved:
+                if rule.metric == "findings_increase":
+                    got, said = c.findings_after - c.findings_before, f"{c.findings_before} -> {c.findings_after} findings"
+                elif rule.unit == "%":
+                    pct = c.wasted_increase_pct
+                    got, said = (pct if pct is not None else 0.0), _wasted(c) + (f" ({pct:+.0f}%)" if pct not in (None, float("inf"))
+                                                                               else "")
+                else:
+                    got, said = c.wasted_after_s - c.wasted_before_s, _wasted(c)
+                if rule.over(got):
+                    out.append(f"{rule}: {c.app}: {said}")
+    return out
+
+
+def _wasted(c) -> str:
+    return f"wasted task time {c.wasted_before_s:g} s -> {c.wasted_after_s:g} s"
