@@ -1,0 +1,93 @@
+"""SPARK-44065 (Spark 4.2.0) against real Spark: with local shuffle read off, a join that AQE turns
+into a broadcast hash join at run time has the skewed partitions of its streamed side split.
+
+The catalogue workload ``runtime_broadcast`` (preset ``local_read_off``) was recorded on every
+release in tests/fixtures/captures/ (tools/record_fixtures.py): its streamed side ``facts`` has
+30% of its rows on one key, so one reducer is skewed on every release. What each release did is
+read from its recording (``BroadcastHashJoin(skew=true)``, an ``AQEShuffleRead coalesced and
+skewed`` with partial-reducer specs), never typed; our replay must give exactly that, per release,
+and the what-if "turn local shuffle read off" on the local-read-on run must predict what the
+local-read-off recording shows.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aqe_core.engine.simulate import simulate
+from aqe_core.engine.whatif import one_query
+from aqe_core.model.specs import PartialReducerPartitionSpec
+from aqe_core.readers.capture_file import load_capture
+from aqe_core.rules.optimize_skewed_join import analyze_side
+from aqe_core.versions import SparkVersion, as_version
+
+CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
+WORKLOAD = "runtime_broadcast"
+OFF, ON = "local_read_off", "default"
+LOCAL_READ = "spark.sql.adaptive.localShuffleReader.enabled"
+RECORDED = sorted((p.parent.name for p in CAPTURES.glob(f"*/{WORKLOAD}.json.gz")), key=as_version)
+SINCE = SparkVersion(4, 2, 0)  # the release the issue's real runs found the split in (checked below per recording)
+
+
+def _query(release: str, preset: str):
+    cap = load_capture(CAPTURES / release / f"{WORKLOAD}.json.gz")
+    q = next(x for x in cap.queries if x.preset == preset)
+    return cap, q
+
+
+def _bhj(q):
+    """The broadcast hash join of the recorded final plan."""
+    joins = [n for n in q.final_plan.root.walk() if n.name.startswith("BroadcastHashJoin")]
+    assert len(joins) == 1, [n.name for n in q.final_plan.root.walk() if "Join" in n.name]
+    return joins[0]
+
+
+def _spark_split(q) -> bool:
+    """Did Spark split the streamed side: the join's skew flag, the read's description and its
+    specs, which must all say the same."""
+    flag = _bhj(q).name == "BroadcastHashJoin(skew=true)"
+    skewed_read = any(r.description == "coalesced and skewed" for r in q.reads)
+    parts = any(isinstance(s, PartialReducerPartitionSpec) for r in q.reads for s in r.specs)
+    assert flag == skewed_read == parts, (flag, skewed_read, parts)
+    return flag
+
+
+def test_the_recordings_cover_both_sides_of_the_change():
+    """Releases before and from 4.2.0 are recorded, 3.5, 4.1, 4.2 and 4.3 among them."""
+    lines = {f"{as_version(r).major}.{as_version(r).minor}" for r in RECORDED}
+    assert {"3.5", "4.1", "4.2", "4.3"} <= lines
+    assert any(as_version(r) < SINCE for r in RECORDED) and any(as_version(r) >= SINCE for r in RECORDED)
+
+
+@pytest.mark.parametrize("release", RECORDED)
+def test_spark_splits_the_streamed_side_only_from_4_2(release):
+    """What each release did, read from its recording: the streamed side is skewed on every
+    release (by that release's own skew threshold over the recorded statistics), local read is
+    off, the join became a broadcast join, and only 4.2+ split it."""
+    cap, q = _query(release, OFF)
+    assert q.conf.get(LOCAL_READ) == "false"
+    bhj = _bhj(q)
+    assert "BuildRight" in bhj.description  # `facts` (left) is streamed
+    stream = next(r for r in q.reads if r.stage_id == 0)
+    sizes = q.shuffle(stream.shuffle_id).bytes_by_partition_id
+    assert analyze_side(sizes, q.conf, spark_version=release).skewed_indices, "the streamed side must be skewed"
+    assert _spark_split(q) == (as_version(release) >= SINCE)
+
+
+@pytest.mark.parametrize("release", RECORDED)
+def test_the_replay_makes_each_release_decision_exactly(release):
+    """Our replay of the local-read-off run, with the release's own rules: every read's specs and
+    the join's strategy and skew flag, as Spark recorded them."""
+    cap, q = _query(release, OFF)
+    rep = simulate(one_query(cap, q))
+    assert rep.is_replay
+    qr = rep.queries[0]
+    assert all(r.agrees for r in qr.reads), [r.first_difference() for r in qr.reads]
+    (j,) = qr.joins
+    assert j.agrees and j.simulated == j.spark == "BroadcastHashJoin"
+    assert j.simulated_skew == j.spark_skew == _spark_split(q)
+    split = [r for r in qr.reads if any(isinstance(s, PartialReducerPartitionSpec) for s in r.simulated_specs or ())]
+    assert bool(split) == _spark_split(q)
+    if split:
+        assert split[0].rules[0] == "OptimizeSkewedJoin"
