@@ -91,3 +91,42 @@ def test_the_replay_makes_each_release_decision_exactly(release):
     assert bool(split) == _spark_split(q)
     if split:
         assert split[0].rules[0] == "OptimizeSkewedJoin"
+
+
+def _stream_view(release: str, preset: str):
+    """The streamed side's read (stage 0, the left side) of the query as the pages show it."""
+    from aqe_core.sources import load_source
+
+    src = load_source(str(CAPTURES / release / f"{WORKLOAD}.json.gz"))
+    view = next(v for v in src.views if v.description.endswith("/" + preset))
+    return view, next(s for s in view.shuffles if s.stage_id == 0)
+
+
+@pytest.mark.parametrize("release", RECORDED)
+def test_the_trace_says_why_in_the_rule_words(release):
+    """Split: "split because local shuffle read is off; from Spark 4.2.0". Not split (before 4.2):
+    the release does not split a broadcast join's streamed side. Local read on (4.2+): it is read
+    locally. The words are the rule module's (optimize_skewed_join_stream)."""
+    from aqe_core.rules import optimize_skewed_join_stream as stream
+
+    assert "split because local shuffle read is off; from Spark 4.2.0" in stream.SPLIT_WHY
+    _, q = _query(release, OFF)
+    _, sv = _stream_view(release, OFF)
+    (skew,) = [t for t in sv.trace if t.rule == "OptimizeSkewedJoin"]
+    # one skewed partition in the table (3.0/3.1 judge skew over the coalesced sizes: none there)
+    assert len(sv.skew_rows) == (1 if as_version(release) >= SparkVersion(3, 2, 0) else 0)
+    if _spark_split(q):
+        assert skew.verdict == "split" and skew.first_failed is None
+        assert [c.result for c in skew.checks if c.condition == stream.TRACE_CONDITIONS[1][0]] == ["pass"]
+        assert all(row.splits and row.explanation.endswith(f"({stream.SPLIT_WHY})") for row in sv.skew_rows)
+    else:
+        assert skew.verdict == "not split"
+        assert skew.first_failed is not None and skew.first_failed.condition == stream.TRACE_CONDITIONS[0][0]
+        assert skew.first_failed.detail == stream.NOT_IN_RELEASE_TEXT
+        assert all(not row.splits and row.explanation.endswith(stream.NOT_IN_RELEASE_TEXT) for row in sv.skew_rows)
+    # local read on: the streamed side is read locally; from 4.2 that is what stops the split
+    _, on = _stream_view(release, ON)
+    (skew_on,) = [t for t in on.trace if t.rule == "OptimizeSkewedJoin"]
+    first = skew_on.first_failed
+    assert skew_on.verdict == "not split" and first is not None
+    assert first.condition == stream.TRACE_CONDITIONS[1 if as_version(release) >= SINCE else 0][0]
