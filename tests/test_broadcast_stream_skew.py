@@ -186,3 +186,40 @@ def test_the_whatif_page_predicts_the_split_in_the_rule_words(release):
         assert skew_row.explanation.endswith(want) and (skew_row.splits or 0) == sum(split.values())
         assert skew_sentence(before, after).endswith(f"1 under the what-if, {len(split)} of them split (exact)")
 
+
+@pytest.mark.parametrize("source", RECORDED)
+def test_every_release_table_shows_the_split_appear_at_4_2(source, capsys):
+    """The Compare page's every-release table and ``releases``: one recording through every
+    release's rules gives, per release, what that release's own recording did (split or not),
+    and the step where the split appears names the 4.2.0 change in the rule module's words."""
+    import argparse
+
+    from aqe_core.cli.releases import cmd_releases
+    from aqe_core.rules import optimize_skewed_join_stream as stream
+    from aqe_core.views.releases import compare_releases
+
+    view, _ = _stream_view(source, OFF)
+    comp = compare_releases(view)
+    assert comp.exact
+    did = {}
+    for row in comp.rows:
+        if row.release in RECORDED:
+            _, q = _query(row.release, OFF)
+            split = _split_reducers(next(r.specs for r in q.reads if r.stage_id == 0))
+            s = row.summary()
+            assert (s["skewed reducers split"], s["skew splits"]) == (len(split), sum(split.values())), row.release
+            assert s["joins"] == "BroadcastHashJoin" + (" (skew)" if split else ""), row.release
+            did[row.release] = bool(split)
+    first = min((r for r, split in did.items() if split), key=as_version)
+    last_before = max((r for r, split in did.items() if not split), key=as_version)
+    assert as_version(last_before) < as_version(first)  # the split appears once and stays
+    steps = [d for d in comp.diffs if stream.CHANGE in d.changed_between]
+    assert [(d.before, d.after) for d in steps] == [(last_before, first)]
+    (step,) = steps
+    assert any(m.endswith(f"({stream.SPLIT_WHY})") for m in step.rules_said)
+    assert any(stream.NOT_IN_RELEASE_TEXT in m for m in step.rules_said)
+    # the same through the command line
+    assert cmd_releases(argparse.Namespace(source=str(CAPTURES / source / f"{WORKLOAD}.json.gz"),
+                                           execution=view.query_id, json=False)) == 0
+    out = capsys.readouterr().out
+    assert f"{last_before} -> {first}: " in out and f"changed between them: {stream.CHANGE}" in out
