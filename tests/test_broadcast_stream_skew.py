@@ -223,3 +223,61 @@ def test_every_release_table_shows_the_split_appear_at_4_2(source, capsys):
                                            execution=view.query_id, json=False)) == 0
     out = capsys.readouterr().out
     assert f"{last_before} -> {first}: " in out and f"changed between them: {stream.CHANGE}" in out
+
+
+def _page(release: str, page: str, preset: str, home: Path):
+    """A page of the app (Streamlit's AppTest, no browser) on a recording (copied into the app's
+    data directory ``home``, a folder the server may open), the preset's query picked."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    view, _ = _stream_view(release, preset)
+    home.mkdir(parents=True, exist_ok=True)
+    path = str(shutil.copy(CAPTURES / release / f"{WORKLOAD}.json.gz", home / f"{release}-{WORKLOAD}.json.gz"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=180)
+    at.session_state["source_path"] = path
+    at.session_state["source_ref"] = {"kind": "path", "path": path}
+    at.query_params["q"] = view.query_id
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+#: a release on each side of the change: the first recorded from 4.2.0 and the last before it
+AROUND = [min((r for r in RECORDED if as_version(r) >= SINCE), key=as_version),
+          max((r for r in RECORDED if as_version(r) < SINCE), key=as_version)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", AROUND)
+def test_the_whatif_page_shows_it(release, monkeypatch, tmp_path):
+    """What-if on the local-read-on run, local read turned off: the decisions row and each
+    skewed partition's sentence, split (4.2+) or why not, in the rule's words."""
+    from aqe_core.rules import optimize_skewed_join_stream as stream
+
+    monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "lens-home"))
+    at = _page(release, "whatif", ON, tmp_path / "lens-home")
+    at.text_input(key=f"wi-{LOCAL_READ}").set_value("false").run()
+    assert not at.exception, at.exception
+    decisions = next(df.value for df in at.dataframe if "preset" in df.value.columns)
+    split = as_version(release) >= SINCE
+    assert list(decisions["joins"]) == ["BroadcastHashJoin", "BroadcastHashJoin" + (" (skew)" if split else "")]
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert (stream.SPLIT_WHY if split else stream.NOT_IN_RELEASE_TEXT) in captions
+
+
+@pytest.mark.slow
+def test_the_compare_page_shows_the_split_appear_at_4_2(monkeypatch, tmp_path):
+    """Compare's every-release table on the local-read-off run: the split from 4.2 on, and the
+    step that names the change."""
+    from aqe_core.rules import optimize_skewed_join_stream as stream
+
+    monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "lens-home"))
+    at = _page(AROUND[0], "compare", OFF, tmp_path / "lens-home")
+    table = next(df.value for df in at.dataframe if "release" in df.value.columns)
+    split = {r.split(" ")[0]: n for r, n in zip(table["release"], table["skewed reducers split"])}
+    assert {r: n > 0 for r, n in split.items() if r in RECORDED} == {r: as_version(r) >= SINCE for r in split if r in RECORDED}
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert stream.CHANGE in captions
