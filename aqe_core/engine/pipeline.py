@@ -144,7 +144,7 @@ def rule_changes(before: "str | SparkVersion", after: "str | SparkVersion", join
     """What a rule does differently between two releases beyond the rule order (each rule module
     words its own change), for a query with these join strategies.
 
-    >>> rule_changes("4.1.4", "4.2.1", ["BroadcastHashJoin"])[0][:60]
-    "OptimizeSkewedJoin splits the skewed partitions of a broadcast"
+    >>> rule_changes("4.1.4", "4.2.1", ["BroadcastHashJoin"])[0][:62]
+    'OptimizeSkewedJoin splits the skewed partitions of a broadcast'
     """
     return optimize_skewed_join_stream.changed_between(before, after, joins)
