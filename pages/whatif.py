@@ -37,6 +37,8 @@ with results:
             st.markdown(f"**{md_text(after.label)}**")
             st.dataframe(pd.DataFrame(line_changes(before, after)), hide_index=True, width="stretch")
             st.write(md_text(skew_sentence(before, after)))
+            for row in after.skew_rows[:5]:  # each skewed partition, split or why not, in the rules' words
+                st.caption(md_text(str(row.explanation)))
             for k, fig in enumerate(whatif_charts(before, answer.predicted(after))):
                 st.plotly_chart(fig, key=f"wi-h-{after.key}-{k}", theme=None)
     if alone:

@@ -20,7 +20,7 @@ The order matters: from 3.2, ``OptimizeSkewedJoin`` runs *before* ``CoalesceShuf
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, all_origins
 from aqe_core.rules import (
@@ -28,6 +28,7 @@ from aqe_core.rules import (
     optimize_shuffle_with_local_read,
     optimize_skew_in_rebalance_partitions,
     optimize_skewed_join,
+    optimize_skewed_join_stream,
 )
 from aqe_core.versions import SparkVersion, as_version
 
@@ -137,3 +138,13 @@ def final_stage_rules_3_1(ctx: Context) -> set[str]:
     required distribution)."""
     origins = all_origins(ctx)
     return {name for name, ok in RULE_ORIGINS_3_1.items() if origins <= ok}
+
+
+def rule_changes(before: "str | SparkVersion", after: "str | SparkVersion", joins: Sequence[str] = ()) -> list[str]:
+    """What a rule does differently between two releases beyond the rule order (each rule module
+    words its own change), for a query with these join strategies.
+
+    >>> rule_changes("4.1.4", "4.2.1", ["BroadcastHashJoin"])[0][:62]
+    'OptimizeSkewedJoin splits the skewed partitions of a broadcast'
+    """
+    return optimize_skewed_join_stream.changed_between(before, after, joins)

@@ -16,6 +16,7 @@ from aqe_core import config as K
 from aqe_core.engine.pipeline import pipeline_for
 from aqe_core.engine.results import JoinResult, ReadResult
 from aqe_core.model.reasons import Reason
+from aqe_core.rules import optimize_skewed_join_stream as stream
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
@@ -24,7 +25,12 @@ from aqe_core.versions import SparkVersion, as_version
 if TYPE_CHECKING:
     from aqe_core.config import AQEConf
 
-__all__ = ["Check", "FAIL", "inputs_text", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "trace_join", "trace_read"]
+__all__ = ["Check", "FAIL", "inputs_text", "INFO", "NOT_APPLICABLE", "NOT_REACHED", "PASS", "RuleTrace", "STREAM_BLOCKING_CODES",
+           "stream_split_why", "trace_join", "trace_read"]
+
+#: the broadcast streamed-side case's words, for the views' sentences (the rule module owns them)
+STREAM_BLOCKING_CODES = stream.BLOCKING_CODES
+stream_split_why = stream.split_why
 
 PASS, FAIL, INFO, NOT_REACHED, NOT_APPLICABLE = "pass", "fail", "info", "not reached", "not applicable"
 
@@ -82,6 +88,8 @@ _SKEW = (
     ("its map outputs can be cut into parts", ("not_splittable_by_maps", "map_sizes_unknown"), ("split",)),
     ("splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)", ("distribution_broken",), ("forced",)),
 )
+#: a broadcast join's streamed side (SPARK-44065, 4.2.0): the rule module's own conditions
+_SKEW_STREAM = _SKEW[:2] + stream.TRACE_CONDITIONS + _SKEW[-1:]
 _REBALANCE = (
     ("skew handling of REBALANCE shuffles is enabled", ("disabled",), ()),
     ("the shuffle is a REBALANCE", ("not_rebalance",), ("split", "no_large_partition")),
@@ -118,6 +126,7 @@ _SETTINGS: dict[str, tuple[str, ...]] = {
     "enough non-empty partitions (not demoted)": (K.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN,),
     "every partition fits the local hash map threshold": (K.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
                                                           K.PREFER_SORTMERGEJOIN),
+    **stream.TRACE_SETTINGS,
 }
 
 
@@ -181,7 +190,7 @@ def _span(spec: Any) -> int:
 _REBALANCE_ONLY = {"disabled", "not_rebalance", "no_large_partition"}
 _SKEW_CODES = {"skew_join_disabled", "join_type_not_supported", "side_not_splittable", "no_split", "distribution_broken",
                "partition_counts_differ", "forced", "split", "not_splittable_by_maps", "map_sizes_unknown", "streaming",
-               "not_eligible"} | _REBALANCE_ONLY
+               "not_eligible"} | _REBALANCE_ONLY | stream.CODES
 
 
 def trace_read(r: ReadResult, spark_version: "str | SparkVersion", conf: "AQEConf | None" = None) -> list[RuleTrace]:
@@ -209,7 +218,8 @@ def trace_read(r: ReadResult, spark_version: "str | SparkVersion", conf: "AQECon
             mine = rebalance == (rule == "OptimizeSkewInRebalancePartitions")
             reasons = [x for x in r.reasons if (mine and x.code in _SKEW_CODES) or
                        (x.code.startswith("final_stage") and rule in x.message)]
-            table = _REBALANCE if rule == "OptimizeSkewInRebalancePartitions" else _SKEW
+            table = (_REBALANCE if rule == "OptimizeSkewInRebalancePartitions" else _SKEW_STREAM
+                     if any(x.code in stream.CODES or x.subject.get("stream") for x in reasons) else _SKEW)
             checks = _checks(table, reasons, rule, applied or bool(reasons), applied)
             split = applied and any(isinstance(x, PartialReducerPartitionSpec) for x in r.simulated_specs or ())
             verdict = "split" if split else ("not split; the other side's splits each read these partitions again"

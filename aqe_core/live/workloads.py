@@ -297,7 +297,8 @@ _add(Workload(
     _views_broadcast, lambda s: _base(s, broadcast=True), (
         WorkloadPreset("default", {}),
         WorkloadPreset("threshold_off", {A + "autoBroadcastJoinThreshold": "-1"}, "no runtime broadcast (3.2+ AQE threshold)", "3.2.0"),
-        WorkloadPreset("local_read_off", {A + "localShuffleReader.enabled": "false"}, "no local shuffle read"),
+        WorkloadPreset("local_read_off", {A + "localShuffleReader.enabled": "false"},
+                       "no local shuffle read: from 4.2.0 the skewed streamed side is split (SPARK-44065)"),
     ), decisions=("runtime_broadcast", "local_read")))
 _add(Workload(
     "demote_broadcast", "The small side has data in only a few partitions: AQE demotes broadcasting it"

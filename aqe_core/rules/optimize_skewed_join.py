@@ -13,7 +13,8 @@ and ``targetSize`` (3.0.1 - 4.3.0):
   runs);
 * 3.2+  runs *before* coalescing on the raw ``bytesByPartitionId``: one threshold
   ``max(thresholdBytes, factor x median)``; 3.4 made the factor a double (product truncated);
-* 4.2+  also splits a broadcast hash join's stream side when local reads are off (SPARK-44065).
+* 4.2+  also splits a broadcast hash join's streamed side when local reads are off (SPARK-44065:
+  :mod:`aqe_core.rules.optimize_skewed_join_stream`, which owns that case's wording).
 
 Plan-shape conditions (which joins match, the "no extra shuffle" check, forceOptimizeSkewedJoin)
 are decided by the caller from the plan; this module does the numbers.
@@ -52,11 +53,11 @@ from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
 from aqe_core.units import mib, num
 from aqe_core.rules.join_type import normalize_join_type
-from aqe_core.rules.shuffle_partitions_util import (MapSizesFor, UnitSpecs, create_skew_partition_specs,
-                                                    optimize_skewed_partitions)
-from aqe_core.model.specs import CoalescedPartitionSpec, PartialReducerPartitionSpec, ShufflePartitionSpec
+from aqe_core.rules.shuffle_partitions_util import MapSizesFor, UnitSpecs, create_skew_partition_specs
+from aqe_core.model.specs import CoalescedPartitionSpec, ShufflePartitionSpec
 from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.versions import SparkVersion, as_version
+from aqe_core.rules.optimize_skewed_join_stream import split_streamed_side
 
 
 _LONG_MAX = 2**63 - 1
@@ -445,26 +446,15 @@ def optimize_broadcast_stream_side(
     conf: "Mapping[str, Any] | AQEConf | None" = None,
     *,
     spark_version: "str | SparkVersion",
+    side: str = "",
 ) -> tuple[Optional[list[ShufflePartitionSpec]], SideAnalysis, list[Reason]]:
-    """4.2+'s ``OptimizeSkewedJoin`` case for ``BroadcastHashJoinExec``: split the skewed
-    partitions of the shuffled stream side (only when local shuffle reads are disabled).
-    Returns the new specs (None = unchanged), the analysis and the reasons."""
+    """4.2+'s case for ``BroadcastHashJoinExec`` (SPARK-44065, :mod:`.optimize_skewed_join_stream`):
+    the new specs of the streamed side (None = unchanged), its analysis and the reasons."""
     v = as_version(spark_version)
     c = _conf(conf, v)
-    a = analyze_side(stream.bytes_by_partition_id, c, spark_version=v, side="stream")
-    if v < SparkVersion(4, 2, 0):
-        return None, a, [Reason("not_in_version", f"Spark {v} never splits the stream side of a broadcast join")]
-    if c.get(config.LOCAL_SHUFFLE_READER_ENABLED):
-        return None, a, [Reason("local_read_enabled", f"broadcast stream-side split needs {config.LOCAL_SHUFFLE_READER_ENABLED}=false",
-                                {}, (config.LOCAL_SHUFFLE_READER_ENABLED,))]
-    sizes_for = stream.map_sizes_for or (lambda _i: None)
-    specs = optimize_skewed_partitions(stream.bytes_by_partition_id, sizes_for, a.effective_threshold,
-                                       a.target_size, spark_version=v)
-    if len(specs) == len(stream.bytes_by_partition_id):
-        return None, a, [Reason("no_split", "no stream-side partition was split")]
-    n_split = len({s.reducer_index for s in specs if isinstance(s, PartialReducerPartitionSpec)})
-    return specs, a, [Reason("split", f"{n_split} stream-side partitions split into parts of about {mib(a.target_size)}",
-                             {"target": a.target_size, "median": a.median, "threshold": a.skew_threshold})]
+    a = analyze_side(stream.bytes_by_partition_id, c, spark_version=v, side=side or "stream")
+    specs, reasons = split_streamed_side(stream.bytes_by_partition_id, stream.map_sizes_for, a, c, spark_version=v, side=side)
+    return specs, a, reasons
 
 
 # OptimizeSkewedJoin's plan-shape check on a stage fragment (the engine's stage plan, seen
@@ -478,15 +468,14 @@ def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
     if not conf.get(config.SKEW_JOIN_ENABLED):
         _skew_join_disabled(fr, state)
         return
-    shuffle_stages = [s for s in fr.stages if s.is_shuffle_stage]
-    if v < SparkVersion(3, 3, 0) and len(shuffle_stages) != 2:
-        return
+    # 3.0-3.2 look at a plan with exactly two shuffle stages (a broadcast join: only to say why not)
+    few = v < SparkVersion(3, 3, 0) and len([s for s in fr.stages if s.is_shuffle_stage]) != 2
     trial = state.copy()
     changed: list[StageNode] = []
     for node in fr.root.walk():
-        if node.name.startswith(SHUFFLED_JOINS) and len(node.children) == 2:
+        if node.name.startswith(SHUFFLED_JOINS) and len(node.children) == 2 and not few:
             changed += _skew_shuffled_join(ctx, node, trial)
-        elif (v >= SparkVersion(4, 2, 0) and node.name.startswith("BroadcastHashJoin") and len(node.children) == 2):
+        elif node.name.startswith("BroadcastHashJoin") and len(node.children) == 2:  # (before 4.2: why not)
             changed += _skew_broadcast_stream(ctx, node, trial)
     if not changed:
         return state.merge_reasons(trial)
@@ -540,14 +529,14 @@ def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> l
 
 
 def _skew_broadcast_stream(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
-    """4.2+: the shuffled stream side of a broadcast hash join."""
+    """The shuffled streamed side of a broadcast hash join: split from 4.2 (before, only why not)."""
     build = node.info.get("build_side", "")
-    stream = node.children[0] if build == "BuildRight" else node.children[1] if build == "BuildLeft" else None
-    stream = _shuffle_leaf(ctx, stream, trial, for_skew=True)
+    side = "left" if build == "BuildRight" else "right" if build == "BuildLeft" else ""
+    stream = _shuffle_leaf(ctx, node.children[0 if side == "left" else 1] if side else None, trial, for_skew=True)
     if stream is None:
         return []
     specs, analysis, reasons = optimize_broadcast_stream_side(
-        SkewJoinSide(ctx.bytes(stream), ctx.map_sizes_for(stream)), ctx.conf, spark_version=ctx.v)  # type: ignore[arg-type]
+        SkewJoinSide(ctx.bytes(stream), ctx.map_sizes_for(stream)), ctx.conf, spark_version=ctx.v, side=side)  # type: ignore[arg-type]
     trial.why(stream, reasons)
     if specs is None:
         return []

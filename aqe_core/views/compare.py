@@ -14,6 +14,7 @@ from aqe_core.config import AQEConf
 from aqe_core.engine.whatif import PresetOutcome, ShuffleOutcome, WhatIf, what_if
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.versions import SparkVersion
+from aqe_core.views.from_capture import skew_rows_from_replay
 from aqe_core.views.query import QueryView, ShuffleView, SkewRow, regroup_coalesce_lines, use_replayed_targets
 
 __all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "join_names", "outcome_shuffle_view",
@@ -61,6 +62,11 @@ def _with_lines(view: QueryView, got: WhatIf) -> QueryView:
         regroup_coalesce_lines(new.shuffles, got.conf, view.default_parallelism)
     if got.outcome is not None:
         use_replayed_targets(new.shuffles, got.outcome.coalesce_targets, got.outcome.local_stages)
+    if got.replay is not None and got.replay.queries:  # exact: each skewed partition split or why not, in the rules' words
+        reads = {f"stage-{r.stage_id}-{r.fragment}": r for r in got.replay.queries[0].reads}
+        for ns in new.shuffles:
+            if ns.skew_rows and ns.key in reads:
+                ns.skew_rows = skew_rows_from_replay(ns, reads[ns.key])
     return new
 
 
@@ -86,6 +92,8 @@ def outcome_shuffle_view(base: Optional[ShuffleView], outcome: PresetOutcome, s:
         sv.exact = base.exact if base is not None else False
         return sv
     sv.after_reducers, sv.after_split = s.reducers, s.split
+    if outcome.local_stages is not None and sv.stage_id is not None:  # a what-if may turn a local read on or off
+        sv.local = sv.stage_id in outcome.local_stages
     sv.predicted = True
     sv.predicted_note = "replayed over the captured statistics" if outcome.exact else "estimated over Spark's post-AQE sizes"
     return sv
@@ -111,7 +119,9 @@ def skew_sentence(before: ShuffleView, after: ShuffleView) -> str:
     else:
         ran = "not in the log as run (Spark 3.0 logs no read metrics)"
     how = "exact" if after.exact else "estimate over the sizes after AQE"
-    return f"Skewed partitions: {ran}; {len(after.skew_rows)} under the what-if ({how})"
+    split = sum(1 for r in after.skew_rows if r.splits) if after.exact else None
+    then = f"{len(after.skew_rows)} under the what-if" + (f", {split} of them split" if split is not None and after.skew_rows else "")
+    return f"Skewed partitions: {ran}; {then} ({how})"
 
 
 @dataclass

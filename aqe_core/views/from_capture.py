@@ -28,7 +28,7 @@ from aqe_core.views.query import (
 from aqe_core.views.plan_stages import stages_by_accumulators
 from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, join_decision_sentence, skew_row_sentence
 
-__all__ = ["capture_label", "view_from_query", "views_from_capture"]
+__all__ = ["capture_label", "skew_rows_from_replay", "view_from_query", "views_from_capture"]
 
 
 def _pre_split_sizes(specs: list[Any], bytes_: list[int]) -> list[int]:
@@ -85,8 +85,9 @@ def _base_view(q: QueryCapture, r: ReadResult, ctx: dict, keys: dict) -> Shuffle
     return sv
 
 
-def _skew_rows(sv: ShuffleView, r: ReadResult) -> list[SkewRow]:
-    """The rules' own sentence per skewed partition (split into N, or why not)."""
+def skew_rows_from_replay(sv: ShuffleView, r: ReadResult) -> list[SkewRow]:
+    """The rules' own sentence per skewed partition of ``sv`` (split into N, or why not), from the
+    replay's read ``r`` (its specs: ours where the replay decided, else Spark's)."""
     by_part: dict[int, Reason] = {}
     general: list[Reason] = []
     for reason in r.reasons:
@@ -117,7 +118,7 @@ def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf
         sv.lines, sv.skew_rows, sv.side_analysis = tmp.lines, tmp.skew_rows, tmp.side_analysis
     else:
         compute_lines(sv, conf, q.default_parallelism)
-    sv.skew_rows = _skew_rows(sv, r)
+    sv.skew_rows = skew_rows_from_replay(sv, r)
     sv.trace = trace_read(r, v, conf)
     if specs:
         sv.after_reducers, sv.after_split = spec_reducers(specs, len(specs))

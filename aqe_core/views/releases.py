@@ -20,7 +20,7 @@ from aqe_core import config
 from aqe_core.config import AQEConf, checked_layers
 from aqe_core.config_lint import LintFinding, default_changes, lint_settings
 from aqe_core.engine.estimate import PresetOutcome
-from aqe_core.engine.pipeline import pipeline_for
+from aqe_core.engine.pipeline import pipeline_for, rule_changes
 from aqe_core.engine.simulate import SimulationReport
 from aqe_core.engine.whatif import what_if
 from aqe_core.model.evidence import Evidence
@@ -220,6 +220,8 @@ def _diff(a: ReleaseRow, b: ReleaseRow, set_keys: set[str]) -> Optional[ReleaseD
     if pa.final_stage != pb.final_stage:
         between.append(f"which rules run on the final stage: {pa.final_stage} in {a.release}, {pb.final_stage} in"
                        f" {b.release}")
+    joins = [j for o in (a.rules or a.outcome, b.rules or b.outcome) for j in o.join_strategies]
+    between += rule_changes(a.release, b.release, joins)
     between += [f.message for f in default_changes(a.release, b.release, set(DECISION_KEYS) - set_keys)]
     gone = {f.key for f in b.lint} - {f.key for f in a.lint}
     between += [f.message for f in b.lint if f.key in gone]

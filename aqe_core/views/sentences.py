@@ -12,13 +12,15 @@ from aqe_core.engine.adaptive import AdaptiveVerdict
 from aqe_core.engine.results import DIFFERS, UNDECIDED, JoinResult
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.reasons import Reason
+from aqe_core.engine.trace import STREAM_BLOCKING_CODES, stream_split_why
 from aqe_core.units import mib, num
 
 __all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "join_decision_sentence",
            "skew_split_sentence", "skew_row_sentence"]
 
 #: reasons that stop every skew split of a join (their sentence follows each partition's)
-BLOCKING_CODES = ("distribution_broken", "skew_join_disabled", "final_stage_rules_off", "skew_join_error")
+BLOCKING_CODES = ("distribution_broken", "skew_join_disabled", "final_stage_rules_off", "skew_join_error",
+                  *STREAM_BLOCKING_CODES)
 
 _SPLIT_NUMBERS = ("size", "factor", "median", "threshold_bytes", "splits", "target")
 
@@ -48,7 +50,7 @@ def skew_split_sentence(reason: Reason, *, hypothetical: bool = False) -> Option
     cond = f"> {num(n['factor'])} x median {mib(n['median'])} and > {mib(n['threshold_bytes'])}"
     verb = "would split into" if hypothetical else "split into"
     return (f"{s['side']} partition {s['partition']} is skewed: {mib(n['size'])} {cond}; {verb}"
-            f" {n['splits']} parts of about {mib(n['target'])}")
+            f" {n['splits']} parts of about {mib(n['target'])}{stream_split_why(s)}")
 
 
 def skew_row_sentence(reason: Optional[Reason], fallback: str, *, done: bool, blocking: Optional[Reason],
