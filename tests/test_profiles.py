@@ -2,9 +2,9 @@
 
 A profile is a run of releases whose rules behave alike. Two sources say where a run ends:
 
-* the code: every release AQE Lens branches on (``SparkVersion(4, 2, 0)`` in a rule,
-  ``as_version("4.3.0")``, a registry key's ``since``/``until``) is where behaviour changes, so
-  it must start a profile, and a profile must start at nothing else;
+* the code: every release the rules and the engine branch on (``SparkVersion(4, 2, 0)`` in a
+  rule, ``as_version("4.3.0")``) and every registry key's ``since``/``until`` is where behaviour
+  changes, so it must start a profile, and a profile must start at nothing else;
 * the recordings: two recorded releases in one profile must have recorded the same thing:
   identical rule-oracle results, identical SQLConf entries and accepted values, and each one's
   catalogue captures replayed at 100% through the other's rules.
@@ -47,11 +47,10 @@ def _literal_gates(path: Path) -> set[SparkVersion]:
 
 
 def code_gates() -> dict[SparkVersion, list[str]]:
-    """Every release the package branches on, with where."""
+    """Every release the rules and the engine branch on, and the registry's key ranges, with
+    where (a reader's or a view's version checks are about formats and words, not AQE)."""
     where: dict[SparkVersion, list[str]] = {}
-    for path in sorted((ROOT / "aqe_core").rglob("*.py")):
-        if path.name == "versions.py":
-            continue
+    for path in sorted(p for d in ("rules", "engine") for p in (ROOT / "aqe_core" / d).rglob("*.py")):
         for v in _literal_gates(path):
             where.setdefault(v, []).append(str(path.relative_to(ROOT)))
     for key in config._KEYS:  # noqa: SLF001 - the registry's ranges are gates too
