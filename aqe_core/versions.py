@@ -1,7 +1,10 @@
 """Spark version handling.
 
 AQE's rules changed between releases; every rule branches on a :class:`SparkVersion`
-rather than on strings so the boundaries (3.1, 3.2, 3.3, 3.4, 3.5, 4.3) are explicit.
+rather than on strings so the boundaries are explicit. :data:`PROFILES` groups the releases
+between two boundaries (3.1, 3.2, 3.3, 3.4.0, 3.4.2, 3.5, 4.1, 4.2, 4.3); tests/test_profiles.py
+derives the boundaries from the rules' version gates and the recorded releases, so the two
+cannot drift apart.
 """
 from __future__ import annotations
 
@@ -11,12 +14,20 @@ from functools import total_ordering
 
 _VERSION_RE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
 
-#: Release profiles whose rule behaviour differs. Each maps to the first release it covers.
+#: Release profiles whose rule behaviour differs, oldest first; each maps to the first release
+#: it covers and runs to the next one. A name is "first" or "first-last" ("3.4.2-3.4.x": the
+#: rest of the 3.4 line). Why each boundary is one (the gate in the rules, what was recorded):
+#: docs/spark-releases.md.
 PROFILES: dict[str, str] = {
     "3.0": "3.0.0",
     "3.1": "3.1.0",
-    "3.2-3.4": "3.2.0",
-    "3.5-4.2": "3.5.0",
+    "3.2": "3.2.0",
+    "3.3": "3.3.0",
+    "3.4.0-3.4.1": "3.4.0",   # skewedPartitionFactor a double
+    "3.4.2-3.4.x": "3.4.2",   # applyFinalStageShuffleOptimizations
+    "3.5-4.0": "3.5.0",
+    "4.1": "4.1.0",           # AQE in stateless streaming; UnionExec reports its partitioning
+    "4.2": "4.2.0",           # SPARK-44065: a broadcast join's streamed side split
     "4.3": "4.3.0",
 }
 

@@ -81,7 +81,11 @@ def test_bad_values_get_clear_errors():
 def test_versions():
     assert SparkVersion.parse("3.10.0") > SparkVersion.parse("3.9.9")
     assert SparkVersion.parse("4.3.0-SNAPSHOT") == "4.3.0"
-    assert SparkVersion.parse("3.5.1").profile == "3.5-4.2"
+    assert SparkVersion.parse("3.5.1").profile == "3.5-4.0"
+    assert SparkVersion.parse("4.1.4").profile == "4.1"
+    assert SparkVersion.parse("4.2.1").profile == "4.2"
+    assert SparkVersion.parse("3.4.1").profile == "3.4.0-3.4.1"
+    assert SparkVersion.parse("3.4.4").profile == "3.4.2-3.4.x"
     assert SparkVersion.parse("3.0.1").profile == "3.0"
     assert SparkVersion.parse("4.3.2").profile == "4.3"
     with pytest.raises(UnsupportedSparkVersion):

@@ -11,6 +11,7 @@ import pytest
 
 from aqe_core import config
 from aqe_core.config_lint import default_changes, lint_settings
+from aqe_core.versions import SparkVersion
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sqlconf"
 RECORDS = {p.stem: json.loads(p.read_text()) for p in sorted(FIXTURES.glob("*.json"))}
@@ -18,7 +19,46 @@ EXTRA = ("spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold",
 
 
 def test_every_supported_release_is_recorded():
-    assert set(RECORDS) >= {"3.0.1", "3.1.3", "3.2.4", "3.3.4", "3.4.4", "3.5.9", "4.0.0", "4.3.0"}
+    from aqe_core.views.releases import RELEASES
+
+    assert set(RECORDS) >= set(RELEASES)
+
+
+def _pairs() -> list[tuple[str, str]]:
+    rel = sorted(RECORDS, key=SparkVersion.parse)
+    return list(zip(rel, rel[1:]))
+
+
+@pytest.mark.parametrize("a,b", _pairs(), ids=[f"{a}-{b}" for a, b in _pairs()])
+def test_each_recorded_difference_is_reported_for_the_right_target(a, b):
+    """What two neighbouring releases' SQLConf records differ in, the linter says against each:
+    a key one of them lacks is "not_in_release" there only; a default that changed (as Spark
+    parses it) is a default change; a value one accepts and the other rejects is "invalid" in
+    the one that rejects it only."""
+    ea, eb = RECORDS[a]["entries"], RECORDS[b]["entries"]
+    for key in set(ea) ^ set(eb):
+        has, lacks = (a, b) if key in ea else (b, a)
+        value = config.keys_for(has)[key].default or "1"
+        value = value if not config.keys_for(has)[key].fallback else "64m"
+        assert [f.kind for f in lint_settings({key: value}, lacks)] == ["not_in_release"], (key, lacks)
+        assert "not_in_release" not in [f.kind for f in lint_settings({key: value}, has)], (key, has)
+        assert key in {f.key for f in default_changes(a, b, {key})}, key
+    for key in set(ea) & set(eb):
+        entry_a, entry_b = config.keys_for(a)[key], config.keys_for(b)[key]
+        if entry_a.fallback or ea[key]["default"] == "<undefined>":
+            changed = ea[key]["default"] != eb[key]["default"]
+        else:
+            da, db = config.parse_value(entry_a, ea[key]["default"]), config.parse_value(entry_b, eb[key]["default"])
+            if entry_b.check == "log_level":  # Spark's entry upper-cases the value (4.1 wrote its default so)
+                da, db = da.upper(), db.upper()
+            changed = da != db
+        assert (key in {f.key for f in default_changes(a, b, {key})}) == changed, (key, a, b)
+    aa, ab = RECORDS[a]["accepts"], RECORDS[b]["accepts"]
+    for key in set(aa) & set(ab):
+        for value in set(aa[key]) & set(ab[key]):
+            for release, accepted in ((a, aa[key][value]), (b, ab[key][value])):
+                invalid = any(f.kind == "invalid" for f in lint_settings({key: value}, release))
+                assert invalid == (not accepted), (key, value, release)
 
 
 @pytest.mark.parametrize("release", sorted(RECORDS))
@@ -84,3 +124,27 @@ def test_cli_lint(capsys):
     assert main(["lint", "sample_logs/eventlogs/local-1795309249168", "--target", "4.3.0", "--execution", "2"]) == 0
     out = capsys.readouterr().out
     assert "Spark 3.0.1 -> 4.3.0" in out and "spark.sql.adaptive.enabled" not in out  # the query set it
+
+
+def test_cli_lint_takes_release_lines(capsys):
+    """``--target 4.2.x`` is the newest 4.2 release AQE Lens was checked against; a setting that
+    starts in 4.3.0 or in 4.1.0 is reported against the lines before it, from the records."""
+    from aqe_core.cli import main
+    from aqe_core.views.releases import RELEASES
+
+    newest = {r.rsplit(".", 1)[0]: r for r in sorted(RELEASES, key=SparkVersion.parse)}
+    for line in ("4.1", "4.2"):
+        added = sorted(set(RECORDS[newest["4.3"]]["entries"]) - set(RECORDS[newest[line]]["entries"]))
+        assert added
+        args = ["lint", "--json", "--target", f"{line}.x"] + [a for k in added for a in ("--conf", f"{k}=true")]
+        assert main(args) == 0
+        doc = json.loads(capsys.readouterr().out)[0]
+        assert doc["target"] == newest[line]
+        assert {f["key"] for f in doc["findings"] if f["kind"] == "not_in_release"} == set(added)
+    streaming = sorted(set(RECORDS[newest["4.1"]]["entries"]) - set(RECORDS[newest["4.0"]]["entries"]))
+    assert streaming
+    assert main(["lint", "--json", "--target", "4.0.x", "--source-version", "4.1.x", "--conf", f"{streaming[0]}=false"]) == 0
+    doc = json.loads(capsys.readouterr().out)[0]
+    assert (doc["release"], doc["target"]) == (newest["4.1"], newest["4.0"])
+    assert [f["kind"] for f in doc["findings"]] == ["not_in_release"]
+    assert main(["lint", "--target", "4.4.x", "--conf", "a=b"]) == 2

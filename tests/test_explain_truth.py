@@ -1,6 +1,6 @@
 """``explain``'s skew claims against what Spark did (issue 11).
 
-The listener logs (tests/fixtures/eventlogs/listener, all eight releases 3.0.1 - 4.3.0, every
+The listener logs (tests/fixtures/eventlogs/listener, every release 3.0.1 - 4.3.0, every
 workload) are also plain event logs: read without their listener events, they are what a user
 has. Their truth is the listener's own record of the specs Spark used. Every claim a plain
 view makes must be Spark's: the skewed reducers and split parts per execution equal the truth

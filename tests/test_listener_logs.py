@@ -1,8 +1,7 @@
 """Event logs written with the AQE Lens listener are exact sources (issue 11).
 
-Recorded with ``tools/record_listener_logs.py`` on every supported release (PySpark 3.0.1, 3.1.3, 3.2.4, 3.3.4, 3.4.4, 3.5.9,
-4.0.0 and 4.3.0): one
-application per release that ran every built-in workload with the listener and event logging
+Recorded with ``tools/record_listener_logs.py`` on every supported release (``views.releases.RELEASES``:
+PySpark 3.0.1 to 4.3.0, 4.1.4 and 4.2.1 included): one application per release that ran every built-in workload with the listener and event logging
 on, and the Python recorder's captures of the same queries (the truth). For each release the
 log must replay through our rules with 100% agreement, every listener execution must be shown
 like a capture (exact, no approximate label), its statistics must equal the recorder's, and
@@ -33,6 +32,12 @@ def _logs():
 
 
 LOGS = _logs()
+
+
+def test_every_release_has_a_listener_log():
+    from aqe_core.views.releases import RELEASES
+
+    assert {p.values[0] for p in LOGS} >= set(RELEASES)
 
 
 @pytest.mark.parametrize("version,log,truth", LOGS)

@@ -1,8 +1,9 @@
 """A port of Spark's ``ShufflePartitionsUtilSuite`` (sql/core/src/test/.../execution/).
 
 Each of the suite's tests is one pytest function below, with the suite's inputs and its
-expected result PER BEHAVIOUR PROFILE ("3.0", "3.1", "3.2-3.4", "3.5-4.2", "4.3"). Every test
-runs against one concrete release per profile: 3.0.1, 3.1.3, 3.2.4, 3.5.9 and 4.3.0.
+expected result per behaviour profile (``versions.PROFILES``: "3.0", "3.1", ... "4.3") or per
+range of them ("3.2+"). Every test runs against every release with a recorded oracle
+(``tests/fixtures/oracle/<version>.json``), so every profile that has a recording.
 
 The expectations are the suite text's (the suite generation that matches the release), except
 where the released jar behaves differently: then the release's, with a comment naming the
@@ -41,9 +42,9 @@ from aqe_core.model.specs import (
 )
 from aqe_core.versions import SparkVersion
 
-#: One concrete release per behaviour profile.
-VERSIONS = ["3.0.1", "3.1.3", "3.2.4", "3.5.9", "4.3.0"]
 ORACLE_DIR = Path(__file__).parent / "fixtures" / "oracle"
+#: Every recorded release (so at least one per profile that has a recording).
+VERSIONS = sorted((p.stem for p in ORACLE_DIR.glob("*.json")), key=SparkVersion.parse)
 
 
 def C(start: int, end: int, size: int | None = None) -> CoalescedPartitionSpec:
@@ -419,7 +420,7 @@ def test_coalesce_after_skew_splitting_counter_cases(version):
 
     # The next four are AssertionErrors in the suite. From 3.5.0 on the released jars log a
     # warning and return an empty result instead ("unexpected partition specs").
-    invalid = {"3.2-3.4": RAISES, "3.5+": []}
+    invalid = {"3.2+": RAISES, "3.5+": []}
     # A CoalescedPartitionSpec with end - start > 1.
     bad = [C(0, 1), C(1, 5)]
     check_coalesce(version, f"{name}#2", [ten, ten], specs=[bad, bad], target=t, expected=invalid)

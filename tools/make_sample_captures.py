@@ -3,6 +3,7 @@
 
     python3 tools/make_sample_captures.py            # PySpark from requirements.txt (4.3)
     "$(tools/spark_env.sh 3.0.1)" tools/make_sample_captures.py --only skew_join_inner
+    "$(tools/spark_env.sh 4.2.1)" tools/make_sample_captures.py --only runtime_broadcast --only skew_join_inner
 
 Each sample is one built-in workload (every preset) or one SQL query run on ``local[2]``,
 written as ``<spark version>-<name>.json.gz`` and listed in ``sample_logs/captures/MANIFEST.json``

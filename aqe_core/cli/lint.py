@@ -4,9 +4,31 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 from aqe_core.cli.common import _kv
+from aqe_core.versions import SparkVersion, as_version
+
+_LINE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.[xX*])?\s*$")
+
+
+def release_arg(text: str) -> SparkVersion:
+    """A release given on the command line: ``4.2.1``, or a line (``4.2.x``, ``4.2``) meaning the
+    newest release of that line AQE Lens was checked against (``views.releases.RELEASES``), since
+    a line's patches may differ (3.4.2 added a setting)."""
+    m = _LINE.match(text)
+    if m is None:
+        return as_version(text)
+    from aqe_core.views.releases import RELEASES
+
+    line = (int(m.group(1)), int(m.group(2)))
+    known = [as_version(r) for r in RELEASES if (as_version(r).major, as_version(r).minor) == line]
+    if not known:
+        raise ValueError(f"Spark {line[0]}.{line[1]} is not a release line AQE Lens was checked against"
+                         f" (lines: {', '.join(sorted({r.rsplit('.', 1)[0] for r in RELEASES}, key=as_version))});"
+                         " give a full release such as 4.2.1")
+    return max(known)
 
 
 def add_lint_arguments(p: argparse.ArgumentParser) -> None:
@@ -14,19 +36,20 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--execution", help="only this SQL execution (its id)")
     p.add_argument("--conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="settings to check instead of a source's (repeatable)")
-    p.add_argument("--source-version", help="with --conf: the release the settings were written for")
-    p.add_argument("--target", help="the release to check against (default: the query's own release)")
+    p.add_argument("--source-version", help="with --conf: the release the settings were written for (4.1.4, or a"
+                   " line: 4.1.x)")
+    p.add_argument("--target", help="the release to check against (default: the query's own release); 4.2.1, or a"
+                   " line (4.2.x: its newest release AQE Lens was checked against)")
     p.add_argument("--json", action="store_true", help="findings as JSON")
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
     """Exit 0 with no error finding, 1 with one, 2 for bad input."""
     from aqe_core.config_lint import default_changes, lint_settings
-    from aqe_core.versions import as_version
 
     try:
-        target = as_version(args.target) if args.target else None
-        given = as_version(args.source_version) if args.source_version else None
+        target = release_arg(args.target) if args.target else None
+        given = release_arg(args.source_version) if args.source_version else None
     except ValueError as e:
         print(f"lint: {e}", file=sys.stderr)
         return 2

@@ -6,11 +6,12 @@ internal, default true, since 4.1.0) lets ``UnionExec`` (``basicPhysicalOperator
 its children's output partitioning when they agree: ``prepareOutputPartitioning`` maps every
 child's partitioning onto the first child's output attributes by position and
 ``comparePartitioning`` accepts two ``SinglePartition`` or two equal ``HashPartitioningLike``
-(never two ``RangePartitioning``); otherwise the union keeps ``UnknownPartitioning``. Spark 4.3
-reads the setting once per physical preparation and latches the decision on the node
-(``UnionExec.isPlainUnion``); ``CoalesceShufflePartitions.childrenNeedCompatiblePartitioning``
-then treats a non-plain union like any node whose children must stay aligned: its shuffles are
-one coalesce group. Before 4.1 every union is plain.
+(never two ``RangePartitioning``); otherwise the union keeps ``UnknownPartitioning``. From 4.2
+Spark reads the setting once per physical preparation and latches the decision on the node
+(``UnionExec.isPlainUnion``, ``StampUnionDecisions``); only 4.3's
+``CoalesceShufflePartitions.childrenNeedCompatiblePartitioning`` reads it, treating a non-plain
+union like any node whose children must stay aligned: its shuffles are one coalesce group
+(docs/spark-releases.md, from the released jars). Before 4.1 every union is plain.
 
 A recording from 4.3+ carries Spark's answer (the Union's ``partitioning`` in the final plan).
 4.1 and 4.2 report a partitioning too but still coalesce the children apart, so their final plan
