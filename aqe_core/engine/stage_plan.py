@@ -166,8 +166,19 @@ class Context:
         self.default_parallelism = q.default_parallelism
         #: settings or release differ from the captured run (the plan's shape may not be Spark's)
         self.what_if = False
-        #: stage leaves a what-if plan no longer has (a join broadcast their input earlier)
+        #: stage leaves a what-if plan no longer has (a join broadcast their input earlier), and
+        #: why where it is not that (:mod:`aqe_core.engine.restage`)
         self.removed_stages: set[int] = set()
+        self.removed_why: dict[int, str] = {}
+        #: what-if restaging (:mod:`aqe_core.engine.restage`): the node under each stage Spark added
+        #: for a forced split -> that captured stage leaf; each new stage leaf -> (the captured
+        #: stage it may be, the fragment under it); fragment roots the what-if re-planned; joins
+        #: whose skew split a run decides; joins whose strategy the what-if changes
+        self.folded: dict[int, StageNode] = {}
+        self.added: dict[int, tuple[Optional[StageNode], Fragment]] = {}
+        self.restaged: set[int] = set()
+        self.skew_unknown: set[int] = set()
+        self.changed_joins: set[int] = set()
 
     def stage(self, n: StageNode) -> Optional[StageCapture]:
         return self.plan.stage_by_node.get(n.idx)
