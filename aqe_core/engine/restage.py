@@ -26,8 +26,9 @@ from collections import Counter
 from typing import TYPE_CHECKING, Optional
 
 from aqe_core.engine.results import JoinResult, ReadResult
-from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, FragmentState, StageNode
+from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, FragmentState, StageNode, required_of
 from aqe_core.model.reasons import Reason
+from aqe_core.model.specs import spec_to_dict
 from aqe_core.versions import SparkVersion
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ __all__ = ["NOT_PREDICTED", "cut_after_forced_split", "mark_unknown_inputs", "me
 
 #: the reason code of a read no captured statistic can size (its message says why)
 NOT_PREDICTED = "not_predicted"
-_PLAN_ID = re.compile(r",?\s*\[plan_id=\d+\]")
+_PLAN_ID = re.compile(r",?\s*\[(?:plan_id=|id=#)\d+\]")
 #: the synthetic stage leaf of a shuffle the change adds: ``-30_000 - idx`` of the node below it
 _NEW_STAGE = -30_000
 
@@ -70,7 +71,7 @@ def _added_exchange(ctx: Context, leaf: StageNode, writer: Fragment, surplus: Co
     p = ctx.plan
     ex = p.kids[leaf.idx][0]
     key = _exchange_key(p.nodes[ex].description)
-    if surplus[key] <= 0:
+    if surplus[key] <= 0 or not key.startswith("Exchange hashpartitioning"):
         return False
     if not any(n.name.startswith(("SortMergeJoin", "ShuffledHashJoin")) and n.info.get("skew") for n in writer.root.walk()):
         return False
@@ -83,8 +84,8 @@ def merge_added_exchanges(ctx: Context, frags: list[Fragment]) -> list[Fragment]
     Spark added for a forced split is folded back into the fragment above it (and re-added by
     :func:`cut_after_forced_split` when the what-if splits the join again)."""
     q = ctx.q
-    if q.initial_plan is None or ctx.v < SparkVersion(3, 3, 0):
-        return frags
+    if q.initial_plan is None or ctx.recorded_v < SparkVersion(3, 3, 0):
+        return frags  # forceOptimizeSkewedJoin is 3.3+: a run before never added such a stage
     initial = Counter(_exchange_key(n.description) for _, n, _ in q.initial_plan.indexed() if n.name == "Exchange")
     final = Counter(_exchange_key(ctx.plan.nodes[ctx.plan.kids[s.idx][0]].description)
                     for f in frags for s in f.stages if s.is_shuffle_stage and ctx.plan.kids[s.idx]
@@ -121,8 +122,7 @@ def _break_point(ctx: Context, fr: Fragment, leaf: StageNode, skew_joins: set[in
     child, node = leaf, leaf.parent
     while node is not None:
         if node.idx not in skew_joins:
-            reqs = node.info.get("req") or []
-            req = reqs[child.pos] if child.pos < len(reqs) else "UnspecifiedDistribution"
+            req = required_of(node, child.pos)
             if not (req.startswith("UnspecifiedDistribution") or req.startswith("BroadcastDistribution")):
                 if child.name == "Sort" and len(child.children) == 1 and ("(what-if)" in child.desc or ", false," in child.desc):
                     return child.children[0]
@@ -170,7 +170,7 @@ def new_stage_unknown(ctx: Context, upper: Fragment, reads: list[ReadResult]) ->
     for leaf in [n for n in upper.stages if n.idx in ctx.added]:
         captured, lower = ctx.added[leaf.idx]
         mine = [r for r in reads if r.fragment == lower.fid]
-        same = bool(mine) and all(r.spark_specs is not None and r.agrees and not _unknown(r) for r in mine)
+        same = bool(mine) and all(r.spark_specs is not None and same_tasks(r) and not _unknown(r) for r in mine)
         if captured is not None and same and not _changed_joins(ctx, lower):
             leaf.idx, leaf.info, leaf.read_idx, leaf.desc = captured.idx, captured.info, captured.read_idx, captured.desc
             ctx.removed_stages.discard(captured.idx)
@@ -180,6 +180,16 @@ def new_stage_unknown(ctx: Context, upper: Fragment, reads: list[ReadResult]) ->
             unknown.append(leaf)
     upper.stages = [n for n in upper.root.walk() if n.is_stage]
     return unknown
+
+
+def _tasks(specs: Optional[list]) -> Optional[list[dict]]:
+    """What a read's tasks read, without the data sizes (3.0/3.1 record none)."""
+    return None if specs is None else [{k: v for k, v in spec_to_dict(s).items() if k != "data_size"} for s in specs]
+
+
+def same_tasks(r: ReadResult) -> bool:
+    """Does the what-if read its shuffle in the tasks Spark ran (so the plan above it sees the same rows)?"""
+    return _tasks(r.spark_specs) == _tasks(r.simulated_specs)
 
 
 def _unknown(r: ReadResult) -> bool:
@@ -239,7 +249,7 @@ def mark_unknown_inputs(ctx: Context, frags: list[Fragment], qr: "QueryResult", 
         why = None
         nodes = {n.idx for n in fr.root.walk()}
         moved = [j for j in joins if j.node in nodes & changed_nodes]
-        tasks = next((r for r in reads_of.get(fr.fid, []) if not r.agrees and not _unknown(r)), None)
+        tasks = next((r for r in reads_of.get(fr.fid, []) if not same_tasks(r) and not _unknown(r)), None)
         runs = ""
         if tasks is not None:
             n = len(tasks.simulated_specs) if tasks.simulated_specs is not None else None

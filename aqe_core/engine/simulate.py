@@ -121,17 +121,19 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     if changed:
         frags = rewrite_joins(ctx, frags, changed, qr)
     skew_joins: set[int] = set()
-    queue, done = list(frags), []
+    queue, done, cut_from = list(frags), [], {}
     while queue:  # a forced split may cut a fragment: the part above it is simulated after it
         fr = queue.pop(0)
-        fr.fid = len(done)
+        fr.fid = len(done) if fr.fid not in cut_from else fr.fid
         unknown = new_stage_unknown(ctx, fr, qr.reads) if ctx.added else []
         try:
-            skew_joins |= _simulate_fragment(ctx, fr, qr, queue, len(done) + len(queue) + 1, run=not unknown)
+            skew_joins |= _simulate_fragment(ctx, fr, qr, queue, cut_from, run=not unknown)
         except Exception as e:  # noqa: BLE001 - one odd fragment must not hide the others
             qr.notes.append(f"fragment {fr.fid} could not be simulated: {type(e).__name__}: {e}")
         mark_new_stage_reads(ctx, fr, unknown, qr)
-        done.append(fr)
+        done.insert(next((k for k, f in enumerate(done) if f.fid == cut_from.get(fr.fid)), len(done)), fr)
+    rank = {f.fid: k for k, f in enumerate(done)}  # plan order: a part cut above a fragment comes first
+    qr.reads.sort(key=lambda r: rank.get(r.fragment, len(rank)))
     for jr in joins:
         jr.simulated_skew = None if jr.node in ctx.skew_unknown else jr.node in skew_joins
     qr.joins.extend(joins)
@@ -159,14 +161,15 @@ def _not_adaptive_note(verdict: AdaptiveVerdict) -> str:
     return "AQE did not run for this query: " + "; ".join(r.message for r in verdict.reasons) + ": nothing to simulate"
 
 
-def _simulate_fragment(ctx: Context, fr: Fragment, qr: QueryResult, queue: list[Fragment], next_fid: int,
+def _simulate_fragment(ctx: Context, fr: Fragment, qr: QueryResult, queue: list[Fragment], cut_from: dict[int, int],
                        run: bool = True) -> set[int]:
     """The rules on one fragment (``run=False``: a fragment over a new shuffle without statistics,
     whose reads are listed for :func:`~aqe_core.engine.restage.mark_new_stage_reads` to mark)."""
     state = FragmentState()
     upper = _run_pipeline(pipeline_for(ctx.v), ctx, fr, state) if run else None
-    if upper is not None:
-        upper.fid = next_fid
+    if upper is not None:  # simulated after this fragment, listed before it
+        upper.fid = 1000 + len(cut_from) + fr.fid
+        cut_from[upper.fid] = fr.fid
         queue.append(upper)
     for st in fr.stages:
         if not st.is_shuffle_stage:

@@ -289,6 +289,15 @@ def _unknown_partitioning(specs: list[ShufflePartitionSpec]) -> bool:
     return True
 
 
+def required_of(node: StageNode, pos: int) -> str:
+    """The distribution ``node`` requires of its child at ``pos``, as recorded; a join Spark split
+    recorded none (``ShuffledJoin`` of a skew join), but unsplit it needs its keys clustered."""
+    if node.info.get("skew") and node.name.startswith(("SortMergeJoin", "ShuffledHashJoin")):
+        return "ClusteredDistribution(join keys)"
+    reqs = node.info.get("req") or []
+    return reqs[pos] if pos < len(reqs) else "UnspecifiedDistribution"
+
+
 def breaks_distribution(ctx: Context, fr: Fragment, changed: list[StageNode], skew_joins: set[int]) -> Optional[str]:
     """Would making these stage leaves' partitioning unknown break a requirement above them?
 
@@ -301,8 +310,7 @@ def breaks_distribution(ctx: Context, fr: Fragment, changed: list[StageNode], sk
         child, node = leaf, leaf.parent
         while node is not None:
             if node.idx not in skew_joins:
-                reqs = node.info.get("req") or []
-                req = reqs[child.pos] if child.pos < len(reqs) else "UnspecifiedDistribution"
+                req = required_of(node, child.pos)
                 if not (req.startswith("UnspecifiedDistribution") or req.startswith("BroadcastDistribution")):
                     return f"{node.name} needs {req.split('(')[0]} from its child"
             child, node = node, node.parent
