@@ -110,6 +110,36 @@ def test_cli_recommend_verify(capsys):
     assert fix["finding"] == "too many small partitions" and fix["verify"]["exact"]
 
 
+def test_cli_recommend_verify_scores_every_read(capsys):
+    """The shuffle Spark added for a forced split is not created once the join is broadcast: the
+    CLI says so in the prediction and scores it, read by read, against the re-run."""
+    from aqe_core.cli import main
+
+    assert main(["recommend", str(CAPTURES / "skew_join_then_aggregate.json.gz"), "--execution", "1", "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert "predicted (exact replay): stage 2: not created: " in out
+    assert "verify: Verified on Spark 4.3.0: 3 of 3 comparable reads exactly as predicted, joins as predicted" in out
+    assert "stage 2: predicted -, Spark no such read: exactly as predicted (not created, as predicted: " in out
+
+
+def test_not_predicted_reads_say_why_in_the_cli_and_the_report(capsys):
+    """No Spark: the forced split's prediction names the reads it cannot size, with why."""
+    from aqe_core.cli import main
+    from aqe_core.report import build_report
+    from aqe_core.sources import load_source
+
+    path = str(CAPTURES / "multi_way_join_same_key.json.gz")
+    assert main(["recommend", path, "--execution", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "predicted (exact replay): stage 3: not predicted: coalesced in one stage with the new shuffle" in out
+    assert "predicted (exact replay): a new stage: not predicted: " in out
+    view = next(v for v in load_source(path).views if v.query_id == "0")
+    capture, index = view.model.raw
+    fixes = recommend(capture, next(x for x in capture.queries if x.index == index), application=False)
+    assert "stage 3: not predicted: coalesced in one stage with the new shuffle" in build_report(
+        view, source_label="capture", fixes=fixes)
+
+
 def test_verify_in_the_app():
     """The Partitions page: "Verify on Spark" runs the query in the server's run queue; the page
     then shows Spark's agreement with the prediction."""

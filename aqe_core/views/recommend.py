@@ -168,8 +168,8 @@ def _try(f: Finding, one: Capture, q: QueryCapture, conf: AQEConf, v: SparkVersi
 
 
 def _sizes(q: QueryCapture, r: Any, simulated: bool) -> Optional[list[int]]:
-    if r is None:
-        return None
+    if r is None or (simulated and (_reason(r, NOT_PREDICTED) or _reason(r, "stage_not_created"))):
+        return None  # never today's sizes in the prediction's place
     sh = q.shuffle(r.shuffle_id)
     if sh is None or not sh.bytes_by_partition_id:
         return None
