@@ -73,7 +73,8 @@ class Fix:
                 "alternatives": [a.to_dict() for a in self.alternatives], "hints": list(self.hints),
                 "assumes": list(self.assumes), "application": list(self.application),
                 "partition_bytes_today": self.today, "partition_bytes_predicted": self.after,
-                "predicted_reads": [{"stage_id": r.stage_id, "specs": [spec_to_dict(s) for s in r.simulated_specs or []]}
+                "predicted_reads": [{"stage_id": r.stage_id, "specs": [spec_to_dict(s) for s in r.simulated_specs or []],
+                                     "not_predicted": _reason(r, NOT_PREDICTED), "not_created": _reason(r, "stage_not_created")}
                                     for r in (self.predicted.reads if self.predicted else [])]}
 
 
