@@ -36,6 +36,7 @@ from aqe_core.engine.restage import (
 from aqe_core.engine.results import UNDECIDED, Agreement, JoinResult, QueryResult, ReadResult, SimulationReport
 from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, PlanIndex, all_origins, describe_specs
 from aqe_core.model.reasons import Reason
+from aqe_core.rules.join_selection_helper import broadcast_threshold
 from aqe_core.versions import SparkVersion, as_version
 
 if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
@@ -136,6 +137,11 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     qr.reads.sort(key=lambda r: rank.get(r.fragment, len(rank)))
     for jr in joins:
         jr.simulated_skew = None if jr.node in ctx.skew_unknown else jr.node in skew_joins
+        if (jr.node in ctx.skew_unknown and jr.simulated not in (None, "BroadcastHashJoin")
+                and broadcast_threshold(conf, spark_version=v, runtime_stats=True) >= 0):
+            jr.simulated = None  # AQE re-plans it from the new stage's runtime size
+            jr.reasons.append(Reason("undecided_new_stage", "it reads the new shuffle the forced split adds, whose"
+                                     " runtime size decides whether AQE broadcasts it: only a run can tell"))
     qr.joins.extend(joins)
     missing = sorted({r.node for r in q.reads} - {r.read_node for r in qr.reads if r.read_node is not None})
     for m in missing:  # a read Spark made that no fragment accounted for (should not happen)

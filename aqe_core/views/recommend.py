@@ -138,6 +138,8 @@ def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] 
         b = joins.get(a.node)
         if b is not None and a.spark != (b.simulated or a.spark):
             out.append(f"{a.join_type} join: {a.spark} -> {b.simulated}")
+        elif b is not None and b.simulated is None and _reason(b, "undecided_new_stage"):
+            out.append(f"{a.join_type} join: strategy not predicted: {_reason(b, 'undecided_new_stage')}")
         elif b is not None and b.simulated_skew is None and b.simulated is not None:
             out.append(f"{a.join_type} join: whether it splits skewed partitions is not predicted (it reads the new"
                        " shuffle, whose size only a run can tell)")

@@ -14,6 +14,7 @@ the change adds, which the prediction names as not predicted, or one it missed.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -84,13 +85,19 @@ class VerifyScore:
         cannot size does not count against it (it said so, and why)."""
         return bool(self.comparable) and all(r.verdict == SAME for r in self.comparable) and self.joins_agree
 
+    #: joins whose strategy the prediction left to a run (it reads a new shuffle), not scored
+    joins_not_predicted: int = 0
+
     @property
     def joins_agree(self) -> bool:
-        return sorted(self.joins_predicted) == sorted(self.joins_spark)
+        left = Counter(self.joins_spark)
+        left.subtract(Counter(self.joins_predicted))
+        return min(left.values(), default=0) >= 0 and sum(left.values()) == self.joins_not_predicted
 
     def summary(self) -> str:
         same = sum(1 for r in self.comparable if r.verdict == SAME)
-        joins = "joins as predicted" if self.joins_agree else (
+        joins = ("joins as predicted" + (f" ({self.joins_not_predicted} not predicted)" if self.joins_not_predicted else "")
+                 if self.joins_agree else None) or (
             f"joins differ: predicted {', '.join(self.joins_predicted) or '-'}, Spark {', '.join(self.joins_spark) or '-'}")
         skipped = sum(1 for r in self.reads if r.verdict == NOT_COMPARABLE)
         unsized = len(self.not_predicted)
@@ -101,7 +108,7 @@ class VerifyScore:
     def to_dict(self) -> dict[str, Any]:
         return {"spark_version": self.spark_version, "exact": self.exact, "summary": self.summary(),
                 "reads": [r.to_dict() for r in self.reads], "joins_predicted": self.joins_predicted,
-                "joins_spark": self.joins_spark}
+                "joins_not_predicted": self.joins_not_predicted, "joins_spark": self.joins_spark}
 
 
 def _partitions(q: QueryCapture, r: ReadResult, specs: Optional[list]) -> Optional[int]:
@@ -180,6 +187,7 @@ def score_fix(fix: Fix, original: QueryCapture, rerun: Capture, query: Optional[
         out.reads.append(ReadScore(s.stage_id, None, n, NOT_PREDICTED if added_why else DIFFERS,
                                    f"a read only the re-run has: {added_why}" if added_why else
                                    "a read only the re-run has, which the prediction did not foresee"))
-    out.joins_predicted = [j.simulated or j.spark for j in fix.predicted.joins] if fix.predicted else []
+    out.joins_predicted = [j.simulated for j in fix.predicted.joins if j.simulated is not None] if fix.predicted else []
+    out.joins_not_predicted = sum(1 for j in fix.predicted.joins if j.simulated is None) if fix.predicted else 0
     out.joins_spark = [j.spark for j in did.joins]
     return out
