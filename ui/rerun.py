@@ -7,9 +7,8 @@ import streamlit as st
 
 from aqe_core.views.query import QueryView
 from aqe_core.sources import views_from_capture_file
-from aqe_core.views.compare import simulate_preset
+from aqe_core.views.compare import rerun_rows
 from aqe_core.plain_text import md_text
-from aqe_core.model.presets import get_preset
 from aqe_core.sources import LoadedSource
 from ui import state
 from ui.run import run_manager
@@ -44,18 +43,10 @@ def rerun_for_real(src: LoadedSource, view: QueryView, presets: list, outcomes: 
 def _comparison(result_path: str, names: list, outcomes: list) -> None:
     """One row per preset: the simulation's partitions, splits and joins beside Spark's."""
     rerun = views_from_capture_file(result_path)
-    rows = []
-    for name, sim, real in zip(names, outcomes, rerun.views):
-        actual = simulate_preset(real, _actual_preset())
-        rows.append({"preset": name, "simulated partitions": sim.partitions_after,
-                     "Spark partitions": actual.partitions_after,
-                     "simulated splits": sim.splits, "Spark splits": actual.splits,
-                     "simulated joins": "; ".join(sim.join_strategies), "Spark joins": "; ".join(actual.join_strategies),
-                     "Spark duration (ms)": real.duration_ms,
-                     "agree": "yes" if (sim.partitions_after == actual.partitions_after and sim.splits == actual.splits) else "no"})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.caption("Presets naming another Spark release are simulated with that release's rules but re-run on this "
-               "Spark with their settings, so only same-release rows must agree.")
+    st.dataframe(pd.DataFrame(rerun_rows(names, outcomes, rerun.views)), hide_index=True, width="stretch")
+    st.caption("exact: yes only where the simulation is what Spark did in the re-run (every read's partitions and"
+               " sizes, the skew splits, the joins). Presets naming another Spark release are simulated with that"
+               " release's rules but re-run on this Spark with their settings.")
 
 
 @st.fragment(run_every=1.0)
@@ -90,7 +81,3 @@ def _preset_lines(p, names: list) -> list[str]:
         else:
             lines.append(f"{name}: {p.phase}, stages {p.stages_done}/{p.stages_total}, tasks {p.tasks_done}/{p.tasks_total}")
     return lines
-
-
-def _actual_preset():
-    return get_preset("actual")

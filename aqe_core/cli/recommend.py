@@ -47,6 +47,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
             if args.verify and f.exact:
                 line, score = _verify(v, f, args.master)
                 out.append(f"    verify: {line}")
+                out += [f"      {r}" for r in _read_lines(score)]
                 doc["fixes"][i]["verify"] = score
     if args.json:
         sys.stdout.write(json.dumps(docs, indent=1) + "\n")
@@ -73,6 +74,17 @@ def _fix_lines(f) -> list[str]:
         out.append("    alternative: " + " ".join(f"--conf {k}={v}" for k, v in a.settings.items())
                    + (f" ({'; '.join(a.effects)})" if a.effects else "") + "".join(f"; assumes: {x}" for x in a.assumes))
     out += [f"    hint: {h}" for h in f.hints]
+    return out
+
+
+def _read_lines(score) -> list[str]:
+    """Each scored read: predicted, not predicted (and why) or not created, beside what Spark read."""
+    out = []
+    for r in (score or {}).get("reads", []):
+        where = f"stage {r['stage']}" if r["stage"] is not None else "a new stage"
+        said = r["predicted partitions"] if r["predicted partitions"] is not None else "-"
+        spark = r["Spark partitions"] if r["Spark partitions"] is not None else "no such read"
+        out.append(f"{where}: predicted {said}, Spark {spark}: {r['verdict']}" + (f" ({r['detail']})" if r["detail"] else ""))
     return out
 
 

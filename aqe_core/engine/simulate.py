@@ -30,9 +30,13 @@ from aqe_core.config import AQEConf
 from aqe_core.engine.adaptive import AdaptiveVerdict, adaptive_verdict
 from aqe_core.engine.pipeline import APPLY_FINAL_STAGE_FLAG, SUPPORTED_ORIGINS_3_1, Pipeline, final_stage_rules_3_1, pipeline_for
 from aqe_core.engine.replan_joins import decide_joins, rewrite_joins
+from aqe_core.engine.restage import (
+    cut_after_forced_split, mark_new_stage_reads, mark_unknown_inputs, merge_added_exchanges, new_stage_unknown,
+)
 from aqe_core.engine.results import UNDECIDED, Agreement, JoinResult, QueryResult, ReadResult, SimulationReport
 from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, PlanIndex, all_origins, describe_specs
 from aqe_core.model.reasons import Reason
+from aqe_core.rules.join_selection_helper import broadcast_threshold
 from aqe_core.versions import SparkVersion, as_version
 
 if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
@@ -105,6 +109,8 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     ctx = Context(q, conf, v, plan, recorded_v)
     ctx.what_if = what_if
     frags = plan.fragments()
+    if what_if:  # from the plan before any split that added a shuffle (restage re-adds it)
+        frags = merge_added_exchanges(ctx, frags)
     try:
         joins = decide_joins(ctx, frags)
     except Exception as e:  # noqa: BLE001
@@ -112,26 +118,42 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
         joins = []
     changed = [j for j in joins if (j.simulated is not None and j.simulated != j.spark)
                or j.simulated_build_root is not None]
+    ctx.changed_joins = {j.node for j in changed}
     if changed:
         frags = rewrite_joins(ctx, frags, changed, qr)
     skew_joins: set[int] = set()
-    for fr in frags:
+    queue, done, cut_from = list(frags), [], {}
+    while queue:  # a forced split may cut a fragment: the part above it is simulated after it
+        fr = queue.pop(0)
+        fr.fid = len(done) if fr.fid not in cut_from else fr.fid
+        unknown = new_stage_unknown(ctx, fr, qr.reads) if ctx.added else []
         try:
-            skew_joins |= _simulate_fragment(ctx, fr, qr)
+            skew_joins |= _simulate_fragment(ctx, fr, qr, queue, cut_from, run=not unknown)
         except Exception as e:  # noqa: BLE001 - one odd fragment must not hide the others
             qr.notes.append(f"fragment {fr.fid} could not be simulated: {type(e).__name__}: {e}")
+        mark_new_stage_reads(ctx, fr, unknown, qr)
+        done.insert(next((k for k, f in enumerate(done) if f.fid == cut_from.get(fr.fid)), len(done)), fr)
+    rank = {f.fid: k for k, f in enumerate(done)}  # plan order: a part cut above a fragment comes first
+    qr.reads.sort(key=lambda r: rank.get(r.fragment, len(rank)))
     for jr in joins:
-        jr.simulated_skew = jr.node in skew_joins
+        jr.simulated_skew = None if jr.node in ctx.skew_unknown else jr.node in skew_joins
+        if (jr.node in ctx.skew_unknown and jr.simulated not in (None, "BroadcastHashJoin")
+                and broadcast_threshold(conf, spark_version=v, runtime_stats=True) >= 0):
+            jr.simulated = None  # AQE re-plans it from the new stage's runtime size
+            jr.reasons.append(Reason("undecided_new_stage", "it reads the new shuffle the forced split adds, whose"
+                                     " runtime size decides whether AQE broadcasts it: only a run can tell"))
     qr.joins.extend(joins)
     missing = sorted({r.node for r in q.reads} - {r.read_node for r in qr.reads if r.read_node is not None})
     for m in missing:  # a read Spark made that no fragment accounted for (should not happen)
         rc = plan.read_by_node[m]
         stage_node = plan.kids[m][0] if 0 <= m < len(plan.kids) and plan.kids[m] else -1
-        why = (Reason("stage_not_created", "under these settings this shuffle stage is never created: the join"
-                      " above broadcasts its input as soon as that input finishes")
+        why = (Reason("stage_not_created", ctx.removed_why.get(stage_node, "under these settings this shuffle stage is"
+                      " never created: the join above broadcasts its input as soon as that input finishes"))
                if stage_node in ctx.removed_stages else
                Reason("unplaced_read", "this read is outside every stage fragment"))
         qr.reads.append(ReadResult(-1, m, rc.stage_id, rc.shuffle_id, -1, rc.specs, None, reasons=[why]))
+    if what_if:
+        mark_unknown_inputs(ctx, done, qr, joins)
     return qr
 
 
@@ -145,9 +167,16 @@ def _not_adaptive_note(verdict: AdaptiveVerdict) -> str:
     return "AQE did not run for this query: " + "; ".join(r.message for r in verdict.reasons) + ": nothing to simulate"
 
 
-def _simulate_fragment(ctx: Context, fr: Fragment, qr: QueryResult) -> set[int]:
+def _simulate_fragment(ctx: Context, fr: Fragment, qr: QueryResult, queue: list[Fragment], cut_from: dict[int, int],
+                       run: bool = True) -> set[int]:
+    """The rules on one fragment (``run=False``: a fragment over a new shuffle without statistics,
+    whose reads are listed for :func:`~aqe_core.engine.restage.mark_new_stage_reads` to mark)."""
     state = FragmentState()
-    _run_pipeline(pipeline_for(ctx.v), ctx, fr, state)
+    upper = _run_pipeline(pipeline_for(ctx.v), ctx, fr, state) if run else None
+    if upper is not None:  # simulated after this fragment, listed before it
+        upper.fid = 1000 + len(cut_from) + fr.fid
+        cut_from[upper.fid] = fr.fid
+        queue.append(upper)
     for st in fr.stages:
         if not st.is_shuffle_stage:
             continue
@@ -164,26 +193,31 @@ def _simulate_fragment(ctx: Context, fr: Fragment, qr: QueryResult) -> set[int]:
     return set(state.skew_joins)
 
 
-def _run_pipeline(pipeline: Pipeline, ctx: Context, fr: Fragment, state: FragmentState) -> None:
-    """Run the release's steps in order, with its final-stage filter."""
-    allowed = None
-    if fr.is_final and pipeline.final_stage == SUPPORTED_ORIGINS_3_1:
-        allowed = final_stage_rules_3_1(ctx)
-    flag_off = (fr.is_final and pipeline.final_stage == APPLY_FINAL_STAGE_FLAG
-                and not ctx.conf.get_or(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS, True))
+def _run_pipeline(pipeline: Pipeline, ctx: Context, fr: Fragment, state: FragmentState) -> Optional[Fragment]:
+    """Run the release's steps in order, with its final-stage filter. A what-if split forced
+    past a distribution cuts ``fr`` where Spark adds a shuffle: the rest of the steps run on the
+    part below it, and the part above is returned (:func:`aqe_core.engine.restage.cut_after_forced_split`)."""
+    upper = None
     for step in pipeline.steps:
+        allowed = final_stage_rules_3_1(ctx) if fr.is_final and pipeline.final_stage == SUPPORTED_ORIGINS_3_1 else None
+        flag_off = (fr.is_final and pipeline.final_stage == APPLY_FINAL_STAGE_FLAG
+                    and not ctx.conf.get_or(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS, True))
         if flag_off and step.shuffle_read_rule:
             continue
         if allowed is None or step.rule in allowed:
             step.run(ctx, fr, state)
+            if ctx.what_if and step.phase == "preparation" and step.rule == "OptimizeSkewedJoin" and upper is None:
+                upper = cut_after_forced_split(ctx, fr, state)
             continue
         for st in fr.stages:
             state.why(st, [Reason("final_stage_rule_excluded", f"{step.rule} does not run on the final stage:"
                                   " the query has a shuffle whose origin it does not support"
                                   f" ({', '.join(sorted(all_origins(ctx)))}), so the final partitioning"
                                   " is kept (Spark 3.1)", {"rule": step.rule})])
-    if flag_off:
+    if (fr.is_final and pipeline.final_stage == APPLY_FINAL_STAGE_FLAG
+            and not ctx.conf.get_or(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS, True)):
         for st in fr.stages:
             state.why(st, [Reason("final_stage_rules_off", "applyFinalStageShuffleOptimizations=false: no"
                                   " shuffle-read rule runs on the final stage", {},
                                   (config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,))])
+    return upper

@@ -166,8 +166,19 @@ class Context:
         self.default_parallelism = q.default_parallelism
         #: settings or release differ from the captured run (the plan's shape may not be Spark's)
         self.what_if = False
-        #: stage leaves a what-if plan no longer has (a join broadcast their input earlier)
+        #: stage leaves a what-if plan no longer has (a join broadcast their input earlier), and
+        #: why where it is not that (:mod:`aqe_core.engine.restage`)
         self.removed_stages: set[int] = set()
+        self.removed_why: dict[int, str] = {}
+        #: what-if restaging (:mod:`aqe_core.engine.restage`): the node under each stage Spark added
+        #: for a forced split -> that captured stage leaf; each new stage leaf -> (the captured
+        #: stage it may be, the fragment under it); fragment roots the what-if re-planned; joins
+        #: whose skew split a run decides; joins whose strategy the what-if changes
+        self.folded: dict[int, StageNode] = {}
+        self.added: dict[int, tuple[Optional[StageNode], Fragment]] = {}
+        self.restaged: set[int] = set()
+        self.skew_unknown: set[int] = set()
+        self.changed_joins: set[int] = set()
 
     def stage(self, n: StageNode) -> Optional[StageCapture]:
         return self.plan.stage_by_node.get(n.idx)
@@ -278,6 +289,15 @@ def _unknown_partitioning(specs: list[ShufflePartitionSpec]) -> bool:
     return True
 
 
+def required_of(node: StageNode, pos: int) -> str:
+    """The distribution ``node`` requires of its child at ``pos``, as recorded; a join Spark split
+    recorded none (``ShuffledJoin`` of a skew join), but unsplit it needs its keys clustered."""
+    if node.info.get("skew") and node.name.startswith(("SortMergeJoin", "ShuffledHashJoin")):
+        return "ClusteredDistribution(join keys)"
+    reqs = node.info.get("req") or []
+    return reqs[pos] if pos < len(reqs) else "UnspecifiedDistribution"
+
+
 def breaks_distribution(ctx: Context, fr: Fragment, changed: list[StageNode], skew_joins: set[int]) -> Optional[str]:
     """Would making these stage leaves' partitioning unknown break a requirement above them?
 
@@ -290,8 +310,7 @@ def breaks_distribution(ctx: Context, fr: Fragment, changed: list[StageNode], sk
         child, node = leaf, leaf.parent
         while node is not None:
             if node.idx not in skew_joins:
-                reqs = node.info.get("req") or []
-                req = reqs[child.pos] if child.pos < len(reqs) else "UnspecifiedDistribution"
+                req = required_of(node, child.pos)
                 if not (req.startswith("UnspecifiedDistribution") or req.startswith("BroadcastDistribution")):
                     return f"{node.name} needs {req.split('(')[0]} from its child"
             child, node = node, node.parent

@@ -16,6 +16,7 @@ from aqe_core.engine.estimate import (
     ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
 )
 from aqe_core.engine.lines import ShuffleLines, shuffle_lines
+from aqe_core.engine.restage import NOT_PREDICTED
 from aqe_core.engine.simulate import SimulationReport, simulate
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.evidence import Evidence
@@ -95,7 +96,14 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
     if actual:
         out.note = "what Spark did (captured)"
     out.local_stages = set()
+    unsized = [] if actual else [(r, next(x.message for x in r.reasons if x.code in (NOT_PREDICTED, "stage_not_created")))
+                                 for r in qr.reads if any(x.code in (NOT_PREDICTED, "stage_not_created") for x in r.reasons)]
+    if unsized:  # never drawn at today's value: said, with why
+        out.note += "; " + "; ".join(f"{'stage ' + str(r.stage_id) if r.stage_id is not None else 'a new stage'}: {why}"
+                                     for r, why in unsized)
     for r in qr.reads:
+        if any(r is x for x, _ in unsized) or (not actual and r.shuffle_id is None):
+            continue
         specs_now = r.spark_specs if actual else r.simulated_specs
         if r.stage_id is not None and specs_now and isinstance(specs_now[0], (PartialMapperPartitionSpec,
                                                                              CoalescedMapperPartitionSpec)):
@@ -115,7 +123,8 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
                                            sh.num_reducers if sh else None, n, sizes, skewed, splits,
                                            Evidence.EXACT, reducers, split))
     out.join_strategies = [(j.spark if actual else (j.simulated or f"{j.spark} as recorded (not re-decided)"))
-                           + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else "")
+                           + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else
+                              " (skew split: not predicted)" if not actual and j.simulated_skew is None else "")
                            for j in qr.joins]
     return out, rep
 

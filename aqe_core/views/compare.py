@@ -18,7 +18,7 @@ from aqe_core.views.from_capture import skew_rows_from_replay
 from aqe_core.views.query import QueryView, ShuffleView, SkewRow, regroup_coalesce_lines, use_replayed_targets
 
 __all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "join_names", "outcome_shuffle_view",
-           "preset_shuffle_views", "simulate_preset", "skew_sentence", "whatif", "whatif_view"]
+           "preset_shuffle_views", "rerun_exact", "rerun_rows", "simulate_preset", "skew_sentence", "whatif", "whatif_view"]
 
 
 def join_names(view: QueryView) -> list[str]:
@@ -161,3 +161,38 @@ def whatif(view: QueryView, overrides: dict[str, str]) -> WhatIfView:
     actual = simulate_preset(view, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
     assert got.outcome is not None
     return WhatIfView(_with_lines(view, got), [], [actual, got.outcome])
+
+
+def rerun_exact(sim: PresetOutcome, spark: PresetOutcome) -> str:
+    """"yes" only when the simulation is what Spark did in the re-run: every read's partitions and
+    sizes, the skew splits and the joins; else "no: " and the first thing that differs."""
+    mine = [(s.partitions_after, list(s.sizes_after)) for s in sim.shuffles]
+    theirs = [(s.partitions_after, list(s.sizes_after)) for s in spark.shuffles]
+    if "not predicted" in sim.note or "not created" in sim.note:
+        return "no: some reads are not predicted (see the preset's note)"
+    if [n for n, _ in mine] != [n for n, _ in theirs]:
+        return (f"no: partitions {' + '.join(str(n) for n, _ in mine) or '-'} simulated,"
+                f" {' + '.join(str(n) for n, _ in theirs) or '-'} in Spark")
+    if [z for _, z in mine] != [z for _, z in theirs]:
+        return "no: same partition counts, other partition sizes"
+    if sim.splits != spark.splits:
+        return f"no: {sim.splits} skew split parts simulated, {spark.splits} in Spark"
+    if sim.join_strategies != spark.join_strategies:
+        return f"no: joins {'; '.join(sim.join_strategies)} simulated, {'; '.join(spark.join_strategies)} in Spark"
+    return "yes"
+
+
+def rerun_rows(names: list[str], outcomes: list[PresetOutcome], rerun: list[QueryView]) -> list[dict]:
+    """Re-run for real: one row per preset, the simulation's partitions, splits and joins beside
+    what Spark did when the query ran again under the preset (``rerun``: the new run's views, in
+    preset order), and whether they are the same (:func:`rerun_exact`)."""
+    actual = next(p for p in BUILTIN_PRESETS if p.name == "actual")
+    rows = []
+    for name, sim, real in zip(names, outcomes, rerun):
+        spark = simulate_preset(real, actual)
+        rows.append({"preset": name, "simulated partitions": sim.partitions_after,
+                     "Spark partitions": spark.partitions_after,
+                     "simulated splits": sim.splits, "Spark splits": spark.splits,
+                     "simulated joins": "; ".join(sim.join_strategies), "Spark joins": "; ".join(spark.join_strategies),
+                     "Spark duration (ms)": real.duration_ms, "exact": rerun_exact(sim, spark)})
+    return rows

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from aqe_core import config
 from aqe_core.config import AQEConf
 from aqe_core.views.fix_findings import SKEW, Finding, find, next_settings, probe_settings
+from aqe_core.engine.restage import NOT_PREDICTED
 from aqe_core.engine.results import QueryResult
 from aqe_core.engine.simulate import simulate
 from aqe_core.engine.whatif import one_query, spec_sizes
@@ -72,7 +73,8 @@ class Fix:
                 "alternatives": [a.to_dict() for a in self.alternatives], "hints": list(self.hints),
                 "assumes": list(self.assumes), "application": list(self.application),
                 "partition_bytes_today": self.today, "partition_bytes_predicted": self.after,
-                "predicted_reads": [{"stage_id": r.stage_id, "specs": [spec_to_dict(s) for s in r.simulated_specs or []]}
+                "predicted_reads": [{"stage_id": r.stage_id, "specs": [spec_to_dict(s) for s in r.simulated_specs or []],
+                                     "not_predicted": _reason(r, NOT_PREDICTED), "not_created": _reason(r, "stage_not_created")}
                                     for r in (self.predicted.reads if self.predicted else [])]}
 
 
@@ -92,15 +94,30 @@ def _count(specs: Optional[list]) -> str:
     return f"{n} partition{'s' if n != 1 else ''}"
 
 
+def _reason(r: Any, code: str) -> Optional[str]:
+    return next((x.message for x in r.reasons if x.code == code), None)
+
+
 def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] = None) -> list[str]:
     """What changes from Spark's decisions (``before``, the replay of what Spark did) to the
-    replay under new settings, read by read (matched by stage) and join by join."""
+    replay under new settings, read by read (matched by stage) and join by join. A read the
+    replay cannot size says "not predicted" and why; one the change removes says so."""
     out = []
-    mine = {r.stage_id: r for r in after.reads}
+    mine = {r.stage_id: r for r in after.reads if r.shuffle_id is not None}
     for a in before.reads:
         b = mine.pop(a.stage_id, None)
         na = len(a.spark_specs) if a.spark_specs is not None else None
-        if b is None or (a.spark_specs and b.simulated_specs is None):
+        if b is None:
+            out.append(f"stage {a.stage_id}: not predicted (the plan above it changes: a run decides)")
+            continue
+        unsized, gone = _reason(b, NOT_PREDICTED), _reason(b, "stage_not_created")
+        if gone is not None:
+            out.append(f"stage {a.stage_id}: not created: {gone}")
+            continue
+        if unsized is not None:
+            out.append(f"stage {a.stage_id}: {unsized}")
+            continue
+        if a.spark_specs and b.simulated_specs is None:
             out.append(f"stage {a.stage_id}: not predicted (the plan above it changes: a run decides)")
             continue
         if _specs(a, False) != _specs(b, True):
@@ -113,11 +130,19 @@ def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] 
             sh = q.shuffle(b.shuffle_id) if q is not None else None
             n = sh.num_reducers if sh is not None else "?"
             out.append(f"stage {b.stage_id}: read as is ({n} partitions) -> {_count(b.simulated_specs)}")
+    for b in after.reads:
+        if b.shuffle_id is None and _reason(b, NOT_PREDICTED):
+            out.append(f"a new stage: {_reason(b, NOT_PREDICTED)}")
     joins = {j.node: j for j in after.joins}
     for a in before.joins:
         b = joins.get(a.node)
         if b is not None and a.spark != (b.simulated or a.spark):
             out.append(f"{a.join_type} join: {a.spark} -> {b.simulated}")
+        elif b is not None and b.simulated is None and _reason(b, "undecided_new_stage"):
+            out.append(f"{a.join_type} join: strategy not predicted: {_reason(b, 'undecided_new_stage')}")
+        elif b is not None and b.simulated_skew is None and b.simulated is not None:
+            out.append(f"{a.join_type} join: whether it splits skewed partitions is not predicted (it reads the new"
+                       " shuffle, whose size only a run can tell)")
     return out
 
 
@@ -146,8 +171,8 @@ def _try(f: Finding, one: Capture, q: QueryCapture, conf: AQEConf, v: SparkVersi
 
 
 def _sizes(q: QueryCapture, r: Any, simulated: bool) -> Optional[list[int]]:
-    if r is None:
-        return None
+    if r is None or (simulated and (_reason(r, NOT_PREDICTED) or _reason(r, "stage_not_created"))):
+        return None  # never today's sizes in the prediction's place
     sh = q.shuffle(r.shuffle_id)
     if sh is None or not sh.bytes_by_partition_id:
         return None
@@ -172,7 +197,7 @@ def _fix(f: Finding, one: Capture, q: QueryCapture, base: QueryResult, conf: AQE
     fix = Fix(f.kind, f.stage_id, f.why, settings, after, _effects(base, after, q), join_node=f.join_node,
               hints=list(f.hints),
               alternatives=[Alternative(s, _effects(base, a, q), _assumes(s)) for _, _, _, s, a in ranked[1:]])
-    if config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN in settings:
+    if config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN in settings and not any(r.shuffle_id is None for r in after.reads):
         fix.effects.append("adds a shuffle to restore the distribution the split breaks (its size only a run can tell)")
     fix.assumes += _assumes(settings)
     before_read = next((r for r in base.reads if r.stage_id == f.stage_id), None)

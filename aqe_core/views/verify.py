@@ -3,15 +3,23 @@ with the change.
 
 Reads are matched by their statistics: a re-run of the same query over the same data writes the
 same bytes per reducer, so a read of the new run is "the same read" when its shuffle's
-``bytes_by_partition_id`` equals the original's. Where no read of the new run has those
-statistics (the data changed, or the change re-planned the stage: a shuffle it adds), the read
-is "not comparable" and said so; it never counts as agreement.
+``bytes_by_partition_id`` equals the original's (two shuffles with equal statistics are paired
+in stage order). A shuffle whose writing stage runs other tasks under the change writes other
+bytes; its read is matched by the shuffle's shape instead (its partitioning and the scans under
+it, expression ids aside). Every read is scored: exactly as predicted, differs, not predicted
+(the prediction said why; Spark's number is shown beside it), or not comparable (no read of the
+new run is that read: the data changed). A read only the re-run has is listed too: a shuffle
+the change adds, which the prediction names as not predicted, or one it missed.
 """
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from aqe_core.engine.restage import NOT_PREDICTED as _NOT_PREDICTED_CODE
+from aqe_core.engine.results import ReadResult
 from aqe_core.engine.simulate import simulate
 from aqe_core.engine.whatif import one_query
 from aqe_core.model.capture import Capture, QueryCapture
@@ -20,7 +28,8 @@ from aqe_core.views.recommend import Fix
 
 __all__ = ["ReadScore", "VerifyScore", "score_fix", "stats_key"]
 
-SAME, DIFFERS, NOT_COMPARABLE = "exactly as predicted", "differs", "not comparable"
+SAME, DIFFERS, NOT_PREDICTED, NOT_COMPARABLE = "exactly as predicted", "differs", "not predicted", "not comparable"
+_IDS = re.compile(r"#\d+L?|\[plan_id=\d+\]|,\s*\[plan_id=\d+\]")
 
 
 def stats_key(q: QueryCapture, shuffle_id: Optional[int]) -> Optional[tuple[int, ...]]:
@@ -29,11 +38,24 @@ def stats_key(q: QueryCapture, shuffle_id: Optional[int]) -> Optional[tuple[int,
     return tuple(sh.bytes_by_partition_id) if sh is not None and sh.bytes_by_partition_id else None
 
 
+def shape_key(q: QueryCapture, stage_node: int) -> Optional[tuple[str, tuple[str, ...]]]:
+    """A shuffle's identity when its bytes change: its exchange's partitioning and the scans
+    under it, without expression or plan ids."""
+    if q.final_plan is None or stage_node < 0:
+        return None
+    nodes = q.final_plan.nodes()
+    if stage_node >= len(nodes) or not nodes[stage_node].children:
+        return None
+    ex = nodes[stage_node].children[0]
+    leaves = sorted(_IDS.sub("", n.description) for n in ex.walk() if not n.children)
+    return _IDS.sub("", ex.description).strip(), tuple(leaves)
+
+
 @dataclass
 class ReadScore:
     stage_id: Optional[int]
-    predicted: Optional[int]  # partitions the replay predicted (None: not predicted)
-    spark: Optional[int]  # partitions Spark read in the new run
+    predicted: Optional[int]  # partitions the replay predicted (None: not predicted, or not created)
+    spark: Optional[int]  # partitions Spark read in the new run (None: no such read)
     verdict: str
     detail: str = ""
 
@@ -51,28 +73,76 @@ class VerifyScore:
 
     @property
     def comparable(self) -> list[ReadScore]:
-        return [r for r in self.reads if r.verdict != NOT_COMPARABLE]
+        return [r for r in self.reads if r.verdict in (SAME, DIFFERS)]
+
+    @property
+    def not_predicted(self) -> list[ReadScore]:
+        return [r for r in self.reads if r.verdict == NOT_PREDICTED]
 
     @property
     def exact(self) -> bool:
+        """Every read the prediction sized is as Spark read it, and every join; a read it says it
+        cannot size does not count against it (it said so, and why)."""
         return bool(self.comparable) and all(r.verdict == SAME for r in self.comparable) and self.joins_agree
+
+    #: joins whose strategy the prediction left to a run (it reads a new shuffle), not scored
+    joins_not_predicted: int = 0
 
     @property
     def joins_agree(self) -> bool:
-        return sorted(self.joins_predicted) == sorted(self.joins_spark)
+        left = Counter(self.joins_spark)
+        left.subtract(Counter(self.joins_predicted))
+        return min(left.values(), default=0) >= 0 and sum(left.values()) == self.joins_not_predicted
 
     def summary(self) -> str:
         same = sum(1 for r in self.comparable if r.verdict == SAME)
-        joins = "joins as predicted" if self.joins_agree else (
+        joins = ("joins as predicted" + (f" ({self.joins_not_predicted} not predicted)" if self.joins_not_predicted else "")
+                 if self.joins_agree else None) or (
             f"joins differ: predicted {', '.join(self.joins_predicted) or '-'}, Spark {', '.join(self.joins_spark) or '-'}")
-        skipped = len(self.reads) - len(self.comparable)
+        skipped = sum(1 for r in self.reads if r.verdict == NOT_COMPARABLE)
+        unsized = len(self.not_predicted)
         return (f"Verified on Spark {self.spark_version}: {same} of {len(self.comparable)} comparable reads exactly as"
-                f" predicted, {joins}" + (f"; {skipped} read(s) not comparable" if skipped else ""))
+                f" predicted, {joins}" + (f"; {unsized} read(s) not predicted (Spark's numbers shown)" if unsized else "")
+                + (f"; {skipped} read(s) not comparable" if skipped else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"spark_version": self.spark_version, "exact": self.exact, "summary": self.summary(),
                 "reads": [r.to_dict() for r in self.reads], "joins_predicted": self.joins_predicted,
-                "joins_spark": self.joins_spark}
+                "joins_not_predicted": self.joins_not_predicted, "joins_spark": self.joins_spark}
+
+
+def _partitions(q: QueryCapture, r: ReadResult, specs: Optional[list]) -> Optional[int]:
+    if specs is not None:
+        return len(specs)
+    sh = q.shuffle(r.shuffle_id)
+    return sh.num_reducers if sh is not None else None
+
+
+def _why(r: ReadResult, code: str) -> Optional[str]:
+    return next((x.message for x in r.reasons if x.code == code), None)
+
+
+def _pair(original: QueryCapture, predicted: list[ReadResult], rq: QueryCapture,
+          spark: list[ReadResult]) -> dict[int, ReadResult]:
+    """Index in ``predicted`` -> the re-run's read: by statistics (equal ones paired in stage
+    order), then by the shuffle's shape for those whose bytes changed."""
+    out: dict[int, ReadResult] = {}
+    used: set[int] = set()
+    for key_of, key_rq in ((lambda r: stats_key(original, r.shuffle_id), lambda r: stats_key(rq, r.shuffle_id)),
+                           (lambda r: shape_key(original, r.stage_node), lambda r: shape_key(rq, r.stage_node))):
+        pool: dict[Any, list[int]] = {}
+        for j in sorted(range(len(spark)), key=lambda j: (spark[j].stage_id is None, spark[j].stage_id or 0)):
+            k = key_rq(spark[j])
+            if k is not None and j not in used:
+                pool.setdefault(k, []).append(j)
+        for i in sorted(range(len(predicted)), key=lambda i: (predicted[i].stage_id is None, predicted[i].stage_id or 0)):
+            k = key_of(predicted[i]) if predicted[i].shuffle_id is not None else None
+            if i in out or k is None or not pool.get(k):
+                continue
+            j = pool[k].pop(0)
+            out[i] = spark[j]
+            used.add(j)
+    return out
 
 
 def score_fix(fix: Fix, original: QueryCapture, rerun: Capture, query: Optional[QueryCapture] = None) -> VerifyScore:
@@ -80,22 +150,44 @@ def score_fix(fix: Fix, original: QueryCapture, rerun: Capture, query: Optional[
     settings; its first query unless ``query`` is given)."""
     rq = query or rerun.queries[0]
     did = simulate(one_query(rerun, rq)).queries[0]  # what Spark did in the new run, as the replay reads it
-    by_key = {stats_key(rq, r.shuffle_id): r for r in did.reads if stats_key(rq, r.shuffle_id) is not None}
+    spark_reads = [r for r in did.reads if r.spark_specs is not None or r.read_node is not None]
     out = VerifyScore(rerun.spark_version)
-    for r in fix.predicted.reads if fix.predicted else []:
-        got = by_key.get(stats_key(original, r.shuffle_id))
-        predicted = len(r.simulated_specs) if r.simulated_specs is not None else None
+    mine = list(fix.predicted.reads) if fix.predicted else []
+    pairs = _pair(original, mine, rq, spark_reads)
+    added_why = None
+    for i, r in enumerate(mine):
+        got = pairs.get(i)
+        unsized = _why(r, _NOT_PREDICTED_CODE)
+        gone = _why(r, "stage_not_created")
+        if r.shuffle_id is None:  # a shuffle the change adds: scored with the re-run's reads only it has
+            added_why = unsized or added_why
+            continue
+        spark = _partitions(rq, got, got.spark_specs) if got is not None else None
+        if gone is not None:
+            out.reads.append(ReadScore(r.stage_id, None, spark, SAME if got is None else DIFFERS,
+                                       f"not created, as predicted: {gone}" if got is None else
+                                       f"predicted not created ({gone}), but Spark read it"))
+            continue
+        if unsized is not None:
+            out.reads.append(ReadScore(r.stage_id, None, spark, NOT_PREDICTED, unsized))
+            continue
         if got is None:
-            out.reads.append(ReadScore(r.stage_id, predicted, None, NOT_COMPARABLE,
+            out.reads.append(ReadScore(r.stage_id, _partitions(original, r, r.simulated_specs), None, NOT_COMPARABLE,
                                        "no read of the new run has this shuffle's statistics"))
             continue
-        spark = len(got.spark_specs) if got.spark_specs is not None else None
-        if r.simulated_specs is None:
-            out.reads.append(ReadScore(r.stage_id, None, spark, NOT_COMPARABLE, "the change re-planned this stage"))
-            continue
-        same = [spec_to_dict(s) for s in got.spark_specs or []] == [spec_to_dict(s) for s in r.simulated_specs]
+        predicted = _partitions(original, r, r.simulated_specs)
+        same = [spec_to_dict(s) for s in got.spark_specs or []] == [spec_to_dict(s) for s in r.simulated_specs or []]
         out.reads.append(ReadScore(r.stage_id, predicted, spark, SAME if same else DIFFERS,
-                                   "" if same else "same statistics, other partition specs"))
-    out.joins_predicted = [j.simulated or j.spark for j in fix.predicted.joins] if fix.predicted else []
+                                   "" if same else "same shuffle, other partition specs"))
+    matched = {id(x) for x in pairs.values()}
+    for s in spark_reads:
+        if id(s) in matched:
+            continue
+        n = _partitions(rq, s, s.spark_specs)
+        out.reads.append(ReadScore(s.stage_id, None, n, NOT_PREDICTED if added_why else DIFFERS,
+                                   f"a read only the re-run has: {added_why}" if added_why else
+                                   "a read only the re-run has, which the prediction did not foresee"))
+    out.joins_predicted = [j.simulated for j in fix.predicted.joins if j.simulated is not None] if fix.predicted else []
+    out.joins_not_predicted = sum(1 for j in fix.predicted.joins if j.simulated is None) if fix.predicted else 0
     out.joins_spark = [j.spark for j in did.joins]
     return out
