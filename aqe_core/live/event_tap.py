@@ -142,7 +142,7 @@ class EventLogTap:
                 rec = parse_task_end_json(json.loads(line))
             except (ValueError, KeyError, TypeError):
                 return
-        sid, attempt, task_id, index, ok, accs, _read, ms = rec
+        sid, attempt, task_id, index, ok, accs, _read, ms = rec[:8]
         st = self.stage_tasks.setdefault(sid, _StageTasks())
         st.accumulators.update(accs[0::2])
         if ok and ms >= 0 and st.tasks.get(index, (-1,))[0] <= attempt:

@@ -1,0 +1,64 @@
+"""Event types an application left out of its log (``spark.eventLog.excludedPatterns``, 4.1+).
+
+Spark's ``EventLogFileWriter.writeLine`` (4.1.4, 4.2.1) drops a line when it starts with
+``{"Event":"<pattern>`` for one of the comma-separated patterns: a pattern is a prefix of the
+event name (``SparkListenerTask`` drops task starts and ends; SQL events need their package,
+``org.apache.spark.sql.execution.ui.``). The setting is in the log's Spark properties (unless
+the environment event itself was left out), so the reader can say what the log cannot hold
+instead of showing zeros or guessing.
+"""
+from __future__ import annotations
+
+from aqe_core import config
+
+_SQL = "org.apache.spark.sql.execution.ui."
+
+#: the events this reader uses -> what is not known without them
+USED_EVENTS: dict[str, str] = {
+    "SparkListenerTaskEnd": "task times, the bytes each task read (the sizes of shuffles AQE left as planned, "
+                            "and of Spark 3.0 reads) and the SQL metrics tasks update are not known",
+    "SparkListenerStageSubmitted": "stage submission times, durations and retries are not known",
+    "SparkListenerStageCompleted": "stage completion times and failures are not known",
+    "SparkListenerJobStart": "which stages and jobs belong to which SQL execution, and the SQL settings of each job, "
+                             "are not known",
+    "SparkListenerJobEnd": "job results (succeeded or failed) are not known",
+    "SparkListenerLogStart": "the Spark version is not known",
+    "SparkListenerApplicationStart": "the application's id and name are not known",
+    "SparkListenerApplicationEnd": "whether the application finished is not known",
+    _SQL + "SparkListenerSQLExecutionStart": "SQL executions' descriptions and initial plans are not known",
+    _SQL + "SparkListenerSQLAdaptiveExecutionUpdate": "AQE's plan versions, the final plan among them, are not known",
+    _SQL + "SparkListenerSQLAdaptiveSQLMetricUpdates": "the metrics of AQE subqueries are not known",
+    _SQL + "SparkListenerSQLExecutionEnd": "when SQL executions ended, and their errors, are not known",
+    _SQL + "SparkListenerDriverAccumUpdates": "driver-side metrics, the partition sizes and counts of AQE's "
+                                              "shuffle reads among them, are not known",
+}
+
+#: events whose absence changes what AQE appears to have done (a warning, not a note)
+_PLAN_EVENTS = {_SQL + "SparkListenerSQLExecutionStart", _SQL + "SparkListenerSQLAdaptiveExecutionUpdate",
+                _SQL + "SparkListenerDriverAccumUpdates", "SparkListenerJobStart"}
+
+
+def patterns(spark_properties: dict[str, str]) -> list[str]:
+    """The patterns as Spark splits them (comma-separated, trimmed, empty ones dropped)."""
+    raw = spark_properties.get(config.EVENT_LOG_EXCLUDED_PATTERNS, "")
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def excluded_events(spark_properties: dict[str, str]) -> dict[str, str]:
+    """Each event this reader uses that the patterns leave out -> what is not known.
+
+    >>> sorted(excluded_events({"spark.eventLog.excludedPatterns": "SparkListenerTask, SparkListenerBlock"}))
+    ['SparkListenerTaskEnd']
+    """
+    pats = patterns(spark_properties)
+    return {event: what for event, what in USED_EVENTS.items() if any(event.startswith(p) for p in pats)}
+
+
+def messages(spark_properties: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(notes, warnings) about the events left out."""
+    notes, warnings = [], []
+    for event, what in excluded_events(spark_properties).items():
+        short = event.rsplit(".", 1)[-1]
+        text = f"{short} events were excluded from this log by {config.EVENT_LOG_EXCLUDED_PATTERNS}: {what}"
+        (warnings if event in _PLAN_EVENTS else notes).append(text)
+    return notes, warnings
