@@ -71,8 +71,10 @@ def task_succeeded(st: StageInfo, budget: "_SlotBudget", attempt: int, slot: int
     if not 0 <= slot < n:
         return
     if st.task_attempts is None:
-        st.task_attempts = budget.zeros(n, -1)
+        st.task_attempts = budget.zeros(n, -1, "h")  # (an attempt number: 2 bytes a partition, not 8)
     before = st.task_attempts[slot]
+    if not -1 <= attempt <= 32767:
+        return  # (no real stage gets near: Spark stops at spark.stage.maxConsecutiveAttempts, 4)
     if 0 <= before < attempt:
         attempt_of(st, attempt).reran_finished += 1
     st.task_attempts[slot] = attempt
