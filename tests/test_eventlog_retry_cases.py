@@ -195,7 +195,8 @@ def test_odd_attempts_and_partitions_give_a_log_never_a_traceback(tmp_path):
     from test_eventlog_semantics import base_events, end_events, task_end, write
 
     ev = base_events()
-    ev[2]["Spark Properties"]["spark.eventLog.excludedPatterns"] = ", ,SparkListenerJobEnd,"
+    ev[0]["Spark Version"] = "4.1.4"
+    ev[2]["Spark Properties"]["spark.eventLog.excludedPatterns"] = ", ,org.apache.spark.sql.execution.ui.SparkListenerDriver,"
     odd = []
     for i, part in enumerate([0, 99, -5, "x", 2**70, 1]):
         t = task_end(1, 1 if i % 2 else 0, 200 + i, i, [])
@@ -212,8 +213,22 @@ def test_odd_attempts_and_partitions_give_a_log_never_a_traceback(tmp_path):
     st = log.stages[1]
     assert st.num_tasks == 3
     assert {a.attempt for a in st.attempts} == {0, 3, 7}
-    assert "SparkListenerJobEnd" in log.excluded_events
-    assert any("job results" in n for n in log.notes)
+    assert list(log.excluded_events) == ["org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates"]
+    assert any("SparkListenerDriverAccumUpdates events were excluded" in w and "partition sizes" in w
+               for w in log.warnings)
     ex = log.executions[0]
     assert isinstance(ex.stage_retries, list)
     assert outcome_line(ex)
+
+
+def test_the_setting_is_not_claimed_where_spark_ignores_it_or_the_events_are_there(tmp_path):
+    """Releases before 4.1 ignore spark.eventLog.excludedPatterns; and a pattern that matched
+    nothing the log lacks removed nothing."""
+    from test_eventlog_semantics import base_events, end_events, task_end, write
+
+    for version, pattern in (("3.5.9", "SparkListenerTaskEnd"), ("4.2.1", "SparkListenerJob")):
+        ev = base_events() + [task_end(1, 0, 1, 0, [])] + end_events()
+        ev[0]["Spark Version"] = version
+        ev[2]["Spark Properties"]["spark.eventLog.excludedPatterns"] = pattern
+        log = load(str(write(tmp_path, ev, name=f"app-{version}")))
+        assert log.excluded_events == {} and not any("excluded" in n for n in log.notes + log.warnings)

@@ -9,6 +9,8 @@ instead of showing zeros or guessing.
 """
 from __future__ import annotations
 
+import re
+
 from aqe_core import config
 
 _SQL = "org.apache.spark.sql.execution.ui."
@@ -44,20 +46,34 @@ def patterns(spark_properties: dict[str, str]) -> list[str]:
     return [p.strip() for p in raw.split(",") if p.strip()]
 
 
-def excluded_events(spark_properties: dict[str, str]) -> dict[str, str]:
-    """Each event this reader uses that the patterns leave out -> what is not known.
+def excluded_events(spark_properties: dict[str, str], event_counts: dict[str, int] | None = None,
+                    spark_version: str | None = None) -> dict[str, str]:
+    """Each event this reader uses that the patterns leave out -> what is not known. Releases
+    before 4.1 ignore the setting, and an event the log holds anyway was not left out.
 
-    >>> sorted(excluded_events({"spark.eventLog.excludedPatterns": "SparkListenerTask, SparkListenerBlock"}))
-    ['SparkListenerTaskEnd']
+    >>> props = {"spark.eventLog.excludedPatterns": "SparkListenerTask, SparkListenerBlock"}
+    >>> sorted(excluded_events(props, {}, "4.1.4")), excluded_events(props, {}, "3.5.9")
+    (['SparkListenerTaskEnd'], {})
+    >>> excluded_events(props, {"SparkListenerTaskEnd": 5}, "4.2.1")
+    {}
     """
+    if spark_version is not None and _before_41(spark_version):
+        return {}
     pats = patterns(spark_properties)
-    return {event: what for event, what in USED_EVENTS.items() if any(event.startswith(p) for p in pats)}
+    counts = event_counts or {}
+    return {event: what for event, what in USED_EVENTS.items()
+            if any(event.startswith(p) for p in pats) and not counts.get(event)}
 
 
-def messages(spark_properties: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(notes, warnings) about the events left out."""
+def _before_41(version: str) -> bool:
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return m is not None and (int(m.group(1)), int(m.group(2))) < (4, 1)
+
+
+def messages(excluded: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(notes, warnings) about the events left out (:func:`excluded_events`)."""
     notes, warnings = [], []
-    for event, what in excluded_events(spark_properties).items():
+    for event, what in excluded.items():
         short = event.rsplit(".", 1)[-1]
         text = f"{short} events were excluded from this log by {config.EVENT_LOG_EXCLUDED_PATTERNS}: {what}"
         (warnings if event in _PLAN_EVENTS else notes).append(text)

@@ -276,8 +276,8 @@ def _sum_up(src: LogSource, log: EventLog, b: _Builder) -> None:
                if not (k.startswith("SparkListener") or k.startswith(SQL_EVENT_PREFIX)) and k != LISTENER_EVENT]
     if unknown:
         log.notes.append("skipped events of types this reader does not use: " + ", ".join(unknown[:10]))
-    log.excluded_events = excluded.excluded_events(log.spark_properties)
-    ex_notes, ex_warnings = excluded.messages(log.spark_properties)
+    log.excluded_events = excluded.excluded_events(log.spark_properties, log.event_counts, app.spark_version)
+    ex_notes, ex_warnings = excluded.messages(log.excluded_events)
     log.notes.extend(ex_notes)
     log.warnings.extend(ex_warnings)
     if b.task_read_sizes:  # (executions whose reads' sizes are the reduce tasks')
