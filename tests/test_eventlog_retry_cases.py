@@ -232,3 +232,23 @@ def test_the_setting_is_not_claimed_where_spark_ignores_it_or_the_events_are_the
         ev[2]["Spark Properties"]["spark.eventLog.excludedPatterns"] = pattern
         log = load(str(write(tmp_path, ev, name=f"app-{version}")))
         assert log.excluded_events == {} and not any("excluded" in n for n in log.notes + log.warnings)
+
+
+def test_a_late_task_of_an_older_attempt_does_not_replace_the_retry(tmp_path):
+    """A zombie task of attempt 0 that finishes after attempt 1 re-ran its partition: the
+    partition keeps attempt 1's task (Spark registers the newer output)."""
+    from test_eventlog_semantics import base_events, end_events, task_end, write
+
+    ev = base_events()
+    ev[0]["Spark Version"] = "4.2.1"
+    t0 = task_end(1, 0, 1, 0, [], read=(0, 100, 1))
+    retry = {"Event": "SparkListenerStageSubmitted", "Stage Info": {"Stage ID": 1, "Stage Attempt ID": 1,
+                                                                  "Stage Name": "s", "Number of Tasks": 3}}
+    t1 = task_end(1, 1, 2, 0, [], read=(0, 200, 2))
+    zombie = task_end(1, 0, 3, 0, [], read=(0, 999, 9))
+    for t, part in ((t0, 0), (t1, 0), (zombie, 0)):
+        t["Task Info"]["Partition ID"] = part
+    log = load(str(write(tmp_path, ev + [t0, retry, t1, zombie] + end_events())))
+    st = log.stages[1]
+    assert st.shuffle_bytes_read[0] == 200 and st.task_ids[0] == 2
+    assert st.full_retry and st.attempts[1].reran_finished == 1

@@ -495,6 +495,7 @@ class _Builder(Spilling):
     def on_stage_completed(self, line, d) -> None:
         sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
         st = self._stage(sid)
+        reason = None
         if line is not None and b'"Failure Reason":' not in line:
             m = _COMPLETION.search(line)
             st.completion_time = int(m.group(1)) if m else None
@@ -504,7 +505,8 @@ class _Builder(Spilling):
             ct = info.get("Completion Time")
             st.completion_time = ct if isinstance(ct, int) else None
             st.failed = "Failure Reason" in info
-        stages.completed(st, attempt, st.failed, info.get("Failure Reason") if st.failed else None)
+            reason = info.get("Failure Reason")
+        stages.completed(st, attempt, st.failed, reason)
 
     def _stage_info(self, line, d):
         if line is not None and d is None:

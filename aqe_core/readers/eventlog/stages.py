@@ -66,7 +66,8 @@ def task_slot(attempt: int, index: int, partition: int) -> int:
 
 def task_succeeded(st: StageInfo, budget: "_SlotBudget", attempt: int, slot: int, task_id: int, ms: int,
                    read: Optional[tuple[int, int, int]], keep_tasks: bool) -> None:
-    """A successful task of partition ``slot``: the last one of each partition is kept."""
+    """A successful task of partition ``slot``: the last one of each partition's latest attempt
+    is kept."""
     n = st.num_tasks
     if not 0 <= slot < n:
         return
@@ -75,6 +76,8 @@ def task_succeeded(st: StageInfo, budget: "_SlotBudget", attempt: int, slot: int
     before = st.task_attempts[slot]
     if not -1 <= attempt <= 32767:
         return  # (no real stage gets near: Spark stops at spark.stage.maxConsecutiveAttempts, 4)
+    if attempt < before:
+        return  # (a zombie task of an older attempt finishing late: the newer attempt's output stands)
     if 0 <= before < attempt:
         attempt_of(st, attempt).reran_finished += 1
     st.task_attempts[slot] = attempt
