@@ -216,6 +216,16 @@ EXECUTION_PROPERTY_PREFIX = "spark.sql.execution."
 #: ``StaticSQLConf.UI_RETAINED_EXECUTIONS`` (the History Server drops executions beyond it)
 UI_RETAINED_EXECUTIONS = "spark.sql.ui.retainedExecutions"
 
+#: ``SQLConf.SHUFFLE_ORDER_INDEPENDENT_CHECKSUM_ENABLED`` (4.1+): a row-order-independent checksum
+#: per map output, compared when a map task runs again
+SHUFFLE_ORDER_INDEPENDENT_CHECKSUM_ENABLED = "spark.sql.shuffle.orderIndependentChecksum.enabled"
+#: ``SQLConf.SHUFFLE_CHECKSUM_MISMATCH_FULL_RETRY_ENABLED`` (4.1+): on a checksum mismatch Spark
+#: retries every task of the consumer stages (a full stage retry)
+SHUFFLE_CHECKSUM_MISMATCH_FULL_RETRY_ENABLED = "spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch"
+#: core ``EVENT_LOG_EXCLUDED_PATTERNS`` (4.1+): event names left out of the log (a line is dropped
+#: when it starts with ``{"Event":"<pattern>``)
+EVENT_LOG_EXCLUDED_PATTERNS = "spark.eventLog.excludedPatterns"
+
 #: Spark's switch for SQL over files by path (`` parquet.`/dir` ``). Guarded runs and the SQL
 #: guard's own analysis turn it off, so a path can never resolve to a file relation.
 RUN_SQL_ON_FILES = "spark.sql.runSQLOnFiles"

@@ -29,6 +29,10 @@ if view is not None:
     c1.metric("Plan versions", len(view.plan_versions))
     c2.metric("Adaptive shuffle reads", len(view.shuffles))
     c3.metric("Spark", str(view.spark_version))
+    if view.spark_ids():
+        st.caption(md_text(view.spark_ids()))
+    for retry in view.stage_retries:
+        st.info(md_text(retry))
     if not view.adaptive and view.adaptive_reason:
         st.info("Why AQE did not apply: " + md_text(view.adaptive_reason))
     if view.join_decisions:

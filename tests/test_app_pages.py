@@ -308,3 +308,33 @@ def test_a_query_aqe_left_alone_says_why_on_partitions():
     assert not at.exception, at.exception
     why = [c.value for c in at.caption if c.value.startswith("AQE left this shuffle as planned \\(no adaptive read")]
     assert len(why) == 5 and all("128 partitions" in w and "coalescing is off" in w for w in why)
+
+
+def test_overview_shows_spark_ids_and_stage_retries_of_a_4x_log(tmp_path):
+    """Issue 25: a 4.2 log's sub-execution names its root and query id, and a retried stage is
+    said once on Overview (the log is read from a path under the app's home, as a user's would be)."""
+    import shutil
+
+    fixture = sorted((Path(APP).parent / "tests/fixtures/eventlogs/retry_cases/4.2.1").glob("*.zstd"))[0]
+    (tmp_path / "lens-home").mkdir(exist_ok=True)
+    log = tmp_path / "lens-home" / fixture.name
+    shutil.copyfile(fixture, log)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["source_path"] = str(log)
+    at.session_state["source_ref"] = {"kind": "path", "path": str(log)}
+    at.run()
+    assert not at.exception, at.exception
+    from aqe_core.sources import load_source
+
+    views = load_source(str(log)).views
+    sub = next(v for v in views if v.root_execution_id is not None)
+    retried = next(v for v in views if v.description == "stage retry")
+    pick = _query_pick(at)
+    assert f"#{sub.query_id} ctas (sub-execution of #{sub.root_execution_id})" in pick.options  # the sidebar label
+    pick.set_value(sub.query_id).run()
+    assert not at.exception, at.exception
+    shown = [c.value.replace("\\", "") for c in at.caption]  # (markdown-escaped text)
+    assert any(f"sub-execution of #{sub.root_execution_id}; Spark query id {sub.spark_query_id}" in c for c in shown)
+    _query_pick(at).set_value(retried.query_id).run()
+    assert not at.exception, at.exception
+    assert any("stage 6 ran 2 attempts" in i.value for i in at.info)  # (markdown-escaped text)

@@ -16,8 +16,9 @@ from aqe_core.versions import as_version
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = sorted([p for d in ("sample_logs/eventlogs", "tests/fixtures/eventlogs") for p in (ROOT / d).iterdir()
-               if p.name not in ("MANIFEST.json", "listener")]
-              + [p for p in (ROOT / "tests/fixtures/eventlogs/listener").glob("*/*") if p.name != "captures.json.gz"])
+               if p.name not in ("MANIFEST.json", "listener", "retry_cases")]
+              + [p for p in (ROOT / "tests/fixtures/eventlogs/listener").glob("*/*") if p.name != "captures.json.gz"]
+              + list((ROOT / "tests/fixtures/eventlogs/retry_cases").glob("*/*.zstd")))
 CAPTURES = sorted((ROOT / "tests/fixtures/captures").glob("*/*.json.gz")) + sorted(
     (ROOT / "sample_logs/captures").glob("*.json.gz"))
 

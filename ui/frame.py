@@ -357,7 +357,8 @@ def pick_query(src: LoadedSource) -> Optional[QueryView]:
 
 def _query_label(v: QueryView) -> str:
     desc = v.description.replace("\n", " ")
-    return f"#{v.query_id} {desc[:40]}" + (" (no AQE)" if not v.adaptive else "")
+    sub = f" (sub-execution of #{v.root_execution_id})" if v.root_execution_id is not None else ""
+    return f"#{v.query_id} {desc[:40]}" + (" (no AQE)" if not v.adaptive else "") + sub
 
 
 def current() -> tuple[Optional[LoadedSource], Optional[QueryView]]:

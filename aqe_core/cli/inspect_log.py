@@ -72,7 +72,7 @@ def _inspect_load(args: argparse.Namespace):
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from aqe_core.views.eventlog_summary import outcome_line, write_log_json
+    from aqe_core.views.eventlog_summary import outcome_line, spark_ids, write_log_json
 
     if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
         print("aqe_core inspect: error: limits must be positive", file=sys.stderr)
@@ -96,7 +96,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
               + f"  Spark {app.spark_version or '?'}  {log.layout} {log.codec or ''} log, {state}, "
               f"{len(log.executions)} SQL executions")
         for ex in log.executions_by_id():
-            print(outcome_line(ex))
+            ids = spark_ids(ex)  # (the root of a sub-execution, 4.2's query id)
+            print(outcome_line(ex) + (f" | {ids}" if ids else ""))
+            for retry in ex.stage_retries:
+                print(f"      {retry}")
         for n in log.notes:
             print(f"note: {n}")
         for w in log.warnings:

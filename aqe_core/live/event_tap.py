@@ -21,6 +21,7 @@ from aqe_core import config
 from aqe_core.model.capture import SparkStageTiming
 from aqe_core.live.jvm import Jvm
 from aqe_core.readers.eventlog.lines import parse_task_end_json
+from aqe_core.readers.eventlog import stages
 from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 
 _SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
@@ -142,11 +143,12 @@ class EventLogTap:
                 rec = parse_task_end_json(json.loads(line))
             except (ValueError, KeyError, TypeError):
                 return
-        sid, attempt, task_id, index, ok, accs, _read, ms = rec
+        sid, attempt, task_id, index, ok, accs, _read, ms, partition = rec
         st = self.stage_tasks.setdefault(sid, _StageTasks())
         st.accumulators.update(accs[0::2])
-        if ok and ms >= 0 and st.tasks.get(index, (-1,))[0] <= attempt:
-            st.tasks[index] = (attempt, ms, task_id)
+        slot = stages.task_slot(attempt, index, partition)  # (a retried stage's index is not its partition)
+        if ok and ms >= 0 and slot >= 0 and st.tasks.get(slot, (-1,))[0] <= attempt:
+            st.tasks[slot] = (attempt, ms, task_id)
 
     def timing(self, sid: int) -> Optional[SparkStageTiming]:
         """The stage's timing with its tasks' durations and the accumulators they updated."""

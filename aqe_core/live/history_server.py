@@ -60,8 +60,9 @@ class HistoryServer:
     """``with HistoryServer(log_dir) as hs: hs.get("/applications")``."""
 
     def __init__(self, log_dir: str | os.PathLike, *, heap: str = "1g", extra_conf: dict | None = None,
-                 startup_timeout: float = 120.0, cpus: set[int] | None = None):
+                 startup_timeout: float = 120.0, cpus: set[int] | None = None, jars: Path | None = None):
         self.log_dir = Path(log_dir).resolve()
+        self.jars = jars  # another release's jars (a fixture's oracle), else the installed PySpark's
         self.cpus = cpus  # the JVM and all its threads on these CPUs only (a benchmark's like-for-like run)
         self.port = free_port()
         self.heap = heap
@@ -87,7 +88,7 @@ class HistoryServer:
             "spark.ui.retainedTasks": "10000000",
         }
         conf.update(self.extra_conf)
-        cmd = [find_java(), f"-Xmx{self.heap}", "-cp", str(pyspark_jars() / "*")]
+        cmd = [find_java(), f"-Xmx{self.heap}", "-cp", str((self.jars or pyspark_jars()) / "*")]
         cmd += [f"-D{k}={v}" for k, v in conf.items()]
         cmd += ["org.apache.spark.deploy.history.HistoryServer"]
         env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_PUBLIC_DNS="127.0.0.1")

@@ -46,10 +46,29 @@ class Application:
 
 
 @dataclass
+class StageAttempt:
+    """One attempt of a stage as the log states it (``Stage Attempt ID``)."""
+
+    attempt: int
+    num_tasks: int = 0
+    failed: bool = False
+    #: the first line of Spark's "Failure Reason" (an exception class and message), cut short
+    reason: str | None = None
+    #: tasks of this attempt that re-ran a partition an earlier attempt had already finished:
+    #: more than zero means Spark retried the stage in full, not only its missing partitions
+    reran_finished: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attempt": self.attempt, "num_tasks": self.num_tasks, "failed": self.failed,
+                "reason": self.reason, "reran_finished": self.reran_finished}
+
+
+@dataclass
 class StageInfo:
     stage_id: int
     attempt: int = 0
     name: str = ""
+    #: the stage's partitions (tasks of its first attempt); a retry's own count is in ``attempts``
     num_tasks: int = 0
     submission_time: int | None = None
     completion_time: int | None = None
@@ -61,6 +80,21 @@ class StageInfo:
     #: per task index: duration (ms) and task id of the successful attempt, -1 where none was seen
     task_ms: array | None = None
     task_ids: array | None = None
+    #: per partition: the stage attempt of its last successful task (-1 none)
+    task_attempts: array | None = None
+    #: every attempt the log shows, first first (one entry when the stage ran once)
+    attempts: list[StageAttempt] = field(default_factory=list)
+
+    @property
+    def retried(self) -> bool:
+        return len(self.attempts) > 1
+
+    @property
+    def full_retry(self) -> bool:
+        """A later attempt re-ran partitions an earlier one had finished: Spark retried the stage
+        in full (its input changed: a shuffle checksum mismatch, 4.1+, or a re-run of a map stage
+        with indeterminate output), not only the partitions that were missing."""
+        return any(a.reran_finished for a in self.attempts[1:])
 
     @property
     def duration_ms(self) -> int | None:
@@ -80,6 +114,7 @@ class StageInfo:
             "stage_id": self.stage_id, "attempt": self.attempt, "name": self.name,
             "num_tasks": self.num_tasks, "submission_time": self.submission_time,
             "completion_time": self.completion_time, "failed": self.failed,
+            "attempts": [a.to_dict() for a in self.attempts], "full_retry": self.full_retry,
         }
         if tasks:
             d["task_shuffle_bytes_read"] = list(self.shuffle_bytes_read) if self.shuffle_bytes_read is not None else None
@@ -216,6 +251,9 @@ class SQLExecution:
     planned_shuffles: list[ShuffleRead] = field(default_factory=list)
     modified_configs: dict[str, str] = field(default_factory=dict)
     job_properties: dict[str, str] = field(default_factory=dict)
+    #: one sentence per stage of the execution that ran more than once (a fetch-failure retry, a
+    #: full retry): each is counted once (:mod:`aqe_core.readers.eventlog.stages`)
+    stage_retries: list[str] = field(default_factory=list)
     #: effective AQE configuration (AQEConf) or None when it could not be built
     aqe_conf: Any = None
     conf_layers: list[dict[str, str]] = field(default_factory=list)
@@ -311,6 +349,9 @@ class EventLog:
     events: int = 0
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: event types the application left out of its log (``spark.eventLog.excludedPatterns``, 4.1+)
+    #: that this reader uses -> what is therefore not known (:mod:`aqe_core.readers.eventlog.excluded`)
+    excluded_events: dict[str, str] = field(default_factory=dict)
     #: why events are missing from what was read (a cut or damaged part, a cut last line, no
     #: ApplicationEnd): each is also in ``warnings`` or ``notes``; the app says so on every page
     cut: list[str] = field(default_factory=list)

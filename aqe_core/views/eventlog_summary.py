@@ -85,6 +85,22 @@ def outcome_line(ex: SQLExecution) -> str:
     return head + "  " + outcome_text(ex)
 
 
+def spark_ids(ex: SQLExecution) -> str:
+    """Spark's ids that tie executions together, as its SQL tab shows them: the root execution of
+    a sub-execution (3.4+, e.g. the insert under a CTAS) and the query id (4.2+, cut to 8
+    characters as the tab does).
+
+    >>> spark_ids(SQLExecution(id=1, root_execution_id=0, query_id="01a2165a-c1d0-7f4b-83a3-0ef98025480f"))
+    'sub-execution of #0, query 01a2165a...'
+    """
+    parts = []
+    if ex.root_execution_id is not None and ex.root_execution_id != ex.id:
+        parts.append(f"sub-execution of #{ex.root_execution_id}")
+    if ex.query_id:
+        parts.append(f"query {ex.query_id[:8]}...")
+    return ", ".join(parts)
+
+
 def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
     """What AQE did to one execution, in a few words (plan versions, partitions before -> after
     per adaptive read, join changes), or ``no AQE``."""
@@ -134,6 +150,7 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
         "stage_ids": list(ex.stage_ids),
         "num_plan_versions": ex.num_plan_versions,
         "join_changes": join_changes(ex),
+        "stage_retries": list(ex.stage_retries),
     }
     if plans:
         formatted: dict = {}  # each metric's UI strings, once for all versions
@@ -195,6 +212,7 @@ def log_json(log: EventLog, *, plans: bool = True, tasks: bool = False, executio
         "notes": list(log.notes),
         "warnings": warnings,
     }
+    doc["excluded_events"] = dict(log.excluded_events)
     if tasks:
         doc["stages"] = [st.to_dict(tasks=True) for st in sorted(log.stages.values(), key=lambda s: s.stage_id)]
     return doc

@@ -76,6 +76,11 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
         warnings=list(ex.warnings) + notes,
         model=query_from_execution(log, ex, dp),
     )
+    qv.spark_query_id = ex.query_id
+    qv.root_execution_id = ex.root_execution_id if ex.root_execution_id not in (None, ex.id) else None
+    qv.stage_retries = list(ex.stage_retries)
+    qv.warnings += [f"{event} events were excluded from this log by {config.EVENT_LOG_EXCLUDED_PATTERNS}: {what}"
+                    for event, what in log.excluded_events.items() if event == "SparkListenerTaskEnd"]
     if not ex.adaptive and initial is not None:
         qv.adaptive_reason = adaptive_reason(adaptive_verdict(initial, conf, v))
     ctx = read_join_context(ex.final_plan)

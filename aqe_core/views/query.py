@@ -152,8 +152,21 @@ class QueryView:
     stage_times: dict[int, TaskTime] = field(default_factory=dict)
     #: node id in the final plan -> the Spark stage it ran in (event logs: from the SQL metrics)
     node_stages: dict[int, int] = field(default_factory=dict)
+    #: Spark's own ids (event logs): the query's UUID (``queryId``, logged from 4.2) and the root
+    #: execution a sub-execution belongs to (``rootExecutionId``, 3.4+; None for a root itself),
+    #: as Spark's SQL tab groups sub-executions under their root
+    spark_query_id: Optional[str] = None
+    root_execution_id: Optional[int] = None
+    #: one sentence per stage that ran more than once (event logs), each counted once
+    stage_retries: list[str] = field(default_factory=list)
     #: the query behind the view (the engine's what-if works on it); not part of the view's data
     model: Optional[Query] = field(default=None, repr=False, compare=False)
+
+    def spark_ids(self) -> str:
+        """Spark's ids of the query, as its SQL tab shows them ("" when the log has none)."""
+        parts = [f"sub-execution of #{self.root_execution_id}" if self.root_execution_id is not None else "",
+                 f"Spark query id {self.spark_query_id}" if self.spark_query_id else ""]
+        return "; ".join(p for p in parts if p)
 
     def to_dict(self) -> dict[str, Any]:
         """The view's data as JSON-ready values (plans and the model left out)."""
@@ -163,7 +176,8 @@ class QueryView:
             "default_parallelism": self.default_parallelism, "status": self.status, "duration_ms": self.duration_ms,
             "adaptive": self.adaptive, "adaptive_reason": self.adaptive_reason, "outcome": self.outcome,
             "join_changes": list(self.join_changes), "join_decisions": list(self.join_decisions),
-            "warnings": list(self.warnings),
+            "warnings": list(self.warnings), "spark_query_id": self.spark_query_id,
+            "root_execution_id": self.root_execution_id, "stage_retries": list(self.stage_retries),
             "shuffles": [s.to_dict() for s in self.shuffles],
             "stage_times": [t.to_dict() for _, t in sorted(self.stage_times.items())],
         }

@@ -34,6 +34,7 @@ from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
 from aqe_core.readers.eventlog.planinfo import lazy_plan, plan_facts
 from aqe_core.readers.eventlog.scala_set import stage_order
+from aqe_core.readers.eventlog import stages
 from aqe_core.readers.eventlog.spilling import Spilling
 
 if TYPE_CHECKING:
@@ -480,11 +481,9 @@ class _Builder(Spilling):
     def on_stage_submitted(self, line, d) -> None:
         sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
         st = self._stage(sid)
-        st.attempt = attempt
+        stages.submitted(st, attempt, num_tasks)
         if name:
             st.name = name
-        if num_tasks is not None:
-            st.num_tasks = num_tasks
         st.submission_time = sub
         sm = self.stage_metrics.get(sid)
         if sm is not None and sm.attempt != attempt and self._is_sql_stage(sid):
@@ -496,15 +495,18 @@ class _Builder(Spilling):
     def on_stage_completed(self, line, d) -> None:
         sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
         st = self._stage(sid)
-        if line is not None:
+        reason = None
+        if line is not None and b'"Failure Reason":' not in line:
             m = _COMPLETION.search(line)
             st.completion_time = int(m.group(1)) if m else None
-            st.failed = b'"Failure Reason":' in line
-        else:
-            info = d["Stage Info"]
+            st.failed = False
+        else:  # (a failed stage is rare: read its reason)
+            info = (d if d is not None else parse_json(line))["Stage Info"]
             ct = info.get("Completion Time")
             st.completion_time = ct if isinstance(ct, int) else None
             st.failed = "Failure Reason" in info
+            reason = info.get("Failure Reason")
+        stages.completed(st, attempt, st.failed, reason)
 
     def _stage_info(self, line, d):
         if line is not None and d is None:
@@ -534,26 +536,17 @@ class _Builder(Spilling):
                     self._bad_line(line, e)
                     return
             rec = parse_task_end_json(d)
-        sid, attempt, task_id, index, successful, accs, read, ms = rec
+        sid, attempt, task_id, index, successful, accs, read, ms, partition = rec
         if successful:
             st = self.stages_mem.get(sid)
             if st is None and self.spilled_owner:
                 st = self._stage_revived(sid)
-            if st is not None and self.keep_tasks and attempt == st.attempt and 0 <= index < st.num_tasks and ms >= 0:
-                if st.task_ms is None:
-                    st.task_ms = self.budget.zeros(st.num_tasks, -1)
-                    st.task_ids = self.budget.zeros(st.num_tasks, -1)
-                st.task_ms[index] = ms
-                st.task_ids[index] = task_id  # type: ignore[index]
-            if st is not None and self.keep_tasks and read is not None and 0 <= index < st.num_tasks:
-                if st.shuffle_bytes_read is None:
-                    st.shuffle_bytes_read = self.budget.zeros(st.num_tasks, -1)
-                    st.shuffle_records_read = self.budget.zeros(st.num_tasks, -1)
-                st.shuffle_bytes_read[index] = read[0] + read[1]
-                st.shuffle_records_read[index] = read[2]  # type: ignore[index]
+            slot = stages.task_slot(attempt, index, partition)  # (a retry's index is not its partition)
+            if st is not None:
+                stages.task_succeeded(st, self.budget, attempt, slot, task_id, ms, read, self.keep_tasks)
             rs = self.read_store.get(sid)
             if rs is not None and rs.tracked:
-                rs.record(index, accs)
+                rs.record(slot, accs)
         sm = self.stage_metrics.get(sid)
         if sm is not None and sm.attempt == attempt:
             sm.update(task_id, index, successful, accs)
@@ -569,6 +562,7 @@ class _Builder(Spilling):
         m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
         m.planned_shuffles = planned_shuffles(ex, self.log, final) if m.adaptive else []
         _effective_conf(m, self.log, version, self.conf_cache)
+        m.stage_retries = stages.stage_retries(m.stage_ids, self.log.stages, m.conf_layers)
         if m.shuffle_reads and m.shuffle_reads[0].partition_sizes_source == "task_shuffle_read":
             self.task_read_sizes.add(m.id)
         return m

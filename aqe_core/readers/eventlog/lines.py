@@ -139,7 +139,8 @@ def _duration(launch: int, finish: int) -> int:
 
 def parse_task_end_json(d: dict):
     """(stage, attempt, task_id, index, successful, [acc0, value0, acc1, value1, ...],
-    (remote, local, records) | None, duration_ms) from a parsed event. Only string-valued (SQL
+    (remote, local, records) | None, duration_ms, partition) from a parsed event (partition: the
+    task's "Partition ID", 3.3+, else -1; a retried stage's Index is not its partition). Only string-valued (SQL
     metric) updates are returned; the duration is Finish Time - Launch Time (-1 when either is
     missing), as the stage page shows. :func:`~aqe_core.readers.eventlog.task_end.parse_task_end_fast`
     gives the same from the line's bytes."""
@@ -164,5 +165,6 @@ def parse_task_end_json(d: dict):
     successful = finish != 0 and not info.get("Failed", False) and not info.get("Killed", False)
     launch = info.get("Launch Time")
     ms = _duration(launch, finish) if isinstance(launch, int) and not isinstance(launch, bool) else -1
+    part = info.get("Partition ID", -1)
     return (_as_int(d["Stage ID"]), _as_int(d.get("Stage Attempt ID", 0)), _as_int(info["Task ID"]),
-            _as_int(info["Index"]), successful, accs, read, ms)
+            _as_int(info["Index"]), successful, accs, read, ms, _as_int(part))

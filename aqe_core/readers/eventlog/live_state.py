@@ -31,14 +31,14 @@ class _SlotBudget:
     def __reduce__(self):  # a spilled read store's copy: the meter stays with the load (revived: replaced)
         return (_SlotBudget, (self.limit,))
 
-    def zeros(self, n: int, fill: int = 0) -> array:
+    def zeros(self, n: int, fill: int = 0, typecode: str = "q") -> array:
         if self.meter is not None:  # (first: the server refuses the whole source, naming its setting)
             self.meter.slots(max(0, n))
         if n > self.left:
             raise LimitExceeded(f"the log's stages declare more tasks than the reader keeps values for "
                                 f"({self.limit} per-task values in all)")
         self.left -= n
-        return array("q", [fill]) * n  # (one allocation: no bytes(8 * n) beside it)
+        return array(typecode, [fill]) * n  # (one allocation: no bytes(8 * n) beside it)
 
 
 class _StageMetrics:

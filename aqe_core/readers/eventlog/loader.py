@@ -16,7 +16,7 @@ import zlib
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from aqe_core.model.eventlog import NOT_IN_LOG, EventLog
-from aqe_core.readers.eventlog import codecs
+from aqe_core.readers.eventlog import codecs, excluded
 from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL_EVENT_PREFIX, _Builder
 from aqe_core.readers.eventlog.errors import (
     DEFAULT_LIMITS, BudgetExceeded, DecodeError, EventLogError, LimitExceeded, Limits, internal_cause,
@@ -276,6 +276,10 @@ def _sum_up(src: LogSource, log: EventLog, b: _Builder) -> None:
                if not (k.startswith("SparkListener") or k.startswith(SQL_EVENT_PREFIX)) and k != LISTENER_EVENT]
     if unknown:
         log.notes.append("skipped events of types this reader does not use: " + ", ".join(unknown[:10]))
+    log.excluded_events = excluded.excluded_events(log.spark_properties, log.event_counts, app.spark_version)
+    ex_notes, ex_warnings = excluded.messages(log.excluded_events)
+    log.notes.extend(ex_notes)
+    log.warnings.extend(ex_warnings)
     if b.task_read_sizes:  # (executions whose reads' sizes are the reduce tasks')
         log.notes.append(
             "Spark 3.0.x logs have no metrics on CustomShuffleReader: per-partition sizes are derived from the "

@@ -19,7 +19,8 @@ try:
 except ImportError:  # pragma: no cover - every line then takes the json path, with the same results
     msgspec = None  # type: ignore[assignment]
 
-TaskEnd = tuple  # (stage, attempt, task_id, index, successful, [acc0, value0, ...], read | None, duration_ms)
+TaskEnd = tuple  # (stage, attempt, task_id, index, successful, [acc0, value0, ...], read | None, duration_ms,
+#                   partition: "Partition ID" (3.3+), -1 when the log has none)
 
 if msgspec is not None:
     _f = msgspec.field
@@ -31,6 +32,7 @@ if msgspec is not None:
     class _Info(msgspec.Struct, kw_only=True, gc=False):
         task_id: int = _f(name="Task ID")
         index: int = _f(name="Index")
+        partition: int = _f(name="Partition ID", default=-1)
         launch: Any = _f(name="Launch Time", default=None)
         finish: int = _f(name="Finish Time", default=0)
         failed: bool = _f(name="Failed", default=False)
@@ -63,7 +65,7 @@ def parse_task_end_fast(line: bytes) -> Optional[TaskEnd]:
     ...     b'"Task Info":{"Task ID":7,"Index":2,"Launch Time":100,"Finish Time":160,"Failed":false,'
     ...     b'"Killed":false,"Accumulables":[{"ID":41,"Name":"data size","Update":"800"},'
     ...     b'{"ID":90,"Name":"internal.metrics.jvmGCTime","Update":5}]}}')
-    (3, 0, 7, 2, True, [41, 800], None, 60)
+    (3, 0, 7, 2, True, [41, 800], None, 60, -1)
     """
     if msgspec is None:
         return None
@@ -87,4 +89,4 @@ def parse_task_end_fast(line: bytes) -> Optional[TaskEnd]:
     launch = info.launch
     ms = _duration(launch, info.finish) if type(launch) is int else -1
     successful = info.finish != 0 and not info.failed and not info.killed
-    return (e.stage, e.attempt, info.task_id, info.index, successful, accs, read, ms)
+    return (e.stage, e.attempt, info.task_id, info.index, successful, accs, read, ms, info.partition)
