@@ -85,6 +85,22 @@ def test_rescans_read_only_new_logs_and_the_gate_fails_on_a_worse_run(spark, two
     assert [c.app for c in worse_since_last(scan.history[scan.history["scan"] <= scan.scans[1]])] == ["nightly_etl"]
     assert first.index("scan: Spark") > 0  # (the first scan printed its banner)
 
+    # the Fleet page, headless: the trend is drawn and the worse application named
+    from streamlit.testing.v1 import AppTest
+
+    from ui import state
+
+    monkeypatch.setenv("AQE_LENS_ROOTS", str(tmp_path))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/fleet.py").run()
+    at.text_input(key=state.FLEET_PATH).input(str(out)).run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("got worse in the latest scan" in m.value for m in at.markdown)
+    worse = at.dataframe[0].value
+    assert list(worse["application"]) == ["nightly_etl"] and (worse["now"] > worse["findings before"]).all()
+
 
 def test_a_changed_or_grown_log_is_read_again(tmp_path):
     import pandas as pd

@@ -28,6 +28,7 @@ def trend_figure(runs: pd.DataFrame) -> go.Figure:
                 hovertemplate="%{fullData.name}<br>run %{customdata[0]} started %{x}<br>wasted task time %{y} s"
                               "<br>%{customdata[1]} findings in %{customdata[2]} SQL executions<extra></extra>"))
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=30, b=10), legend_title_text="application",
+                      showlegend=True,  # one application too: its name is the line's only label
                       title=dict(text="Wasted task time per run", font=dict(size=14)))
     fig.update_xaxes(title_text="run started (UTC)")
     fig.update_yaxes(title_text="wasted task time (s)", rangemode="tozero")
