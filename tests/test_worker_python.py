@@ -62,3 +62,21 @@ def test_from_a_virtual_environment_the_workers_run_its_python(tmp_path):
 def test_a_users_own_worker_python_wins(tmp_path):
     out = _run_in_venv(tmp_path, {"PYSPARK_PYTHON": sys.executable})
     assert out["worker"] == sys.executable != out["driver"]
+
+
+@pytest.mark.slow
+def test_a_scan_whose_executors_lack_the_packages_fails_first_naming_them(tmp_path):
+    """A cluster's executor Python without requirements.txt (here: a bare venv as PYSPARK_PYTHON):
+    the scan stops before reading any log, naming the modules and the fix, instead of turning
+    every compressed log into an error row."""
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False).create(bare)
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_DRIVER_PYTHON"}
+    env.update(PYTHONPATH=str(ROOT), AQE_LENS_HOME=str(tmp_path / "home"), PYSPARK_PYTHON=str(bare / "bin" / "python"))
+    proc = subprocess.run([sys.executable, "-m", "aqe_core", "scan", str(ROOT / "sample_logs" / "eventlogs"),
+                           "-o", str(tmp_path / "out"), "--no-progress"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    line = next(ln for ln in proc.stderr.splitlines() if ln.startswith("scan: failed:"))
+    assert f"{bare / 'bin' / 'python'} lacks " in line and "zstandard" in line and "PYSPARK_PYTHON" in line, line
+    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()  # no log was read

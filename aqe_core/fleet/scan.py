@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 from aqe_core.fleet.history import (LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, Fingerprint,
                                     as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
+from aqe_core.fleet.probe import missing_modules
 from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, scan_file
 
 __all__ = ["ScanResult", "expand_local", "is_uri", "read_history", "run_scan"]
@@ -206,6 +207,7 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
     prints.update(uri_prints)
     skipped = len(prints) - len(paths) - len({r for r, *_ in blobs})
     _ship_package(sc, tempfile.mkdtemp(prefix="aqe-lens-ship-"))  # kept: executors fetch it from the driver
+    check_executor_python(sc)
     slices = max(1, min(len(paths), 4 * sc.defaultParallelism))
     rdd = sc.parallelize(paths, slices).mapPartitions(lambda it: _scan_paths(it, presets)) if paths else sc.emptyRDD()
     if blobs:
@@ -251,6 +253,35 @@ def read_history(spark: Any, out: str, fmt: str = "parquet") -> Any:
     numbers = ("execution_id", "app_start_ms", "wasted_task_ms")
     return df.selectExpr(*[f"CAST({c} AS string) AS {c}" for c in texts],
                          *[f"CAST({c} AS long) AS {c}" for c in numbers]).toPandas()
+
+
+class ExecutorPythonError(RuntimeError):
+    """The executors' Python cannot read logs: said before any log is read, naming what is missing."""
+
+
+def check_executor_python(sc: Any) -> None:
+    """One small job (a task per core) that imports what reading a log needs, so a Python
+    without the project's packages fails the scan at once, naming the modules and the fix,
+    instead of turning every compressed log into an error row."""
+    n = max(1, min(sc.defaultParallelism, 64))
+    try:
+        seen = sc.parallelize(range(n), n).map(missing_modules).distinct().collect()
+    except Exception as e:  # noqa: BLE001 - the worker itself did not start
+        raise ExecutorPythonError(f"the executors' Python cannot run Spark's Python worker ({_first_line(e)}): "
+                                  + _PYTHON_FIX) from None
+    bad = [(python, missing) for python, missing in seen if missing]
+    if bad:
+        said = "; ".join(f"{python} lacks {', '.join(missing)}" for python, missing in bad)
+        raise ExecutorPythonError(f"the executors' Python cannot read logs: {said}. " + _PYTHON_FIX)
+
+
+_PYTHON_FIX = ("Fix: PYSPARK_PYTHON naming a Python with requirements.txt on every node, or a venv shipped with"
+               " spark.archives (README, Fleet)")
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if "Error" in ln or "Exception" in ln]
+    return (lines[0] if lines else type(e).__name__)[:200]
 
 
 def _uri_fingerprints(blobs: list[tuple[str, str, int, int]]) -> dict[str, Fingerprint]:

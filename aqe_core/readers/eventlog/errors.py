@@ -1,6 +1,8 @@
 """Errors and limits of the event-log reader."""
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass
 
 from aqe_core.units import GiB, MiB, format_bytes
@@ -89,6 +91,8 @@ def internal_cause(exc: BaseException) -> str:
     """
     meaning = {OverflowError: "a number past the 64-bit range", RecursionError: "nested too deeply",
                MemoryError: "out of memory"}.get(type(exc))
+    if isinstance(exc, ImportError) and exc.name:  # a Python without the project's packages (a Spark worker's)
+        meaning = f"this Python ({sys.executable}) lacks the module {exc.name!r} (requirements.txt)"
     where = ""
     tb = exc.__traceback__
     while tb is not None:
