@@ -246,9 +246,7 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
 def read_history(spark: Any, out: str, fmt: str = "parquet") -> Any:
     """Every scan's execution rows of ``out`` (the columns a trend or a gate needs), as pandas,
     read through Spark so an ``hdfs://`` output works as a local one."""
-    path = join_path(out, "executions")
-    reader = spark.read.option("basePath", path)
-    df = reader.option("header", "true").csv(path) if fmt == "csv" else reader.parquet(path)
+    df = _spark_table(spark, out, "executions", fmt)
     texts = ("file", "app_id", "app_name", "findings", "error", SCAN_COLUMN)
     numbers = ("execution_id", "app_start_ms", "wasted_task_ms")
     return df.selectExpr(*[f"CAST({c} AS string) AS {c}" for c in texts],
@@ -292,16 +290,19 @@ def _uri_fingerprints(blobs: list[tuple[str, str, int, int]]) -> dict[str, Finge
     return {r: Fingerprint(sum(n for n, _ in v), max(m for _, m in v), len(v)) for r, v in by_root.items()}
 
 
+def _spark_table(spark: Any, out: str, name: str, fmt: str) -> Any:
+    """Every scan's partition of ``out``'s table ``name`` as one Spark DataFrame (column ``scan``)."""
+    path = join_path(out, name)
+    reader = spark.read.option("basePath", path)
+    return reader.option("header", "true").csv(path) if fmt == "csv" else reader.parquet(path)
+
+
 def _read_table(spark: Any, out: str, name: str, fmt: str) -> Optional[Any]:
     """An earlier scans' table of ``out`` as pandas (None when there is none yet)."""
-    path = join_path(out, name)
-    jvm = spark._jvm
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    hpath = spark._jvm.org.apache.hadoop.fs.Path(join_path(out, name))
     if not hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hpath):
         return None
-    reader = spark.read.option("basePath", path)
-    df = reader.option("header", "true").csv(path) if fmt == "csv" else reader.parquet(path)
-    return df.selectExpr(*[f"CAST({c} AS {'string' if c == 'file' else 'long'}) AS {c}" for c in LOG_COLUMNS],
+    return _spark_table(spark, out, name, fmt).selectExpr(*[f"CAST({c} AS {'string' if c == 'file' else 'long'}) AS {c}" for c in LOG_COLUMNS],
                          f"CAST({SCAN_COLUMN} AS string) AS {SCAN_COLUMN}").toPandas()
 
 
