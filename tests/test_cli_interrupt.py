@@ -46,3 +46,31 @@ def test_ctrl_c_while_spark_starts_is_one_line(tmp_path, after_s):
     assert err.rstrip().endswith("interrupted"), err
     for pid in kids + _children(proc.pid):
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], pid
+
+
+@pytest.mark.parametrize("with_root_handler", [False, True])
+def test_py4j_tracebacks_of_an_interrupt_are_not_printed_from_child_loggers(capsys, with_root_handler):
+    """Py4J logs on `py4j.clientserver`: a record propagated from a child logger passes the root
+    logger's handlers (or Python's last-resort handler), never the root logger's own filters."""
+    import logging
+
+    from aqe_core.cli import _quiet_interrupt_logs
+
+    root = logging.getLogger()
+    kept = root.handlers[:]  # pytest's own capture handlers: without them Python's last resort prints
+    root.handlers[:] = [logging.StreamHandler(sys.stderr)] if with_root_handler else []
+    try:
+        _quiet_interrupt_logs()
+        child = logging.getLogger("aqe_lens_test_py4j.clientserver")  # no NullHandler of Py4J's on the way
+        try:
+            raise BrokenPipeError(32, "Broken pipe")
+        except OSError:
+            record = child.makeRecord(child.name, logging.ERROR, "/site-packages/py4j/clientserver.py", 512,
+                                      "Exception occurred while shutting down connection", (), sys.exc_info())
+        child.handle(record)
+        child.error("a record of ours still prints")
+    finally:
+        root.handlers[:] = kept
+    err = capsys.readouterr().err
+    assert "shutting down connection" not in err and "Traceback" not in err, err
+    assert "a record of ours still prints" in err

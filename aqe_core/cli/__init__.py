@@ -86,12 +86,20 @@ def _not_an_interrupt(record: logging.LogRecord) -> bool:
     return record.exc_info[0] is not KeyboardInterrupt and "py4j" not in record.pathname.replace("\\", "/").split("/")
 
 
+def _quiet_interrupt_logs() -> None:
+    """Put the filter where every printed record passes: a logger's own filter never sees the
+    records its children propagate (Py4J logs on `py4j.clientserver`), a handler's does. With no
+    handler on the way, Python prints through `logging.lastResort`."""
+    root = logging.getLogger()
+    for where in (root, *root.handlers, logging.lastResort):
+        if where is not None and _not_an_interrupt not in where.filters:
+            where.addFilter(_not_an_interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    root = logging.getLogger()
-    if _not_an_interrupt not in root.filters:
-        root.addFilter(_not_an_interrupt)
+    _quiet_interrupt_logs()
     before = _children()
     try:
         return int(args._run(args) or 0)
