@@ -3,5 +3,5 @@
 # Spark, the bundled samples. Arguments go to `streamlit run` (e.g. --server.port 8600).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. tools/venv.sh requirements.txt
+. tools/venv.sh .
 exec "$PY" -m streamlit run app.py "$@"

@@ -1,9 +1,12 @@
 # Sourced by tools/app.sh and tools/test.sh: make (once) and use the project's virtual
-# environment, .venv/, and install a requirements file into it. A stock Debian or Ubuntu Python
-# refuses to install into itself (PEP 668, "externally-managed-environment"), and a venv is how
-# most users run Python projects anyway. Debian ships the venv module's pip bootstrap apart
+# environment, .venv/, and install the project into it, editable (pip install -e: the checkout's
+# code is what runs), with its pinned dependencies from requirements.txt (and the "dev" extra,
+# requirements-dev.txt, for the tests). A stock Debian or Ubuntu Python refuses to install into
+# itself (PEP 668, "externally-managed-environment"), and a venv is how most users run Python
+# projects anyway. Debian ships the venv module's pip bootstrap apart
 # (python3-venv): it is installed when missing, as the test script installs Chromium.
-# Usage: . tools/venv.sh requirements.txt   (then "$PY" is the venv's interpreter)
+# Usage: . tools/venv.sh .   or   . tools/venv.sh ".[dev]"   (then "$PY" is the venv's interpreter,
+# and the venv's bin/ has the aqe-lens command)
 VENV="${AQE_LENS_VENV:-.venv}"
 BASE_PY="${PYTHON:-python3}"
 if [ ! -x "$VENV/bin/python" ]; then
@@ -21,4 +24,4 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 PY="$VENV/bin/python"
-"$PY" -m pip install -q --disable-pip-version-check -r "$1"
+"$PY" -m pip install -q --disable-pip-version-check -e "$1"
