@@ -309,7 +309,7 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
         raise
     except BudgetExceeded as exc:
         raise refusal(exc) from None
-    except Exception as exc:  # the last line of defence; the fuzz tests keep this unreached
+    except Exception as exc:  # noqa: BLE001 - the last line of defence; the fuzz tests keep this unreached
         raise SourceError(f"cannot open this source (internal error: {internal_cause(exc)})") from None
 
 

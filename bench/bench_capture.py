@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: what capturing costs a query, and how fast a what-if simulation is.
 
-    python3 bench/bench_capture.py                 # 200-partition skewed join, 5 rounds
-    python3 bench/bench_capture.py --rounds 9 --scale 2 --json-out bench.json
+    python -m bench.bench_capture               # 200-partition skewed join, 5 rounds
+    python -m bench.bench_capture --rounds 9 --scale 2 --json-out bench.json
 
 Goals (issue #3): capture overhead <= 5% of the query time for a 200-partition skewed join;
 simulating a captured query under a new configuration <= 50 ms.
@@ -22,10 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-
 SQL = "SELECT count(*) AS n, sum(f.v) AS sv, max(d.name) AS mx FROM facts f JOIN dims d ON f.k = d.k"
 
 
@@ -38,9 +34,6 @@ def main() -> int:
     ap.add_argument("--json-out")
     opts = ap.parse_args()
 
-    import spark_compat
-
-    spark_compat.prepare()
     from aqe_core.live import workloads as wl
     from aqe_core.live.runner import Runner
     from aqe_core.live.runtime import get_runtime

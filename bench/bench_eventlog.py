@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: AQE Lens event-log load vs the Spark History Server, on the same logs.
 
-    python3 bench/bench_eventlog.py [--cache-dir DIR] [--scales 10,22] [--skip-hs] [--skip-scaled]
+    python -m bench.bench_eventlog [--cache-dir DIR] [--scales 10,22] [--skip-hs] [--skip-scaled]
 
 1. Generates (once, cached) a large uncompressed Spark 4.3.0 log with real Spark and the AQE Lens
    listener: 60 AQE queries of about a hundred tasks each (tools/generate_eventlogs.py large,
@@ -32,10 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
 from aqe_core.live.history_server import HistoryServer
+
+REPO = Path(__file__).resolve().parent.parent
 
 #: the child's peak RSS: VmHWM, the high-water mark of its own address space. ``ru_maxrss`` would
 #: not do: Linux carries the forked copy's high-water mark over the exec (the bench's own size,
@@ -52,7 +51,6 @@ def peak_mb():
 
 _CHILD = _PEAK + r"""
 import json, sys, time
-sys.path.insert(0, sys.argv[2])
 t0 = time.perf_counter(); c0 = time.process_time()
 from aqe_core.eventlog import load
 log = load(sys.argv[1], keep_task_metrics=True)
@@ -128,11 +126,10 @@ def inspect_json(path: Path, repeat: int) -> dict:
 def ours(path: Path, repeat: int) -> dict:
     best = None
     env = _child_env()
-    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import aqe_core.eventlog, "
-                    "aqe_core.cli", str(REPO)], check=True, env=env)  # the bytecode cache, written once
+    subprocess.run([sys.executable, "-c", "import aqe_core.eventlog, aqe_core.cli"], check=True, env=env)  # the bytecode cache, written once
     for _ in range(repeat):
         # one core: pin the child where the platform allows it
-        out = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(REPO)], capture_output=True, text=True,
+        out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True,
                              check=True, preexec_fn=_pinned(), env=env)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         if best is None or r["wall_s"] < best["wall_s"]:

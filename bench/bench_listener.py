@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: what the AQE Lens listener costs a job (issue 11 goal: <= 2% of query time).
 
-    python3 bench/bench_listener.py                 # 200-partition skewed join, 9 rounds
-    python3 bench/bench_listener.py --rounds 15 --scale 2
+    python -m bench.bench_listener               # 200-partition skewed join, 9 rounds
+    python -m bench.bench_listener --rounds 15 --scale 2
 
 One SparkContext (``local[2]``) with the listener's jar on the driver's classpath; rounds
 alternate A (no listener) and B (listener attached through ``addSparkListener``, event
@@ -21,10 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-
 SQL = "SELECT count(*) AS n, sum(f.v) AS sv, max(d.name) AS mx FROM facts f JOIN dims d ON f.k = d.k"
 
 
@@ -35,9 +31,6 @@ def main() -> int:
     ap.add_argument("--partitions", type=int, default=200)
     opts = ap.parse_args()
 
-    import spark_compat
-
-    spark_compat.prepare()
     from aqe_core.listener import JAR_PATH, LISTENER_CLASS
     from aqe_core.live import workloads as wl
     from aqe_core.live.runtime import get_runtime

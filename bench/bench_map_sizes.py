@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: recording a wide shuffle (issue 14: 1,000 maps x 5,000 reducers in <= 2 s).
 
-    python3 bench/bench_map_sizes.py [--maps 1000] [--reducers 5000] [--rounds 3]
+    python -m bench.bench_map_sizes [--maps 1000] [--reducers 5000] [--rounds 3]
 
 Runs one aggregation whose shuffle has ``--maps`` map tasks and ``--reducers`` reducers (past
 2,000 reducers Spark keeps HighlyCompressedMapStatus), then records its per-map sizes A B A B on
@@ -15,11 +15,6 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
 
 def main() -> int:
@@ -29,9 +24,6 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     opts = ap.parse_args()
 
-    import spark_compat
-
-    spark_compat.prepare()
     from aqe_core.live.recorder import Recorder
     from aqe_core.live.runtime import get_runtime
     from aqe_core.model.capture import ShuffleCapture

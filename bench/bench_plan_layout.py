@@ -4,26 +4,22 @@ plans (the recorded TPC-DS-like Spark 4.3 plans, 66-336 nodes) and synthetic pla
 beside what Streamlit pays for the same figure on every rerun anyway (its JSON), as a ratio: a
 ratio holds on a noisy machine. Asserts nothing.
 
-    python3 bench/bench_plan_layout.py
+    python -m bench.bench_plan_layout
     (a page switch on the 300-node plan against a no-op rerun, in a browser:
-     python3 bench/bench_ui.py sample_logs/eventlogs/local-1795649029734.zstd --query 32)
+     python -m bench.bench_ui sample_logs/eventlogs/local-1795649029734.zstd --query 32)
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from aqe_core.figures.plan_blocks import box_graph
+from aqe_core.figures.plan_figure import _Frame, node_kind, plan_figure
+from aqe_core.figures.synthetic import synthetic_plan
+from aqe_core.sources import load_source
+from aqe_core.views.plan_diff import diff_plans
+from bench.timing import timeit
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from timing import timeit  # noqa: E402
-
-from aqe_core.figures.plan_blocks import box_graph  # noqa: E402
-from aqe_core.figures.plan_figure import _Frame, node_kind, plan_figure  # noqa: E402
-from aqe_core.figures.synthetic import synthetic_plan  # noqa: E402
-from aqe_core.sources import load_source  # noqa: E402
-from aqe_core.views.plan_diff import diff_plans  # noqa: E402
 
 BIG_LOG = ROOT / "sample_logs" / "eventlogs" / "local-1795649029734.zstd"
 

@@ -1,22 +1,17 @@
 """Rule-engine speed (issue targets: a what-if over 10 shuffles x 10,000 partitions with skew
 handling <= 50 ms; coalescing 1,000,000 partitions <= 1 s). Prints figures; asserts nothing.
 
-    python bench/bench_rules.py
+    python -m bench.bench_rules
 """
 from __future__ import annotations
 
 import random
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from timing import timeit  # noqa: E402
-
-from aqe_core.config import AQEConf  # noqa: E402
-from aqe_core.rules.shuffle_partitions import coalesce_partitions, coalesce_partitions_with_skew_sections  # noqa: E402
-from aqe_core.rules.skew_join import SkewJoinSide, optimize_skewed_join  # noqa: E402
+from aqe_core.config import AQEConf
+from aqe_core.rules.shuffle_partitions import coalesce_partitions, coalesce_partitions_with_skew_sections
+from aqe_core.rules.skew_join import SkewJoinSide, optimize_skewed_join
+from bench.timing import timeit
 
 MIB = 1024 * 1024
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: fleet scan throughput (issue 14), ``run_scan`` on ``local[2]`` for growing fleets.
 
-    python3 bench/bench_scan.py [--sizes 25,50,100,200,400] [--repeat 2] [--master local[2]] [--keep DIR]
+    python -m bench.bench_scan [--sizes 25,50,100,200,400] [--repeat 2] [--master local[2]] [--keep DIR]
 
 1. Generates ``max(sizes)`` event logs from the real sample logs in ``sample_logs/eventlogs``:
    each log's events (decoded with our own reader's codecs) get a new application id, and are
@@ -31,9 +31,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
-sys.path.insert(0, str(REPO / "bench"))
 
 SAMPLES = REPO / "sample_logs" / "eventlogs"
 _APP_RE = re.compile(rb"(local|app)-\d{8,}(?:-\d+)?")
@@ -41,7 +38,7 @@ _APP_RE = re.compile(rb"(local|app)-\d{8,}(?:-\d+)?")
 
 def _sample_events() -> list[tuple[bytes, list[bytes]]]:
     """(application id, event lines) of every sample log."""
-    from generate_eventlogs import _events_of
+    from tools.generate_eventlogs import _events_of
 
     out = []
     for p in sorted(SAMPLES.iterdir()):
@@ -57,7 +54,7 @@ def _scaled(lines: list[bytes], factor: int) -> list[bytes]:
     """The SQL part repeated ``factor`` times with shifted ids (``generate_eventlogs scale``)."""
     import argparse as _ap
 
-    from generate_eventlogs import cmd_scale
+    from tools.generate_eventlogs import cmd_scale
 
     with tempfile.TemporaryDirectory() as d:
         src, dst = Path(d) / "src", Path(d) / "dst"
@@ -72,7 +69,7 @@ def _scaled(lines: list[bytes], factor: int) -> list[bytes]:
 
 def generate(out: Path, n: int) -> list[str]:
     """``n`` logs under ``out``: the samples with new application ids, plain or zstd, some scaled."""
-    from generate_eventlogs import _zstd_frames
+    from tools.generate_eventlogs import _zstd_frames
 
     samples = _sample_events()
     scaled = {i: _scaled(lines, 3) for i, (_, lines) in enumerate(samples)}
@@ -135,10 +132,8 @@ def main() -> int:
 
 
 def _measure(paths: list[str], mb: list[float], sizes: list[int], master: str, work: Path, repeat: int) -> int:
-    import spark_compat
-    from timing import timeit
+    from bench.timing import timeit
 
-    spark_compat.prepare()
     from aqe_core.fleet.scan import run_scan
     from aqe_core.live.runtime import get_runtime
 

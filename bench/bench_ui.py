@@ -2,7 +2,7 @@
 """The app in a real browser: every interaction, warm, on a big event log (issue 12 goal: each
 <= 0.5 s on the 33 MB, 61-execution log) and on the default sample; the report file's size.
 
-    python3 bench/bench_ui.py [LOG] [--rounds 5] [--query ID]
+    python -m bench.bench_ui [LOG] [--rounds 5] [--query ID]
     (a big log: python3 tools/generate_eventlogs.py large --out DIR --queries 61 --partitions 40)
 
 Starts ``streamlit run app.py`` (the log's folder as a server root), opens the source in headless
@@ -27,10 +27,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 _OBSERVE = """() => {
   if (window.__lens) return;
@@ -72,7 +68,7 @@ def main() -> int:
     ap.add_argument("--query", help="open this SQL execution id first and stay on it (no triage row click): "
                                     "e.g. 32, the 300-node plan of the TPC-DS-like sample")
     opts = ap.parse_args()
-    from lens_browser import CHROMIUM, CHROMIUM_ARGS, running_app, wait_ready
+    from tests.lens_browser import CHROMIUM, CHROMIUM_ARGS, running_app, wait_ready
     from playwright.sync_api import sync_playwright
 
     from aqe_core.sources import default_sample
@@ -94,7 +90,7 @@ def main() -> int:
             action()
             try:
                 page.wait_for_function(_SETTLED, arg=t0, polling=50, timeout=60_000)
-            except Exception:
+            except Exception:  # noqa: BLE001 - a screenshot, then a clear error
                 page.screenshot(path=str(home / "stuck.png"))
                 raise RuntimeError(f"{name}: the app did not settle (screenshot: {home / 'stuck.png'})") from None
             took = page.evaluate(_LAST_DONE, t0) / 1000.0

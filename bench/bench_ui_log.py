@@ -2,7 +2,7 @@
 """The app on a big event log in a real browser: first open, then every interaction warm
 (issue 12 goal: each interaction <= 0.5 s warm on the 33 MB, 61-execution log).
 
-    python3 bench/bench_ui_log.py LOG [--rounds 5]
+    python -m bench.bench_ui_log LOG [--rounds 5]
 
 Starts ``streamlit run app.py`` with the log's folder as a server root, opens the log by path in
 headless Chromium (Debian's), then repeats, ``--rounds`` times: open the top triage row (its
@@ -21,16 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("log")
     ap.add_argument("--rounds", type=int, default=5)
     opts = ap.parse_args()
-    from lens_browser import CHROMIUM, CHROMIUM_ARGS, goto_page, running_app, wait_ready
+    from tests.lens_browser import CHROMIUM, CHROMIUM_ARGS, goto_page, running_app, wait_ready
     from playwright.sync_api import sync_playwright
 
     log = Path(opts.log).resolve()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import pytest
 
 from lens_browser import browser, browser_marks, lens_app, wait_ready  # noqa: F401 - fixtures
 from aqe_core.plain_text import WORD_JOINER

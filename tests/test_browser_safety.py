@@ -29,7 +29,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 class _Counter(BaseHTTPRequestHandler):
     hits: list[str] = []
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):  # http.server's name
         type(self).hits.append(self.path)
         self.send_response(200)
         self.send_header("Content-Type", "image/png")
@@ -132,7 +132,6 @@ def test_no_page_makes_a_request_to_another_host(lens_app, browser):
 
 
 def test_markdown_and_html_in_a_log_are_text_and_fetched_by_nobody(lens_app, browser, bait, tmp_path):
-    from playwright.sync_api import expect
 
     port, hits = bait
     log = tmp_path / "hostile_app"

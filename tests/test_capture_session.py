@@ -84,7 +84,7 @@ def test_cancel_a_running_query(spark_runtime):
             runner.run_sql("SELECT count(*) FROM range(0, 30000000, 1, 4) a JOIN range(0, 30000000, 1, 4) b ON a.id = b.id",
                            {"spark.sql.shuffle.partitions": "8", "spark.sql.autoBroadcastJoinThreshold": "-1"},
                            tag="to-cancel", progress=seen.append)
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread's asserts
             err.append(e)
 
     t = threading.Thread(target=go)

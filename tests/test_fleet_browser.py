@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 
 from lens_browser import browser, browser_marks, goto_page, running_app, shot, wait_ready  # noqa: F401 - fixtures
 
@@ -14,7 +13,7 @@ pytestmark = browser_marks
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_fleet_page_opens_a_scan_and_an_execution(spark, browser, tmp_path):  # noqa: F811
+def test_the_fleet_page_opens_a_scan_and_an_execution(spark, browser, tmp_path):
     from aqe_core.fleet.scan import run_scan
 
     logs = tmp_path / "data" / "logs"

@@ -4,7 +4,6 @@ when an application got worse. The logs are two real runs of one PySpark applica
 ``spark.app.name``), the second with a skewed join the first did not have."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess

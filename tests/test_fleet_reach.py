@@ -3,7 +3,6 @@ file system), said before any click: on the Fleet page when a scan opens, by ``s
 starts. Checked as opening one would be: symlinks resolved against the roots."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from aqe_core.cli.scan import reach_warnings
 from aqe_core.fleet.result import unopenable

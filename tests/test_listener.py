@@ -95,7 +95,8 @@ def test_a_session_with_the_listener_logs_what_the_recorder_records(tmp_path):
     out = tmp_path / "rec"
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "record_listener_logs.py"), "--out-dir", str(out),
                            "--workload", "skew_join_both_sides", "--workload", "broadcast_aggregate"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+                          capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))  # the tool imports the code under test
     assert done.returncode == 0, done.stderr[-2000:]
     log = next(p for p in out.iterdir() if p.name != "captures.json.gz")
     cap = load_exact(str(log))

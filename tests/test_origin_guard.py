@@ -5,7 +5,6 @@ app's own address passes, and ``allowed_hosts`` opens it to a proxy's public nam
 from __future__ import annotations
 
 import http.client
-from pathlib import Path
 from typing import Optional
 
 import pytest

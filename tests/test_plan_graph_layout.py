@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aqe_core.eventlog import load
-from aqe_core.figures.layered_layout import H_GAP, BoxLayout, layered_layout
+from aqe_core.figures.layered_layout import H_GAP, BoxLayout
 from aqe_core.figures.plan_blocks import STAGE_KEY, BoxGraph, box_graph, split_blocks
 from aqe_core.figures.plan_figure import _Frame, node_kind
 from aqe_core.figures.plan_paths import iter_paths

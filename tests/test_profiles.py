@@ -53,7 +53,7 @@ def code_gates() -> dict[SparkVersion, list[str]]:
     for path in sorted(p for d in ("rules", "engine") for p in (ROOT / "aqe_core" / d).rglob("*.py")):
         for v in _literal_gates(path):
             where.setdefault(v, []).append(str(path.relative_to(ROOT)))
-    for key in config._KEYS:  # noqa: SLF001 - the registry's ranges are gates too
+    for key in config._KEYS:  # the registry's ranges are gates too
         for bound in (key.since, key.until):
             if bound is not None:
                 where.setdefault(SparkVersion.parse(bound), []).append(f"config: {key.key}")

@@ -20,10 +20,9 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from aqe_core.cli import main
 
-from aqe_core.cli import main  # noqa: E402  (after the path is set)
+ROOT = Path(__file__).resolve().parent.parent
 
 _TIMING = re.compile(r'"(elapsed_ms)": [0-9.e+-]+')
 _SKIP = {"MANIFEST.json"}

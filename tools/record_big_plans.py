@@ -41,7 +41,6 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 OUT_DIR = ROOT / "sample_logs" / "eventlogs"
 MANIFEST_KEY = "spark430_tpcds_like"

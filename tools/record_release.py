@@ -29,12 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from aqe_core.versions import SparkVersion
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
-
-from aqe_core.versions import SparkVersion  # noqa: E402
 
 
 @dataclass
@@ -92,6 +90,16 @@ def sqlconf_diff(prev: dict[str, Any], new: dict[str, Any]) -> Section:
     return sec
 
 
+def _sibling(name: str):
+    """Another script of tools/, loaded from its file: as a script this one has tools/ on its path,
+    but a test loads it by its file name."""
+    spec = importlib.util.spec_from_file_location(f"_aqe_tools_{name}", Path(__file__).with_name(f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def registry_check(new: dict[str, Any]) -> Section:
     """Where ``aqe_core/config.py``'s registry disagrees with the release's own SQLConf (the keys,
     defaults and visibility tests/test_config_lint.py checks)."""
@@ -99,7 +107,7 @@ def registry_check(new: dict[str, Any]) -> Section:
 
     version = new["spark_version"]
     sec = Section(f"registry (aqe_core/config.py) vs SQLConf {version}")
-    from record_sqlconf import EXTRA  # the non-AQE keys it records
+    EXTRA = _sibling("record_sqlconf").EXTRA  # the non-AQE keys it records
 
     ours = {k: e for k, e in config.keys_for(version).items() if k.startswith(config.ADAPTIVE_PREFIX) or k in EXTRA}
     rec = new["entries"]

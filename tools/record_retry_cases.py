@@ -115,7 +115,7 @@ def main(out: Path) -> None:
     try:
         spark.sql("SELECT s % 3 AS g, count(*) AS n FROM (SELECT k, drop_shuffle(sum(v)) AS s FROM"
                   " (SELECT id % 4 AS k, noisy(id) AS v FROM range(0, 40000, 1, 4)) GROUP BY k) GROUP BY 1").collect()
-    except Exception as e:  # (a release may fail the query instead: the log says so)
+    except Exception as e:  # noqa: BLE001 - a release may fail the query instead: the log says so
         print(f"checksum retry query failed: {str(e)[:300]}", file=sys.stderr)
     spark.conf.unset("spark.sql.shuffle.orderIndependentChecksum.enabled")
     spark.conf.unset("spark.sql.shuffle.orderIndependentChecksum.enableFullRetryOnMismatch")
@@ -124,7 +124,7 @@ def main(out: Path) -> None:
     try:
         spark.conf.set("spark.sql.ui.explainMode", "none")
         answer = "accepted"
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - a release's refusal is what is recorded
         answer = "rejected: " + str(e).splitlines()[0][:400]
     (out / "explain_mode_none.txt").write_text(f"Spark {spark.version}: spark.sql.ui.explainMode=none {answer}\n")
     spark.stop()

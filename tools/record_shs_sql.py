@@ -15,11 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-
-
 def main(log_dir: Path, env: Path, out: Path) -> None:
-    sys.path.insert(0, str(REPO))
     from aqe_core.live.history_server import HistoryServer
 
     jars = next(env.glob("lib/python3*/site-packages/pyspark/jars"))

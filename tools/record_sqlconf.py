@@ -20,8 +20,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
 
 #: values tried on every key: booleans, integers (small, zero, negative, past Int), a fraction,
 #: byte strings, text
@@ -40,7 +38,7 @@ def _entries(companion) -> list:
         pass
     try:
         return list(companion.sqlConfEntries().values())
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - py4j: no such method on this release
         pass
     for f in companion.getClass().getDeclaredFields():
         if str(f.getName()).endswith("sqlConfEntries"):

@@ -107,7 +107,7 @@ def load_with_progress(path: str, own_name: Optional[str] = None) -> Optional[Lo
         st.error(f"{what}: {md_text(msg)}")
     except OSError as exc:
         st.error(f"Could not open this source: {md_text(exc.strerror or type(exc).__name__)}")
-    except Exception as exc:  # the app must never crash on a bad input (and never echo it)
+    except Exception as exc:  # noqa: BLE001 - the app must never crash on a bad input (and never echo it)
         st.error(f"Could not open this source (internal error: {md_text(internal_cause(exc))})")
     return None
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -63,7 +62,7 @@ def _inspect_load(args: argparse.Namespace):
         _clear(show)
         print("aqe_core inspect: interrupted", file=sys.stderr)
         return 130
-    except Exception as e:  # never a traceback: one line, exit 2
+    except Exception as e:  # noqa: BLE001 - never a traceback: one line, exit 2
         _clear(show)
         print(f"aqe_core inspect: error: unexpected {type(e).__name__}: {e}", file=sys.stderr)
         return 2

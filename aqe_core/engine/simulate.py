@@ -113,7 +113,7 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
         frags = merge_added_exchanges(ctx, frags)
     try:
         joins = decide_joins(ctx, frags)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - a note on the result, the partitions still simulated
         qr.notes.append(f"join strategies could not be simulated: {type(e).__name__}: {e}")
         joins = []
     changed = [j for j in joins if (j.simulated is not None and j.simulated != j.spark)

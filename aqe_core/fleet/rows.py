@@ -118,7 +118,7 @@ def scan_file(path: str, *, presets: bool = True) -> tuple[list[dict[str, Any]],
     for v in src.views:
         try:
             r, f = _row(path, src, v, presets)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
             r, f = ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
                                 error=f"execution {v.query_id}: {type(e).__name__}"), []
         execs.append(asdict(r))

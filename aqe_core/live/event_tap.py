@@ -81,7 +81,7 @@ class EventLogTap:
             atexit.register(shutil.rmtree, self.dir, True)
         try:
             self._attach()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - kept as the tap's error, the run goes on
             self.error = f"could not attach an event logging listener: {str(e).splitlines()[0][:300]}"
 
     def _attach(self) -> None:
@@ -248,7 +248,7 @@ class EventLogTap:
             try:
                 self.jvm.jsc.removeSparkListener(old)
                 old.stop()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - best effort: the listener may be gone
                 pass
             try:
                 os.remove(path)
@@ -276,7 +276,7 @@ class EventLogTap:
             try:
                 self.jvm.jsc.removeSparkListener(self.listener)
                 self.listener.stop()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - best effort: the listener may be gone
                 pass
             self.listener = None
         if self._own_dir:

@@ -155,7 +155,7 @@ class HistoryServer:
         self.proc = None
         try:
             self._out.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - best effort: closing a log file
             pass
 
     def __enter__(self) -> "HistoryServer":

@@ -281,12 +281,12 @@ def installed_pyspark_version() -> Optional[str]:
         from importlib.metadata import version
 
         return version("pyspark")
-    except Exception:
+    except Exception:  # noqa: BLE001 - no metadata for pyspark: ask the module
         try:
             import pyspark  # type: ignore
 
             return pyspark.__version__
-        except Exception:
+        except Exception:  # noqa: BLE001 - no PySpark or a broken one: unknown
             return None
 
 

@@ -217,7 +217,7 @@ class RunManager:
             state, message = "cancelled", "cancelled"
         except UnsafeSQL as exc:  # the guard refused the SQL or a setting: nothing ran
             state, message = "refused", f"not run: {exc}"
-        except Exception as exc:  # a failed run is reported, never raised into the app
+        except Exception as exc:  # noqa: BLE001 - a failed run is reported, never raised into the app
             message = _one_line(exc, with_type=not isinstance(exc, (RunFailed, ValueError, RuntimeError)))
             if runner is not None and not getattr(runner.rt, "alive", True):
                 message += " (Spark stopped during this run, e.g. out of memory; the next run starts a fresh Spark)"

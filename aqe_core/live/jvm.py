@@ -86,7 +86,7 @@ class Jvm:
         """``obj.name()`` if it is a public method, else the (private) field ``name``."""
         try:
             return getattr(obj, name)()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: not a public method here, read the field
             cname = class_name or obj.getClass().getName()
             return self.field(obj, cname, name)
 

@@ -110,7 +110,7 @@ class Recorder:
             if jsession is None:
                 try:
                     jsession = qe.sparkSession()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - py4j: no sparkSession() on this release
                     jsession = self.spark._jsparkSession
             conf = self.sql_conf(jsession)
         q = QueryCapture(index=index, label=label, conf=conf,
@@ -145,7 +145,7 @@ class Recorder:
                 try:
                     initial = self.j.member(top, "initialPlan")
                     q.initial_plan = self._walk(initial, light=True).plan
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # noqa: BLE001 - py4j: a note, the final plan is still recorded
                     q.notes.append(f"initial plan not available: {str(e).splitlines()[0][:200]}")
         q.capture_ms = (time.perf_counter() - t0) * 1000.0
         return q
@@ -158,7 +158,7 @@ class Recorder:
 
             jsession = session if isinstance(session, JavaObject) else session._jsparkSession
             m = jsession.sessionState().conf().getAllConfs()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no readable conf, an empty one
             return {}
         out: dict[str, str] = {}
         try:  # one round trip: entries print as "(key,value)" (Scala 2.13) or "key -> value" (2.12)
@@ -171,7 +171,7 @@ class Recorder:
                     out[k] = v
             if not out:
                 raise ValueError("unparsed")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j/Scala text: fall back to the Java map
             jm = self.j.jvm.scala.collection.JavaConverters.mapAsJavaMap(m)
             out = {str(k): str(v) for k, v in dict(jm).items()}
         return {k: v for k, v in out.items() if k.startswith(config.SQL_PREFIX)}
@@ -195,7 +195,7 @@ class Recorder:
             else:
                 try:
                     desc = str(obj.simpleString(self.max_fields))
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - py4j: before 3.0.1 simpleString takes no argument
                     desc = str(obj.simpleString())
             node = PlanNode(None, name, desc)
             info: dict[str, Any] = {}
@@ -209,7 +209,7 @@ class Recorder:
             if kids and not light and not name.startswith(_NO_REQ):
                 try:
                     info["req"] = split_top_level(str(obj.requiredChildDistribution().toString()))
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                     pass
             self._annotate(obj, name, desc, info, idx, walk)
             for k in reversed(kids):
@@ -228,7 +228,7 @@ class Recorder:
         if name == "AdaptiveSparkPlan":
             try:
                 return [obj.executedPlan()]
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: before 3.2 the plan is a private field
                 return [self.j.field(obj, obj.getClass().getName(), "currentPhysicalPlan")]
         if name in STAGE_NAMES:
             return [obj.plan()]
@@ -236,7 +236,7 @@ class Recorder:
         if "subquery" in desc.lower() or "dynamicpruning" in desc.lower():
             try:  # SparkPlanInfo lists a node's subquery plans after its children
                 kids += Jvm.seq(obj.subqueries())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                 pass
         return kids
 
@@ -246,12 +246,12 @@ class Recorder:
             info["is_final"] = "isFinalPlan=true" in desc
             try:
                 info["is_subquery"] = bool(obj.isSubquery())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                 pass
         elif name in STAGE_NAMES:
             try:
                 info["stage_id"] = int(obj.id())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                 pass
             if name in ("ShuffleQueryStage", "BroadcastQueryStage"):
                 walk.stage_objs.append((idx, obj))
@@ -263,7 +263,7 @@ class Recorder:
                               ("build_side", "buildSide")):
                 try:
                     info[key] = str(getattr(obj, meth)().toString())
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                     pass
             if name.startswith("CartesianProduct"):
                 info["join_type"] = "Cross"
@@ -276,7 +276,7 @@ class Recorder:
         elif name == "Union":
             try:
                 info["partitioning"] = str(obj.outputPartitioning().toString())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                 pass
 
     def _row_sizes(self, obj: Any) -> Optional[list[int]]:
@@ -284,17 +284,17 @@ class Recorder:
         ratio Spark's size-only statistics scale a side's size by (``visitUnaryNode``)."""
         try:
             rows = [obj.output(), obj.child().output()]
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no row sizes, no ratio
             return None
         try:
             eu = self.j.jvm.org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
             empty = getattr(eu, "getSizePerRow$default$2")()
             return [int(str(eu.getSizePerRow(r, empty))) for r in rows]
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no EstimationUtils here, the default sizes below
             pass
         try:  # no attribute statistics: 8 bytes of row overhead plus each type's default size
             return [8 + sum(int(a.dataType().defaultSize()) for a in Jvm.seq(r)) for r in rows]
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no row sizes, no ratio
             return None
 
     def _exchange_info(self, ex: Any, info: dict[str, Any]) -> None:
@@ -302,38 +302,38 @@ class Recorder:
         if v >= (3, 1):
             try:
                 info["origin"] = str(ex.shuffleOrigin().toString())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                 pass
         else:
             try:
                 info["can_change_num_partitions"] = bool(ex.canChangeNumPartitions())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                 pass
         try:
             part = ex.outputPartitioning()
             info["partitioning"] = str(part.toString())
             info["num_partitions"] = int(part.numPartitions())
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
             pass
         if v >= (3, 5):
             try:
                 adv = ex.advisoryPartitionSize()
                 if adv.isDefined():
                     info["advisory_partition_size"] = int(str(adv.get()))
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the node
                 pass
 
     def _required_distribution(self, adaptive: Any) -> Optional[str]:
         try:
             rd = self.j.field(adaptive, "org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec",
                               "requiredDistribution")
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no such field on this release
             return None
         if rd is None:
             return None
         try:
             return str(rd.get().toString()) if rd.isDefined() else "None"
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: not an Option on this release
             return str(rd.toString())
 
     # -- statistics --------------------------------------------------------------------
@@ -346,7 +346,7 @@ class Recorder:
             kind = "shuffle"
             try:
                 shuffle = obj.shuffle()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: a broadcast stage has no shuffle()
                 shuffle = None
                 kind = "broadcast"
             st = StageCapture(stage_id=int(info.get("stage_id", -1)), kind=kind, node=idx)
@@ -370,21 +370,21 @@ class Recorder:
                 info.pop(k, None)
             try:
                 ms = Jvm.option(obj.mapStats())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: no map statistics yet
                 ms = None
             if ms is not None:
                 shuffle_id = int(ms.shuffleId())
             else:
                 try:
                     shuffle_id = int(shuffle.shuffleDependency().shuffleId())
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - py4j: no shuffle id to read
                     shuffle_id = None
             st.shuffle_id = shuffle_id
             info["shuffle_id"] = shuffle_id
             try:
                 st.num_maps = int(shuffle.numMappers() if self._vt >= (3, 2)
                                   else shuffle.shuffleDependency().rdd().getNumPartitions())
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an optional detail of the stage
                 pass
             if shuffle_id is None or shuffle_id in seen_shuffles:
                 continue
@@ -408,7 +408,7 @@ class Recorder:
                 n = int(robj.partitionSpecs().size())
                 if n != len(specs):
                     q.notes.append(f"read at node {ridx}: parsed {len(specs)} of {n} partition specs")
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: the count check is optional
                 pass
             node_desc = self._node_desc(walk, ridx)
             name = self._node_name(walk, ridx)
@@ -429,7 +429,7 @@ class Recorder:
     def _runtime_stats(self, stage: Any, st: StageCapture) -> None:
         try:
             stats = Jvm.option(stage.computeStats())
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no runtime statistics yet
             stats = None
         if stats is None:
             return
@@ -438,7 +438,7 @@ class Recorder:
             rc = stats.rowCount()
             if rc.isDefined():
                 st.row_count = _big(rc.get())
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: an optional row count
             pass
 
     def _map_sizes(self, sc: ShuffleCapture) -> None:
@@ -446,7 +446,7 @@ class Recorder:
         b = sc.bytes_by_partition_id or []
         try:
             arr = self.j.map_statuses(sc.shuffle_id)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - py4j: a note, the sizes after AQE stay
             sc.map_sizes_note = f"map statuses not reachable: {str(e).splitlines()[0][:200]}"
             return
         if arr is None:
@@ -554,7 +554,7 @@ class Recorder:
                 huge[int(k)] = DECOMPRESS_TABLE[int(b) & 0xFF]
             if len(huge) != int(huge_map.size()):
                 return None
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: the per-map path still works
             return None
         return [0 if r in empty else huge.get(r, avg) for r in wanted]
 
@@ -562,7 +562,7 @@ class Recorder:
     def _plan_updates(self, q: QueryCapture, exs: list[Any]) -> None:
         try:
             from aqe_core.readers.eventlog.planinfo import build_plan
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a note, the capture stays without the plans
             q.notes.append("intermediate plans not decoded: aqe_core.readers.eventlog.planinfo unavailable")
             return
         seq = 0

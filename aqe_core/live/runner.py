@@ -91,7 +91,7 @@ def redacted_failure(exc: BaseException) -> str:
         if callable(fn):
             try:
                 cond = str(fn() or "")
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: a failure's condition is optional
                 cond = ""
             if cond:
                 break
@@ -99,7 +99,7 @@ def redacted_failure(exc: BaseException) -> str:
         jexc = getattr(exc, "java_exception", None)
         try:
             cond = str(jexc.getClass().getSimpleName()) if jexc is not None else ""
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: a failure's class name is optional
             cond = ""
     cond = cond or type(exc).__name__
     return (f"Spark failed while running the query ({cond[:120]}); its message is not shown on a guarded "
@@ -281,11 +281,11 @@ class Runner:
             try:
                 if bool(sqlconf.isStaticConfigKey(key)):
                     return True
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: no such method on this release
                 pass
             try:
                 return probe.conf.get(key, None) == value
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: an unreadable key is not set
                 return False
 
         return [(name, check_conf(settings, spark_version=self.rt.version, ignore=ignore)) for name, settings in runs]
@@ -329,7 +329,7 @@ class Runner:
             df = session.sql(sql)
             rows = self._action(df, action)
             duration = (time.perf_counter() - t0) * 1000.0
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             with self._lock:
                 stopped = self._stopped(tag) if tag in self._cancelled else None
             if stopped is not None:

@@ -105,7 +105,7 @@ class SparkRuntime:
             props = {"java.version": str(jvm.java.lang.System.getProperty("java.version")),
                      "java.home": str(jvm.java.lang.System.getProperty("java.home"))}
             info = dict(info or {}, runtime=props)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: the JVM may be gone; the info stays without it
             pass
         return info
 
@@ -125,7 +125,7 @@ class SparkRuntime:
         if self.owned:
             try:
                 self.spark.stop()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: a stop that fails resets PySpark instead
                 _reset_pyspark()
         with _LOCK:
             if _RUNTIME is self:
@@ -166,7 +166,7 @@ def _accepts_shutdown_hook(gateway: Any) -> bool:
         runtime.addShutdownHook(probe)  # IllegalStateException: "Shutdown in progress"
         runtime.removeShutdownHook(probe)
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - py4j: any error means the JVM is shutting down
         return False
 
 
@@ -216,7 +216,7 @@ def _reset_pyspark(drop_gateway: bool = False) -> None:
             warnings.simplefilter("ignore")
             try:
                 sc.stop()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - best effort: the context may be half gone
                 pass
     with SparkContext._lock:
         SparkContext._active_spark_context = None
@@ -224,14 +224,14 @@ def _reset_pyspark(drop_gateway: bool = False) -> None:
         if gateway is not None and (drop_gateway or not _gateway_alive(gateway)):
             try:
                 gateway.close()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - best effort: the gateway may be gone
                 pass
             proc = getattr(gateway, "proc", None)
             if proc is not None:
                 try:
                     proc.kill()
                     proc.wait(timeout=10)
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - best effort: the process may be gone
                     pass
             SparkContext._gateway = None
             SparkContext._jvm = None
@@ -269,7 +269,7 @@ def _active_session() -> Any:
     if getter is not None:
         try:
             s = getter()
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no active session to read
             s = None
     if s is None:
         s = getattr(SparkSession, "_instantiatedSession", None)
@@ -307,7 +307,7 @@ def get_runtime(
             if dead.tap is not None:
                 try:
                     dead.tap.close()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - best effort: the JVM is gone
                     pass
             _reset_pyspark()
         active = _active_session()
@@ -457,7 +457,7 @@ def _wait_for_executors(spark: Any, master: str, seconds: float) -> None:
         try:
             if jsc.getExecutorMemoryStatus().size() > 1:  # the driver's block manager is one entry
                 return
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: the JVM is gone, stop waiting
             break
         time.sleep(0.5)
     try:

@@ -39,14 +39,14 @@ class _Listener:
         self.events: list[tuple[str, Any, Optional[float], Optional[str]]] = []
         self.lock = threading.Lock()
 
-    def onSuccess(self, funcName, qe, durationNs):  # noqa: N802,N803 - Java interface
+    def onSuccess(self, funcName, qe, durationNs):  # Java interface: Py4J calls these names
         with self.lock:
             self.events.append((str(funcName), qe, durationNs / 1e6, None))
 
-    def onFailure(self, funcName, qe, exception):  # noqa: N802,N803
+    def onFailure(self, funcName, qe, exception):  # Java interface
         try:
             msg = str(exception.toString())
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: the exception may be unreadable
             msg = "failed"
         with self.lock:
             self.events.append((str(funcName), qe, None, msg))
@@ -76,11 +76,11 @@ class CaptureSession:
         sc = self.spark.sparkContext
         try:  # let the listener bus deliver the last actions' events
             sc._jsc.sc().listenerBus().waitUntilEmpty(30000)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: best effort, the events may already be in
             pass
         try:
             self._manager.unregister(self._listener)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: best effort, the JVM may be gone
             pass
         rec = Recorder(self.spark, tap=self.tap, map_size_cap=self.map_size_cap)
         cap = Capture(spark_version=str(self.spark.version), master=str(sc.master), app_id=str(sc.applicationId),
@@ -91,7 +91,7 @@ class CaptureSession:
         for i, (func, qe, dur, err) in enumerate(events):
             try:
                 q = rec.capture_execution(qe, None, index=i, label=f"{i}:{func}", duration_ms=dur, match_events=True)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - one action's failure is a warning, the others are kept
                 cap.warnings.append(f"action {i} ({func}) could not be recorded: {str(e).splitlines()[0][:200]}")
                 continue
             if err:

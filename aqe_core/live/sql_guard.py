@@ -247,13 +247,13 @@ def _java_message(exc: BaseException) -> str:
     if jexc is not None:
         try:
             text = str(jexc.getMessage())
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: the message may be unreadable
             text = ""
     if not text:
         getter = getattr(exc, "getMessage", None)
         try:
             text = str(getter()) if callable(getter) else str(exc)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: the message may be unreadable
             text = str(exc)
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     first = lines[0] if lines else type(exc).__name__
@@ -279,7 +279,7 @@ class _Guard:
         self._create_array = self.jvm.org.apache.spark.sql.catalyst.expressions.CreateArray
         try:
             self._class_utils: Any = self.jvm.org.apache.commons.lang3.ClassUtils
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no commons-lang3 on this classpath
             self._class_utils = None
 
     # -- entry points ----------------------------------------------------------------------
@@ -333,7 +333,7 @@ class _Guard:
         tracker_cls = self.jvm.org.apache.spark.sql.catalyst.QueryPlanningTracker
         try:
             tracker = tracker_cls(self.jvm.scala.Option.empty())  # Spark 3.5+
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: before 3.5 the constructor takes no argument
             tracker = tracker_cls()
         try:
             return analyzer.executeAndCheck(plan, tracker)
@@ -391,7 +391,7 @@ class _Guard:
             return f"{_NODE_WHY[simple]} ({simple})"
         try:
             is_command = bool(self.jvm.java.lang.Class.forName(_L + "Command").isInstance(node))
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - py4j: no such class on this release
             is_command = False
         if is_command or cls.startswith("org.apache.spark.sql.execution.command.") or simple.endswith(("Command", "Statement")):
             return f"only queries can run here; this is a command ({simple})"
@@ -411,10 +411,10 @@ class _Guard:
         elif cls == _AN + "UnresolvedTableValuedFunction":
             try:
                 parts = [str(p) for p in self._seq(node.name())]  # Spark 3.4+: Seq[String]
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: before 3.4 name() is not a Seq
                 try:
                     parts = [str(node.name().funcName())]  # 3.2, 3.3: a FunctionIdentifier
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - py4j: 3.0 and 3.1 have functionName()
                     parts = [str(node.functionName())]  # 3.0, 3.1
             fn = parts[-1].lower() if parts else ""
             if tuple(p.lower() for p in parts[:-1]) not in _QUALIFIERS or fn not in _TABLE_FUNCTIONS:
@@ -428,7 +428,7 @@ class _Guard:
             # a Map field: QueryPlan.expressions does not see the WINDOW clause's definitions
             try:
                 specs = node.windowDefinitions().values().toSeq()
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - py4j: whatever the guard cannot read is refused
                 raise UnsafeSQL("the SQL guard cannot read this query's WINDOW clause") from None
             if self._check_expr_seq(specs, analyzed)["subqueries"]:
                 raise UnsafeSQL("subqueries in a WINDOW clause are not allowed")
@@ -456,7 +456,7 @@ class _Guard:
             holder = ctor(exprs)
         try:
             items = json.loads(str(holder.toJSON()))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - py4j: whatever the guard cannot read is refused
             raise UnsafeSQL(f"the SQL guard cannot read this query's expressions ({type(exc).__name__})") from None
         state = {"subqueries": False}
         self._check_exprs(items, holder, analyzed, state, top=True)  # items[0] is the CreateArray

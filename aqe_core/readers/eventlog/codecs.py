@@ -328,7 +328,7 @@ def _lz4_blocks(r: CountingReader, limits: Limits, verify: str, lz4block) -> Ite
         else:
             try:
                 out = lz4block.decompress(payload, uncompressed_size=olen)
-            except Exception as e:  # lz4.block.LZ4BlockError
+            except Exception as e:  # noqa: BLE001 - lz4.block.LZ4BlockError
                 raise DecodeError(f"lz4 block at byte {offset} is corrupt: {e}") from None
             if len(out) != olen:
                 raise DecodeError(f"lz4 block at byte {offset} decodes to {len(out)} bytes, header says {olen}")
@@ -374,7 +374,7 @@ def _snappy_blocks(r: CountingReader, limits: Limits, snappy) -> Iterator[bytes]
             out = bytes(snappy.decompress_raw(chunk))
         except DecodeError:
             raise
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the codec's own errors: a corrupt chunk
             raise DecodeError(f"snappy chunk at byte {offset} is corrupt: {e}") from None
         yield out
 

@@ -196,7 +196,7 @@ def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: 
 
             layers, err = checked_layers(version, m.conf_layers)
             m.aqe_conf = AQEConf.resolve(version, layers, validate=False)
-        except Exception as e:  # unsupported version string, missing module: keep the raw layers
+        except Exception as e:  # noqa: BLE001 - unsupported version string, missing module: keep the raw layers
             err = [f"effective AQE configuration not built: {str(e)[:200]}"]
         cache[key] = (m.aqe_conf, err)
     m.warnings.extend(err)

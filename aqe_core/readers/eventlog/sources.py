@@ -68,7 +68,7 @@ class LogSource:
         for c in self._closers:
             try:
                 c.close()
-            except Exception:
+            except Exception:  # noqa: BLE001 - best effort: closing every stream
                 pass
         self._closers.clear()
 
