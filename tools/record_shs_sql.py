@@ -3,7 +3,7 @@
 and keep the answer as a test oracle (issue 25): the History Server runs from the jars of the
 release that wrote the logs, so the display strings are that release's, not ours.
 
-  python3 tools/record_shs_sql.py LOG_DIR ~/.cache/aqe-lens/spark-envs/4.2.1 OUT.json
+  python tools/record_shs_sql.py LOG_DIR ~/.cache/aqe-lens/spark-envs/4.2.1 OUT.json
 
 OUT.json: ``{app_id: [ExecutionData, ...]}`` as ``/api/v1/applications/{id}/sql`` returns it
 (``details=true``, no plan text), plus ``{app_id}/stages``' attempts (stage id, attempt, status,

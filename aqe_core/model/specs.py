@@ -85,7 +85,7 @@ def spec_from_dict(data: dict[str, Any]) -> ShufflePartitionSpec:
     """Inverse of :func:`spec_to_dict`; raises ``ValueError`` on an unknown type."""
     fields = dict(data)
     kind = fields.pop("type", None)
-    cls = _SPEC_TYPES.get(kind)  # type: ignore[arg-type]
+    cls = _SPEC_TYPES.get(kind)
     if cls is None:
         raise ValueError(f"unknown shuffle partition spec type: {kind!r}")
     return cls(**fields)

@@ -159,7 +159,7 @@ class SpillMap(MutableMapping[K, V], Generic[K, V]):
                 return hit  # type: ignore[return-value]
         value = self.file.get(ref[:2])  # type: ignore[union-attr]
         if len(ref) == 3:  # spilled together with other keys
-            value = value[key]  # type: ignore[index]
+            value = value[key]
         with self._lock:
             self._recent[key] = value  # type: ignore[assignment]
             while len(self._recent) > self.keep:

@@ -136,5 +136,5 @@ def load_capture(source: "PathLike | bytes | io.IOBase", *, max_bytes: int = DEF
         return loads(bytes(source), max_bytes=max_bytes, max_seconds=max_seconds)
     if hasattr(source, "read"):
         return _parse(_read_limited(source, max_bytes, max_seconds))
-    with open(source, "rb") as fh:  # type: ignore[arg-type]
+    with open(source, "rb") as fh:
         return _parse(_read_limited(fh, max_bytes, max_seconds))

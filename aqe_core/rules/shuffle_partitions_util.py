@@ -490,7 +490,7 @@ class UnitSpecs(SequenceABC):
     def __len__(self) -> int:
         return len(self._sizes)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:

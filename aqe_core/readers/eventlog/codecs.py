@@ -194,7 +194,7 @@ def _coalesce(blocks: Iterator[bytes], size: int = CHUNK) -> Iterator[bytes]:
 # xxHash32 (for lz4-java's block checksums)
 
 try:  # optional accelerator
-    import xxhash as _xxhash  # type: ignore
+    import xxhash as _xxhash
 except ImportError:  # pragma: no cover - depends on the environment
     _xxhash = None
 

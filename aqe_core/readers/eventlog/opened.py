@@ -100,7 +100,7 @@ class _Call:
         with self.lock:
             if self.abandoned:
                 if self.cleanup is not None:
-                    self.cleanup(result)  # type: ignore[arg-type]
+                    self.cleanup(result)
                 return
             self.result = result
             self.done.set()
@@ -167,7 +167,7 @@ class FdReader(io.RawIOBase):
     def seekable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         if hasattr(os, "preadv"):
             n = os.preadv(self._fd, [b], self._pos)
         else:
@@ -204,11 +204,11 @@ class Node:
 
     def reader(self) -> BinaryIO:
         """A fresh buffered reader from the start of this file (the node keeps the descriptor)."""
-        return io.BufferedReader(FdReader(self.fd, own=False), 1 << 16)  # type: ignore[return-value]
+        return io.BufferedReader(FdReader(self.fd, own=False), 1 << 16)
 
     def owning_reader(self) -> BinaryIO:
         """A buffered reader that takes the descriptor over (closing it closes the file)."""
-        return io.BufferedReader(FdReader(self.fd, own=True), 1 << 16)  # type: ignore[return-value]
+        return io.BufferedReader(FdReader(self.fd, own=True), 1 << 16)
 
     def close(self) -> None:
         if self.fd >= 0:

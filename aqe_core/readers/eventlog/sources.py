@@ -62,7 +62,7 @@ class LogSource:
     @property
     def total_size(self) -> int | None:
         sizes = [p.size for p in self.parts]
-        return None if any(s is None for s in sizes) else sum(sizes)  # type: ignore[misc]
+        return None if any(s is None for s in sizes) else sum(sizes)  # type: ignore[arg-type]
 
     def close(self) -> None:
         for c in self._closers:
@@ -93,7 +93,7 @@ class IterStream(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         while self._pos >= len(self._buf):
             try:
                 self._buf = next(self._it)
@@ -412,7 +412,7 @@ class _CappedStream(io.RawIOBase):
         self._check(pos + len(data))
         return data
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         data = self.read(len(b))
         b[: len(data)] = data
         return len(data)
