@@ -6,6 +6,9 @@ then compare after (byte for byte, exit codes included)::
     python tools/cli_json_golden.py write /tmp/golden-before
     python tools/cli_json_golden.py compare /tmp/golden-before
 
+It imports the installed package (the venv of ``bash tools/test.sh``, or ``PYTHONPATH=.`` from the
+checkout), and refuses one installed from another checkout: it checks the code beside it.
+
 Each command runs in this process (``aqe_core.cli.main``) with stdout captured; stderr is not
 compared (progress and warnings). Nothing here starts Spark (no ``--verify``, no ``run``).
 """
@@ -20,6 +23,7 @@ import re
 import sys
 from pathlib import Path
 
+import aqe_core
 from aqe_core.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,9 +106,18 @@ def run(folder: Path, compare: bool) -> int:
     return 0
 
 
+def _check_checkout() -> None:
+    """A golden compare of another checkout's code would pass or fail for the wrong reason."""
+    where = Path(aqe_core.__file__).resolve().parent.parent
+    if where != ROOT:
+        sys.exit(f"aqe_core is imported from {where}, not from this checkout {ROOT}: run this checkout's venv "
+                 f"(.venv/bin/python) or PYTHONPATH={ROOT}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mode", choices=["write", "compare"])
     ap.add_argument("folder", type=Path)
     a = ap.parse_args()
+    _check_checkout()
     sys.exit(run(a.folder, a.mode == "compare"))
