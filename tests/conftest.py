@@ -17,7 +17,7 @@ import pytest
 @pytest.fixture(scope="session")
 def spark_runtime():
     try:
-        import pyspark  # noqa: F401
+        import pyspark  # noqa: F401 - only whether it imports
     except ImportError as e:  # pragma: no cover - depends on the machine
         if os.environ.get("CI"):
             raise

@@ -112,7 +112,7 @@ def test_bad_report_id_and_bad_upload_are_reported_not_raised(tmp_path):
     assert at.error or at.sidebar.error or at.warning or at.sidebar.warning
 
 
-from aqe_core.sources import sample_sources  # noqa: E402
+from aqe_core.sources import sample_sources  # noqa: E402 - for the tests below, beside them
 
 PAGES = ["overview", "plans", "partitions", "whatif", "compare", "share"]
 

@@ -148,7 +148,7 @@ def test_turning_local_read_off_predicts_the_local_read_off_run(release):
     cap, on = _query(release, ON)
     _, off = _query(release, OFF)
     # the join's two shuffles (the single-partition exchange above the join differs with its task count)
-    stats = lambda q: [tuple(q.shuffle(r.shuffle_id).bytes_by_partition_id) for r in q.reads]  # noqa: E731
+    stats = lambda q: [tuple(q.shuffle(r.shuffle_id).bytes_by_partition_id) for r in q.reads]  # noqa: E731 - a one-line local helper
     assert stats(on) == stats(off), "the two runs must shuffle the same data into the join"
     assert on.conf.get(LOCAL_READ) in (None, "true") and _bhj(on).name == "BroadcastHashJoin"
     qr = simulate(one_query(cap, on), {LOCAL_READ: "false"}).queries[0]

@@ -237,9 +237,9 @@ def test_random_mutations(tmp_path, data):
 # End to end: 1,100 mutated event logs and captures through load_source (views built), with
 # the limits and root confinement the app uses. Seeded: the same cases on every run.
 
-from _fuzz_corpus import capture_cases, eventlog_cases  # noqa: E402
+from _fuzz_corpus import capture_cases, eventlog_cases  # noqa: E402 - the end-to-end section's own imports
 
-from aqe_core.sources import LoadedSource, SourceError, load_source  # noqa: E402
+from aqe_core.sources import LoadedSource, SourceError, load_source  # noqa: E402 - the end-to-end section's own imports
 
 FUZZ_LIMITS = Limits(max_decompressed_bytes=64 << 20, max_seconds=30.0)
 

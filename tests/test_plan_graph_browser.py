@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from lens_browser import (ARTIFACTS, CHROMIUM_ARGS, CHROMIUM, app_url, browser, browser_marks,  # noqa: F401
+from lens_browser import (ARTIFACTS, CHROMIUM_ARGS, CHROMIUM, app_url, browser, browser_marks,  # noqa: F401 - fixtures
                           goto_page, lens_app, pick_sample, wait_ready)
 
 pytestmark = browser_marks

@@ -122,7 +122,7 @@ def _named(src: LoadedSource, stored: str, own_name: Optional[str]) -> LoadedSou
     read-only and shared, are the same objects)."""
     if not own_name or own_name == stored:
         return src
-    fix = lambda texts: [_own_words(t, stored, own_name) for t in texts]  # noqa: E731
+    fix = lambda texts: [_own_words(t, stored, own_name) for t in texts]  # noqa: E731 - a one-line closure over this call's names
     return dataclasses.replace(src, label=_own_words(src.label, stored, own_name), warnings=fix(src.warnings),
                                notes=fix(src.notes), incomplete=fix(src.incomplete))
 
