@@ -12,9 +12,10 @@ import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas only where a table is built: the scan's executors import this module without it
+    import pandas as pd
 
 __all__ = ["LOGS_TABLE", "SCAN_COLUMN", "Fingerprint", "app_runs", "fingerprint_local", "new_scan_id",
            "worse_since_last"]
@@ -84,6 +85,8 @@ def current_rows(history: pd.DataFrame) -> pd.DataFrame:
 def app_runs(history: pd.DataFrame) -> pd.DataFrame:
     """One row per application run (a log's latest read): its job name, start, SQL executions,
     findings and wasted task time, oldest first. A run without a name is named by its log."""
+    import pandas as pd
+
     cols = ["app", "app_id", "file", "start", "executions", "findings", "wasted_task_s", SCAN_COLUMN]
     now = current_rows(history)
     if now.empty:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from aqe_core.exception_text import reason_line
 from aqe_core.fleet.history import (LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, Fingerprint,
                                     as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
 from aqe_core.fleet.probe import missing_modules
@@ -265,7 +266,7 @@ def check_executor_python(sc: Any) -> None:
     try:
         seen = sc.parallelize(range(n), n).map(missing_modules).distinct().collect()
     except Exception as e:  # noqa: BLE001 - the worker itself did not start
-        raise ExecutorPythonError(f"the executors' Python cannot run Spark's Python worker ({_first_line(e)}): "
+        raise ExecutorPythonError(f"the executors' Python cannot run Spark's Python worker ({reason_line(e, 200)}): "
                                   + _PYTHON_FIX) from None
     bad = [(python, missing) for python, missing in seen if missing]
     if bad:
@@ -273,13 +274,8 @@ def check_executor_python(sc: Any) -> None:
         raise ExecutorPythonError(f"the executors' Python cannot read logs: {said}. " + _PYTHON_FIX)
 
 
-_PYTHON_FIX = ("Fix: PYSPARK_PYTHON naming a Python with requirements.txt on every node, or a venv shipped with"
-               " spark.archives (README, Fleet)")
-
-
-def _first_line(e: BaseException) -> str:
-    lines = [ln.strip() for ln in str(e).splitlines() if "Error" in ln or "Exception" in ln]
-    return (lines[0] if lines else type(e).__name__)[:200]
+_PYTHON_FIX = ("Fix: PYSPARK_PYTHON naming a Python with requirements.txt on every node, or scan --ship-python"
+               " (a venv of them shipped with spark.archives; README, Fleet)")
 
 
 def _uri_fingerprints(blobs: list[tuple[str, str, int, int]]) -> dict[str, Fingerprint]:
