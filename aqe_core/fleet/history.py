@@ -50,12 +50,21 @@ class Fingerprint:
     parts: int = 1
 
 
+#: name prefixes of what Spark and Hadoop leave beside logs (``_SUCCESS``, ``.x.crc``, a part being written)
+HIDDEN_PREFIXES = (".", "_")
+
+
+def log_names(files: pd.Series) -> pd.Series:
+    """Each log's own name (a path's last part; a rolling directory's name, trailing slash or not)."""
+    return files.astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1]
+
+
 def fingerprint_local(path: str) -> Optional[Fingerprint]:
     """A local log's fingerprint (a rolling directory: every part file's), None when gone."""
     try:
         p = Path(path)
         if p.is_dir():
-            stats = [c.stat() for c in p.iterdir() if c.is_file() and not c.name.startswith((".", "_"))]
+            stats = [c.stat() for c in p.iterdir() if c.is_file() and not c.name.startswith(HIDDEN_PREFIXES)]
             return Fingerprint(sum(s.st_size for s in stats), max((s.st_mtime_ns for s in stats), default=0) // 10**6,
                                len(stats))
         st = p.stat()
@@ -94,8 +103,7 @@ def app_runs(history: pd.DataFrame) -> pd.DataFrame:
     ok = now[now["error"].isna()]
     if ok.empty:
         return pd.DataFrame(columns=cols)
-    name = ok["app_name"].where(ok["app_name"].notna() & (ok["app_name"] != ""),
-                                ok["file"].astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1])
+    name = ok["app_name"].where(ok["app_name"].notna() & (ok["app_name"] != ""), log_names(ok["file"]))
     counted = ok.assign(app=name, n_findings=ok["findings"].fillna("").map(lambda t: len([f for f in t.split(",") if f])))
     runs = counted.groupby("file", sort=False).agg(
         app=("app", "first"), app_id=("app_id", "first"), start_ms=("app_start_ms", "min"),

@@ -34,14 +34,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from aqe_core.exception_text import reason_line
-from aqe_core.fleet.history import (LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, Fingerprint,
-                                    as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
+from aqe_core.fleet.history import (HIDDEN_PREFIXES, LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN,
+                                    Fingerprint, as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
 from aqe_core.fleet.probe import missing_modules
 from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, scan_file
 
 __all__ = ["ScanResult", "expand_local", "is_uri", "read_history", "run_scan"]
 
-_HIDDEN = (".", "_")
 _ROLLING = "eventlog_v2_"
 
 
@@ -57,7 +56,7 @@ def _logs_in(directory: Path) -> list[str]:
         return [str(directory)]
     out = []
     for p in sorted(directory.iterdir()):
-        if p.name.startswith(_HIDDEN):
+        if p.name.startswith(HIDDEN_PREFIXES):
             continue
         if p.is_file() or (p.is_dir() and p.name.startswith(_ROLLING)):
             out.append(str(p))
@@ -99,13 +98,13 @@ def _expand_uris(spark: Any, uris: list[str]) -> tuple[list[tuple[str, str, int,
 def _expand_status(fs: Any, st: Any, out: list[tuple[str, str, int, int]], top: bool) -> None:
     p = st.getPath()
     name = p.getName()
-    if name.startswith(_HIDDEN):
+    if name.startswith(HIDDEN_PREFIXES):
         return
     if not st.isDirectory():
         out.append((p.toString(), p.toString(), int(st.getLen()), int(st.getModificationTime())))
     elif name.startswith(_ROLLING):
         out.extend((p.toString(), c.getPath().toString(), int(c.getLen()), int(c.getModificationTime()))
-                   for c in fs.listStatus(p) if not c.isDirectory() and not c.getPath().getName().startswith(_HIDDEN))
+                   for c in fs.listStatus(p) if not c.isDirectory() and not c.getPath().getName().startswith(HIDDEN_PREFIXES))
     elif top:
         for c in fs.listStatus(p):
             _expand_status(fs, c, out, top=False)
