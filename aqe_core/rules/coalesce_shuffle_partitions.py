@@ -71,7 +71,7 @@ MIN_NUM_FROM_CONF = V.code("min_num_from_conf", "``minPartitionNum`` is set: at 
                            "at least {n} partitions ({key})")
 MIN_NUM_FROM_PARALLELISM = V.code("min_num_from_parallelism", "At least the default parallelism (before 3.2, or"
                                   " with ``parallelismFirst=true``).", "at least {n} partitions (the default"
-                                  " parallelism{because})")
+                                  " parallelism{because}")
 MIN_NUM_ONE = V.code("min_num_one", "``parallelismFirst=false``: at least 1 partition, the advisory size decides.",
                      "{key}=false: coalescing aims at the advisory size only (minimum 1 partition)")
 PARTITION_COUNTS_DIFFER = V.code("partition_counts_differ", "3.0/3.1: the group's shuffles have different partition"
