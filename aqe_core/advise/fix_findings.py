@@ -59,12 +59,14 @@ def bytes_above(n: int) -> str:
 
 
 def factor_below(ratio: float, v: SparkVersion) -> Optional[str]:
-    """A skew factor the partition passes (``size > factor x median``); an int before 3.4.
+    """A skew factor the partition passes (``size > factor x median``), of the type the release's
+    registry entry gives it (an int before 3.4).
 
     >>> factor_below(7.83, SparkVersion(3, 5, 9)), factor_below(7.0, SparkVersion(3, 3, 4))
     ('7.8', '6')
     """
-    if v >= SparkVersion(3, 4, 0):
+    entry = config.keys_for(v).get(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR)
+    if entry is not None and entry.type == "double":
         f = math.floor(ratio * 10 - 1e-9) / 10
         return num(f) if f >= 1 else None
     f = math.ceil(ratio) - 1
