@@ -14,9 +14,9 @@ from plotly.offline import get_plotlyjs
 
 import aqe_core
 from aqe_core.views.query import QueryView
-from aqe_core.views.compare import PresetOutcome
-from aqe_core.views.releases import ReleaseComparison
-from aqe_core.views.recommend import Fix
+from aqe_core.advise.whatif import PresetOutcome
+from aqe_core.advise.releases import ReleaseComparison
+from aqe_core.advise.recommend import Fix
 from aqe_core.figures.fix_figure import fix_figure
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "

@@ -182,7 +182,8 @@ def _report_mib() -> float:
     from aqe_core.figures.histograms import histogram_figure
     from aqe_core.report import build_report
     from aqe_core.sources import default_sample, load_source
-    from aqe_core.views.compare import BUILTIN_PRESETS, compare_presets
+    from aqe_core.advise.whatif import compare_presets
+    from aqe_core.model.presets import BUILTIN_PRESETS
     from ui.plans import plan_figures_for
 
     src = load_source(default_sample().path)

@@ -1,9 +1,9 @@
 """Compare presets: what AQE would do under two to four configurations, side by side."""
 import streamlit as st
 
-from aqe_core.views.compare import compare_presets
+from aqe_core.advise.whatif import compare_presets
 from aqe_core.plain_text import md_text
-from aqe_core.views.compare import BUILTIN_PRESETS
+from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.model.presets import load_user_presets
 from ui.tables import text_table
 from ui import frame, state

@@ -261,7 +261,7 @@ def test_compare_shows_every_release_with_differences_explained():
     at = _app("compare", q="2")
     assert any(h.value == "Every Spark release" for h in at.subheader)
     table = next(df.value for df in at.dataframe if "release" in df.value.columns)
-    from aqe_core.views.releases import RELEASES
+    from aqe_core.advise.releases import RELEASES
 
     # one row per release, and the release it ran on twice: Spark's metrics and our estimate
     assert len(table) == len(RELEASES) + 1 and table["release"].str.endswith("(as run)").sum() == 1

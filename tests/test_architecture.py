@@ -153,12 +153,12 @@ def test_every_module_imports_on_its_own():
 
 LAYERS: dict[str, tuple[str, ...]] = {
     "base": ("aqe_core", "aqe_core.versions", "aqe_core.config", "aqe_core.units", "aqe_core.plain_text",
-             "aqe_core.storage", "aqe_core.server_settings", "aqe_core.listener", "aqe_core.config_lint",
-             "aqe_core.exception_text"),
+             "aqe_core.storage", "aqe_core.server_settings", "aqe_core.listener", "aqe_core.exception_text"),
     "model": ("aqe_core.model",),
     "readers": ("aqe_core.readers",),
     "rules": ("aqe_core.rules",),
     "engine": ("aqe_core.engine",),
+    "advise": ("aqe_core.advise",),
     "views": ("aqe_core.views",),
     "live": ("aqe_core.live",),
     "open": ("aqe_core.sources", "aqe_core.share"),
@@ -174,14 +174,15 @@ ALLOWED: dict[str, set[str]] = {
     "readers": {"base", "model"},
     "rules": {"base", "model"},
     "engine": {"base", "model", "rules"},
-    "views": {"base", "model", "engine"},
+    "advise": {"base", "model", "engine"},  # every "what would happen if"; rules only through the engine
+    "views": {"base", "model", "engine", "advise"},
     "live": {"base", "model", "readers"},
     "open": {"base", "model", "readers", "engine", "views"},
-    "fleet": {"base", "model", "views", "open"},  # the scan job: sources and views in each executor
+    "fleet": {"base", "model", "advise", "views", "open"},  # the scan job: sources and views in each executor
     "figures": {"base", "model", "views"},
-    "report": {"base", "model", "views", "figures"},
-    "cli": {"base", "model", "readers", "engine", "views", "live", "open", "fleet", "figures", "report"},  # rules: through the engine
-    "ui": {"base", "model", "engine", "views", "open", "fleet", "figures", "report", "live"},
+    "report": {"base", "model", "advise", "views", "figures"},
+    "cli": {"base", "model", "readers", "engine", "advise", "views", "live", "open", "fleet", "figures", "report"},  # rules: through the engine
+    "ui": {"base", "model", "engine", "advise", "views", "open", "fleet", "figures", "report", "live"},
 }
 #: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
 COMPAT = {
@@ -317,3 +318,21 @@ def test_core_never_imports_streamlit_and_only_live_imports_spark():
 def test_compat_list_is_the_marked_modules():
     marked = {m for m, path in _all_modules().items() if "# compat shim (issue 9)" in path.read_text(encoding="utf-8")}
     assert marked == COMPAT
+
+
+def _release_comparisons(path: Path) -> int:
+    """Comparisons with a literal release (``v >= SparkVersion(3, 2, 0)``) in ``path``."""
+    def is_release(n: ast.AST) -> bool:
+        return isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", "")) == "SparkVersion"
+    return sum(1 for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Compare)
+               and any(is_release(x) for x in [n.left, *n.comparators]))
+
+
+def test_views_ask_the_rules_about_releases():
+    """Release differences live in the rules or the pipeline (a function the view calls, like
+    ``engine.pipeline.skew_after_coalescing``); a view does not compare releases itself."""
+    found = {p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "aqe_core" / "views").rglob("*.py"))
+             if _release_comparisons(p)}
+    # triage's straggler help says a shuffled hash join splits from 3.3, where the skew rule splits
+    # it from 3.1: left until that is settled, as it would change what triage says
+    assert found == {"aqe_core/views/triage.py"}

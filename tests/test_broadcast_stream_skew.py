@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from aqe_core.engine.simulate import simulate
-from aqe_core.engine.whatif import one_query
+from aqe_core.engine.simulate import one_query
 from aqe_core.model.specs import PartialReducerPartitionSpec
 from aqe_core.readers.capture_file import load_capture
 from aqe_core.rules.optimize_skewed_join import analyze_side
@@ -196,7 +196,7 @@ def test_every_release_table_shows_the_split_appear_at_4_2(source, capsys):
 
     from aqe_core.cli.releases import cmd_releases
     from aqe_core.rules import optimize_skewed_join_stream as stream
-    from aqe_core.views.releases import compare_releases
+    from aqe_core.advise.releases import compare_releases
 
     view, _ = _stream_view(source, OFF)
     comp = compare_releases(view)

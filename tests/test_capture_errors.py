@@ -169,7 +169,7 @@ def _cases(seed: int, n: int):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_structured_fuzz_of_capture_fields(tmp_path, seed):
-    from aqe_core.views.fixes import fixes_for_view
+    from aqe_core.advise.fixes import fixes_for_view
     from aqe_core.views.triage import triage
 
     p = tmp_path / "cap.json"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.views.compare import compare_presets
+from aqe_core.advise.whatif import compare_presets
 from aqe_core.model.presets import get_preset
 from aqe_core.model.specs import PartialReducerPartitionSpec
 from aqe_core.sources import load_source

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aqe_core import config
-from aqe_core.config_lint import default_changes, lint_settings
+from aqe_core.advise.lint import default_changes, lint_settings
 from aqe_core.versions import SparkVersion
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sqlconf"
@@ -19,7 +19,7 @@ EXTRA = ("spark.sql.shuffle.partitions", "spark.sql.autoBroadcastJoinThreshold",
 
 
 def test_every_supported_release_is_recorded():
-    from aqe_core.views.releases import RELEASES
+    from aqe_core.advise.releases import RELEASES
 
     assert set(RECORDS) >= set(RELEASES)
 
@@ -130,7 +130,7 @@ def test_cli_lint_takes_release_lines(capsys):
     """``--target 4.2.x`` is the newest 4.2 release AQE Lens was checked against; a setting that
     starts in 4.3.0 or in 4.1.0 is reported against the lines before it, from the records."""
     from aqe_core.cli import main
-    from aqe_core.views.releases import RELEASES
+    from aqe_core.advise.releases import RELEASES
 
     newest = {r.rsplit(".", 1)[0]: r for r in sorted(RELEASES, key=SparkVersion.parse)}
     for line in ("4.1", "4.2"):

@@ -1,6 +1,6 @@
 """Event logs written with the AQE Lens listener are exact sources (issue 11).
 
-Recorded with ``tools/record_listener_logs.py`` on every supported release (``views.releases.RELEASES``:
+Recorded with ``tools/record_listener_logs.py`` on every supported release (``advise.releases.RELEASES``:
 PySpark 3.0.1 to 4.3.0, 4.1.4 and 4.2.1 included): one application per release that ran every built-in workload with the listener and event logging
 on, and the Python recorder's captures of the same queries (the truth). For each release the
 log must replay through our rules with 100% agreement, every listener execution must be shown
@@ -35,7 +35,7 @@ LOGS = _logs()
 
 
 def test_every_release_has_a_listener_log():
-    from aqe_core.views.releases import RELEASES
+    from aqe_core.advise.releases import RELEASES
 
     assert {p.values[0] for p in LOGS} >= set(RELEASES)
 

@@ -17,10 +17,11 @@ import pytest
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.readers.eventlog import load
-from aqe_core.views.compare import simulate_preset, skew_sentence, whatif
+from aqe_core.advise.whatif import simulate_preset
+from aqe_core.views.compare import skew_sentence, whatif
 from aqe_core.views.explain import explain_views
 from aqe_core.views.from_eventlog import views_from_eventlog
-from aqe_core.views.releases import compare_releases
+from aqe_core.advise.releases import compare_releases
 from aqe_core.views.triage import triage
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,9 +12,9 @@ import pytest
 
 from aqe_core import config
 from aqe_core.engine import simulate
-from aqe_core.views.fix_findings import DEMOTED, MISSED, OVER, SKEW, SMALL, SMALL_FILES
-from aqe_core.views.recommend import recommend
-from aqe_core.engine.whatif import one_query
+from aqe_core.advise.fix_findings import DEMOTED, MISSED, OVER, SKEW, SMALL, SMALL_FILES
+from aqe_core.advise.recommend import recommend
+from aqe_core.engine.simulate import one_query
 from aqe_core.model.specs import spec_to_dict
 from aqe_core.readers.capture_file import load_capture
 
@@ -173,7 +173,7 @@ def test_a_plain_event_log_gets_an_estimated_fix_that_says_what_it_assumes(spark
     from aqe_core.live.runner import Runner
     from aqe_core.model.specs import PartialReducerPartitionSpec
     from aqe_core.sources import load_source
-    from aqe_core.views.fixes import fixes_for_view
+    from aqe_core.advise.fixes import fixes_for_view
 
     problem = {config.SKEW_JOIN_SKEWED_PARTITION_FACTOR: "20", config.ADVISORY_PARTITION_SIZE_IN_BYTES: "64k",
                config.COALESCE_PARTITIONS_PARALLELISM_FIRST: "false"}

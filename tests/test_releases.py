@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from aqe_core.engine import simulate
-from aqe_core.engine.whatif import one_query
+from aqe_core.engine.simulate import one_query
 from aqe_core.model.specs import spec_to_dict
 from aqe_core.readers.capture_file import load_capture
 from aqe_core.sources import load_source
-from aqe_core.views.compare import BUILTIN_PRESETS, simulate_preset
-from aqe_core.views.releases import RELEASES, compare_releases
+from aqe_core.advise.whatif import simulate_preset
+from aqe_core.model.presets import BUILTIN_PRESETS
+from aqe_core.advise.releases import RELEASES, compare_releases
 
 CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
 NEWER = {r: set(RELEASES[i + 1:]) for i, r in enumerate(RELEASES)}

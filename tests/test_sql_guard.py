@@ -97,7 +97,7 @@ def test_conf_guard_ignores_what_the_caller_says_cannot_matter():
 
 def test_workload_and_preset_settings_pass_the_conf_guard():
     from aqe_core.live import workloads
-    from aqe_core.views.compare import BUILTIN_PRESETS
+    from aqe_core.model.presets import BUILTIN_PRESETS
 
     for w in workloads.WORKLOADS.values():
         for p in w.presets:

@@ -12,9 +12,9 @@ import pytest
 
 from aqe_core import config
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.views.fix_findings import MISSED, SKEW
-from aqe_core.views.recommend import recommend
-from aqe_core.views.verify import DIFFERS, NOT_PREDICTED, SAME, score_fix
+from aqe_core.advise.fix_findings import MISSED, SKEW
+from aqe_core.advise.recommend import recommend
+from aqe_core.advise.verify import DIFFERS, NOT_PREDICTED, SAME, score_fix
 
 CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures" / "4.3.0"
 pytestmark = pytest.mark.slow

@@ -1,6 +1,6 @@
 """Issue 9 WP4a: the views, the one what-if path and the structured sentences.
 
-* :func:`aqe_core.views.compare.whatif` (one engine call for lines and decisions) answers what the
+* :func:`aqe_core.views.compare.whatif` (one advice call for lines and decisions) answers what the
   what-if page assembled from ``whatif_view`` and ``compare_presets``;
 * the engine dispatches on ``Query.evidence`` (capture: exact replay; event log: estimate);
 * the hypothetical split sentence is rendered from the reason's numbers, equal to the rule's own
@@ -17,14 +17,14 @@ import pytest
 
 from aqe_core.engine import adaptive_verdict, simulate
 from aqe_core.engine.adaptive import AdaptiveVerdict
-from aqe_core.engine.whatif import what_if
+from aqe_core.advise.whatif import compare_presets, simulate_preset, what_if
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.model.reasons import Reason
 from aqe_core.readers.capture_file import load_capture
 from aqe_core.readers.eventlog import load
 from aqe_core.sources import load_source
-from aqe_core.views.compare import compare_presets, simulate_preset, whatif, whatif_view
+from aqe_core.views.compare import whatif, whatif_view
 from aqe_core.views.sentences import ADAPTIVE_DISAGREES, adaptive_reason, skew_row_sentence, skew_split_sentence
 
 REPO = Path(__file__).resolve().parent.parent

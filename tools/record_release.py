@@ -261,10 +261,10 @@ def report(version: str, fixtures: Path = FIXTURES, new_fixtures: Optional[Path]
         sections.append(Section(f"captures of {version}", [f"not recorded ({cap_dir})"], True))
     if prev is not None:
         sections.append(profile_verdict(version, prev, same))
-    from aqe_core.views.releases import RELEASES
+    from aqe_core.advise.releases import RELEASES
 
     if version not in RELEASES:
-        sections.append(Section("views.releases.RELEASES", [f"{version} is not listed: add it (the Compare page's"
+        sections.append(Section("advise.releases.RELEASES", [f"{version} is not listed: add it (the Compare page's"
                                                             " every-release table and `releases` follow it)"], True))
     return sections
 

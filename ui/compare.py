@@ -7,7 +7,8 @@ from typing import Optional
 import streamlit as st
 
 from aqe_core.figures.histograms import side_by_side
-from aqe_core.views.compare import PresetOutcome, preset_shuffle_views
+from aqe_core.advise.whatif import PresetOutcome
+from aqe_core.views.compare import preset_shuffle_views
 from aqe_core.views.query import QueryView, ShuffleView
 from aqe_core.config import ADVISORY_PARTITION_SIZE_IN_BYTES
 from aqe_core.plain_text import md_text

@@ -7,8 +7,8 @@ from typing import Optional
 
 import streamlit as st
 
-from aqe_core.views.fixes import fixes_for_view
-from aqe_core.views.recommend import Fix
+from aqe_core.advise.fixes import fixes_for_view
+from aqe_core.advise.recommend import Fix
 from aqe_core.figures.fix_figure import fix_figure
 from aqe_core.plain_text import md_text
 from aqe_core.views.query import QueryView

@@ -9,7 +9,7 @@ from ui.tables import text_table
 
 from aqe_core.plain_text import md_text
 from aqe_core.views.query import QueryView
-from aqe_core.views.releases import compare_releases
+from aqe_core.advise.releases import compare_releases
 from ui.figure_cache import cached_figure
 
 

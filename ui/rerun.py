@@ -7,7 +7,7 @@ import streamlit as st
 
 from aqe_core.views.query import QueryView
 from aqe_core.sources import views_from_capture_file
-from aqe_core.views.compare import rerun_rows
+from aqe_core.advise.verify import rerun_rows
 from aqe_core.plain_text import md_text
 from aqe_core.sources import LoadedSource
 from ui import state

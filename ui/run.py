@@ -10,7 +10,7 @@ from aqe_core.live import workloads
 from aqe_core.live.jobs import MasterNotAllowed, RunManager
 from aqe_core.live.sql_guard import UnsafeSQL
 from aqe_core.plain_text import md_text
-from aqe_core.views.compare import BUILTIN_PRESETS
+from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.server_settings import server_settings
 from aqe_core.storage import CorruptFile
 from ui import state

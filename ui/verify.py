@@ -1,5 +1,5 @@
 """Verify on the Partitions page: run the query again on Spark with a fix's settings, then score
-the prediction against what Spark did (:mod:`aqe_core.views.verify`)."""
+the prediction against what Spark did (:mod:`aqe_core.advise.verify`)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -8,8 +8,8 @@ import streamlit as st
 from aqe_core.plain_text import md_text
 from aqe_core.sources import load_exact
 from aqe_core.views.query import QueryView
-from aqe_core.views.recommend import Fix
-from aqe_core.views.verify import score_fix
+from aqe_core.advise.recommend import Fix
+from aqe_core.advise.verify import score_fix
 from ui import state
 from ui.run import run_manager
 

@@ -15,12 +15,12 @@ _LINE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.[xX*])?\s*$")
 
 def release_arg(text: str) -> SparkVersion:
     """A release given on the command line: ``4.2.1``, or a line (``4.2.x``, ``4.2``) meaning the
-    newest release of that line AQE Lens was checked against (``views.releases.RELEASES``), since
+    newest release of that line AQE Lens was checked against (``advise.releases.RELEASES``), since
     a line's patches may differ (3.4.2 added a setting)."""
     m = _LINE.match(text)
     if m is None:
         return as_version(text)
-    from aqe_core.views.releases import RELEASES
+    from aqe_core.advise.releases import RELEASES
 
     line = (int(m.group(1)), int(m.group(2)))
     known = [as_version(r) for r in RELEASES if (as_version(r).major, as_version(r).minor) == line]
@@ -45,7 +45,7 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     """Exit 0 with no error finding, 1 with one, 2 for bad input."""
-    from aqe_core.config_lint import default_changes, lint_settings
+    from aqe_core.advise.lint import default_changes, lint_settings
 
     try:
         target = release_arg(args.target) if args.target else None

@@ -20,7 +20,7 @@ def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_recommend(args: argparse.Namespace) -> int:
     from aqe_core.model.evidence import Evidence
-    from aqe_core.views.fixes import PLAIN_NOTE, fixes_for_view
+    from aqe_core.advise.fixes import PLAIN_NOTE, fixes_for_view
     from aqe_core.sources import SourceError, load_source
 
     try:
@@ -94,7 +94,7 @@ def _verify(view, fix, master):
     from aqe_core.live.runner import RunFailed, Runner
     from aqe_core.live.runtime import SparkStartFailed
     from aqe_core.live.sql_guard import UnsafeSQL
-    from aqe_core.views.verify import score_fix
+    from aqe_core.advise.verify import score_fix
 
     capture, index = view.model.raw
     q = next(x for x in capture.queries if x.index == index)

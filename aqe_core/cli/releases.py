@@ -15,7 +15,7 @@ def add_releases_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_releases(args: argparse.Namespace) -> int:
     from aqe_core.sources import SourceError, load_source
-    from aqe_core.views.releases import compare_releases
+    from aqe_core.advise.releases import compare_releases
 
     try:
         src = load_source(args.source)

@@ -123,6 +123,19 @@ def pipeline_for(spark_version: "str | SparkVersion") -> Pipeline:
     return chosen
 
 
+def skew_after_coalescing(spark_version: "str | SparkVersion") -> bool:
+    """Whether the release runs ``OptimizeSkewedJoin`` after ``CoalesceShufflePartitions`` (3.0,
+    3.1): skew is then judged on each join side's coalesced partitions, so the lines drawn for a
+    join side are over its own coalesced sizes; from 3.2 the skew rule comes first, on the raw
+    sizes, and the two sides of a join share one coalescing target.
+
+    >>> skew_after_coalescing("3.1.3"), skew_after_coalescing("3.2.4"), skew_after_coalescing("4.3.0")
+    (True, False, False)
+    """
+    rules = pipeline_for(spark_version).rules
+    return rules.index("CoalesceShufflePartitions") < rules.index("OptimizeSkewedJoin")
+
+
 #: 3.1.x ``CustomShuffleReaderRule.supportedShuffleOrigins`` (checked in the 3.1.3 release)
 RULE_ORIGINS_3_1 = {
     "CoalesceShufflePartitions": frozenset({"ENSURE_REQUIREMENTS", "REPARTITION"}),

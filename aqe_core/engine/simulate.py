@@ -23,6 +23,7 @@ before AQE (``spark.sql.shuffle.partitions``) need a new run. Both are reported 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from aqe_core import config
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); on
     from aqe_core.model.capture import Capture, QueryCapture
 
 __all__ = ["Agreement", "JoinResult", "PLAN_CHANGING_KEYS", "QueryResult", "ReadResult", "SimulationReport",
-           "simulate", "simulate_query"]
+           "one_query", "simulate", "simulate_query"]
 
 #: settings that change the plan Spark builds before AQE: a capture cannot answer for them
 PLAN_CHANGING_KEYS = (config.SHUFFLE_PARTITIONS, config.COALESCE_PARTITIONS_INITIAL_PARTITION_NUM,
@@ -74,6 +75,11 @@ def simulate(capture: Capture, conf: Optional[Mapping[str, Any]] = None,
     rep = SimulationReport(str(v), capture.spark_version, overrides, queries, agreement, notes=notes)
     rep.elapsed_ms = (time.perf_counter() - t0) * 1000.0
     return rep
+
+
+def one_query(capture: Capture, q: QueryCapture) -> Capture:
+    """``capture`` with only query ``q`` (the engine simulates one query at a time)."""
+    return replace(capture, queries=[q])
 
 
 def _tally(agreement: Agreement, label: str, qr: QueryResult) -> None:

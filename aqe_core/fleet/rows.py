@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.sources import SourceError, load_source
-from aqe_core.views.compare import simulate_preset
+from aqe_core.advise.whatif import simulate_preset
 from aqe_core.views.query import QueryView
 from aqe_core.views.triage import FINDINGS, triage_row
 

@@ -1,6 +1,7 @@
-"""Presets side by side, and the what-if: what AQE would do to one query under other settings.
+"""Presets side by side, and the what-if, shaped for people: each read under a preset as a chart
+draws it, the what-if page's query with its lines under the overrides, the skew line.
 
-Everything goes through one engine call, :func:`aqe_core.engine.whatif.what_if` (lines and
+The answers come from the advice layer, one call each (:mod:`aqe_core.advise.whatif`: lines and
 decisions together). A capture's presets are replayed exactly; an event log only has the sizes
 after AQE, so its presets are estimated over those sizes and labelled approximate.
 """
@@ -10,40 +11,12 @@ from copy import copy
 from dataclasses import dataclass, field
 from typing import Optional
 
-from aqe_core.config import AQEConf
-from aqe_core.engine.whatif import PresetOutcome, ShuffleOutcome, WhatIf, what_if
-from aqe_core.model.presets import BUILTIN_PRESETS, Preset
-from aqe_core.versions import SparkVersion
+from aqe_core.advise.whatif import PresetOutcome, ShuffleOutcome, WhatIf, what_if_beside_run
+from aqe_core.engine.pipeline import skew_after_coalescing
 from aqe_core.views.from_capture import skew_rows_from_replay
 from aqe_core.views.query import QueryView, ShuffleView, SkewRow, regroup_coalesce_lines, use_replayed_targets
 
-__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIfView", "compare_presets", "join_names", "outcome_shuffle_view",
-           "preset_shuffle_views", "rerun_exact", "rerun_rows", "simulate_preset", "skew_sentence", "whatif", "whatif_view"]
-
-
-def join_names(view: QueryView) -> list[str]:
-    """The join operators of the view's final plan (what the estimate keeps for a plain log)."""
-    plan = view.final_plan
-    if plan is None:
-        return []
-    return [n.name for n in plan.walk() if "Join" in n.name]
-
-
-def _ask(view: QueryView, conf: AQEConf, name: str, *, actual: bool = False, lines: bool = True,
-         decisions: bool = True) -> WhatIf:
-    return what_if(view.model, view.shuffles, join_names(view), conf, name=name, actual=actual,
-                   default_parallelism=view.default_parallelism, lines=lines, decisions=decisions)
-
-
-def simulate_preset(view: QueryView, preset: Preset) -> PresetOutcome:
-    """What AQE does to ``view``'s query under ``preset`` (exact for a capture, else estimated)."""
-    got = _ask(view, preset.conf_for(view.conf), preset.name, actual=preset.name == "actual", lines=False)
-    assert got.outcome is not None
-    return got.outcome
-
-
-def compare_presets(view: QueryView, presets: list[Preset]) -> list[PresetOutcome]:
-    return [simulate_preset(view, p) for p in presets]
+__all__ = ["WhatIfView", "outcome_shuffle_view", "preset_shuffle_views", "skew_sentence", "whatif", "whatif_view"]
 
 
 def _with_lines(view: QueryView, got: WhatIf) -> QueryView:
@@ -58,7 +31,7 @@ def _with_lines(view: QueryView, got: WhatIf) -> QueryView:
             ns.lines = list(sl.lines)
             ns.skew_rows = [SkewRow(p.partition, p.size, None, p.explanation) for p in sl.skewed]
         new.shuffles.append(ns)
-    if view.spark_version >= SparkVersion(3, 2, 0):  # the two sides of a join share one target, as run
+    if not skew_after_coalescing(view.spark_version):  # the two sides of a join share one target, as run
         regroup_coalesce_lines(new.shuffles, got.conf, view.default_parallelism)
     if got.outcome is not None:
         use_replayed_targets(new.shuffles, got.outcome.coalesce_targets, got.outcome.local_stages)
@@ -149,50 +122,13 @@ class WhatIfView:
 
 
 def whatif(view: QueryView, overrides: dict[str, str]) -> WhatIfView:
-    """Lines and decisions under ``overrides`` in one engine call, with Spark's own run beside them
-    (the presets "actual" and "what-if" of :func:`compare_presets`)."""
+    """Lines and decisions under ``overrides`` in one advice call, with Spark's own run beside them
+    (the presets "actual" and "what-if" of :func:`~aqe_core.advise.whatif.compare_presets`)."""
     try:
         conf = view.conf.with_overrides(overrides)
     except ValueError as exc:
         return WhatIfView(view, [str(exc)])
     if not overrides:
         return WhatIfView(view)  # nothing changed: the lines as run
-    got = _ask(view, conf, "what-if")
-    actual = simulate_preset(view, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
-    assert got.outcome is not None
+    got, actual = what_if_beside_run(view, conf)
     return WhatIfView(_with_lines(view, got), [], [actual, got.outcome])
-
-
-def rerun_exact(sim: PresetOutcome, spark: PresetOutcome) -> str:
-    """"yes" only when the simulation is what Spark did in the re-run: every read's partitions and
-    sizes, the skew splits and the joins; else "no: " and the first thing that differs."""
-    mine = [(s.partitions_after, list(s.sizes_after)) for s in sim.shuffles]
-    theirs = [(s.partitions_after, list(s.sizes_after)) for s in spark.shuffles]
-    if "not predicted" in sim.note or "not created" in sim.note:
-        return "no: some reads are not predicted (see the preset's note)"
-    if [n for n, _ in mine] != [n for n, _ in theirs]:
-        return (f"no: partitions {' + '.join(str(n) for n, _ in mine) or '-'} simulated,"
-                f" {' + '.join(str(n) for n, _ in theirs) or '-'} in Spark")
-    if [z for _, z in mine] != [z for _, z in theirs]:
-        return "no: same partition counts, other partition sizes"
-    if sim.splits != spark.splits:
-        return f"no: {sim.splits} skew split parts simulated, {spark.splits} in Spark"
-    if sim.join_strategies != spark.join_strategies:
-        return f"no: joins {'; '.join(sim.join_strategies)} simulated, {'; '.join(spark.join_strategies)} in Spark"
-    return "yes"
-
-
-def rerun_rows(names: list[str], outcomes: list[PresetOutcome], rerun: list[QueryView]) -> list[dict]:
-    """Re-run for real: one row per preset, the simulation's partitions, splits and joins beside
-    what Spark did when the query ran again under the preset (``rerun``: the new run's views, in
-    preset order), and whether they are the same (:func:`rerun_exact`)."""
-    actual = next(p for p in BUILTIN_PRESETS if p.name == "actual")
-    rows = []
-    for name, sim, real in zip(names, outcomes, rerun):
-        spark = simulate_preset(real, actual)
-        rows.append({"preset": name, "simulated partitions": sim.partitions_after,
-                     "Spark partitions": spark.partitions_after,
-                     "simulated splits": sim.splits, "Spark splits": spark.splits,
-                     "simulated joins": "; ".join(sim.join_strategies), "Spark joins": "; ".join(spark.join_strategies),
-                     "Spark duration (ms)": real.duration_ms, "exact": rerun_exact(sim, spark)})
-    return rows

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aqe_core.engine.whatif import spec_sizes
+from aqe_core.engine.spec_sizes import spec_sizes
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,

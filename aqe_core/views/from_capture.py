@@ -1,7 +1,7 @@
 """Captures as :class:`~aqe_core.views.query.QueryView` s.
 
 A capture holds the pre-AQE ``bytesByPartitionId`` and per-map sizes, so its lines are exact and
-its what-ifs are replayed through the rules (:mod:`aqe_core.engine.whatif`), never Spark.
+its what-ifs are replayed through the rules (:mod:`aqe_core.advise.whatif`), never Spark.
 Reading the file is the open layer's job (:func:`aqe_core.sources.views_from_capture_file`).
 """
 from __future__ import annotations
@@ -10,9 +10,10 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from aqe_core.config import AQEConf, checked_layers
-from aqe_core.engine import QueryResult, ReadResult, SimulationReport, adaptive_verdict, simulate
+from aqe_core.engine import QueryResult, ReadResult, SimulationReport, adaptive_verdict, one_query, simulate
+from aqe_core.engine.pipeline import skew_after_coalescing
+from aqe_core.engine.spec_sizes import spec_reducers, spec_sizes
 from aqe_core.engine.trace import trace_join, trace_read
-from aqe_core.engine.whatif import one_query, spec_reducers, spec_sizes
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.query import query_from_capture
@@ -117,7 +118,7 @@ def skew_rows_from_replay(sv: ShuffleView, r: ReadResult) -> list[SkewRow]:
 def _shuffle_view(q: QueryCapture, r: ReadResult, v: SparkVersion, conf: AQEConf, ctx: dict, keys: dict) -> ShuffleView:
     sv = _base_view(q, r, ctx, keys)
     specs, before = r.spark_specs, sv.sizes_before
-    if v < SparkVersion(3, 2, 0) and sv.join and specs and before is not None and not sv.local:
+    if skew_after_coalescing(v) and sv.join and specs and before is not None and not sv.local:
         # 3.0/3.1 judge skew on the coalesced partitions, after CoalesceShufflePartitions
         tmp = replace(sv, sizes_before=None, sizes_after=_pre_split_sizes(specs, before), lines=[], skew_rows=[])
         compute_lines(tmp, conf, q.default_parallelism)
@@ -163,7 +164,7 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
         view.adaptive_reason = adaptive_reason(adaptive_verdict(q.final_plan.root, q.conf, capture.spark_version))
     keys = {idx: f"join-{j}" for idx, (_n, _s, _t, j) in ctx.items()}
     view.shuffles = [_shuffle_view(q, r, v, conf, {k: c[:3] for k, c in ctx.items()}, keys) for r in qr.reads]
-    if v >= SparkVersion(3, 2, 0):  # 3.0/3.1 lines are over each side's own coalesced partitions
+    if not skew_after_coalescing(v):  # 3.0/3.1 lines are over each side's own coalesced partitions
         regroup_coalesce_lines(view.shuffles, conf, q.default_parallelism)
     use_replayed_targets(view.shuffles, _replayed_targets(qr), None)
     _task_times(view, q, qr)

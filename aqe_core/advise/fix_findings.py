@@ -7,7 +7,7 @@ split would cut it); a broadcast is missed when the side fits Spark's default 10
 a read is over-coalesced when it has fewer partitions than the cores while every core could
 get at least the minimum partition size; it has too many small partitions when it has more
 than the cores and more than twice what the advisory size calls for. The goal is tested on the
-replay under the candidate settings (:mod:`aqe_core.views.recommend`), never assumed.
+replay under the candidate settings (:mod:`aqe_core.advise.recommend`), never assumed.
 """
 from __future__ import annotations
 
@@ -59,12 +59,14 @@ def bytes_above(n: int) -> str:
 
 
 def factor_below(ratio: float, v: SparkVersion) -> Optional[str]:
-    """A skew factor the partition passes (``size > factor x median``); an int before 3.4.
+    """A skew factor the partition passes (``size > factor x median``), of the type the release's
+    registry entry gives it (an int before 3.4).
 
     >>> factor_below(7.83, SparkVersion(3, 5, 9)), factor_below(7.0, SparkVersion(3, 3, 4))
     ('7.8', '6')
     """
-    if v >= SparkVersion(3, 4, 0):
+    entry = config.keys_for(v).get(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR)
+    if entry is not None and entry.type == "double":
         f = math.floor(ratio * 10 - 1e-9) / 10
         return num(f) if f >= 1 else None
     f = math.ceil(ratio) - 1
@@ -173,7 +175,7 @@ def _coalescing(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion) 
         why = (f"{len(sizes)} partitions ({format_bytes(total)}) coalesced into {n_now}, fewer than the {cores} cores"
                f" although each core could get at least {format_bytes(min_size)}")
         cands = []
-        if v >= SparkVersion(3, 2, 0) and not conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, True):
+        if not conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, True):  # (a key from 3.2)
             cands.append({config.COALESCE_PARTITIONS_PARALLELISM_FIRST: "true"})
         cands.append({config.ADVISORY_PARTITION_SIZE_IN_BYTES: bytes_below(total // want + 1)})
         return Finding(OVER, stage, why, lambda qr: (_partitions(_read_at(qr, stage) or r, True) or 0) >= want, cands)
@@ -188,7 +190,7 @@ def _coalescing(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion) 
     cands = []
     if not conf.get_or(config.COALESCE_PARTITIONS_ENABLED, True):
         cands.append({config.COALESCE_PARTITIONS_ENABLED: "true"})
-    if v >= SparkVersion(3, 2, 0) and conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, False):
+    if conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, False):
         cands.append({config.COALESCE_PARTITIONS_PARALLELISM_FIRST: "false"})
     hints = (["a `REBALANCE` hint lets AQE size the output files; a `REPARTITION(n)` hint fixes n partitions and AQE"
               " never coalesces it"] if rebalance or (st and st.origin == "REPARTITION_BY_NUM") else [])
@@ -234,7 +236,7 @@ def missed_broadcast(j: JoinResult, probe: QueryResult, v: SparkVersion) -> Opti
     size, key = took.numbers["size"], took.config_keys[0] if took.config_keys else config.AUTO_BROADCASTJOIN_THRESHOLD
     side = took.subject.get("side", "build")
     cands = [{key: bytes_above(size)}]
-    if key == config.AUTO_BROADCASTJOIN_THRESHOLD and v >= SparkVersion(3, 2, 0):
+    if key == config.AUTO_BROADCASTJOIN_THRESHOLD and config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD in config.keys_for(v):
         cands.insert(0, {config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD: bytes_above(size)})
     now = next((x for x in j.reasons if x.code in ("broadcast_off", "too_big_to_broadcast")
                 and x.subject.get("side") == side), None)
@@ -257,10 +259,9 @@ def probe_settings(conf: AQEConf, v: SparkVersion) -> dict[str, str]:
     out = {}
     if conf.get_or(config.AUTO_BROADCASTJOIN_THRESHOLD, default) < default:
         out[config.AUTO_BROADCASTJOIN_THRESHOLD] = str(default)
-    if v >= SparkVersion(3, 2, 0):
-        aqe = conf.get(config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD)
-        if aqe is not None and aqe < default:
-            out[config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD] = str(default)
+    aqe = conf.get_or(config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD, None)  # (a key from 3.2)
+    if aqe is not None and aqe < default:
+        out[config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD] = str(default)
     return out
 
 

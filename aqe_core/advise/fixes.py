@@ -2,10 +2,10 @@
 log (:mod:`.recommend`), estimated on a plain event log (:mod:`.fix_estimate`)."""
 from __future__ import annotations
 
+from aqe_core.advise.fix_estimate import recommend_estimated
+from aqe_core.advise.recommend import Fix, recommend
+from aqe_core.advise.whatif import QuerySizes
 from aqe_core.model.evidence import Evidence
-from aqe_core.views.fix_estimate import recommend_estimated
-from aqe_core.views.query import QueryView
-from aqe_core.views.recommend import Fix, recommend
 
 __all__ = ["PLAIN_NOTE", "fixes_for_view"]
 
@@ -14,7 +14,7 @@ PLAIN_NOTE = ("a plain event log shows only the partitions after AQE: fixes are 
               " with the listener: python -m aqe_core listener --spark-conf)")
 
 
-def fixes_for_view(view: QueryView) -> list[Fix]:
+def fixes_for_view(view: QuerySizes) -> list[Fix]:
     m = view.model
     if m is not None and m.raw is not None and m.evidence is Evidence.EXACT:
         capture, index = m.raw

@@ -3,13 +3,14 @@
 :func:`what_if` dispatches on :attr:`Query.evidence <aqe_core.model.query.Query.evidence>`:
 a capture (exact pre-AQE statistics) is replayed through Spark's rules with
 :func:`aqe_core.engine.simulate`; an event log (Spark's post-AQE metrics only) gets the
-estimate of :mod:`.estimate`, labelled as such. The views' what-if, presets comparison and
-the pages all go through it.
+estimate of :mod:`aqe_core.engine.estimate`, labelled as such. The presets side by side, the
+what-if page, the fixes on plain logs and the release comparison all go through it; the views
+shape its answer for people (:mod:`aqe_core.views.compare`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Optional, Protocol, Sequence
 
 from aqe_core.config import AQEConf
 from aqe_core.engine.estimate import (
@@ -17,15 +18,17 @@ from aqe_core.engine.estimate import (
 )
 from aqe_core.engine.lines import ShuffleLines, shuffle_lines
 from aqe_core.engine.restage import NOT_PREDICTED
-from aqe_core.engine.simulate import SimulationReport, simulate
-from aqe_core.model.capture import Capture, QueryCapture
+from aqe_core.engine.simulate import SimulationReport, one_query, simulate
+from aqe_core.engine.spec_sizes import spec_reducers, spec_sizes
 from aqe_core.model.evidence import Evidence
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.model.query import Query
-from aqe_core.model.specs import (
-    CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
-)
+from aqe_core.model.specs import CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec
+from aqe_core.versions import SparkVersion
 
-__all__ = ["PresetOutcome", "ShuffleOutcome", "WhatIf", "one_query", "spec_reducers", "spec_sizes", "what_if"]
+__all__ = ["PresetOutcome", "QuerySizes", "ShuffleOutcome", "WhatIf", "compare_presets", "join_names",
+           "query_what_if", "simulate_preset", "what_if", "what_if_beside_run"]
 
 EXACT_NOTE = "exact: our rules replayed over the captured statistics"
 
@@ -41,45 +44,6 @@ class WhatIf:
     #: the replay behind ``outcome`` (exact sources only): every read's reasons, for callers that
     #: explain the decisions without replaying again
     replay: Optional[SimulationReport] = None
-
-
-def one_query(capture: Capture, q: QueryCapture) -> Capture:
-    """``capture`` with only query ``q`` (the engine simulates one query at a time)."""
-    return replace(capture, queries=[q])
-
-
-def spec_sizes(specs: list[Any], bytes_: Optional[list[int]], q: QueryCapture,
-               shuffle_id: Optional[int]) -> Optional[list[int]]:
-    """Bytes each spec reads (data sizes where Spark recorded them, else summed from the statistics)."""
-    if bytes_ is None:
-        return None
-    sh = q.shuffle(shuffle_id)
-    out: list[int] = []
-    for s in specs:
-        if isinstance(s, CoalescedPartitionSpec):
-            out.append(s.data_size if s.data_size is not None else sum(bytes_[s.start_reducer_index:s.end_reducer_index]))
-        elif isinstance(s, PartialReducerPartitionSpec):
-            if s.data_size is not None:
-                out.append(s.data_size)
-            else:
-                maps = sh.map_sizes.for_reducer(s.reducer_index) if (sh and sh.map_sizes) else None
-                if maps is None:
-                    return None
-                out.append(sum(maps[s.start_map_index:s.end_map_index]))
-        elif isinstance(s, (PartialMapperPartitionSpec, CoalescedMapperPartitionSpec)):
-            return None  # local reads: per-task sizes are not what AQE sized
-    return out
-
-
-def spec_reducers(specs: Optional[list[Any]], n: int) -> tuple[Optional[list[tuple[int, int]]], Optional[list[bool]]]:
-    """Per spec: the reducers it reads ``(start, end)`` and whether it is a part of a split
-    reducer; (None, None) unless every spec is a reducer-side one and there are ``n`` of them."""
-    if not specs or len(specs) != n or not all(isinstance(x, (CoalescedPartitionSpec, PartialReducerPartitionSpec))
-                                               for x in specs):
-        return None, None
-    return ([(x.start_reducer_index, x.end_reducer_index) if isinstance(x, CoalescedPartitionSpec)
-             else (x.reducer_index, x.reducer_index + 1) for x in specs],
-            [isinstance(x, PartialReducerPartitionSpec) for x in specs])
 
 
 def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[PresetOutcome, SimulationReport]:
@@ -181,3 +145,54 @@ def what_if(query: Optional[Query], shuffles: Sequence[ShuffleSizes], joins: lis
         local = out.outcome.local_stages if out.outcome is not None else None
         out.lines = _lines(shuffles, conf, default_parallelism, local)
     return out
+
+
+class QuerySizes(Protocol):
+    """What advice reads of a query the views hold (a :class:`~aqe_core.views.query.QueryView`;
+    advice never imports views, which build on it)."""
+
+    spark_version: SparkVersion
+    conf: AQEConf
+    model: Optional[Query]
+    default_parallelism: Optional[int]
+    initial_plan: Optional[PlanNode]
+    final_plan: Optional[PlanNode]
+    duration_ms: Optional[int]
+
+    @property
+    def shuffles(self) -> Sequence[ShuffleSizes]: ...
+
+
+def join_names(view: QuerySizes) -> list[str]:
+    """The join operators of the view's final plan (what the estimate keeps for a plain log)."""
+    plan = view.final_plan
+    if plan is None:
+        return []
+    return [n.name for n in plan.walk() if "Join" in n.name]
+
+
+def query_what_if(view: QuerySizes, conf: AQEConf, name: str, *, actual: bool = False, lines: bool = True,
+                  decisions: bool = True) -> WhatIf:
+    """:func:`what_if` over a view's query (its model, shuffles, joins and parallelism)."""
+    return what_if(view.model, view.shuffles, join_names(view), conf, name=name, actual=actual,
+                   default_parallelism=view.default_parallelism, lines=lines, decisions=decisions)
+
+
+def simulate_preset(view: QuerySizes, preset: Preset) -> PresetOutcome:
+    """What AQE does to ``view``'s query under ``preset`` (exact for a capture, else estimated)."""
+    got = query_what_if(view, preset.conf_for(view.conf), preset.name, actual=preset.name == "actual", lines=False)
+    assert got.outcome is not None
+    return got.outcome
+
+
+def compare_presets(view: QuerySizes, presets: list[Preset]) -> list[PresetOutcome]:
+    return [simulate_preset(view, p) for p in presets]
+
+
+def what_if_beside_run(view: QuerySizes, conf: AQEConf, *, lines: bool = True) -> tuple[WhatIf, PresetOutcome]:
+    """Lines and decisions under ``conf`` in one engine call, with Spark's own run beside them
+    (the presets "what-if" and "actual")."""
+    got = query_what_if(view, conf, "what-if", lines=lines)
+    actual = simulate_preset(view, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
+    assert got.outcome is not None
+    return got, actual

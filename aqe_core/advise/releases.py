@@ -17,17 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aqe_core import config
+from aqe_core.advise.lint import LintFinding, default_changes, lint_settings
+from aqe_core.advise.whatif import QuerySizes, join_names, what_if
 from aqe_core.config import AQEConf, checked_layers
-from aqe_core.config_lint import LintFinding, default_changes, lint_settings
 from aqe_core.engine.estimate import PresetOutcome
 from aqe_core.engine.pipeline import pipeline_for, rule_changes
 from aqe_core.engine.simulate import SimulationReport
-from aqe_core.engine.whatif import what_if
-from aqe_core.model.evidence import Evidence
 from aqe_core.engine.stage_plan import exchange_over_union
+from aqe_core.model.evidence import Evidence
 from aqe_core.versions import as_version
-from aqe_core.views.compare import join_names
-from aqe_core.views.query import QueryView
 
 __all__ = ["RELEASES", "ReleaseComparison", "ReleaseRow", "compare_releases"]
 
@@ -114,7 +112,7 @@ class ReleaseComparison:
                 "differences": [d.to_dict() for d in self.diffs]}
 
 
-def compare_releases(view: QueryView, releases: tuple[str, ...] = RELEASES) -> ReleaseComparison:
+def compare_releases(view: QuerySizes, releases: tuple[str, ...] = RELEASES) -> ReleaseComparison:
     """The query under each release's rules, its own settings carried where the release has them."""
     settings = {**view.conf.explicit, **view.conf.unknown}
     own = str(view.spark_version)
@@ -163,7 +161,7 @@ def _calibration(rows: list[ReleaseRow]) -> str:
             " estimated rows as a direction, not a count")
 
 
-def _planner_caveats(view: QueryView, conf: AQEConf) -> list[str]:
+def _planner_caveats(view: QuerySizes, conf: AQEConf) -> list[str]:
     """Known planner changes the replay of the recorded plan cannot follow.
 
     From 4.1 (``spark.sql.unionOutputPartitioning``) a Union whose children agree on a hash

@@ -10,16 +10,14 @@ again without the pre-AQE sizes), and joins are not re-planned; both need exact 
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from aqe_core import config
+from aqe_core.advise.fix_findings import SKEW, SMALL, bytes_below, factor_below
+from aqe_core.advise.recommend import Fix
+from aqe_core.advise.whatif import QuerySizes, what_if_beside_run
 from aqe_core.engine.lines import can_split_left, can_split_right, median_size
 from aqe_core.units import format_bytes, num
-from aqe_core.versions import SparkVersion
-from aqe_core.views.compare import whatif
-from aqe_core.views.fix_findings import SKEW, SMALL, bytes_below, factor_below
-from aqe_core.views.query import QueryView, ShuffleView
-from aqe_core.views.recommend import Fix
 
 __all__ = ["recommend_estimated"]
 
@@ -28,7 +26,7 @@ ASSUMES = ("estimate: re-applies skew detection and coalescing to the partition 
            " the AQE Lens listener gives the exact prediction")
 
 
-def _skew_settings(s: ShuffleView, view: QueryView) -> Optional[tuple[str, dict[str, str]]]:
+def _skew_settings(s: Any, view: QuerySizes) -> Optional[tuple[str, dict[str, str]]]:
     sizes = s.sizes_after or []
     if not s.join or not s.join_type or len(sizes) < 2 or (s.skew_splits or s.skewed_partitions):
         return None
@@ -51,7 +49,7 @@ def _skew_settings(s: ShuffleView, view: QueryView) -> Optional[tuple[str, dict[
     return (why, settings) if settings else None
 
 
-def _small_settings(s: ShuffleView, view: QueryView) -> Optional[tuple[str, dict[str, str]]]:
+def _small_settings(s: Any, view: QuerySizes) -> Optional[tuple[str, dict[str, str]]]:
     sizes = s.sizes_after or []
     if s.local or not sizes:
         return None
@@ -63,14 +61,14 @@ def _small_settings(s: ShuffleView, view: QueryView) -> Optional[tuple[str, dict
     settings: dict[str, str] = {}
     if not conf.get_or(config.COALESCE_PARTITIONS_ENABLED, True):
         settings[config.COALESCE_PARTITIONS_ENABLED] = "true"
-    elif view.spark_version >= SparkVersion(3, 2, 0) and conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, False):
+    elif conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, False):  # (a key from 3.2)
         settings[config.COALESCE_PARTITIONS_PARALLELISM_FIRST] = "false"
     why = (f"{len(sizes)} partitions of {format_bytes(total)} in all (median {format_bytes(median_size(sizes))}), more"
            f" than twice the {cores} cores and twice the {needed} the advisory size {format_bytes(advisory)} calls for")
     return (why, settings) if settings else None
 
 
-def recommend_estimated(view: QueryView) -> list[Fix]:
+def recommend_estimated(view: QuerySizes) -> list[Fix]:
     """Estimated fixes for a query of a plain event log (see the module doc)."""
     out: list[Fix] = []
     for s in view.shuffles:
@@ -78,11 +76,14 @@ def recommend_estimated(view: QueryView) -> list[Fix]:
             if found is None:
                 continue
             why, settings = found
-            got = whatif(view, settings)
-            if got.errors or len(got.outcomes) < 2:
+            try:
+                conf = view.conf.with_overrides(settings)
+            except ValueError:
                 continue
-            before = {x.key: x for x in got.outcomes[0].shuffles}
-            after = {x.key: x for x in got.outcomes[1].shuffles}
+            got, actual = what_if_beside_run(view, conf, lines=False)
+            assert got.outcome is not None
+            before = {x.key: x for x in actual.shuffles}
+            after = {x.key: x for x in got.outcome.shuffles}
             mine = after.get(s.key)
             if mine is None or (kind == SKEW and not mine.skewed) or (kind == SMALL and mine.partitions_after >= len(s.sizes_after or [])):
                 continue

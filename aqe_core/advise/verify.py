@@ -10,6 +10,9 @@ it, expression ids aside). Every read is scored: exactly as predicted, differs, 
 (the prediction said why; Spark's number is shown beside it), or not comparable (no read of the
 new run is that read: the data changed). A read only the re-run has is listed too: a shuffle
 the change adds, which the prediction names as not predicted, or one it missed.
+
+Presets are verified the same way (:func:`rerun_rows`): each preset's simulation beside what
+Spark did when the query ran again under it.
 """
 from __future__ import annotations
 
@@ -18,15 +21,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from aqe_core.advise.recommend import Fix
+from aqe_core.advise.whatif import PresetOutcome, QuerySizes, simulate_preset
 from aqe_core.engine.restage import NOT_PREDICTED as _NOT_PREDICTED_CODE
 from aqe_core.engine.results import ReadResult
-from aqe_core.engine.simulate import simulate
-from aqe_core.engine.whatif import one_query
+from aqe_core.engine.simulate import one_query, simulate
 from aqe_core.model.capture import Capture, QueryCapture
+from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.model.specs import spec_to_dict
-from aqe_core.views.recommend import Fix
 
-__all__ = ["ReadScore", "VerifyScore", "score_fix", "stats_key"]
+__all__ = ["ReadScore", "VerifyScore", "rerun_exact", "rerun_rows", "score_fix", "stats_key"]
 
 SAME, DIFFERS, NOT_PREDICTED, NOT_COMPARABLE = "exactly as predicted", "differs", "not predicted", "not comparable"
 _IDS = re.compile(r"#\d+L?|\[plan_id=\d+\]|,\s*\[plan_id=\d+\]")
@@ -191,3 +195,38 @@ def score_fix(fix: Fix, original: QueryCapture, rerun: Capture, query: Optional[
     out.joins_not_predicted = sum(1 for j in fix.predicted.joins if j.simulated is None) if fix.predicted else 0
     out.joins_spark = [j.spark for j in did.joins]
     return out
+
+
+def rerun_exact(sim: PresetOutcome, spark: PresetOutcome) -> str:
+    """"yes" only when the simulation is what Spark did in the re-run: every read's partitions and
+    sizes, the skew splits and the joins; else "no: " and the first thing that differs."""
+    mine = [(s.partitions_after, list(s.sizes_after)) for s in sim.shuffles]
+    theirs = [(s.partitions_after, list(s.sizes_after)) for s in spark.shuffles]
+    if "not predicted" in sim.note or "not created" in sim.note:
+        return "no: some reads are not predicted (see the preset's note)"
+    if [n for n, _ in mine] != [n for n, _ in theirs]:
+        return (f"no: partitions {' + '.join(str(n) for n, _ in mine) or '-'} simulated,"
+                f" {' + '.join(str(n) for n, _ in theirs) or '-'} in Spark")
+    if [z for _, z in mine] != [z for _, z in theirs]:
+        return "no: same partition counts, other partition sizes"
+    if sim.splits != spark.splits:
+        return f"no: {sim.splits} skew split parts simulated, {spark.splits} in Spark"
+    if sim.join_strategies != spark.join_strategies:
+        return f"no: joins {'; '.join(sim.join_strategies)} simulated, {'; '.join(spark.join_strategies)} in Spark"
+    return "yes"
+
+
+def rerun_rows(names: list[str], outcomes: list[PresetOutcome], rerun: list[QuerySizes]) -> list[dict]:
+    """Re-run for real: one row per preset, the simulation's partitions, splits and joins beside
+    what Spark did when the query ran again under the preset (``rerun``: the new run's views, in
+    preset order), and whether they are the same (:func:`rerun_exact`)."""
+    actual = next(p for p in BUILTIN_PRESETS if p.name == "actual")
+    rows = []
+    for name, sim, real in zip(names, outcomes, rerun):
+        spark = simulate_preset(real, actual)
+        rows.append({"preset": name, "simulated partitions": sim.partitions_after,
+                     "Spark partitions": spark.partitions_after,
+                     "simulated splits": sim.splits, "Spark splits": spark.splits,
+                     "simulated joins": "; ".join(sim.join_strategies), "Spark joins": "; ".join(spark.join_strategies),
+                     "Spark duration (ms)": real.duration_ms, "exact": rerun_exact(sim, spark)})
+    return rows

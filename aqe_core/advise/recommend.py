@@ -1,4 +1,4 @@
-"""Minimal fixes (issue 13): for each finding of a query (:mod:`aqe_core.views.fix_findings`:
+"""Minimal fixes (issue 13): for each finding of a query (:mod:`aqe_core.advise.fix_findings`:
 skew left unsplit, over-coalesced, too many small partitions or small files after a rebalance,
 a missed or demoted broadcast), the smallest change of settings whose replay reaches the
 finding's goal, with what it does to every other read and join of the query and, set for the
@@ -19,11 +19,11 @@ from typing import Any, Optional
 
 from aqe_core import config
 from aqe_core.config import AQEConf
-from aqe_core.views.fix_findings import SKEW, Finding, find, next_settings, probe_settings
+from aqe_core.advise.fix_findings import SKEW, Finding, find, next_settings, probe_settings
 from aqe_core.engine.restage import NOT_PREDICTED
 from aqe_core.engine.results import QueryResult
-from aqe_core.engine.simulate import simulate
-from aqe_core.engine.whatif import one_query, spec_sizes
+from aqe_core.engine.simulate import one_query, simulate
+from aqe_core.engine.spec_sizes import spec_sizes
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec, spec_to_dict,
