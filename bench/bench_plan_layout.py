@@ -22,7 +22,7 @@ from timing import timeit  # noqa: E402
 from aqe_core.figures.plan_blocks import box_graph  # noqa: E402
 from aqe_core.figures.plan_figure import _Frame, node_kind, plan_figure  # noqa: E402
 from aqe_core.figures.synthetic import synthetic_plan  # noqa: E402
-from aqe_core.sources import load_source  # noqa: E402
+from aqe_core.opening import load_source  # noqa: E402
 from aqe_core.views.plan_diff import diff_plans  # noqa: E402
 
 BIG_LOG = ROOT / "sample_logs" / "eventlogs" / "local-1795649029734.zstd"

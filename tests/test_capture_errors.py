@@ -21,7 +21,7 @@ import pytest
 
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.sources import SourceError, load_source
+from aqe_core.opening import SourceError, load_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"  # has an exact fix

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from aqe_core.eventlog import load
 from aqe_core.figures.plan_hover import format_metric
-from aqe_core.sources import sample_sources, views_from_capture_file
+from aqe_core.opening import sample_sources, views_from_capture_file
 from aqe_core.views.from_capture import EXACT_READ_METRICS
 
 ROOT = Path(__file__).resolve().parents[1]

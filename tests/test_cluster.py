@@ -149,7 +149,7 @@ def test_the_run_page_and_rerun_on_a_standalone_cluster(cluster, tmp_path):
     from aqe_core.engine import simulate
     from aqe_core.model.presets import get_preset
     from aqe_core.readers.capture_file import load_capture
-    from aqe_core.sources import views_from_capture_file
+    from aqe_core.opening import views_from_capture_file
     from aqe_core.views.compare import compare_presets, simulate_preset
 
     sample = ROOT / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"

@@ -239,7 +239,7 @@ def test_random_mutations(tmp_path, data):
 
 from _fuzz_corpus import capture_cases, eventlog_cases  # noqa: E402
 
-from aqe_core.sources import LoadedSource, SourceError, load_source  # noqa: E402
+from aqe_core.opening import LoadedSource, SourceError, load_source  # noqa: E402
 
 FUZZ_LIMITS = Limits(max_decompressed_bytes=64 << 20, max_seconds=30.0)
 

@@ -273,9 +273,9 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_task_end_fast_path_equals_json_parse(key):
     from aqe_core.readers.eventlog import codecs
     from aqe_core.readers.eventlog.loader import _Prepend
-    from aqe_core.readers.eventlog.lines import parse_task_end_json
+    from aqe_core.readers.eventlog.log_lines import parse_task_end_json
     from aqe_core.readers.eventlog.task_end import parse_task_end_fast
-    from aqe_core.readers.eventlog.sources import open_source
+    from aqe_core.readers.eventlog.log_files import open_source
 
     n = 0
     with open_source(str(sample(key))) as src:

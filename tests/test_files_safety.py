@@ -23,7 +23,7 @@ from aqe_core.readers.capture_file import load_capture
 from aqe_core.eventlog import EventLogError, LimitExceeded, Limits, load
 from aqe_core.server_settings import SAMPLES_DIR
 from aqe_core.share import UploadRefused, store_upload, upload_path
-from aqe_core.sources import OUTSIDE_ROOTS, SourceError, load_source, open_on_server, resolve_in_roots
+from aqe_core.opening import OUTSIDE_ROOTS, SourceError, load_source, open_on_server, resolve_in_roots
 from test_eventlog_codecs import lz4_java, lzf_stored, snappy_java
 
 REPO = Path(__file__).resolve().parent.parent

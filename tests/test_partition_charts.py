@@ -12,7 +12,7 @@ import pytest
 from aqe_core.figures.byte_axis import byte_ticks
 from aqe_core.figures.fix_figure import fix_figure
 from aqe_core.figures.histograms import BAR_LIMIT, MIN_BAR, partition_figure, side_by_side
-from aqe_core.sources import load_source
+from aqe_core.opening import load_source
 from aqe_core.views.compare import BUILTIN_PRESETS, compare_presets, preset_shuffle_views, whatif
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"

@@ -84,7 +84,7 @@ def test_traces_and_customdata(bhj):
 
 
 def _figures_of_every_sample():
-    from aqe_core.sources import load_source, sample_sources
+    from aqe_core.opening import load_source, sample_sources
     for sample in sample_sources():
         src = load_source(sample.path)
         for view in src.views:
@@ -308,7 +308,7 @@ def test_figure_json_size_reasonable():
 
 def test_the_initial_plan_carries_no_skew_join_mark():
     """Issue 12: a skew join is a change of the later plan; the initial plan's join had none."""
-    from aqe_core.sources import default_sample, load_source
+    from aqe_core.opening import default_sample, load_source
     from aqe_core.views.plan_diff import SKEW_JOIN, diff_plans
 
     src = load_source(default_sample().path)
@@ -326,7 +326,7 @@ def test_hover_boxes_stay_small_enough_to_draw_whole():
     """Issue 23: plotly clips a hover box at the chart's edges; every node's box keeps short
     lines and a bounded count, on the busiest real plans (and AQE's change is never dropped)."""
     from aqe_core.figures.plan_hover import HOVER_MAX_LINES, HOVER_WIDTH
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
     from aqe_core.views.plan_diff import diff_plans
 
     root = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.sources import views_from_capture_file
+from aqe_core.opening import views_from_capture_file
 from aqe_core.views.compare import compare_presets, rerun_rows, simulate_preset
 from aqe_core.model.presets import get_preset
 from aqe_core.live.jobs import RunManager

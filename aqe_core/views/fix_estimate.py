@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Optional
 
 from aqe_core import config
-from aqe_core.engine.lines import can_split_left, can_split_right, median_size
+from aqe_core.engine.histogram_lines import can_split_left, can_split_right, median_size
 from aqe_core.units import format_bytes, num
 from aqe_core.versions import SparkVersion
 from aqe_core.views.compare import whatif

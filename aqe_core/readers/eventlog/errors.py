@@ -55,7 +55,7 @@ class Limits:
     Size limits count decoded bytes of the whole log (every part of a rolling directory or
     archive), and the expansion ratio is taken against the archive's size for zip/tar members.
     The CLI keeps these generous defaults; the app passes :func:`server limits
-    <aqe_core.sources.server_limits>` derived from the server settings, and a
+    <aqe_core.opening.server_limits>` derived from the server settings, and a
     :class:`~aqe_core.readers.budget.LoadMeter` for its per-source limits and memory budget.
     """
 
