@@ -160,7 +160,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engine": ("aqe_core.engine",),
     "views": ("aqe_core.views",),
     "live": ("aqe_core.live",),
-    "open": ("aqe_core.opening", "aqe_core.share"),
+    "open": ("aqe_core.opening", "aqe_core.share", "aqe_core.user_presets"),
     "fleet": ("aqe_core.fleet",),
     "figures": ("aqe_core.figures",),
     "report": ("aqe_core.report",),

@@ -11,7 +11,7 @@ import pytest
 
 from aqe_core.readers.capture_file import load_capture
 from aqe_core.views.compare import compare_presets
-from aqe_core.model.presets import get_preset
+from aqe_core.user_presets import get_preset
 from aqe_core.model.specs import PartialReducerPartitionSpec
 from aqe_core.opening import load_source
 

@@ -382,7 +382,9 @@ def test_the_physical_plan_text_is_the_latest_version_spark_logged():
         if d["Event"].endswith(("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")):
             latest[d["executionId"]] = d["physicalPlanDescription"]
     log = load(str(path))
-    assert latest and {e: log.executions[e].physical_plan_description for e in latest} == latest
+    from aqe_core.readers.eventlog.planinfo import physical_plan_description
+
+    assert latest and {e: physical_plan_description(log.executions[e]) for e in latest} == latest
     assert all(isinstance(log.executions[e].physical_plan_z, bytes) for e in latest)
 
 
@@ -467,7 +469,7 @@ def test_packed_bytes_hold_their_own_size_only():
     import os
     import tracemalloc
 
-    from aqe_core.model.packed import pack, unpack
+    from aqe_core.readers.eventlog.packed import pack, unpack
 
     data = os.urandom(2000) * 20
     tracemalloc.start()

@@ -13,7 +13,7 @@ import pytest
 import zstandard
 
 from aqe_core.eventlog import Limits, load
-from aqe_core.model.spill import SpillFile, SpillMap
+from aqe_core.readers.eventlog.spill_file import SpillFile, SpillMap
 from aqe_core.readers.eventlog import builder
 from aqe_core.views.eventlog_summary import log_json
 

@@ -9,7 +9,7 @@ import pytest
 
 from aqe_core.opening import views_from_capture_file
 from aqe_core.views.compare import compare_presets, rerun_rows, simulate_preset
-from aqe_core.model.presets import get_preset
+from aqe_core.user_presets import get_preset
 from aqe_core.live.jobs import RunManager
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
-from aqe_core.model.packed import pack
-from aqe_core.model.spill import SpillMap
+from aqe_core.readers.eventlog.packed import pack
+from aqe_core.readers.eventlog.spill_file import SpillMap
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
 from aqe_core.readers.eventlog.jsonfast import parse_json
