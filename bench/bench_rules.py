@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import timeit  # noqa: E402
 
 from aqe_core.config import AQEConf  # noqa: E402
-from aqe_core.rules.shuffle_partitions import coalesce_partitions, coalesce_partitions_with_skew_sections  # noqa: E402
-from aqe_core.rules.skew_join import SkewJoinSide, optimize_skewed_join  # noqa: E402
+from aqe_core.rules.shuffle_partitions_util import coalesce_partitions, coalesce_partitions_with_skew_sections  # noqa: E402
+from aqe_core.rules.optimize_skewed_join import SkewJoinSide, optimize_skewed_join  # noqa: E402
 
 MIB = 1024 * 1024
 

@@ -17,7 +17,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aqe_core.eventlog import EventLog, EventLogError, load
+from aqe_core.api import EventLog, EventLogError, load_event_log as load
 from aqe_core.readers.eventlog.errors import Limits
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.eventlog import EventLogError, load
+from aqe_core.api import EventLogError, load_event_log as load
 from aqe_core.model.plan_walk import graph_nodes
 from aqe_core.views.eventlog_summary import log_json
 from aqe_core.model.plan import PlanNode
@@ -373,7 +373,7 @@ def test_the_physical_plan_text_is_the_latest_version_spark_logged():
     """Kept compressed once the execution ends, read back as Spark wrote it."""
     import json
 
-    from aqe_core.eventlog import load
+    from aqe_core.api import load_event_log as load
 
     path = Path(__file__).resolve().parent / "fixtures" / "eventlogs" / "spark301_plain_local-1795309249168.inprogress"
     latest: dict[int, str] = {}
@@ -394,7 +394,7 @@ def test_a_loaded_log_survives_pickling():
     import copy
     import pickle
 
-    from aqe_core.eventlog import load
+    from aqe_core.api import load_event_log as load
 
     log = load(str(sample("spark359_zstd")))
     for other in (pickle.loads(pickle.dumps(log)), copy.deepcopy(log)):

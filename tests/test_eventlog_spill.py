@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from aqe_core.eventlog import Limits, load
+from aqe_core.api import Limits, load_event_log as load
 from aqe_core.readers.eventlog.spill_file import SpillFile, SpillMap
 from aqe_core.readers.eventlog import builder
 from aqe_core.views.eventlog_summary import log_json

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.model.plan import PlanNode
-from aqe_core.plan_graph import (
+from aqe_core.figures.plan_paths import iter_paths, node_at
+from aqe_core.views.plan_diff import (
     COALESCED_AND_SKEWED, COALESCED_READ, EMPTY_PRUNED, LOCAL_READ, NEW_NODE, REMOVED, SHUFFLE_READ, SKEW_JOIN,
     SKEWED_READ, SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, Change, PlanDiff, diff_execution, diff_plans, diff_versions,
-    iter_paths, node_at,
 )
 from aqe_core.figures.synthetic import synthetic_plan
 

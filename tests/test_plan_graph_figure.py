@@ -10,14 +10,15 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.model.plan import PlanNode
-from aqe_core.figures.plan_figure import FIT_PX, FONT_PX, PAD_X, STAGE_KEY
-from aqe_core.figures.text_width import text_px
-from aqe_core.plan_graph import (
-    NODE_KINDS, SMJ_TO_BROADCAST, box_graph, diff_plans, format_metric, node_at, node_details, node_kind,
-    plan_figure, plan_search,
+from aqe_core.figures.plan_blocks import box_graph
+from aqe_core.figures.plan_figure import (
+    FIT_PX, FONT_PX, NODE_KINDS, PAD_X, STAGE_KEY, format_metric, node_details, node_kind, plan_figure, plan_search,
 )
+from aqe_core.figures.plan_paths import node_at
+from aqe_core.figures.text_width import text_px
+from aqe_core.views.plan_diff import SMJ_TO_BROADCAST, diff_plans
 from aqe_core.figures.synthetic import chain_plan, synthetic_plan
 
 REPO = Path(__file__).resolve().parent.parent
@@ -270,7 +271,7 @@ def test_search_details_zoom(bhj):
 
 
 def _all_paths(plan):
-    from aqe_core.plan_graph import iter_paths
+    from aqe_core.figures.plan_paths import iter_paths
     return [p for p, _ in iter_paths(plan)]
 
 
