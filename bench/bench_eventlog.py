@@ -7,7 +7,7 @@
    listener: 60 AQE queries of about a hundred tasks each (tools/generate_eventlogs.py large,
    ~50 MB), and scaled variants (tools/generate_eventlogs.py scale: the SQL part repeated with
    shifted ids: x10 ~ 470 MB, x22 ~ 1 GB). A zstd copy of the base log is measured too.
-2. Our full load (aqe_core.eventlog.load, plans + UI metric aggregation + partition sizes) runs
+2. Our full load (aqe_core.api.load_event_log, plans + UI metric aggregation + partition sizes) runs
    in a fresh child process, one core: wall time, CPU time, peak RSS (VmHWM), throughput
    in MB/s of uncompressed log.
 3. A History Server (installed PySpark's jars, 127.0.0.1) is started over a directory holding
@@ -52,7 +52,7 @@ def peak_mb():
 _CHILD = _PEAK + r"""
 import json, sys, time
 t0 = time.perf_counter(); c0 = time.process_time()
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 log = load(sys.argv[1], keep_task_metrics=True)
 wall = time.perf_counter() - t0; cpu = time.process_time() - c0
 print(json.dumps({"wall_s": wall, "cpu_s": cpu, "max_rss_mb": peak_mb(),
@@ -126,7 +126,7 @@ def inspect_json(path: Path, repeat: int) -> dict:
 def ours(path: Path, repeat: int) -> dict:
     best = None
     env = _child_env()
-    subprocess.run([sys.executable, "-c", "import aqe_core.eventlog, aqe_core.cli"], check=True, env=env)  # the bytecode cache, written once
+    subprocess.run([sys.executable, "-c", "import aqe_core.api, aqe_core.cli"], check=True, env=env)  # the bytecode cache, written once
     for _ in range(repeat):
         # one core: pin the child where the platform allows it
         out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True,
@@ -166,7 +166,7 @@ def history_server(path: Path, heap: str, cpus: set[int] | None = None) -> dict:
 
 def agreement(path: Path, rest: list[dict]) -> str:
     """Compare our final-plan nodes and metric strings with the History Server's answer."""
-    from aqe_core.eventlog import load
+    from aqe_core.api import load_event_log as load
     from aqe_core.model.plan_walk import graph_nodes
 
     log = load(str(path), keep_task_metrics=False)

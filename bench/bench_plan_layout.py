@@ -15,7 +15,7 @@ from pathlib import Path
 from aqe_core.figures.plan_blocks import box_graph
 from aqe_core.figures.plan_figure import _Frame, node_kind, plan_figure
 from aqe_core.figures.synthetic import synthetic_plan
-from aqe_core.sources import load_source
+from aqe_core.opening import load_source
 from aqe_core.views.plan_diff import diff_plans
 from bench.timing import timeit
 

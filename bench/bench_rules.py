@@ -9,8 +9,8 @@ import random
 import sys
 
 from aqe_core.config import AQEConf
-from aqe_core.rules.shuffle_partitions import coalesce_partitions, coalesce_partitions_with_skew_sections
-from aqe_core.rules.skew_join import SkewJoinSide, optimize_skewed_join
+from aqe_core.rules.shuffle_partitions_util import coalesce_partitions, coalesce_partitions_with_skew_sections
+from aqe_core.rules.optimize_skewed_join import SkewJoinSide, optimize_skewed_join
 from bench.timing import timeit
 
 MIB = 1024 * 1024

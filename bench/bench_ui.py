@@ -71,7 +71,7 @@ def main() -> int:
     from tests.lens_browser import CHROMIUM, CHROMIUM_ARGS, running_app, wait_ready
     from playwright.sync_api import sync_playwright
 
-    from aqe_core.sources import default_sample
+    from aqe_core.opening import default_sample
 
     log = Path(opts.log).resolve() if opts.log else Path(default_sample().path).resolve()
     home = Path(tempfile.mkdtemp(prefix="aqe-lens-bench-ui-"))
@@ -181,7 +181,7 @@ def _report_mib() -> float:
     """The offline HTML report of the default sample's skewed join, with every figure."""
     from aqe_core.figures.histograms import histogram_figure
     from aqe_core.report import build_report
-    from aqe_core.sources import default_sample, load_source
+    from aqe_core.opening import default_sample, load_source
     from aqe_core.advise.whatif import compare_presets
     from aqe_core.model.presets import BUILTIN_PRESETS
     from ui.plans import plan_figures_for

@@ -4,7 +4,7 @@ import streamlit as st
 from aqe_core.advise.whatif import compare_presets
 from aqe_core.plain_text import md_text
 from aqe_core.model.presets import BUILTIN_PRESETS
-from aqe_core.model.presets import load_user_presets
+from aqe_core.user_presets import load_user_presets
 from ui.tables import text_table
 from ui import frame, state
 from ui.compare import preset_charts, save_preset_form

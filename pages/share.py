@@ -2,7 +2,7 @@
 import streamlit as st
 
 from aqe_core.plain_text import md_text
-from aqe_core.model.presets import all_presets
+from aqe_core.user_presets import all_presets
 from aqe_core.share import ShareError, save_view_state
 from ui import frame, state
 from ui.share import copy_to_clipboard, report_html, share_link, view_state

@@ -38,7 +38,7 @@ def _charts(at: AppTest) -> list[dict]:
 
 def test_overview_lists_every_execution_of_the_default_sample():
     at = _app()
-    from aqe_core.sources import default_sample, load_source
+    from aqe_core.opening import default_sample, load_source
 
     src = load_source(default_sample().path)
     assert at.dataframe[0].value.shape[0] == len(src.views)
@@ -112,7 +112,7 @@ def test_bad_report_id_and_bad_upload_are_reported_not_raised(tmp_path):
     assert at.error or at.sidebar.error or at.warning or at.sidebar.warning
 
 
-from aqe_core.sources import sample_sources  # noqa: E402 - for the tests below, beside them
+from aqe_core.opening import sample_sources  # noqa: E402 - for the tests below, beside them
 
 PAGES = ["overview", "plans", "partitions", "whatif", "compare", "share"]
 
@@ -213,7 +213,7 @@ def test_a_listener_log_is_shown_like_a_capture():
     at.run()
     assert not at.exception, at.exception
     assert "listener" in at.sidebar.caption[0].value
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     exact = next(v for v in load_source(sample.path).views if v.source_kind == "capture" and v.shuffles)
     _query_pick(at).set_value(exact.query_id).run()
@@ -246,7 +246,7 @@ def test_plan_timeline_and_overlaid_sizes():
     assert list(table.columns) == ["version", "new query stages", "changed from the previous version"]
     assert table["new query stages"].str.contains("stage").any()
     from aqe_core.figures.histograms import histogram_figure
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     s = next(s for v in load_source("sample_logs/captures/4.3.0-skew_join_inner.json.gz").views for s in v.shuffles
              if s.sizes_before and s.sizes_after)
@@ -295,7 +295,7 @@ def test_whatif_page_draws_the_predicted_bars_beside_the_run():
 def test_a_query_aqe_left_alone_says_why_on_partitions():
     """Issue 23: q72-like ran with coalescing off; each of its shuffles is drawn with why AQE
     left it alone, in the log's numbers, above its chart (not only in an expander)."""
-    from aqe_core.sources import sample_sources
+    from aqe_core.opening import sample_sources
 
     s = next(x for x in sample_sources() if x.key == "eventlog:spark430_tpcds_like")
     at = AppTest.from_file(APP, default_timeout=300)
@@ -324,7 +324,7 @@ def test_overview_shows_spark_ids_and_stage_retries_of_a_4x_log(tmp_path):
     at.session_state["source_ref"] = {"kind": "path", "path": str(log)}
     at.run()
     assert not at.exception, at.exception
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     views = load_source(str(log)).views
     sub = next(v for v in views if v.root_execution_id is not None)

@@ -2,8 +2,8 @@
 inside functions included), imports only point down the layers of docs/architecture.md, no
 ``spark.sql.*`` key spelled outside ``config.py``, no module over 600 lines, no function over 80.
 
-Tools, tests and bench scripts are outside these limits. The old import paths users were given
-stay as one-line re-exports, listed in ``COMPAT``; nothing inside the layers uses them.
+Tools, tests and bench scripts are outside these limits. Users import :mod:`aqe_core.api`; an old
+import path kept as a re-export would be listed in ``COMPAT`` (none is, since issue 26).
 """
 from __future__ import annotations
 
@@ -161,10 +161,11 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "advise": ("aqe_core.advise",),
     "views": ("aqe_core.views",),
     "live": ("aqe_core.live",),
-    "open": ("aqe_core.sources", "aqe_core.share"),
+    "open": ("aqe_core.opening", "aqe_core.share", "aqe_core.user_presets"),
     "fleet": ("aqe_core.fleet",),
     "figures": ("aqe_core.figures",),
     "report": ("aqe_core.report",),
+    "api": ("aqe_core.api",),
     "cli": ("aqe_core.cli", "aqe_core.__main__"),
     "ui": ("ui", "app", "pages"),
 }
@@ -181,18 +182,13 @@ ALLOWED: dict[str, set[str]] = {
     "fleet": {"base", "model", "advise", "views", "open"},  # the scan job: sources and views in each executor
     "figures": {"base", "model", "views"},
     "report": {"base", "model", "advise", "views", "figures"},
+    "api": {"base", "model", "readers", "engine", "advise", "views", "live", "open", "figures"},  # the documented entry point
     "cli": {"base", "model", "readers", "engine", "advise", "views", "live", "open", "fleet", "figures", "report"},  # rules: through the engine
     "ui": {"base", "model", "engine", "advise", "views", "open", "fleet", "figures", "report", "live"},
 }
-#: old import paths kept as thin re-exports (``sys.modules`` swaps): for users, tests and docs only
-COMPAT = {
-    "aqe_core.capture",  # facade: Runner, simulate, load_capture, save_capture, capture_queries
-    "aqe_core.eventlog",  # facade: load, Limits, the errors
-    "aqe_core.plan_graph",  # facade: box_graph, diff_plans, plan_figure
-    "aqe_core.rules.shuffle_partitions",  # rule-engine API: coalesce_partitions, split_size_list_by_target_size
-    "aqe_core.rules.skew_join",  # rule-engine API: analyze_side
-    "aqe_core.rules.specs",  # rule-engine API: the spec dataclasses
-}
+#: old import paths kept as thin re-exports (``# compat shim``): none since issue 26, where the
+#: facades (aqe_core.capture, .eventlog, .plan_graph) and the rule shims gave way to aqe_core.api
+COMPAT: set[str] = set()
 
 
 def _layer(module: str) -> str | None:

@@ -95,7 +95,7 @@ def test_the_replay_makes_each_release_decision_exactly(release):
 
 def _stream_view(release: str, preset: str):
     """The streamed side's read (stage 0, the left side) of the query as the pages show it."""
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     src = load_source(str(CAPTURES / release / f"{WORKLOAD}.json.gz"))
     view = next(v for v in src.views if v.description.endswith("/" + preset))

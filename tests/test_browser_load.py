@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from lens_browser import browser, browser_marks, lens_app, wait_ready  # noqa: F401 - fixtures
 from aqe_core.plain_text import WORD_JOINER
-from aqe_core.sources import load_source, sample_sources
+from aqe_core.opening import load_source, sample_sources
 
 pytestmark = browser_marks
 

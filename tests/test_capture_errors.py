@@ -21,7 +21,7 @@ import pytest
 
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.sources import SourceError, load_source
+from aqe_core.opening import SourceError, load_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"  # has an exact fix
@@ -73,7 +73,7 @@ def test_rerun_and_verify_refuse_a_malformed_run_with_the_handlers_error(tmp_pat
     """Re-run reads the file again and Verify gets the loaded capture: both raise the
     ValueError their page handlers catch (ui/rerun.py, ui/verify.py), before Spark starts."""
     from aqe_core.live.jobs import RunManager
-    from aqe_core.model.presets import get_preset
+    from aqe_core.user_presets import get_preset
 
     monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))
     doc = _doc()

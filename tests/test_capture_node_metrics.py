@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.figures.plan_hover import format_metric
-from aqe_core.sources import sample_sources, views_from_capture_file
+from aqe_core.opening import sample_sources, views_from_capture_file
 from aqe_core.views.from_capture import EXACT_READ_METRICS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_capture_queries_sees_every_action(spark):
-    from aqe_core.capture import capture_queries
+    from aqe_core.api import capture_queries
 
     s = spark.newSession()
     s.conf.set("spark.sql.adaptive.enabled", "true")

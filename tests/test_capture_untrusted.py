@@ -11,7 +11,7 @@ import pytest
 from aqe_core.model._checks import CaptureFormatError
 from aqe_core.readers.capture_file import loads
 from aqe_core.server_settings import SAMPLES_DIR
-from aqe_core.sources import SourceError, load_source
+from aqe_core.opening import SourceError, load_source
 
 DOC = json.loads(gzip.decompress((SAMPLES_DIR / "captures" / "4.3.0-skew_join_inner.json.gz").read_bytes()))
 SECRET = "s3cr3t-9911"

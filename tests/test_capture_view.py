@@ -11,9 +11,9 @@ import pytest
 
 from aqe_core.readers.capture_file import load_capture
 from aqe_core.advise.whatif import compare_presets
-from aqe_core.model.presets import get_preset
+from aqe_core.user_presets import get_preset
 from aqe_core.model.specs import PartialReducerPartitionSpec
-from aqe_core.sources import load_source
+from aqe_core.opening import load_source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "captures"
 CAPTURES = sorted(FIXTURES.glob("*/*.json*"))

@@ -59,7 +59,7 @@ def test_an_upload_digest_with_a_trailing_newline_is_not_a_digest(home):
 
 
 def test_a_preset_name_with_a_trailing_newline_is_refused(home):
-    from aqe_core.model.presets import save_user_preset
+    from aqe_core.user_presets import save_user_preset
 
     with pytest.raises(ValueError, match="preset names"):
         save_user_preset("mine\n", {"spark.sql.adaptive.advisoryPartitionSizeInBytes": "64m"})

@@ -130,7 +130,7 @@ def test_a_master_without_workers_says_so_within_the_wait(tmp_path):
 _RUN_PAGE = r"""
 import json, sys, time
 from aqe_core.live.jobs import MasterNotAllowed, RunManager
-from aqe_core.model.presets import get_preset
+from aqe_core.user_presets import get_preset
 
 master, sample = sys.argv[1], sys.argv[2]
 mgr = RunManager()  # as the Run page makes it: server settings from the environment
@@ -163,9 +163,9 @@ def test_the_run_page_and_rerun_on_a_standalone_cluster(cluster, tmp_path):
     two presets (no master given: the server's runtime). That the capture of a guarded SQL run
     can be re-run is tested on the local session (test_sql_guard)."""
     from aqe_core.engine import simulate
-    from aqe_core.model.presets import get_preset
+    from aqe_core.user_presets import get_preset
     from aqe_core.readers.capture_file import load_capture
-    from aqe_core.sources import views_from_capture_file
+    from aqe_core.opening import views_from_capture_file
     from aqe_core.advise.whatif import compare_presets, simulate_preset
 
     sample = ROOT / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"

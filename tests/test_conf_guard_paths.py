@@ -63,7 +63,7 @@ def test_trusted_lifts_the_context_guard_and_sizes_pass_without_it(tmp_path, mon
     ("spark.sql.adaptive.advisoryPartitionSizeInBytes", "1.5m", "fractional"),
 ])
 def test_a_preset_with_a_refused_setting_is_refused_when_saved(tmp_path, monkeypatch, key, value, why):
-    from aqe_core.model import presets as P
+    from aqe_core import user_presets as P
 
     monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))
     P.save_user_preset("fine", {"spark.sql.adaptive.advisoryPartitionSizeInBytes": "64m"})

@@ -17,7 +17,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aqe_core.eventlog import EventLog, EventLogError, load
+from aqe_core.api import EventLog, EventLogError, load_event_log as load
 from aqe_core.readers.eventlog.errors import Limits
 
 REPO = Path(__file__).resolve().parent.parent
@@ -239,7 +239,7 @@ def test_random_mutations(tmp_path, data):
 
 from _fuzz_corpus import capture_cases, eventlog_cases  # noqa: E402 - the end-to-end section's own imports
 
-from aqe_core.sources import LoadedSource, SourceError, load_source  # noqa: E402 - the end-to-end section's own imports
+from aqe_core.opening import LoadedSource, SourceError, load_source  # noqa: E402 - the end-to-end section's own imports
 
 FUZZ_LIMITS = Limits(max_decompressed_bytes=64 << 20, max_seconds=30.0)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.live.history_server import HistoryServer, HistoryServerError, find_java
 from aqe_core.model.plan_walk import graph_nodes
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.eventlog import EventLogError, load
+from aqe_core.api import EventLogError, load_event_log as load
 from aqe_core.model.plan_walk import graph_nodes
 from aqe_core.views.eventlog_summary import log_json
 from aqe_core.model.plan import PlanNode
@@ -273,9 +273,9 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_task_end_fast_path_equals_json_parse(key):
     from aqe_core.readers.eventlog import codecs
     from aqe_core.readers.eventlog.loader import _Prepend
-    from aqe_core.readers.eventlog.lines import parse_task_end_json
+    from aqe_core.readers.eventlog.log_lines import parse_task_end_json
     from aqe_core.readers.eventlog.task_end import parse_task_end_fast
-    from aqe_core.readers.eventlog.sources import open_source
+    from aqe_core.readers.eventlog.log_files import open_source
 
     n = 0
     with open_source(str(sample(key))) as src:
@@ -373,7 +373,7 @@ def test_the_physical_plan_text_is_the_latest_version_spark_logged():
     """Kept compressed once the execution ends, read back as Spark wrote it."""
     import json
 
-    from aqe_core.eventlog import load
+    from aqe_core.api import load_event_log as load
 
     path = Path(__file__).resolve().parent / "fixtures" / "eventlogs" / "spark301_plain_local-1795309249168.inprogress"
     latest: dict[int, str] = {}
@@ -382,7 +382,9 @@ def test_the_physical_plan_text_is_the_latest_version_spark_logged():
         if d["Event"].endswith(("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")):
             latest[d["executionId"]] = d["physicalPlanDescription"]
     log = load(str(path))
-    assert latest and {e: log.executions[e].physical_plan_description for e in latest} == latest
+    from aqe_core.readers.eventlog.planinfo import physical_plan_description
+
+    assert latest and {e: physical_plan_description(log.executions[e]) for e in latest} == latest
     assert all(isinstance(log.executions[e].physical_plan_z, bytes) for e in latest)
 
 
@@ -392,7 +394,7 @@ def test_a_loaded_log_survives_pickling():
     import copy
     import pickle
 
-    from aqe_core.eventlog import load
+    from aqe_core.api import load_event_log as load
 
     log = load(str(sample("spark359_zstd")))
     for other in (pickle.loads(pickle.dumps(log)), copy.deepcopy(log)):
@@ -467,7 +469,7 @@ def test_packed_bytes_hold_their_own_size_only():
     import os
     import tracemalloc
 
-    from aqe_core.model.packed import pack, unpack
+    from aqe_core.readers.eventlog.packed import pack, unpack
 
     data = os.urandom(2000) * 20
     tracemalloc.start()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.model.plan_walk import graph_nodes
 from aqe_core.views.eventlog_summary import execution_json, outcome_line, spark_ids
 from aqe_core.views.from_eventlog import view_from_execution

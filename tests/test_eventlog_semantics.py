@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.readers.eventlog.metrics import bytes_to_string, ms_duration_to_string, summarize
 
 SQL = "org.apache.spark.sql.execution.ui."

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from aqe_core.eventlog import Limits, load
-from aqe_core.model.spill import SpillFile, SpillMap
+from aqe_core.api import Limits, load_event_log as load
+from aqe_core.readers.eventlog.spill_file import SpillFile, SpillMap
 from aqe_core.readers.eventlog import builder
 from aqe_core.views.eventlog_summary import log_json
 
@@ -210,7 +210,7 @@ def test_a_full_disk_keeps_the_rest_in_memory(monkeypatch, fail_at, path):
 def test_the_views_of_a_spilled_log_are_the_same(path, monkeypatch):
     """What the app, the report and ``explain`` show is built from the same executions."""
     from aqe_core.readers.eventlog import spilling
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
     from aqe_core.views.explain import explain_views
     from aqe_core.views.triage import triage
 

@@ -18,8 +18,8 @@ import pytest
 from aqe_core.cli import main as cli_main
 from aqe_core.model.specs import PartialReducerPartitionSpec
 from aqe_core.readers.eventlog import load
-from aqe_core.readers.eventlog.listener import listener_capture
-from aqe_core.sources import load_source, sample_sources
+from aqe_core.readers.eventlog.listener_events import listener_capture
+from aqe_core.opening import load_source, sample_sources
 from aqe_core.views.explain import explain_views
 from aqe_core.views.from_eventlog import views_from_eventlog
 

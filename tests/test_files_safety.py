@@ -20,10 +20,10 @@ from streamlit.testing.v1 import AppTest
 from aqe_core.plain_text import md_text
 from aqe_core.model._checks import CaptureFormatError
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.eventlog import EventLogError, LimitExceeded, Limits, load
+from aqe_core.api import EventLogError, LimitExceeded, Limits, load_event_log as load
 from aqe_core.server_settings import SAMPLES_DIR
 from aqe_core.share import UploadRefused, store_upload, upload_path
-from aqe_core.sources import OUTSIDE_ROOTS, SourceError, load_source, open_on_server, resolve_in_roots
+from aqe_core.opening import OUTSIDE_ROOTS, SourceError, load_source, open_on_server, resolve_in_roots
 from test_eventlog_codecs import lz4_java, lzf_stored, snappy_java
 
 REPO = Path(__file__).resolve().parent.parent

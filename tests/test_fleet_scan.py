@@ -16,7 +16,7 @@ SAMPLES = ROOT / "sample_logs" / "eventlogs"
 @pytest.mark.slow
 def test_a_scan_writes_every_execution_and_finding(spark, tmp_path):
     from aqe_core.fleet.scan import run_scan
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
     from aqe_core.views.triage import triage_row
 
     logs = tmp_path / "logs"

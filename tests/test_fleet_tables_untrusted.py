@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from aqe_core.fleet.result import load_scan, preset_impact
-from aqe_core.sources import SourceError
+from aqe_core.opening import SourceError
 
 
 def _scan(tmp_path, executions: dict, findings: dict) -> str:

@@ -56,7 +56,7 @@ def test_spark_submit_with_the_listener_writes_an_exact_log(tmp_path):
     import pyspark
 
     from aqe_core.live.java import find_java
-    from aqe_core.sources import load_exact
+    from aqe_core.opening import load_exact
 
     java = find_java()
     logs = tmp_path / "logs"
@@ -90,7 +90,7 @@ def test_a_session_with_the_listener_logs_what_the_recorder_records(tmp_path):
     replays with 100% agreement and holds, per query, what the py4j recorder captured."""
     from aqe_core.engine.simulate import simulate
     from aqe_core.readers.capture_file import load_capture
-    from aqe_core.sources import load_exact
+    from aqe_core.opening import load_exact
 
     out = tmp_path / "rec"
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "record_listener_logs.py"), "--out-dir", str(out),

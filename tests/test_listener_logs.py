@@ -16,7 +16,7 @@ import pytest
 from aqe_core.cli import main as cli_main
 from aqe_core.engine.simulate import simulate
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.sources import SourceError, load_exact, load_source
+from aqe_core.opening import SourceError, load_exact, load_source
 
 DIR = Path(__file__).parent / "fixtures" / "eventlogs" / "listener"
 COMPARED = ("final_plan", "stages", "shuffles", "reads", "required_distribution", "adaptive", "default_parallelism")

@@ -35,8 +35,8 @@ def test_precheck_leaves_workload_sql_to_the_runner_and_trusted_runs_alone(guard
     requests.RunRequest(sql="SELECT 1\x00", conf={"spark.sql.catalog.x": "y"}, trusted=True).precheck()
 
 
-def test_cli_and_capture_package_import_without_spark():
-    code = ("import sys, aqe_core.cli, aqe_core.capture; "
+def test_cli_and_api_import_without_spark():
+    code = ("import sys, aqe_core.cli, aqe_core.api; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j') or m == 'aqe_core.live.runner']; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.model import presets as P
+from aqe_core import user_presets as P
 from aqe_core.share import ShareError, load_view_state, save_view_state
 
 SETTING = "spark.sql.adaptive.advisoryPartitionSizeInBytes"

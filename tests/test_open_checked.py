@@ -19,7 +19,7 @@ from aqe_core.readers.eventlog.errors import EventLogError
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Roots
 from aqe_core.server_settings import SAMPLES_DIR
 from aqe_core.share import save_view_state
-from aqe_core.sources import SourceError, open_on_server
+from aqe_core.opening import SourceError, open_on_server
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "eventlogs"
 SECRET = "s3cr3t-TOKEN-4242"

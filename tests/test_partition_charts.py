@@ -12,7 +12,7 @@ import pytest
 from aqe_core.figures.byte_axis import byte_ticks
 from aqe_core.figures.fix_figure import fix_figure
 from aqe_core.figures.histograms import BAR_LIMIT, MIN_BAR, partition_figure, side_by_side
-from aqe_core.sources import load_source
+from aqe_core.opening import load_source
 from aqe_core.advise.whatif import compare_presets
 from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.views.compare import preset_shuffle_views, whatif

@@ -213,7 +213,7 @@ def test_a_read_left_as_planned_has_no_coalescing_target_in_sparks_voice():
     """q72-like ran with coalescing off: Spark aimed at no target there, so the target line our
     rules draw for its reads is an estimate; a coalesced read's target stays Spark's metric."""
     from aqe_core.model.evidence import Evidence
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     src = load_source(str(Path(__file__).resolve().parents[1] / "sample_logs" / "eventlogs" / "local-1795649029734.zstd"))
     by_name = {v.description: v for v in src.views}

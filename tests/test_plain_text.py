@@ -63,7 +63,7 @@ def test_report_escapes_a_markdown_image_and_html_in_the_app_name_and_descriptio
     from dataclasses import replace
 
     from aqe_core.report import build_report
-    from aqe_core.sources import default_sample, load_source
+    from aqe_core.opening import default_sample, load_source
 
     src = load_source(default_sample().path)
     view = replace(next(v for v in src.views if v.shuffles), description='![d](http://127.0.0.1:9/d.png) <b>desc</b>')

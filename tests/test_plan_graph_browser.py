@@ -101,7 +101,7 @@ def test_a_300_node_plan_and_a_small_one_are_legible_in_the_app(app_url, browser
 
 def test_a_300_node_plan_is_legible_in_the_report(browser, tmp_path):
     from aqe_core.model.presets import BUILTIN_PRESETS
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
     from ui.share import report_html
 
     src = load_source(str(BIG_LOG))
@@ -122,5 +122,5 @@ def test_a_300_node_plan_is_legible_in_the_report(browser, tmp_path):
 
 
 def _sample_labels() -> list[str]:
-    from aqe_core.sources import sample_sources
+    from aqe_core.opening import sample_sources
     return [s.label for s in sample_sources()]

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.model.plan import PlanNode
-from aqe_core.plan_graph import (
+from aqe_core.figures.plan_paths import iter_paths, node_at
+from aqe_core.views.plan_diff import (
     COALESCED_AND_SKEWED, COALESCED_READ, EMPTY_PRUNED, LOCAL_READ, NEW_NODE, REMOVED, SHUFFLE_READ, SKEW_JOIN,
     SKEWED_READ, SMJ_TO_BROADCAST, SMJ_TO_SHUFFLED_HASH, Change, PlanDiff, diff_execution, diff_plans, diff_versions,
-    iter_paths, node_at,
 )
 from aqe_core.figures.synthetic import synthetic_plan
 
@@ -397,7 +397,7 @@ def _no_ids(desc: str) -> str:
 def recorded_diffs():
     """(source, query, later plan, earlier plan, diff) for the initial plan against every later
     plan version and the final plan, as the Plans page shows them."""
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     out = []
     for path in _every_recorded_source():
@@ -478,7 +478,7 @@ def test_a_reused_stage_stands_for_the_exchange_it_reuses():
     """A real 3.3.4 capture: AQE reused the shuffle of one side for the third join input (a
     ReusedExchange over the original Exchange) and, for the skew join, added a shuffle and a
     sort between the joins. The reuse is no change; the added shuffle is."""
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     v = load_source(str(FIXTURES / "captures" / "3.3.4" / "multi_way_join_same_key.json.gz")).view("1")
     d = diff_plans(v.initial_plan, v.final_plan)

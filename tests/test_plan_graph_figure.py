@@ -10,14 +10,15 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.model.plan import PlanNode
-from aqe_core.figures.plan_figure import FIT_PX, FONT_PX, PAD_X, STAGE_KEY
-from aqe_core.figures.text_width import text_px
-from aqe_core.plan_graph import (
-    NODE_KINDS, SMJ_TO_BROADCAST, box_graph, diff_plans, format_metric, node_at, node_details, node_kind,
-    plan_figure, plan_search,
+from aqe_core.figures.plan_blocks import box_graph
+from aqe_core.figures.plan_figure import (
+    FIT_PX, FONT_PX, NODE_KINDS, PAD_X, STAGE_KEY, format_metric, node_details, node_kind, plan_figure, plan_search,
 )
+from aqe_core.figures.plan_paths import node_at
+from aqe_core.figures.text_width import text_px
+from aqe_core.views.plan_diff import SMJ_TO_BROADCAST, diff_plans
 from aqe_core.figures.synthetic import chain_plan, synthetic_plan
 
 REPO = Path(__file__).resolve().parent.parent
@@ -84,7 +85,7 @@ def test_traces_and_customdata(bhj):
 
 
 def _figures_of_every_sample():
-    from aqe_core.sources import load_source, sample_sources
+    from aqe_core.opening import load_source, sample_sources
     for sample in sample_sources():
         src = load_source(sample.path)
         for view in src.views:
@@ -270,7 +271,7 @@ def test_search_details_zoom(bhj):
 
 
 def _all_paths(plan):
-    from aqe_core.plan_graph import iter_paths
+    from aqe_core.figures.plan_paths import iter_paths
     return [p for p, _ in iter_paths(plan)]
 
 
@@ -308,7 +309,7 @@ def test_figure_json_size_reasonable():
 
 def test_the_initial_plan_carries_no_skew_join_mark():
     """Issue 12: a skew join is a change of the later plan; the initial plan's join had none."""
-    from aqe_core.sources import default_sample, load_source
+    from aqe_core.opening import default_sample, load_source
     from aqe_core.views.plan_diff import SKEW_JOIN, diff_plans
 
     src = load_source(default_sample().path)
@@ -326,7 +327,7 @@ def test_hover_boxes_stay_small_enough_to_draw_whole():
     """Issue 23: plotly clips a hover box at the chart's edges; every node's box keeps short
     lines and a bounded count, on the busiest real plans (and AQE's change is never dropped)."""
     from aqe_core.figures.plan_hover import HOVER_MAX_LINES, HOVER_WIDTH
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
     from aqe_core.views.plan_diff import diff_plans
 
     root = Path(__file__).resolve().parents[1]

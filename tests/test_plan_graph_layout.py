@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aqe_core.eventlog import load
+from aqe_core.api import load_event_log as load
 from aqe_core.figures.layered_layout import H_GAP, BoxLayout
 from aqe_core.figures.plan_blocks import STAGE_KEY, BoxGraph, box_graph, split_blocks
 from aqe_core.figures.plan_figure import _Frame, node_kind
 from aqe_core.figures.plan_paths import iter_paths
 from aqe_core.figures.synthetic import chain_plan, synthetic_plan
 from aqe_core.model.plan import PlanNode
-from aqe_core.plan_graph import node_at
+from aqe_core.figures.plan_paths import node_at
 from aqe_core.readers.eventlog.planinfo import build_plan
 
 REPO = Path(__file__).resolve().parent.parent

@@ -136,7 +136,7 @@ def test_the_partitions_page_shows_the_fix():
     """The bundled 4.3.0 skewed-join capture, its "skew join off" query: the read carries the fix."""
     from streamlit.testing.v1 import AppTest
 
-    from aqe_core.sources import load_source, sample_sources
+    from aqe_core.opening import load_source, sample_sources
 
     sample = next(x for x in sample_sources() if x.kind == "capture" and "4.3.0" in x.label and "skewed inner" in x.label)
     qid = next(v.query_id for v in load_source(sample.path).views if v.description.endswith("skew_join_off"))
@@ -153,7 +153,7 @@ def test_the_partitions_page_shows_the_fix():
 
 def test_the_report_shows_each_fix_with_its_histograms():
     from aqe_core.report import build_report
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     path = str(CAPTURES / "aggregate_coalesce.json.gz")
     view = next(v for v in load_source(path).views if v.description.endswith("coalesce_off"))
@@ -172,7 +172,7 @@ def test_a_plain_event_log_gets_an_estimated_fix_that_says_what_it_assumes(spark
 
     from aqe_core.live.runner import Runner
     from aqe_core.model.specs import PartialReducerPartitionSpec
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
     from aqe_core.advise.fixes import fixes_for_view
 
     problem = {config.SKEW_JOIN_SKEWED_PARTITION_FACTOR: "20", config.ADVISORY_PARTITION_SIZE_IN_BYTES: "64k",

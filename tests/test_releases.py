@@ -18,7 +18,7 @@ from aqe_core.engine import simulate
 from aqe_core.engine.simulate import one_query
 from aqe_core.model.specs import spec_to_dict
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.sources import load_source
+from aqe_core.opening import load_source
 from aqe_core.advise.whatif import simulate_preset
 from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.advise.releases import RELEASES, compare_releases

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from aqe_core.sources import views_from_capture_file
+from aqe_core.opening import views_from_capture_file
 from aqe_core.advise.verify import rerun_rows
 from aqe_core.advise.whatif import compare_presets, simulate_preset
-from aqe_core.model.presets import get_preset
+from aqe_core.user_presets import get_preset
 from aqe_core.live.jobs import RunManager
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"

@@ -91,7 +91,7 @@ def test_fixture_well_formed(fx):
 
 @pytest.mark.parametrize("version,case", _params("coalesce_partitions"))
 def test_coalesce_partitions_matches_spark(version, case):
-    from aqe_core.rules.shuffle_partitions import coalesce_partitions
+    from aqe_core.rules.shuffle_partitions_util import coalesce_partitions
     from aqe_core.model.specs import spec_from_dict, spec_to_dict
 
     a = case["args"]
@@ -131,7 +131,7 @@ def test_coalesce_partitions_matches_spark(version, case):
 
 @pytest.mark.parametrize("version,case", _params("split_size_list_by_target_size"))
 def test_split_size_list_matches_spark(version, case):
-    from aqe_core.rules.shuffle_partitions import split_size_list_by_target_size
+    from aqe_core.rules.shuffle_partitions_util import split_size_list_by_target_size
 
     a = case["args"]
     kwargs = {}
@@ -154,7 +154,7 @@ def test_split_size_list_matches_spark(version, case):
 
 @pytest.mark.parametrize("version,case", _params("analyze_side"))
 def test_skew_side_analysis_matches_spark(version, case):
-    from aqe_core.rules.skew_join import analyze_side
+    from aqe_core.rules.optimize_skewed_join import analyze_side
 
     a = case["args"]
     expected = case["result"]
@@ -182,7 +182,7 @@ def test_skew_side_analysis_matches_spark(version, case):
 
 @pytest.mark.parametrize("version,case", _params("create_skew_partition_specs"))
 def test_create_skew_partition_specs_matches_spark(version, case):
-    from aqe_core.rules.shuffle_partitions import create_skew_partition_specs
+    from aqe_core.rules.shuffle_partitions_util import create_skew_partition_specs
     from aqe_core.model.specs import spec_to_dict
 
     a = case["args"]

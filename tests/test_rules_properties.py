@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from aqe_core.rules.shuffle_partitions import (
+from aqe_core.rules.shuffle_partitions_util import (
     CoalescedPartitionSpec,
     PartialReducerPartitionSpec,
     coalesce_partitions,
     create_skew_partition_specs,
     split_size_list_by_target_size,
 )
-from aqe_core.rules.skew_join import analyze_side, median_size
+from aqe_core.rules.optimize_skewed_join import analyze_side, median_size
 
 VERSIONS = ["3.0.1", "3.1.3", "3.2.4", "3.5.9", "4.3.0"]
 sizes_st = st.lists(st.one_of(st.just(0), st.integers(0, 100), st.integers(0, 10**6), st.integers(0, 10**9)), min_size=1, max_size=80)

@@ -138,7 +138,7 @@ def check_coalesce(version: str, name: str, stats: list, *, target: int,
                    specs: list | None = None, min_num: int = 1, min_size: int = 0,
                    expected: dict[str, Any]) -> None:
     """One ``checkEstimation``/``coalescePartitions`` call of the suite."""
-    from aqe_core.rules.shuffle_partitions import coalesce_partitions
+    from aqe_core.rules.shuffle_partitions_util import coalesce_partitions
 
     exp = pick(expected, version)
     case_id = f"suite:{name}"
@@ -172,7 +172,7 @@ def check_coalesce(version: str, name: str, stats: list, *, target: int,
 
 def check_split(version: str, name: str, sizes: list[int], target: int, expected: list[int],
                 factor: float | None = None) -> None:
-    from aqe_core.rules.shuffle_partitions import split_size_list_by_target_size
+    from aqe_core.rules.shuffle_partitions_util import split_size_list_by_target_size
 
     case_id = f"suite:{name}"
     rec = recorded(version, case_id)
@@ -515,7 +515,7 @@ SPARK_36228 = "SPARK-36228: Skip splitting a skewed partition when some map outp
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_spark_36228_skip_splitting_when_map_outputs_are_removed(version):
-    from aqe_core.rules.shuffle_partitions import create_skew_partition_specs
+    from aqe_core.rules.shuffle_partitions_util import create_skew_partition_specs
 
     # Two map tasks wrote 10 and 20 bytes for reducer 0. MapStatus stores sizes compressed
     # (1.1^k steps), so Spark reads them back as 10 and 21.

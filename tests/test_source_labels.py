@@ -118,7 +118,7 @@ def test_a_finished_run_becomes_the_source_and_the_sidebar_says_so():
 
 def test_a_sample_picked_again_is_named():
     at = _app()
-    from aqe_core.sources import sample_sources
+    from aqe_core.opening import sample_sources
 
     cap = next(s for s in sample_sources() if s.kind == "capture")
     at.sidebar.selectbox(key="sample_pick").set_value(cap).run()

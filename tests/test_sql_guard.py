@@ -383,7 +383,8 @@ def _hostile_capture(tmp_path: Path, *, sql=None, views=None, conf=None) -> tupl
 
 @pytest.mark.slow
 def test_rerun_for_real_refuses_a_hostile_capture(spark_runtime, tmp_path, monkeypatch):
-    from aqe_core.model.presets import Preset, get_preset
+    from aqe_core.model.presets import Preset
+    from aqe_core.user_presets import get_preset
     from aqe_core.live.jobs import RunManager
 
     if not spark_runtime.version.startswith("4.3"):
@@ -417,7 +418,7 @@ def test_a_guarded_sql_run_can_be_run_again(spark_runtime, tmp_path, monkeypatch
     """A guarded SQL run records the guard's own spark.sql.runSQLOnFiles=false in its capture;
     re-running that capture keeps it (the guarded session already has it), it is not refused."""
     from aqe_core.live.jobs import RunManager
-    from aqe_core.model.presets import get_preset
+    from aqe_core.user_presets import get_preset
     from aqe_core.readers.capture_file import load_capture
 
     monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))

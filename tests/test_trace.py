@@ -14,7 +14,7 @@ from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
 from aqe_core.readers.capture_file import load_capture
-from aqe_core.sources import load_source
+from aqe_core.opening import load_source
 
 CAPTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
 RELEASES = sorted(p.name for p in CAPTURES.iterdir() if p.is_dir())
@@ -63,7 +63,7 @@ def test_the_trace_in_explain_json_the_app_and_the_report(capsys):
 
     from aqe_core.cli import main
     from aqe_core.report import build_report
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     path = str(CAPTURES / "4.3.0" / "skew_join_full_outer.json.gz")
     assert main(["explain", path, "--execution", "0", "--json"]) == 0
@@ -75,7 +75,7 @@ def test_the_trace_in_explain_json_the_app_and_the_report(capsys):
     html = build_report(view, source_label="capture")
     assert "<h4>Decision trace</h4>" in html
     assert "Join decision trace:" in html and "the side&#x27;s size fits the broadcast threshold" in html
-    from aqe_core.sources import sample_sources
+    from aqe_core.opening import sample_sources
 
     sample = next(x for x in sample_sources() if x.kind == "capture" and "4.3.0" in x.label and "skewed inner" in x.label)
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
@@ -129,7 +129,7 @@ def test_a_clicked_read_or_join_shows_its_trace_beside_the_plan():
 
     from aqe_core.views.plan_timeline import node_trace, read_stage_of
 
-    from aqe_core.sources import sample_sources
+    from aqe_core.opening import sample_sources
 
     sample = next(x for x in sample_sources() if x.kind == "capture" and "4.3.0" in x.label and "skewed inner" in x.label)
     path = sample.path

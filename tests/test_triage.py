@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from aqe_core.sources import default_sample, load_source
+from aqe_core.opening import default_sample, load_source
 from aqe_core.views.triage import FINDINGS, triage, triage_row
 
 

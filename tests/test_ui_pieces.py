@@ -61,7 +61,7 @@ def test_plan_numbers_worked_examples():
 
 def test_estimated_lines_are_drawn_dashed_and_say_so():
     from aqe_core.figures.histograms import histogram_figure
-    from aqe_core.sources import default_sample, load_source
+    from aqe_core.opening import default_sample, load_source
 
     view = next(v for v in load_source(default_sample().path).views if any(s.lines for s in v.shuffles))
     s = next(s for s in view.shuffles if s.lines)
@@ -74,7 +74,7 @@ def test_estimated_lines_are_drawn_dashed_and_say_so():
 
 def test_split_parts_of_one_reducer_share_a_colour_after_aqe():
     from aqe_core.figures.histograms import partition_bars_figure
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     src = load_source("sample_logs/captures/4.3.0-skew_join_inner.json.gz")
     s = next(s for s in src.views[0].shuffles if s.after_split and any(s.after_split))
@@ -87,7 +87,7 @@ def test_split_parts_of_one_reducer_share_a_colour_after_aqe():
 
 def test_hot_reducers_are_labelled_by_id():
     from aqe_core.figures.histograms import partition_bars_figure
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     src = load_source("sample_logs/captures/4.3.0-skew_join_inner.json.gz")
     s = next(s for s in src.views[0].shuffles if s.skew_rows)

@@ -126,7 +126,7 @@ def test_not_predicted_reads_say_why_in_the_cli_and_the_report(capsys):
     """No Spark: the forced split's prediction names the reads it cannot size, with why."""
     from aqe_core.cli import main
     from aqe_core.report import build_report
-    from aqe_core.sources import load_source
+    from aqe_core.opening import load_source
 
     path = str(CAPTURES / "multi_way_join_same_key.json.gz")
     assert main(["recommend", path, "--execution", "0"]) == 0
@@ -145,7 +145,7 @@ def test_verify_in_the_app():
     then shows Spark's agreement with the prediction."""
     from streamlit.testing.v1 import AppTest
 
-    from aqe_core.sources import load_source, sample_sources
+    from aqe_core.opening import load_source, sample_sources
     from ui.run import run_manager
 
     sample = next(x for x in sample_sources() if x.kind == "capture" and "4.3.0" in x.label and "skewed inner" in x.label)

@@ -23,7 +23,7 @@ from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.model.reasons import Reason
 from aqe_core.readers.capture_file import load_capture
 from aqe_core.readers.eventlog import load
-from aqe_core.sources import load_source
+from aqe_core.opening import load_source
 from aqe_core.views.compare import whatif, whatif_view
 from aqe_core.views.sentences import ADAPTIVE_DISAGREES, adaptive_reason, skew_row_sentence, skew_split_sentence
 

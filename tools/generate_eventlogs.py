@@ -412,7 +412,7 @@ def cmd_scale(args) -> None:
 
 def _events_of(path: Path) -> list[bytes]:
     from aqe_core.readers.eventlog import codecs
-    from aqe_core.readers.eventlog.sources import open_source
+    from aqe_core.readers.eventlog.log_files import open_source
 
     out = []
     with open_source(str(path)) as src:

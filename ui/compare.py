@@ -12,7 +12,7 @@ from aqe_core.views.compare import preset_shuffle_views
 from aqe_core.views.query import QueryView, ShuffleView
 from aqe_core.config import ADVISORY_PARTITION_SIZE_IN_BYTES
 from aqe_core.plain_text import md_text
-from aqe_core.model.presets import save_user_preset
+from aqe_core.user_presets import save_user_preset
 
 
 def shared_x_range(outcomes: list) -> Optional[tuple[int, int]]:

@@ -11,7 +11,7 @@ from aqe_core.figures.fleet_trend import trend_figure
 from aqe_core.fleet.history import app_runs, log_names, worse_since_last
 from aqe_core.fleet.result import FleetScan, Unopenable, load_scan, local_path, unopenable
 from aqe_core.plain_text import md_text
-from aqe_core.sources import SourceError
+from aqe_core.opening import SourceError
 from aqe_core.views.triage import FINDINGS
 from ui import state
 

@@ -18,7 +18,7 @@ from aqe_core.plain_text import md_text
 from aqe_core.server_settings import SettingsError, lens_home, server_settings
 from aqe_core.storage import remove_interrupted_saves
 from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
-from aqe_core.sources import (
+from aqe_core.opening import (
     LoadedSource, SourceError, content_fingerprint, default_sample, internal_cause, open_on_server, resolve_in_roots,
     sample_sources, server_budget,
 )

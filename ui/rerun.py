@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.views.query import QueryView
-from aqe_core.sources import views_from_capture_file
+from aqe_core.opening import views_from_capture_file
 from aqe_core.advise.verify import rerun_rows
 from aqe_core.plain_text import md_text
-from aqe_core.sources import LoadedSource
+from aqe_core.opening import LoadedSource
 from ui import state
 from ui.run import run_manager
 

@@ -12,7 +12,7 @@ from aqe_core.views.query import QueryView
 from aqe_core.advise.whatif import compare_presets
 from aqe_core.figures.histograms import partition_figure
 from aqe_core.report import build_report
-from aqe_core.sources import LoadedSource
+from aqe_core.opening import LoadedSource
 from aqe_core.advise.releases import compare_releases
 from ui import state
 from ui.plans import plan_figures_for

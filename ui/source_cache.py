@@ -7,7 +7,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Hashable, Iterator, Optional
 
-from aqe_core.sources import LoadedSource
+from aqe_core.opening import LoadedSource
 
 #: failures remembered (a message each: a few hundred bytes); the oldest are forgotten first
 MAX_FAILURES = 4096

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.plain_text import md_text
-from aqe_core.sources import load_exact
+from aqe_core.opening import load_exact
 from aqe_core.views.query import QueryView
 from aqe_core.advise.recommend import Fix
 from aqe_core.advise.verify import score_fix

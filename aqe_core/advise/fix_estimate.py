@@ -16,7 +16,7 @@ from aqe_core import config
 from aqe_core.advise.fix_findings import SKEW, SMALL, bytes_below, factor_below
 from aqe_core.advise.recommend import Fix
 from aqe_core.advise.whatif import QuerySizes, what_if_beside_run
-from aqe_core.engine.lines import can_split_left, can_split_right, median_size
+from aqe_core.engine.histogram_lines import can_split_left, can_split_right, median_size
 from aqe_core.units import format_bytes, num
 
 __all__ = ["recommend_estimated"]

@@ -23,7 +23,7 @@ from aqe_core.model.capture import QueryCapture
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
-from aqe_core.engine.lines import median_size
+from aqe_core.engine.histogram_lines import median_size
 from aqe_core.units import format_bytes, num
 from aqe_core.versions import SparkVersion
 

@@ -16,7 +16,7 @@ from aqe_core.config import AQEConf
 from aqe_core.engine.estimate import (
     ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
 )
-from aqe_core.engine.lines import ShuffleLines, shuffle_lines
+from aqe_core.engine.histogram_lines import ShuffleLines, shuffle_lines
 from aqe_core.engine.restage import NOT_PREDICTED
 from aqe_core.engine.simulate import SimulationReport, one_query, simulate
 from aqe_core.engine.spec_sizes import spec_reducers, spec_sizes

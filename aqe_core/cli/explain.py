@@ -13,7 +13,7 @@ def add_explain_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from aqe_core.sources import SourceError, load_source
+    from aqe_core.opening import SourceError, load_source
     from aqe_core.views.explain import explain_views
 
     try:

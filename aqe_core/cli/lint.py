@@ -60,7 +60,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
             return 2
         subjects.append(("--conf", dict(args.conf), given))
     elif args.source:
-        from aqe_core.sources import SourceError, load_source
+        from aqe_core.opening import SourceError, load_source
 
         try:
             src = load_source(args.source)

@@ -21,7 +21,7 @@ def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_recommend(args: argparse.Namespace) -> int:
     from aqe_core.model.evidence import Evidence
     from aqe_core.advise.fixes import PLAIN_NOTE, fixes_for_view
-    from aqe_core.sources import SourceError, load_source
+    from aqe_core.opening import SourceError, load_source
 
     try:
         src = load_source(args.source)

@@ -14,7 +14,7 @@ def add_releases_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_releases(args: argparse.Namespace) -> int:
-    from aqe_core.sources import SourceError, load_source
+    from aqe_core.opening import SourceError, load_source
     from aqe_core.advise.releases import compare_releases
 
     try:

@@ -95,7 +95,7 @@ def format_report(rep, cap, *, specs: bool = False, out: Optional[TextIO] = None
 def cmd_simulate(args: argparse.Namespace) -> int:
     from aqe_core.config import ConfValueError
     from aqe_core.engine import simulate
-    from aqe_core.sources import SourceError, load_exact
+    from aqe_core.opening import SourceError, load_exact
     from aqe_core.versions import UnsupportedSparkVersion
 
     try:

@@ -4,7 +4,7 @@ Up to :data:`BAR_LIMIT` partitions get one bar each (in order, or largest first)
 histogram; sizes are in bytes on every axis, counts on whole numbers, and every bar stays visible
 (a minimum height, lines drawn under the bars, labels outside the plot). Pure plotly, no
 Streamlit: the app and the HTML report draw the same figure. Every line's value comes from the
-rules (:mod:`aqe_core.engine.lines`) through :class:`aqe_core.views.query.ShuffleView`.
+rules (:mod:`aqe_core.engine.histogram_lines`) through :class:`aqe_core.views.query.ShuffleView`.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 import pandas as pd
 
 from aqe_core.fleet.history import SCAN_COLUMN, UNPARTITIONED_SCAN, current_rows
-from aqe_core.sources import SourceError, read_checked_files, resolve_in_roots
+from aqe_core.opening import SourceError, read_checked_files, resolve_in_roots
 from aqe_core.views.triage import FINDINGS
 
 __all__ = ["FleetScan", "SORTS", "Unopenable", "load_scan", "local_path", "preset_impact", "unopenable"]

@@ -1,7 +1,7 @@
 """One event log as fleet-scan rows (issue 14): a row per SQL execution with its AQE outcome and
 the triage's findings, a row per finding, and what each built-in preset would change.
 
-Pure Python over :func:`aqe_core.sources.load_source` and the views: the scan job calls it in
+Pure Python over :func:`aqe_core.opening.load_source` and the views: the scan job calls it in
 the executors' Python, once per file. A file that cannot be read is one execution row carrying
 its error (``execution_id`` null), never an exception: one bad log must not stop a fleet scan.
 """
@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from aqe_core.model.presets import BUILTIN_PRESETS
-from aqe_core.sources import SourceError, load_source
+from aqe_core.opening import SourceError, load_source
 from aqe_core.advise.whatif import simulate_preset
 from aqe_core.views.query import QueryView
 from aqe_core.views.triage import FINDINGS, triage_row

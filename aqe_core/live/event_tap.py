@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional
 from aqe_core import config
 from aqe_core.model.capture import SparkStageTiming
 from aqe_core.live.jvm import Jvm
-from aqe_core.readers.eventlog.lines import parse_task_end_json
+from aqe_core.readers.eventlog.log_lines import parse_task_end_json
 from aqe_core.readers.eventlog import stages
 from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 

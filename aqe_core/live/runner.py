@@ -1,6 +1,6 @@
 """Run SQL text or built-in workloads on Spark and capture what AQE did.
 
-    from aqe_core.capture import Runner
+    from aqe_core.api import Runner
     cap = Runner().run_workload("skew_join_inner", scale=1)   # or Runner(master="spark://h:7077")
     cap = Runner().run_sql("SELECT ...", conf={"spark.sql.adaptive.skewJoin.enabled": "false"})
 

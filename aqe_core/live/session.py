@@ -1,6 +1,6 @@
 """Capture the queries a user's own PySpark program runs.
 
-    from aqe_core.capture import capture_queries
+    from aqe_core.api import capture_queries
     with capture_queries(spark) as cq:          # any SparkSession, local or on a cluster
         df = spark.read.parquet("s3://...").join(...)
         df.write.parquet("s3://...")            # any action: collect, count, write, toPandas ...

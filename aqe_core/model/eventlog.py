@@ -7,7 +7,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, MutableMapping
 
-from aqe_core.model.packed import pack, unpack
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.task_time import TaskTime
 
@@ -258,16 +257,10 @@ class SQLExecution:
     aqe_conf: Any = None
     conf_layers: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    #: Spark's physicalPlanDescription of the latest plan version, packed (:mod:`~aqe_core.model.packed`) (a few KB of
-    #: text per execution that no view reads on every load): :attr:`physical_plan_description`
+    #: Spark's physicalPlanDescription of the latest plan version, compressed by the reader (a few
+    #: KB of text per execution that no view reads on every load; read it with
+    #: :func:`aqe_core.readers.eventlog.planinfo.physical_plan_description`)
     physical_plan_z: bytes | None = field(default=None, repr=False)
-
-    @property
-    def physical_plan_description(self) -> str | None:
-        return None if self.physical_plan_z is None else unpack(self.physical_plan_z).decode("utf-8", "surrogatepass")
-
-    def set_physical_plan_description(self, text: str | None) -> None:
-        self.physical_plan_z = None if text is None else pack(text.encode("utf-8", "surrogatepass"))
 
     @property
     def initial_plan(self) -> PlanNode | None:
@@ -335,7 +328,7 @@ class SQLExecution:
 class EventLog:
     path: str
     application: Application = field(default_factory=Application)
-    #: a big log's are kept in a spill file and read one at a time (:class:`~aqe_core.model.spill.SpillMap`):
+    #: a big log's are kept in a spill file and read one at a time (:class:`~aqe_core.readers.eventlog.spill_file.SpillMap`):
     #: go through them with :meth:`executions_by_id`, and treat one read as read-only
     executions: MutableMapping[int, SQLExecution] = field(default_factory=dict)
     stages: MutableMapping[int, StageInfo] = field(default_factory=dict)
@@ -358,7 +351,7 @@ class EventLog:
     event_counts: dict[str, int] = field(default_factory=dict)
     #: SQL execution id -> the AQE Lens listener's payload (JSON text) as logged, packed:
     #: per-map sizes make it the largest thing a listener log keeps, and it is read once, for
-    #: the views (``readers.eventlog.listener.payload_text``)
+    #: the views (``readers.eventlog.listener_events.payload_text``)
     listener_payloads: MutableMapping[int, bytes] = field(default_factory=dict)
 
     @property

@@ -2,7 +2,7 @@
 
 A capture holds the pre-AQE ``bytesByPartitionId`` and per-map sizes, so its lines are exact and
 its what-ifs are replayed through the rules (:mod:`aqe_core.advise.whatif`), never Spark.
-Reading the file is the open layer's job (:func:`aqe_core.sources.views_from_capture_file`).
+Reading the file is the open layer's job (:func:`aqe_core.opening.views_from_capture_file`).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Sources differ in what they hold (an event log has only post-AQE partition sizes
 the pre-AQE ``bytesByPartitionId`` and per-map sizes), so each source is turned into the same
 :class:`QueryView`, with ``exact`` / ``approx_reason`` saying how far the numbers can be trusted.
 The lines (median, skew threshold, targets) always come from the rules, through
-:mod:`aqe_core.engine.lines`.
+:mod:`aqe_core.engine.histogram_lines`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from aqe_core.config import AQEConf
-from aqe_core.engine.lines import Line, SideAnalysis, coalesce_line, shuffle_lines
+from aqe_core.engine.histogram_lines import Line, SideAnalysis, coalesce_line, shuffle_lines
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.query import Query
@@ -281,7 +281,7 @@ def default_parallelism_from_properties(props: dict[str, str]) -> Optional[int]:
 def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optional[int],
                   coalesce_group: Optional[list[list[int]]] = None) -> None:
     """Fill ``view.lines`` / ``skew_rows`` / ``side_analysis`` with the engine's lines over the
-    sizes the view has (:func:`aqe_core.engine.lines.shuffle_lines`)."""
+    sizes the view has (:func:`aqe_core.engine.histogram_lines.shuffle_lines`)."""
     sizes = view.sizes_for_lines
     if not sizes or view.local:
         return

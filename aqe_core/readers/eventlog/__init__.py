@@ -3,10 +3,10 @@
     from aqe_core.readers.eventlog import load
     log = load("eventlog_v2_local-123/")      # or a file, .zip, .gz, .inprogress ...
 
-Modules: :mod:`.sources` (files, folders, archives), :mod:`.opened` (opening by descriptor,
+Modules: :mod:`.log_files` (files, folders, archives), :mod:`.opened` (opening by descriptor,
 confined to a server's roots), :mod:`.codecs` (Spark's compression
-codecs), :mod:`.lines` (line splitting, task-end fast path), :mod:`.builder` and
-:mod:`.live_state` (listener events -> state), :mod:`.executions` (end of log),
+codecs), :mod:`.log_lines` (line splitting, task-end fast path), :mod:`.builder` and
+:mod:`.live_state` (Spark's ``SparkListener*`` events -> state), :mod:`.executions` (end of log),
 :mod:`.loader` (the entry point), :mod:`.planinfo` (``sparkPlanInfo`` -> PlanNode),
 :mod:`.metrics` (Spark's metric text), :mod:`.errors`. The dataclasses read into are in
 :mod:`aqe_core.model.eventlog`.

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
-from aqe_core.model.packed import pack
-from aqe_core.model.spill import SpillMap
+from aqe_core.readers.eventlog.packed import pack
+from aqe_core.readers.eventlog.spill_file import SpillMap
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
 from aqe_core.readers.eventlog.jsonfast import parse_json
 from aqe_core.readers.eventlog.executions import (
     _build_final, _effective_conf, _opt_str, _set_status, _shuffle_reads, planned_shuffles,
 )
-from aqe_core.readers.eventlog.lines import (
+from aqe_core.readers.eventlog.log_lines import (
     _COMPLETION,
     _STAGE_INFO,
     _SUBMISSION,
@@ -318,7 +318,7 @@ class _Builder(Spilling):
 
     def on_listener(self, line, d) -> None:
         """The AQE Lens listener's statistics of one execution: kept as text, decoded (and
-        validated) by :mod:`aqe_core.readers.eventlog.listener` when views are built."""
+        validated) by :mod:`aqe_core.readers.eventlog.listener_events` when views are built."""
         eid, payload = d.get("executionId"), d.get("payload")
         if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
             if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:

@@ -50,12 +50,12 @@ class Limits:
     sized by its task count, which a log may overstate).
     ``spill_after``: ended SQL executions held in memory while reading; past it, the oldest go
     to a temporary file (``$AQE_LENS_HOME/tmp``) and are read back when asked, so memory stays
-    flat however long the log (:mod:`aqe_core.model.spill`). None keeps everything in memory.
+    flat however long the log (:mod:`aqe_core.readers.eventlog.spill_file`). None keeps everything in memory.
 
     Size limits count decoded bytes of the whole log (every part of a rolling directory or
     archive), and the expansion ratio is taken against the archive's size for zip/tar members.
     The CLI keeps these generous defaults; the app passes :func:`server limits
-    <aqe_core.sources.server_limits>` derived from the server settings, and a
+    <aqe_core.opening.server_limits>` derived from the server settings, and a
     :class:`~aqe_core.readers.budget.LoadMeter` for its per-source limits and memory budget.
     """
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from aqe_core.model.eventlog import SQLExecution
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import LimitExceeded
+from aqe_core.readers.eventlog.planinfo import pack_plan_description
 
 if TYPE_CHECKING:
     from aqe_core.readers.budget import LoadMeter
@@ -132,7 +133,7 @@ class _LiveExec:
         self.plan_text: str | None = None  # the latest physicalPlanDescription, until the execution ends
 
     def keep_plan_text(self) -> None:
-        """Hand the latest plan text to the model (compressed there) and let go of it."""
+        """Hand the latest plan text to the model (compressed) and let go of it."""
         if self.plan_text is not None:
-            self.model.set_physical_plan_description(self.plan_text)
+            self.model.physical_plan_z = pack_plan_description(self.plan_text)
             self.plan_text = None

@@ -21,9 +21,9 @@ from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL
 from aqe_core.readers.eventlog.errors import (
     DEFAULT_LIMITS, BudgetExceeded, DecodeError, EventLogError, LimitExceeded, Limits, internal_cause,
 )
-from aqe_core.readers.eventlog.lines import _Lines
+from aqe_core.readers.eventlog.log_lines import _Lines
 from aqe_core.readers.eventlog.opened import Node
-from aqe_core.readers.eventlog.sources import IterStream, LogSource, Part, open_source
+from aqe_core.readers.eventlog.log_files import IterStream, LogSource, Part, open_source
 
 if TYPE_CHECKING:
     from aqe_core.readers.budget import LoadMeter
@@ -103,7 +103,7 @@ def load(
     roots: "list[str] | None" = None,
     meter: "LoadMeter | None" = None,
 ) -> EventLog:
-    """Load an event log (any layout/codec, see :mod:`aqe_core.readers.eventlog.sources`).
+    """Load an event log (any layout/codec, see :mod:`aqe_core.readers.eventlog.log_files`).
 
     Raises :class:`EventLogError` only when nothing usable can be read (missing file, not an
     event log at all, a limit hit before any execution was read); every other problem

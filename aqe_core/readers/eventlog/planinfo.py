@@ -12,13 +12,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from aqe_core.model.eventlog import LazyPlan
-from aqe_core.model.packed import pack, unpack
+from aqe_core.model.eventlog import LazyPlan, SQLExecution
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import EXCHANGE_STAGE_WRAPPERS, OTHER_STAGE_WRAPPERS, SHUFFLE_READ_NAMES, graph_nodes
 from aqe_core.readers.eventlog.jsonfast import dump_json, parse_json
+from aqe_core.readers.eventlog.packed import pack, unpack
 
-__all__ = ["SHUFFLE_READ_NAMES", "build_plan", "graph_nodes", "plan_metrics"]
+__all__ = ["SHUFFLE_READ_NAMES", "build_plan", "graph_nodes", "plan_metrics", "physical_plan_description",
+           "pack_plan_description"]
 
 #: query-stage wrappers that point at a (possibly reused) exchange
 _STAGE_WRAPPERS = EXCHANGE_STAGE_WRAPPERS
@@ -250,3 +251,14 @@ def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
             if acc is not None:
                 out[acc] = (m["name"], m["type"])
     return out
+
+
+def pack_plan_description(text: str | None) -> bytes | None:
+    """Spark's ``physicalPlanDescription`` as the model keeps it (``SQLExecution.physical_plan_z``)."""
+    return None if text is None else pack(text.encode("utf-8", "surrogatepass"))
+
+
+def physical_plan_description(execution: SQLExecution) -> str | None:
+    """The latest plan version's ``physicalPlanDescription`` as Spark logged it (None: not logged)."""
+    packed = execution.physical_plan_z
+    return None if packed is None else unpack(packed).decode("utf-8", "surrogatepass")

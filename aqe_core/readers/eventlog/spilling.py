@@ -1,5 +1,5 @@
 """Flat memory while a big log is read (issue 14): the builder's ended executions, with the
-stages and read stores only they use, go to a spill file (:mod:`aqe_core.model.spill`) past
+stages and read stores only they use, go to a spill file (:mod:`aqe_core.readers.eventlog.spill_file`) past
 ``Limits.spill_after``, and any later event for one of them brings it back whole.
 
 A spilled execution is also finalised then (its model as the end of the log would leave it),
@@ -13,7 +13,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from aqe_core.model.eventlog import EventLog, StageInfo
-from aqe_core.model.spill import SpillFile, SpillMap
+from aqe_core.readers.eventlog.spill_file import SpillFile, SpillMap
 from aqe_core.server_settings import lens_home
 
 if TYPE_CHECKING:

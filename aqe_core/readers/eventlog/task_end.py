@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aqe_core.readers.eventlog.lines import _duration
+from aqe_core.readers.eventlog.log_lines import _duration
 
 try:
     import msgspec
@@ -58,7 +58,7 @@ if msgspec is not None:
 
 
 def parse_task_end_fast(line: bytes) -> Optional[TaskEnd]:
-    """The task's fields as :func:`~aqe_core.readers.eventlog.lines.parse_task_end_json` gives
+    """The task's fields as :func:`~aqe_core.readers.eventlog.log_lines.parse_task_end_json` gives
     them, or None when the line must be read by that function instead.
 
     >>> parse_task_end_fast(b'{"Event":"SparkListenerTaskEnd","Stage ID":3,"Stage Attempt ID":0,'

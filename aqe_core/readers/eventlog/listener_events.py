@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from aqe_core.model.capture import Capture, CaptureFormatError, CapturedPlan, PlanUpdate, QueryCapture, SparkStageTiming
 from aqe_core.model.eventlog import EventLog, SQLExecution
-from aqe_core.model.packed import unpack
+from aqe_core.readers.eventlog.packed import unpack
 from aqe_core.model.scala_text import parse_specs, split_top_level
 from aqe_core.model.specs import spec_to_dict
 

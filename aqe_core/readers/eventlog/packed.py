@@ -1,4 +1,5 @@
-"""Bytes the model keeps packed until a view asks (plan trees, listener payloads, plan text).
+"""Bytes the event-log reader keeps packed in the model until asked (plan trees, listener payloads,
+plan text).
 
 zstd at level 1: measured on the 47 MB bench log's 282 plan trees (2.4 MB of JSON), it packs
 them in 0.006 s to 372 KB where zlib at level 1 takes 0.011 s for 435 KB, and unpacks in half

@@ -31,7 +31,7 @@ from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_captur
 from aqe_core.readers.eventlog import EventLogError, load
 from aqe_core.readers.budget import LoadMeter, MemoryBudget
 from aqe_core.readers.eventlog.errors import BudgetExceeded, Limits, LimitExceeded, internal_cause
-from aqe_core.readers.eventlog.listener import listener_capture
+from aqe_core.readers.eventlog.listener_events import listener_capture
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture

@@ -1,6 +1,0 @@
-"""Compatibility path (issue 9): moved to :mod:`aqe_core.rules.shuffle_partitions_util` (named after Spark's class)."""
-# compat shim (issue 9)
-import importlib
-import sys
-
-sys.modules[__name__] = importlib.import_module("aqe_core.rules.shuffle_partitions_util")
