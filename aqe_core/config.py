@@ -225,6 +225,8 @@ SHUFFLE_CHECKSUM_MISMATCH_FULL_RETRY_ENABLED = "spark.sql.shuffle.orderIndepende
 #: core ``EVENT_LOG_EXCLUDED_PATTERNS`` (4.1+): event names left out of the log (a line is dropped
 #: when it starts with ``{"Event":"<pattern>``)
 EVENT_LOG_EXCLUDED_PATTERNS = "spark.eventLog.excludedPatterns"
+#: core ``ARCHIVES``: archives every executor unpacks into its working directory (``path#name``)
+ARCHIVES = "spark.archives"
 
 #: Spark's switch for SQL over files by path (`` parquet.`/dir` ``). Guarded runs and the SQL
 #: guard's own analysis turn it off, so a path can never resolve to a file relation.

@@ -153,7 +153,8 @@ def test_every_module_imports_on_its_own():
 
 LAYERS: dict[str, tuple[str, ...]] = {
     "base": ("aqe_core", "aqe_core.versions", "aqe_core.config", "aqe_core.units", "aqe_core.plain_text",
-             "aqe_core.storage", "aqe_core.server_settings", "aqe_core.listener", "aqe_core.config_lint"),
+             "aqe_core.storage", "aqe_core.server_settings", "aqe_core.listener", "aqe_core.config_lint",
+             "aqe_core.exception_text"),
     "model": ("aqe_core.model",),
     "readers": ("aqe_core.readers",),
     "rules": ("aqe_core.rules",),

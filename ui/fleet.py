@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.figures.fleet_trend import trend_figure
-from aqe_core.fleet.history import app_runs, worse_since_last
+from aqe_core.fleet.history import app_runs, log_names, worse_since_last
 from aqe_core.fleet.result import FleetScan, Unopenable, load_scan, local_path, unopenable
 from aqe_core.plain_text import md_text
 from aqe_core.sources import SourceError
@@ -51,7 +51,7 @@ def _unopenable(path: str, files: tuple[str, ...]) -> Unopenable:
 def table(scan: FleetScan, rows: pd.DataFrame) -> None:
     """The executions; a selected row opens its log on the page that shows its first finding."""
     shown = rows[[c for c in _SHOWN if c in rows.columns]].copy()
-    shown["file"] = shown["file"].astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1]  # the log's name
+    shown["file"] = log_names(shown["file"])
     shown["findings"] = shown["findings"].fillna("").apply(
         lambda fs: ", ".join(FINDINGS[f][0] for f in fs.split(",") if f in FINDINGS))
     event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",

@@ -7,6 +7,7 @@ import os
 import sys
 
 from aqe_core.cli.common import _kv
+from aqe_core.exception_text import reason_line
 
 
 def add_scan_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,6 +18,10 @@ def add_scan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spark-conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="setting for the SparkContext (spark.executor.memory, Hadoop credentials ...); not guarded:"
                         " a scan runs as you, on files you name")
+    p.add_argument("--ship-python", action="store_true",
+                   help="for a cluster whose nodes' Python lacks the reader's packages: ship a venv of them with"
+                        " spark.archives (this Python's version; its interpreter must be at the same path on every"
+                        " node, as with venv-pack)")
     p.add_argument("--csv", action="store_true", help="CSV (with a header) instead of Parquet")
     p.add_argument("--no-presets", action="store_true",
                    help="skip what each built-in preset would change (faster)")
@@ -59,9 +64,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 2
     for line in reach_warnings(list(args.sources), args.output):
         print(line, file=sys.stderr)
+    spark_conf = dict(args.spark_conf)
+    if args.ship_python:
+        shipped = _ship_python(args.master, spark_conf)
+        if isinstance(shipped, str):
+            print(f"scan: {shipped}", file=sys.stderr)
+            return 2
+        spark_conf = shipped
     try:
-        rt = get_runtime(args.master, dict(args.spark_conf), app_name="AQE Lens fleet scan", log_level="OFF",
-                         event_log=False)
+        rt = get_runtime(args.master, spark_conf, app_name="AQE Lens fleet scan", log_level="OFF", event_log=False)
     except (JavaNotFound, SparkStartFailed) as e:
         print(f"scan: {e}", file=sys.stderr)
         return 3
@@ -78,8 +89,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                        progress=None if args.no_progress else progress, incremental=not args.full)
         broken = breaches(read_history(rt.spark, args.output, fmt), rules, res.scan_id) if rules else []
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
-        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-        print(f"\nscan: failed: {first}", file=sys.stderr)
+        print(f"\nscan: failed: {reason_line(e)}", file=sys.stderr)
         return 1
     for m in res.missing:
         print(f"\nscan: nothing matches {m}", file=sys.stderr)
@@ -93,3 +103,24 @@ def cmd_scan(args: argparse.Namespace) -> int:
         print(f"scan: {len(broken)} --fail-on breach{'es' if len(broken) != 1 else ''}: exit 4", file=sys.stderr)
         return 4
     return 0
+
+
+def _ship_python(master: str | None, spark_conf: dict[str, str]) -> dict[str, str] | str:
+    """The settings that ship the executors' Python (``--ship-python``), or why not. Sets
+    ``PYSPARK_PYTHON`` for this process: PySpark reads it once, when the scan's SparkContext starts."""
+    from aqe_core.fleet.ship_env import pack_executor_env, ship_settings
+    from aqe_core.server_settings import lens_home
+
+    if not master or master.startswith("local"):
+        return "--ship-python is for a cluster master: local workers run this Python already"
+    if os.environ.get("PYSPARK_PYTHON"):
+        return "--ship-python sets the executors' Python: unset PYSPARK_PYTHON, or drop --ship-python"
+    try:
+        archive = pack_executor_env(lens_home() / "executor-env")
+    except (OSError, RuntimeError) as e:
+        return f"could not pack the executors' Python: {e}"
+    conf, python = ship_settings(archive, spark_conf)
+    os.environ["PYSPARK_PYTHON"] = python
+    print(f"scan: shipping the executors' Python ({archive.stat().st_size / 2**20:.0f} MiB) with spark.archives",
+          file=sys.stderr)
+    return conf

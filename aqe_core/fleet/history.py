@@ -12,9 +12,10 @@ import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas only where a table is built: the scan's executors import this module without it
+    import pandas as pd
 
 __all__ = ["LOGS_TABLE", "SCAN_COLUMN", "Fingerprint", "app_runs", "fingerprint_local", "new_scan_id",
            "worse_since_last"]
@@ -49,12 +50,21 @@ class Fingerprint:
     parts: int = 1
 
 
+#: name prefixes of what Spark and Hadoop leave beside logs (``_SUCCESS``, ``.x.crc``, a part being written)
+HIDDEN_PREFIXES = (".", "_")
+
+
+def log_names(files: pd.Series) -> pd.Series:
+    """Each log's own name (a path's last part; a rolling directory's name, trailing slash or not)."""
+    return files.astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1]
+
+
 def fingerprint_local(path: str) -> Optional[Fingerprint]:
     """A local log's fingerprint (a rolling directory: every part file's), None when gone."""
     try:
         p = Path(path)
         if p.is_dir():
-            stats = [c.stat() for c in p.iterdir() if c.is_file() and not c.name.startswith((".", "_"))]
+            stats = [c.stat() for c in p.iterdir() if c.is_file() and not c.name.startswith(HIDDEN_PREFIXES)]
             return Fingerprint(sum(s.st_size for s in stats), max((s.st_mtime_ns for s in stats), default=0) // 10**6,
                                len(stats))
         st = p.stat()
@@ -84,6 +94,8 @@ def current_rows(history: pd.DataFrame) -> pd.DataFrame:
 def app_runs(history: pd.DataFrame) -> pd.DataFrame:
     """One row per application run (a log's latest read): its job name, start, SQL executions,
     findings and wasted task time, oldest first. A run without a name is named by its log."""
+    import pandas as pd
+
     cols = ["app", "app_id", "file", "start", "executions", "findings", "wasted_task_s", SCAN_COLUMN]
     now = current_rows(history)
     if now.empty:
@@ -91,8 +103,7 @@ def app_runs(history: pd.DataFrame) -> pd.DataFrame:
     ok = now[now["error"].isna()]
     if ok.empty:
         return pd.DataFrame(columns=cols)
-    name = ok["app_name"].where(ok["app_name"].notna() & (ok["app_name"] != ""),
-                                ok["file"].astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1])
+    name = ok["app_name"].where(ok["app_name"].notna() & (ok["app_name"] != ""), log_names(ok["file"]))
     counted = ok.assign(app=name, n_findings=ok["findings"].fillna("").map(lambda t: len([f for f in t.split(",") if f])))
     runs = counted.groupby("file", sort=False).agg(
         app=("app", "first"), app_id=("app_id", "first"), start_ms=("app_start_ms", "min"),

@@ -7,8 +7,10 @@ import importlib
 import sys
 from typing import Any
 
-#: what the executors import to read a log: the reader's own modules and its codecs (requirements.txt)
-EXECUTOR_MODULES = ("aqe_core.fleet.rows", "zstandard", "lz4.block", "cramjam", "xxhash", "orjson", "msgspec")
+#: what the executors import to read a log: the module of the scan's tasks (unpickling a task
+#: imports it), the reader, and its codecs and arrays (requirements.txt)
+EXECUTOR_MODULES = ("aqe_core.fleet.scan", "aqe_core.fleet.rows", "zstandard", "lz4.block", "cramjam", "xxhash",
+                    "orjson", "msgspec", "numpy")
 
 
 def missing_modules(_: Any = None) -> tuple[str, tuple[str, ...]]:

@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from aqe_core.fleet.history import (LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, Fingerprint,
-                                    as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
+from aqe_core.exception_text import reason_line
+from aqe_core.fleet.history import (HIDDEN_PREFIXES, LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN,
+                                    Fingerprint, as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
 from aqe_core.fleet.probe import missing_modules
 from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, scan_file
 
 __all__ = ["ScanResult", "expand_local", "is_uri", "read_history", "run_scan"]
 
-_HIDDEN = (".", "_")
 _ROLLING = "eventlog_v2_"
 
 
@@ -56,7 +56,7 @@ def _logs_in(directory: Path) -> list[str]:
         return [str(directory)]
     out = []
     for p in sorted(directory.iterdir()):
-        if p.name.startswith(_HIDDEN):
+        if p.name.startswith(HIDDEN_PREFIXES):
             continue
         if p.is_file() or (p.is_dir() and p.name.startswith(_ROLLING)):
             out.append(str(p))
@@ -98,13 +98,13 @@ def _expand_uris(spark: Any, uris: list[str]) -> tuple[list[tuple[str, str, int,
 def _expand_status(fs: Any, st: Any, out: list[tuple[str, str, int, int]], top: bool) -> None:
     p = st.getPath()
     name = p.getName()
-    if name.startswith(_HIDDEN):
+    if name.startswith(HIDDEN_PREFIXES):
         return
     if not st.isDirectory():
         out.append((p.toString(), p.toString(), int(st.getLen()), int(st.getModificationTime())))
     elif name.startswith(_ROLLING):
         out.extend((p.toString(), c.getPath().toString(), int(c.getLen()), int(c.getModificationTime()))
-                   for c in fs.listStatus(p) if not c.isDirectory() and not c.getPath().getName().startswith(_HIDDEN))
+                   for c in fs.listStatus(p) if not c.isDirectory() and not c.getPath().getName().startswith(HIDDEN_PREFIXES))
     elif top:
         for c in fs.listStatus(p):
             _expand_status(fs, c, out, top=False)
@@ -265,7 +265,7 @@ def check_executor_python(sc: Any) -> None:
     try:
         seen = sc.parallelize(range(n), n).map(missing_modules).distinct().collect()
     except Exception as e:  # noqa: BLE001 - the worker itself did not start
-        raise ExecutorPythonError(f"the executors' Python cannot run Spark's Python worker ({_first_line(e)}): "
+        raise ExecutorPythonError(f"the executors' Python cannot run Spark's Python worker ({reason_line(e, 200)}): "
                                   + _PYTHON_FIX) from None
     bad = [(python, missing) for python, missing in seen if missing]
     if bad:
@@ -273,13 +273,8 @@ def check_executor_python(sc: Any) -> None:
         raise ExecutorPythonError(f"the executors' Python cannot read logs: {said}. " + _PYTHON_FIX)
 
 
-_PYTHON_FIX = ("Fix: PYSPARK_PYTHON naming a Python with requirements.txt on every node, or a venv shipped with"
-               " spark.archives (README, Fleet)")
-
-
-def _first_line(e: BaseException) -> str:
-    lines = [ln.strip() for ln in str(e).splitlines() if "Error" in ln or "Exception" in ln]
-    return (lines[0] if lines else type(e).__name__)[:200]
+_PYTHON_FIX = ("Fix: PYSPARK_PYTHON naming a Python with requirements.txt on every node, or scan --ship-python"
+               " (a venv of them shipped with spark.archives; README, Fleet)")
 
 
 def _uri_fingerprints(blobs: list[tuple[str, str, int, int]]) -> dict[str, Fingerprint]:

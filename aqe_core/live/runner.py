@@ -36,7 +36,8 @@ from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.live import workloads as wl
 from aqe_core.live.conf_guard import check_conf, check_spark_conf
 from aqe_core.live.recorder import DEFAULT_MAP_SIZE_CAP, Recorder
-from aqe_core.live.runtime import SparkRuntime, get_runtime, java_reason
+from aqe_core.exception_text import reason_line
+from aqe_core.live.runtime import SparkRuntime, get_runtime
 from aqe_core.live.sql_guard import (
     check_setup,
     check_sql,
@@ -341,7 +342,7 @@ class Runner:
                 raise RunFailed(f"{label}: {redacted_failure(e)}") from None
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             if type(e).__name__ == "Py4JJavaError":  # its first line names only the py4j call
-                first = java_reason(e)
+                first = reason_line(e)
             raise RunFailed(f"{label}: {first[:500]}") from e
         finally:
             stop.set()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
+from aqe_core.exception_text import reason_line
 from aqe_core.live.event_tap import EventLogTap
 from aqe_core.live.java import JavaChoice, ensure_java, installed_pyspark_version
 
@@ -249,16 +250,6 @@ def check_master(master: str) -> None:
                                "spark://host:port, yarn or k8s://...")
 
 
-def java_reason(exc: BaseException) -> str:
-    """The line of a start failure that says why (Java's exception line when there is one)."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    for ln in lines:
-        body = ln.lstrip(": ")
-        if ("Exception: " in body or "Error: " in body) and not body.startswith("at "):
-            return body[:300]
-    return (lines[0] if lines else type(exc).__name__)[:300]
-
-
 def _active_session() -> Any:
     try:
         from pyspark.sql import SparkSession
@@ -379,7 +370,7 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
             if lost and attempt == 1:  # the old JVM exited between our check and the start: a new one
                 continue
             hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in str(exc) else ""
-            raise SparkStartFailed(f"could not start Spark on {master}: {java_reason(exc)}{hint}") from None
+            raise SparkStartFailed(f"could not start Spark on {master}: {reason_line(exc)}{hint}") from None
     if master.startswith("spark://"):
         _wait_for_executors(spark, master, executor_wait_s())
     return SparkRuntime(spark, master, java, owned=True)

@@ -22,6 +22,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Optional
 
 from aqe_core.live.history_server import HistoryServerError, find_java, free_port, pyspark_jars
 
@@ -44,8 +45,10 @@ def scala_version(jars: Path) -> str:
 class StandaloneCluster:
     """A Master and ``workers`` Workers (``cores`` and ``memory`` each) on 127.0.0.1."""
 
-    def __init__(self, workers: int = 1, *, cores: int = 1, memory: str = "1g", startup_timeout: float = 90.0) -> None:
+    def __init__(self, workers: int = 1, *, cores: int = 1, memory: str = "1g", startup_timeout: float = 90.0,
+                 env: Optional[dict[str, str]] = None) -> None:
         self.workers, self.cores, self.memory = workers, cores, memory
+        self.extra_env = dict(env or {})  # what the nodes' own environment differs in (e.g. their PATH)
         self.startup_timeout = startup_timeout
         self.port, self.ui_port = free_port(), free_port()
         self._tmp = tempfile.TemporaryDirectory(prefix="aqe-lens-cluster-")
@@ -69,7 +72,7 @@ class StandaloneCluster:
         # executors inherit the Worker's environment: without ours, they find AQE Lens only as a
         # remote cluster's would, in what the driver ships (addPyFile)
         env.pop("PYTHONPATH", None)
-        return env
+        return {**env, **self.extra_env}
 
     def _daemon(self, name: str, main: str, args: list[str]) -> subprocess.Popen:
         env = self._env()

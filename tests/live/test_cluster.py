@@ -9,7 +9,11 @@ shared local session stays as it is).
 - the Run page's path (``RunManager``, the master allowed by the server settings): a SQL run and
   the Re-run of a sample capture run on the cluster and agree with the simulation;
 - the fleet scan (``scan --master spark://...``) writes the same rows as a local scan; the
-  cluster's daemons do not see our ``PYTHONPATH``, so the executors use the shipped package.
+  cluster's daemons do not see our ``PYTHONPATH``, so the executors use the shipped package. The
+  nodes' ``python3`` is a bare venv, as on a cluster whose system Python lacks the packages:
+  on this host the executors run the driver's Python; told to run the nodes' own, the scan stops
+  at its first job naming the missing modules; with ``--ship-python`` the packages go with the
+  scan in ``spark.archives`` and the rows are the local scan's.
 """
 from __future__ import annotations
 
@@ -37,9 +41,21 @@ def _run(master: str, out: Path, *args: str, env: dict | None = None, wait: bool
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def nodes_python(tmp_path_factory) -> Path:
+    """The nodes' own ``python3``: a bare venv of the standard library, as on a cluster whose
+    system Python lacks this project's packages (this machine's system Python has them all)."""
+    import venv
+
+    env = tmp_path_factory.mktemp("nodes") / "python"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env)
+    return env / "bin"
+
+
+@pytest.fixture(scope="module")
+def cluster(nodes_python):
     try:
-        c = StandaloneCluster(workers=1, cores=1).start()
+        path = f"{nodes_python}{os.pathsep}{os.environ.get('PATH', '')}"  # `python3` on the nodes is the bare one
+        c = StandaloneCluster(workers=1, cores=1, env={"PATH": path}).start()
     except ClusterError as e:  # pragma: no cover - depends on the machine
         if os.environ.get("CI"):
             raise
@@ -204,3 +220,32 @@ def test_a_fleet_scan_on_a_standalone_cluster_writes_what_a_local_scan_does(clus
         here, there = _rows(tmp_path / "local", table), _rows(tmp_path / "cluster", table)
         assert len(there) > 3 and there.equals(here), table
     assert _rows(tmp_path / "cluster", "executions")["error"].isna().all()
+
+
+def _scan(cluster: StandaloneCluster, out: Path, *args: str, env: dict | None = None):
+    sources = [str(ROOT / "sample_logs" / "eventlogs" / "local-1795309052779.lz4"),
+               str(ROOT / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz")]
+    cmd = [sys.executable, "-m", "aqe_core", "scan", *sources, "--master", cluster.master_url, "-o", str(out),
+           "--no-progress", *args]
+    e = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    e.update(PYTHONPATH=str(ROOT), AQE_LENS_HOME=str(out.parent / "home"), **(env or {}))
+    return sources, subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT, env=e)
+
+
+def test_a_scan_on_nodes_whose_python_lacks_the_packages_stops_first_naming_them(cluster, tmp_path):
+    _, r = _scan(cluster, tmp_path / "out", env={"PYSPARK_PYTHON": "python3"})  # the nodes' own Python
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "zstandard" in r.stderr and "spark.archives" in r.stderr, r.stderr[-2000:]
+    assert not (tmp_path / "out" / "executions").exists()  # stopped before reading any log
+
+
+def test_ship_python_gives_such_nodes_the_packages_with_spark_archives(cluster, spark, tmp_path):
+    from aqe_core.fleet.scan import run_scan
+
+    sources, r = _scan(cluster, tmp_path / "cluster", "--ship-python")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "with spark.archives" in r.stderr and "2 files, " in r.stderr, r.stderr[-2000:]
+    run_scan(spark, sources, str(tmp_path / "local"))
+    for table in ("executions", "findings"):
+        here, there = _rows(tmp_path / "local", table), _rows(tmp_path / "cluster", table)
+        assert len(there) > 1 and there.equals(here), table
