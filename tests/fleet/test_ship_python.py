@@ -1,5 +1,5 @@
 """``scan --ship-python`` refuses what it cannot mean, before Spark starts (the cluster run itself
-is in test_cluster.py, on nodes whose ``python3`` has only the standard library)."""
+is in tests/live/test_cluster.py, on nodes whose ``python3`` has only the standard library)."""
 from __future__ import annotations
 
 import pytest
