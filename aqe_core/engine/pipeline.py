@@ -27,7 +27,7 @@ from aqe_core.rules import (
     coalesce_shuffle_partitions,
     optimize_shuffle_with_local_read,
     optimize_skew_in_rebalance_partitions,
-    optimize_skewed_join,
+    optimize_skewed_join_plan,
     optimize_skewed_join_stream,
 )
 from aqe_core.versions import SparkVersion, as_version
@@ -75,14 +75,14 @@ def _opt(rule: str, run: StepFn) -> Step:
 #   OptimizeSkewedJoin, OptimizeLocalShuffleReader): skew after coalescing (post-coalesce sizes).
 _STEPS_3_0 = (
     _opt("CoalesceShufflePartitions", coalesce_shuffle_partitions.apply_3_0),
-    _opt("OptimizeSkewedJoin", optimize_skewed_join.apply),
+    _opt("OptimizeSkewedJoin", optimize_skewed_join_plan.apply),
     _opt("OptimizeLocalShuffleReader", optimize_shuffle_with_local_read.apply),
 )
 # 3.2.x queryStageOptimizerRules = Seq(PlanAdaptiveDynamicPruningFilters, ReuseAdaptiveSubquery,
 #   OptimizeSkewedJoin, OptimizeSkewInRebalancePartitions, CoalesceShufflePartitions,
 #   OptimizeShuffleWithLocalRead): skew first, on raw sizes; local read after coalescing.
 _STEPS_3_2 = (
-    _opt("OptimizeSkewedJoin", optimize_skewed_join.apply),
+    _opt("OptimizeSkewedJoin", optimize_skewed_join_plan.apply),
     _opt("OptimizeSkewInRebalancePartitions", optimize_skew_in_rebalance_partitions.apply),
     _opt("CoalesceShufflePartitions", coalesce_shuffle_partitions.apply),
     _opt("OptimizeShuffleWithLocalRead", optimize_shuffle_with_local_read.apply),
@@ -93,7 +93,7 @@ _STEPS_3_2 = (
 #   CoalesceShufflePartitions, OptimizeShuffleWithLocalRead). Unchanged through 4.3.0 (4.3 adds
 #   ConvertSortMergeJoinToShuffledHashJoin to the preparation rules: see replan_joins).
 _STEPS_3_3 = (
-    _prep("OptimizeSkewedJoin", optimize_skewed_join.apply),
+    _prep("OptimizeSkewedJoin", optimize_skewed_join_plan.apply),
     _opt("OptimizeSkewInRebalancePartitions", optimize_skew_in_rebalance_partitions.apply),
     _opt("CoalesceShufflePartitions", coalesce_shuffle_partitions.apply),
     _opt("OptimizeShuffleWithLocalRead", optimize_shuffle_with_local_read.apply),

@@ -9,13 +9,14 @@ from typing import Any, Optional
 
 from aqe_core import config
 from aqe_core.engine.join_sides import JoinSide, earlier_side, join_side, needs_new_shuffle, side_bytes
-from aqe_core.engine.results import JoinResult, QueryResult
+from aqe_core.engine.results import UNCHANGED, UNDECIDED_INITIAL, UNDECIDED_NEW_STAGE, UNDECIDED_SHAPE, JoinResult, QueryResult
 from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, StageNode
 from aqe_core.model.reasons import Reason
 from aqe_core.model.scala_text import split_top_level
 from aqe_core.rules.convert_sort_merge_join_to_shuffled_hash_join import choose_shuffled_hash_join_build_side
 from aqe_core.rules.demote_broadcast_hash_join import NO_BROADCAST_HASH
 from aqe_core.rules.dynamic_join_selection import PREFER_SHUFFLE_HASH, SHUFFLE_HASH, select_join_hints
+from aqe_core.rules import join_selection_helper as jsh
 from aqe_core.rules.join_selection_helper import broadcast_threshold, can_build_broadcast_left, can_build_broadcast_right
 from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import format_bytes
@@ -69,16 +70,12 @@ def decide_joins(ctx: Context, frags: list[Fragment]) -> list[JoinResult]:
                             _strategy(node.name), None, bool(node.info.get("skew")))
             out.append(jr)
             if len(node.children) != 2 or not key:
-                jr.reasons.append(Reason("undecided_shape", "the captured plan does not give this join two sides"
-                                         " and its keys: its strategy cannot be re-decided"))
+                jr.reasons.append(UNDECIDED_SHAPE.reason())
             elif jr.initial is None:
-                jr.reasons.append(Reason("undecided_initial", "this join is not in the initial plan under the same"
-                                         " keys, so the strategy AQE started from is unknown"))
+                jr.reasons.append(UNDECIDED_INITIAL.reason())
             elif jr.initial == "BroadcastHashJoin":
                 jr.simulated = "BroadcastHashJoin"
-                jr.reasons.append(Reason("planned_broadcast", "broadcast was planned before AQE from the static"
-                                         " size estimate; AQE keeps a join over a broadcast query stage"
-                                         " (LogicalQueryStageStrategy)"))
+                jr.reasons.append(jsh.PLANNED_BROADCAST.reason())
             else:
                 _decide_join(ctx, jr, node)
     return out
@@ -96,16 +93,16 @@ def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str],
     """``canBroadcastBySize`` and the hints for one side: True / False, or None when its size is
     unknown and would matter; with the sentence that says which size decided."""
     if not can_build:
-        return False, Reason("cannot_build_side", f"a {jt} join cannot broadcast its {name} side", subject={"side": name})
+        return False, jsh.CANNOT_BUILD_SIDE.reason(subject={"side": name}, join_type=jt, name=name)
     thr = broadcast_threshold(ctx.conf, spark_version=ctx.v, runtime_stats=side.is_runtime)
     key = _threshold_key(ctx, side)
     kind = "adaptive" if key == config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD else "static"
     if thr < 0:
-        return False, Reason("broadcast_off", f"the {name} side ({side.how}) cannot be broadcast: {key} is {thr}",
-                             {"threshold": thr}, (key,), {"side": name})
+        return False, jsh.BROADCAST_OFF.reason(numbers={"threshold": thr}, config_keys=(key,), subject={"side": name},
+                                               name=name, how=side.how, key=key, threshold=thr)
     if side.size is None:
-        return None, Reason("size_unknown", f"the {name} side's size is unknown: {side.unknown}", {"threshold": thr},
-                            (key,), {"side": name})
+        return None, jsh.SIZE_UNKNOWN.reason(numbers={"threshold": thr}, config_keys=(key,), subject={"side": name},
+                                             name=name, why=side.unknown)
     size = side.size
     subject = {"side": name, **({"stage_id": side.stage_id} if side.stage_id is not None else {})}
     adaptive_set = ctx.v >= SparkVersion(3, 2, 0) and ctx.conf.get(config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD) is not None
@@ -113,16 +110,14 @@ def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str],
         " (Spark's size-only statistics of the operators above the query stage are not runtime statistics,"
         " so the static threshold applies)")
     numbers = {"size": size, "threshold": thr}
+    fields = {"name": name, "size": format_bytes(size), "how": side.how, "kind": kind, "threshold": format_bytes(thr)}
     if size > thr:
-        return False, Reason("too_big_to_broadcast", f"the {name} side's size {format_bytes(size)} ({side.how}) exceeds"
-                             f" the {kind} broadcast threshold {format_bytes(thr)}{why}", numbers, (key,), subject)
+        return False, jsh.TOO_BIG_TO_BROADCAST.reason(numbers=numbers, config_keys=(key,), subject=subject, why=why,
+                                                      **fields)
     if hint in (NO_BROADCAST_HASH, SHUFFLE_HASH):
-        return False, Reason("demoted", f"the {name} side ({format_bytes(size)}, {side.how}) fits the {kind} broadcast"
-                             f" threshold {format_bytes(thr)} but was demoted: too many empty partitions", numbers,
-                             (key, config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN), subject)
-    return True, Reason("runtime_broadcast", f"the {name} side's size {format_bytes(size)} ({side.how}) fits the {kind}"
-                        f" broadcast threshold {format_bytes(thr)}{why}: broadcast hash join building the {name} side",
-                        numbers, (key,), subject)
+        return False, jsh.DEMOTED.reason(numbers=numbers, subject=subject, **fields,
+                                         config_keys=(key, config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN))
+    return True, jsh.RUNTIME_BROADCAST.reason(numbers=numbers, config_keys=(key,), subject=subject, why=why, **fields)
 
 
 def _broadcast_before_stage(ctx: Context, jr: JoinResult, sides: dict[str, JoinSide]) -> bool:
@@ -138,9 +133,8 @@ def _broadcast_before_stage(ctx: Context, jr: JoinResult, sides: dict[str, JoinS
         ok, why = _broadcastable(ctx, name, earlier[1], None, can, jt)
         if ok and why is not None:
             jr.simulated, jr.simulated_build_side, jr.simulated_build_root = "BroadcastHashJoin", name, earlier[0]
-            jr.reasons.append(Reason("broadcast_before_stage", f"{why.message}, as soon as its inputs finished:"
-                                     f" {side.how} above it is never created", why.numbers, why.config_keys,
-                                     why.subject))
+            jr.reasons.append(jsh.BROADCAST_BEFORE_STAGE.reason(numbers=why.numbers, config_keys=why.config_keys,
+                                                                subject=why.subject, why=why.message, how=side.how))
             return True
     return False
 
@@ -156,7 +150,7 @@ def _decide_join(ctx: Context, jr: JoinResult, node: StageNode) -> None:
     lok, lwhy = _broadcastable(ctx, "left", left, lh.hint, can_build_broadcast_left(jt), jt)
     rok, rwhy = _broadcastable(ctx, "right", right, rh.hint, can_build_broadcast_right(jt), jt)
     if lok is None or rok is None:
-        jr.reasons += [r for r in (lwhy, rwhy) if r is not None and r.code == "size_unknown"]
+        jr.reasons += [r for r in (lwhy, rwhy) if r is not None and r.code == jsh.SIZE_UNKNOWN]
         return
     if lok and rok:
         build = "right" if (right.size or 0) <= (left.size or 0) else "left"
@@ -170,10 +164,8 @@ def _decide_join(ctx: Context, jr: JoinResult, node: StageNode) -> None:
         spark_build = 1 if node.info.get("build_side") == "BuildRight" else 0
         thr = broadcast_threshold(conf, spark_version=v, runtime_stats=True)
         if thr >= 0 and needs_new_shuffle(ctx, node.children[spark_build].idx):
-            jr.reasons.append(Reason("undecided_new_stage", "under these settings Spark would shuffle the"
-                                     f" {('left', 'right')[spark_build]} side (a union without the join's partitioning)"
-                                     " and re-plan the join from that new query stage's runtime size, which only"
-                                     " a run can tell"))
+            side_name = ("left", "right")[spark_build]
+            jr.reasons.append(UNDECIDED_NEW_STAGE.reason(form="union", side=side_name, about={"side": side_name}))
             return
     jr.reasons += [r for r in (lwhy, rwhy) if r is not None]
     if v < SparkVersion(4, 3, 0):
@@ -187,7 +179,7 @@ def _decide_join(ctx: Context, jr: JoinResult, node: StageNode) -> None:
             jr.reasons += choice.reasons
         jr.simulated = "ShuffledHashJoin" if choice.build_side else "SortMergeJoin"
     if jr.simulated == jr.initial:
-        jr.reasons.append(Reason("unchanged", f"stays {jr.simulated}"))
+        jr.reasons.append(UNCHANGED.reason(strategy=jr.simulated))
 
 
 # -- what-if: a join whose strategy changes changes the plan around its stages ------------

@@ -25,9 +25,10 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Optional
 
-from aqe_core.engine.results import JoinResult, ReadResult
+from aqe_core.engine.results import NOT_PREDICTED, JoinResult, ReadResult
 from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, FragmentState, StageNode, required_of
-from aqe_core.model.reasons import Reason
+from aqe_core.rules.coalesce_shuffle_partitions import COALESCE_DISABLED, UNSUPPORTED_SHUFFLE
+from aqe_core.model.shared_vocabulary import FINAL_STAGE_RULE_EXCLUDED, FINAL_STAGE_RULES_OFF
 from aqe_core.model.specs import spec_to_dict
 from aqe_core.versions import SparkVersion
 
@@ -38,7 +39,6 @@ __all__ = ["NOT_PREDICTED", "cut_after_forced_split", "mark_unknown_inputs", "me
            "new_stage_unknown", "writer_root"]
 
 #: the reason code of a read no captured statistic can size (its message says why)
-NOT_PREDICTED = "not_predicted"
 _PLAN_ID = re.compile(r",?\s*\[(?:plan_id=|id=#)\d+\]")
 #: the synthetic stage leaf of a shuffle the change adds: ``-30_000 - idx`` of the node below it
 _NEW_STAGE = -30_000
@@ -206,11 +206,10 @@ def mark_new_stage_reads(ctx: Context, fr: Fragment, unknown: list[StageNode], q
     if not unknown:
         return
     for leaf in unknown:
-        qr.reads.append(ReadResult(leaf.idx, None, None, None, fr.fid, None, None, reasons=[Reason(
-            NOT_PREDICTED, "not predicted: a new shuffle the forced split adds above the join; its size depends on the"
-            " join's output, which the captured statistics do not hold")]))
-    why = ("not predicted: coalesced in one stage with the new shuffle the forced split adds above the join, whose size"
-           " only a run can tell")
+        qr.reads.append(ReadResult(leaf.idx, None, None, None, fr.fid, None, None, reasons=[NOT_PREDICTED.reason(
+            why="a new shuffle the forced split adds above the join; its size depends on the join's output, which the"
+            " captured statistics do not hold")]))
+    why = "coalesced in one stage with the new shuffle the forced split adds above the join, whose size only a run can tell"
     for r in qr.reads:
         if r.fragment == fr.fid and r.stage_node not in {u.idx for u in unknown}:
             _not_predicted(r, why)
@@ -223,10 +222,10 @@ def mark_new_stage_reads(ctx: Context, fr: Fragment, unknown: list[StageNode], q
 def _not_predicted(r: ReadResult, why: str) -> None:
     r.simulated_specs = None
     r.description = ""
-    r.reasons = [x for x in r.reasons if x.code != NOT_PREDICTED] + [Reason(NOT_PREDICTED, why)]
+    r.reasons = [x for x in r.reasons if x.code != NOT_PREDICTED] + [NOT_PREDICTED.reason(why=why)]
 
 
-_SIZE_FREE = frozenset({"unsupported_shuffle", "coalesce_disabled", "final_stage_rules_off", "final_stage_rule_excluded"})
+_SIZE_FREE = frozenset({UNSUPPORTED_SHUFFLE, COALESCE_DISABLED, FINAL_STAGE_RULES_OFF, FINAL_STAGE_RULE_EXCLUDED})
 
 
 def mark_unknown_inputs(ctx: Context, frags: list[Fragment], qr: "QueryResult", joins: list[JoinResult]) -> None:
@@ -281,5 +280,5 @@ def mark_unknown_inputs(ctx: Context, frags: list[Fragment], qr: "QueryResult", 
             continue
         if r.simulated_specs is None and any(x.code in _SIZE_FREE for x in r.reasons):
             continue
-        _not_predicted(r, f"not predicted: the stage that writes this shuffle runs differently under the change ({why}),"
-                          " so the shuffle's size, which decides this read, is only known from a run")
+        _not_predicted(r, f"the stage that writes this shuffle runs differently under the change ({why}), so the"
+                          " shuffle's size, which decides this read, is only known from a run")

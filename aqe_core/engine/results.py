@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from aqe_core.engine.adaptive import AdaptiveVerdict
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.model.specs import ShufflePartitionSpec, spec_to_dict
 from aqe_core.versions import as_version
 
@@ -60,8 +61,29 @@ def _norm(specs: Optional[list[ShufflePartitionSpec]]) -> Optional[list[ShuffleP
 
 
 AGREES, DIFFERS, UNDECIDED = "agrees", "differs", "undecided"
+
+# -- the engine's own reason codes (:mod:`aqe_core.model.vocabulary`): what the replay could not
+# re-decide or place, not what a rule decided (the rules declare theirs)
+V = Vocabulary("engine", __name__)
+UNDECIDED_SHAPE = V.code("undecided_shape", "The captured plan does not give the join two sides and its keys.",
+                         "the captured plan does not give this join two sides and its keys: its strategy cannot be"
+                         " re-decided")
+UNDECIDED_INITIAL = V.code("undecided_initial", "The join is not in the initial plan under the same keys: AQE's"
+                           " starting strategy is unknown.", "this join is not in the initial plan under the same keys,"
+                           " so the strategy AQE started from is unknown")
+UNDECIDED_NEW_STAGE = V.code(
+    "undecided_new_stage", "Under the change the join reads a new shuffle whose runtime size decides it: only a run"
+    " can tell.", "it reads the new shuffle the forced split adds, whose runtime size decides whether AQE broadcasts"
+    " it: only a run can tell", union="under these settings Spark would shuffle the {side} side (a union without the"
+    " join's partitioning) and re-plan the join from that new query stage's runtime size, which only a run can tell")
+UNCHANGED = V.code("unchanged", "The replay keeps the join's initial strategy.", "stays {strategy}")
+STAGE_NOT_CREATED = V.code("stage_not_created", "Under the change this shuffle stage is never created.", "{why}")
+UNPLACED_READ = V.code("unplaced_read", "A read Spark made that no stage fragment accounts for (should not happen).",
+                       "this read is outside every stage fragment")
+NOT_PREDICTED = V.code("not_predicted", "The read's size depends on a stage the change adds or runs differently:"
+                       " only a run can tell.", "not predicted: {why}")
 #: reason codes that leave a join's strategy undecided
-UNDECIDED_CODES = frozenset({"undecided_shape", "undecided_initial", "size_unknown", "undecided_new_stage"})
+UNDECIDED_CODES = frozenset({UNDECIDED_SHAPE, UNDECIDED_INITIAL, "size_unknown", UNDECIDED_NEW_STAGE})
 
 
 @dataclass

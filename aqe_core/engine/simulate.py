@@ -33,10 +33,13 @@ from aqe_core.engine.replan_joins import decide_joins, rewrite_joins
 from aqe_core.engine.restage import (
     cut_after_forced_split, mark_new_stage_reads, mark_unknown_inputs, merge_added_exchanges, new_stage_unknown,
 )
-from aqe_core.engine.results import UNDECIDED, Agreement, JoinResult, QueryResult, ReadResult, SimulationReport
+from aqe_core.engine.results import (
+    STAGE_NOT_CREATED, UNDECIDED, UNDECIDED_NEW_STAGE, UNPLACED_READ, Agreement, JoinResult, QueryResult, ReadResult,
+    SimulationReport,
+)
 from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, PlanIndex, all_origins, describe_specs
-from aqe_core.model.reasons import Reason
 from aqe_core.rules.join_selection_helper import broadcast_threshold
+from aqe_core.model.shared_vocabulary import FINAL_STAGE_RULE_EXCLUDED, FINAL_STAGE_RULES_OFF
 from aqe_core.versions import SparkVersion, as_version
 
 if TYPE_CHECKING:  # the capture model (moving to aqe_core.model in issue 9); only for hints
@@ -140,17 +143,16 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
         if (jr.node in ctx.skew_unknown and jr.simulated not in (None, "BroadcastHashJoin")
                 and broadcast_threshold(conf, spark_version=v, runtime_stats=True) >= 0):
             jr.simulated = None  # AQE re-plans it from the new stage's runtime size
-            jr.reasons.append(Reason("undecided_new_stage", "it reads the new shuffle the forced split adds, whose"
-                                     " runtime size decides whether AQE broadcasts it: only a run can tell"))
+            jr.reasons.append(UNDECIDED_NEW_STAGE.reason())
     qr.joins.extend(joins)
     missing = sorted({r.node for r in q.reads} - {r.read_node for r in qr.reads if r.read_node is not None})
     for m in missing:  # a read Spark made that no fragment accounted for (should not happen)
         rc = plan.read_by_node[m]
         stage_node = plan.kids[m][0] if 0 <= m < len(plan.kids) and plan.kids[m] else -1
-        why = (Reason("stage_not_created", ctx.removed_why.get(stage_node, "under these settings this shuffle stage is"
-                      " never created: the join above broadcasts its input as soon as that input finishes"))
-               if stage_node in ctx.removed_stages else
-               Reason("unplaced_read", "this read is outside every stage fragment"))
+        why = (STAGE_NOT_CREATED.reason(why=ctx.removed_why.get(stage_node, "under these settings this shuffle stage is"
+                                        " never created: the join above broadcasts its input as soon as that input"
+                                        " finishes"))
+               if stage_node in ctx.removed_stages else UNPLACED_READ.reason())
         qr.reads.append(ReadResult(-1, m, rc.stage_id, rc.shuffle_id, -1, rc.specs, None, reasons=[why]))
     if what_if:
         mark_unknown_inputs(ctx, done, qr, joins)
@@ -210,14 +212,11 @@ def _run_pipeline(pipeline: Pipeline, ctx: Context, fr: Fragment, state: Fragmen
                 upper = cut_after_forced_split(ctx, fr, state)
             continue
         for st in fr.stages:
-            state.why(st, [Reason("final_stage_rule_excluded", f"{step.rule} does not run on the final stage:"
-                                  " the query has a shuffle whose origin it does not support"
-                                  f" ({', '.join(sorted(all_origins(ctx)))}), so the final partitioning"
-                                  " is kept (Spark 3.1)", {"rule": step.rule})])
+            state.why(st, [FINAL_STAGE_RULE_EXCLUDED.reason(numbers={"rule": step.rule}, rule=step.rule,
+                                                            origins=", ".join(sorted(all_origins(ctx))))])
     if (fr.is_final and pipeline.final_stage == APPLY_FINAL_STAGE_FLAG
             and not ctx.conf.get_or(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS, True)):
         for st in fr.stages:
-            state.why(st, [Reason("final_stage_rules_off", "applyFinalStageShuffleOptimizations=false: no"
-                                  " shuffle-read rule runs on the final stage", {},
-                                  (config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,))])
+            state.why(st, [FINAL_STAGE_RULES_OFF.reason(
+                config_keys=(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,))])
     return upper

@@ -1,21 +1,23 @@
 """Decision traces (issue 13): for one adaptive read, the rules of its release in Spark's order,
 each with the conditions it checks, what each found, and the first that failed.
 
-Built from the replay's own reasons (each rule module states what it checked and with which
-numbers, see :mod:`aqe_core.model.reasons`): a condition fails when its rule gave the reason
-that says so, passes when a later step shows it was met, and after the first failure the rest
-of that rule is "not reached". Each rule's verdict is what it did to the read in the replay
-(``ReadResult.rules`` and the specs), so a trace never claims a split the specs do not show.
+Built from the replay's own reasons and what each rule module declares
+(:mod:`aqe_core.model.vocabulary`): its trace's conditions, in order, each with the settings it
+reads and the codes that fail it or show it met. A condition fails when its rule gave a reason
+with a failing code, passes when one shows it was met, and after the first failure the rest of
+that rule is "not reached". Each rule's verdict (in its declared words) is what it did to the
+read in the replay (``ReadResult.rules`` and the specs), so a trace never claims a split the
+specs do not show. This module knows no condition's sentence, no verdict's and no rule's codes.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from aqe_core import config as K
 from aqe_core.engine.pipeline import pipeline_for
 from aqe_core.engine.results import JoinResult, ReadResult
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import TraceSpec, declared_codes, declared_conditions, trace_spec
 from aqe_core.rules import optimize_skewed_join_stream as stream
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
@@ -37,10 +39,11 @@ PASS, FAIL, INFO, NOT_REACHED, NOT_APPLICABLE = "pass", "fail", "info", "not rea
 
 @dataclass(frozen=True)
 class Check:
-    condition: str
+    condition: str  # the declared condition's sentence, for people
     result: str  # pass | fail | info | not reached | not applicable
     detail: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)
+    id: str = ""  # the declared condition's stable id: code switches on it (not written to the JSON)
 
     def to_dict(self) -> dict[str, Any]:
         return {"condition": self.condition, "result": self.result, "detail": self.detail, "inputs": dict(self.inputs)}
@@ -76,106 +79,63 @@ class RuleTrace:
                 "checks": [c.to_dict() for c in self.checks]}
 
 
-# (condition, codes that fail it, codes that show it was met): in the order they are looked for, so a
-# condition failed by two reasons names the same one whatever the hash seed (sets did not)
-_SKEW = (
-    ("skew handling is enabled", ("skew_join_disabled", "disabled"), ()),
-    ("the rule runs on this stage", ("final_stage_rule_excluded", "final_stage_rules_off", "not_eligible", "not_rebalance",
-                                     "partition_counts_differ", "streaming"), ()),
-    ("the join type lets this side be split", ("join_type_not_supported", "side_not_splittable"), ("split",)),
-    ("a partition is over the skew threshold", ("no_split", "no_large_partition"),
-     ("split", "not_splittable_by_maps", "side_not_splittable", "distribution_broken")),
-    ("its map outputs can be cut into parts", ("not_splittable_by_maps", "map_sizes_unknown"), ("split",)),
-    ("splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)", ("distribution_broken",), ("forced",)),
-)
-#: a broadcast join's streamed side (SPARK-44065, 4.2.0): the rule module's own conditions
-_SKEW_STREAM = _SKEW[:2] + stream.TRACE_CONDITIONS + _SKEW[-1:]
-_REBALANCE = (
-    ("skew handling of REBALANCE shuffles is enabled", ("disabled",), ()),
-    ("the shuffle is a REBALANCE", ("not_rebalance",), ("split", "no_large_partition")),
-    ("the rule runs on this stage", ("final_stage_rule_excluded", "final_stage_rules_off"), ()),
-    ("a partition is over the advisory size", ("no_large_partition",), ("split", "not_splittable_by_maps")),
-    ("its map outputs can be cut into parts", ("not_splittable_by_maps", "map_sizes_unknown"), ("split",)),
-)
-_COALESCE = (
-    ("coalescing is enabled", ("coalesce_disabled",), ()),
-    ("the rule runs on this stage", ("final_stage_rule_excluded", "final_stage_rules_off"), ()),
-    ("the shuffle may change its number of partitions", ("unsupported_shuffle", "user_hint"), ("coalesced", "no_change")),
-    ("the minimum number of partitions", (), ()),
-    ("coalescing towards the target gives fewer partitions", ("no_change",), ("coalesced",)),
-)
-_MIN_NUM = ("min_num_from_parallelism", "min_num_from_conf", "min_num_one")
-
-#: the settings each condition reads: a check carries their values in force as inputs, whatever
-#: its result, so a passed condition shows what it was checked against (keys a release lacks
-#: are left out)
-_SETTINGS: dict[str, tuple[str, ...]] = {
-    "skew handling is enabled": (K.SKEW_JOIN_ENABLED,),
-    "the rule runs on this stage": (K.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,),
-    "a partition is over the skew threshold": (K.SKEW_JOIN_SKEWED_PARTITION_FACTOR, K.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
-    "splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)": (K.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,),
-    "skew handling of REBALANCE shuffles is enabled": (K.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED,),
-    "a partition is over the advisory size": (K.ADVISORY_PARTITION_SIZE_IN_BYTES,
-                                              K.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR),
-    "coalescing is enabled": (K.COALESCE_PARTITIONS_ENABLED,),
-    "coalescing towards the target gives fewer partitions": (
-        K.ADVISORY_PARTITION_SIZE_IN_BYTES, K.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
-        K.COALESCE_PARTITIONS_PARALLELISM_FIRST, K.COALESCE_PARTITIONS_MIN_PARTITION_NUM),
-    "the stage's consumer needs no shuffle (a side of a broadcast join)": (K.LOCAL_SHUFFLE_READER_ENABLED,),
-    "the side's size fits the broadcast threshold": (K.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD, K.AUTO_BROADCASTJOIN_THRESHOLD),
-    "enough non-empty partitions (not demoted)": (K.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN,),
-    "every partition fits the local hash map threshold": (K.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
-                                                          K.PREFER_SORTMERGEJOIN),
-    **stream.TRACE_SETTINGS,
-}
-
-
 def _with_settings(checks: list[Check], conf: "AQEConf | None") -> list[Check]:
-    """Each reached check with the values in force of the settings it reads (the rule's own
-    numbers, from its reason, win on a name clash)."""
+    """Each reached check with the values in force of the settings its condition reads (the
+    rule's own numbers, from its reason, win on a name clash). The settings are declared with the
+    condition; keys a release lacks are left out."""
     if conf is None:
         return checks
     out = []
     for c in checks:
-        keys = [k for k in _SETTINGS.get(c.condition, ()) if k in conf.keys]
+        keys = [k for k in _CONDITIONS[c.id].settings if k in conf.keys] if c.id in _CONDITIONS else []
         if c.result in (NOT_REACHED, NOT_APPLICABLE) or not keys:
             out.append(c)
             continue
-        out.append(Check(c.condition, c.result, c.detail, {**{k: conf.get(k) for k in keys}, **c.inputs}))
+        out.append(Check(c.condition, c.result, c.detail, {**{k: conf.get(k) for k in keys}, **c.inputs}, c.id))
     return out
 
 
-def _mentions(reason: Reason, rule: str) -> bool:
-    """A final-stage reason belongs to the rule it names."""
-    return rule in reason.message if reason.code.startswith("final_stage") else True
+def _belongs(reason: Reason, rule: Optional[str]) -> bool:
+    """A reason about one rule (a per-rule code, e.g. the final-stage filter) belongs to the rule
+    it names in ``numbers["rule"]``; ``rule=None``: no filter."""
+    return rule is None or reason.code not in _PER_RULE or reason.numbers.get("rule") == rule
 
 
-def _checks(table: tuple, reasons: list[Reason], rule: str, applicable: bool, applied: bool = False) -> list[Check]:
-    """``applied``: the rule changed the read, so a failure about one partition (another was
-    split) is information, not where the rule stopped."""
-    codes = {r.code: r for r in reasons if _mentions(r, rule)}
+def _checks(spec: TraceSpec, reasons: list[Reason], rule: Optional[str], applicable: bool,
+            applied: bool = False) -> list[Check]:
+    """The checks of ``spec``'s conditions, from the codes of ``reasons``. ``applied``: the rule
+    changed the read, so a failure about one partition (another was split) is information, not
+    where the rule stopped."""
+    codes = {r.code: r for r in reasons if _belongs(r, rule)}
     out: list[Check] = []
     failed = False
-    for condition, fails, meets in table:
+    for cond in spec.conditions:
+        sentence, cid = cond.sentence, cond.id
         if failed:
-            out.append(Check(condition, NOT_REACHED))
+            out.append(Check(sentence, NOT_REACHED, id=cid))
             continue
-        hit = next((codes[c] for c in fails if c in codes), None)
-        if condition == "the minimum number of partitions":
-            info = next((codes[c] for c in _MIN_NUM if c in codes), None)
-            out.append(Check(condition, INFO, info.message, dict(info.numbers)) if info else Check(condition, NOT_APPLICABLE))
+        if cond.informs:
+            info = next((codes[c] for c in cond.informs if c in codes), None)
+            out.append(Check(sentence, INFO, info.message, dict(info.numbers), cid) if info
+                       else Check(sentence, NOT_APPLICABLE, id=cid))
             continue
+        hit = next((codes[c] for c in cond.fails if c in codes), None)
         if hit is not None and applied and "partition" in hit.subject:
-            out.append(Check(condition, INFO, hit.message, dict(hit.numbers)))
+            out.append(Check(sentence, INFO, hit.message, dict(hit.numbers), cid))
         elif hit is not None:
-            out.append(Check(condition, FAIL, hit.message, dict(hit.numbers)))
+            out.append(Check(sentence, FAIL, hit.message, dict(hit.numbers), cid))
             failed = True
-        elif any(c in codes for c in meets):
-            met = next(codes[c] for c in meets if c in codes)
-            out.append(Check(condition, PASS, met.message, dict(met.numbers)))
+        elif any(c in codes for c in cond.meets):
+            met = next(codes[c] for c in cond.meets if c in codes)
+            out.append(Check(sentence, PASS, met.message, dict(met.numbers), cid))
         else:
-            out.append(Check(condition, PASS if applicable else NOT_APPLICABLE))
+            out.append(Check(sentence, PASS if applicable else NOT_APPLICABLE, id=cid))
     return out
+
+
+def _verdict(spec: TraceSpec, changed: bool, applied: bool) -> str:
+    """The rule's declared verdict: it changed the read, it ran but left this one, or neither."""
+    return spec.verdicts["changed" if changed else "applied" if applied else "unchanged"]
 
 
 def _span(spec: Any) -> int:
@@ -187,10 +147,14 @@ def _span(spec: Any) -> int:
     return 1
 
 
-_REBALANCE_ONLY = {"disabled", "not_rebalance", "no_large_partition"}
-_SKEW_CODES = {"skew_join_disabled", "join_type_not_supported", "side_not_splittable", "no_split", "distribution_broken",
-               "partition_counts_differ", "forced", "split", "not_splittable_by_maps", "map_sizes_unknown", "streaming",
-               "not_eligible"} | _REBALANCE_ONLY | stream.CODES
+#: the traces the rules declare (the pipeline imports every rule module, so all are registered)
+_SKEW, _SKEW_STREAM = trace_spec("OptimizeSkewedJoin"), trace_spec("OptimizeSkewedJoin/broadcast stream")
+_REBALANCE, _COALESCE = trace_spec("OptimizeSkewInRebalancePartitions"), trace_spec("CoalesceShufflePartitions")
+_JOIN_SIDE, _JOIN_STRATEGY = trace_spec("join side"), trace_spec("join strategy")
+_CONDITIONS = declared_conditions()
+_PER_RULE = frozenset(c for c in declared_codes() if c.per_rule)
+#: the codes a skew rule's trace reads (the per-rule ones are taken by the rule they name)
+_SKEW_CODES = (_SKEW.codes | _SKEW_STREAM.codes | _REBALANCE.codes) - _PER_RULE
 
 
 def trace_read(r: ReadResult, spark_version: "str | SparkVersion", conf: "AQEConf | None" = None) -> list[RuleTrace]:
@@ -211,47 +175,29 @@ def trace_read(r: ReadResult, spark_version: "str | SparkVersion", conf: "AQECon
     """
     v = as_version(spark_version)
     out: list[RuleTrace] = []
-    rebalance = "OptimizeSkewInRebalancePartitions" in r.rules or any(x.code in _REBALANCE_ONLY for x in r.reasons)
+    rebalance = "OptimizeSkewInRebalancePartitions" in r.rules or _REBALANCE.marked(r.reasons)
     for rule in pipeline_for(v).rules:
         applied = rule in r.rules
         if rule in ("OptimizeSkewedJoin", "OptimizeSkewInRebalancePartitions"):
             mine = rebalance == (rule == "OptimizeSkewInRebalancePartitions")
             reasons = [x for x in r.reasons if (mine and x.code in _SKEW_CODES) or
-                       (x.code.startswith("final_stage") and rule in x.message)]
+                       (x.code in _PER_RULE and x.numbers.get("rule") == rule)]
             table = (_REBALANCE if rule == "OptimizeSkewInRebalancePartitions" else _SKEW_STREAM
-                     if any(x.code in stream.CODES or x.subject.get("stream") for x in reasons) else _SKEW)
+                     if _SKEW_STREAM.marked(reasons) else _SKEW)
             checks = _checks(table, reasons, rule, applied or bool(reasons), applied)
             split = applied and any(isinstance(x, PartialReducerPartitionSpec) for x in r.simulated_specs or ())
-            verdict = "split" if split else ("not split; the other side's splits each read these partitions again"
-                                             if applied else "not split")
-            out.append(RuleTrace(rule, _with_settings(checks, conf), verdict))
+            out.append(RuleTrace(rule, _with_settings(checks, conf), _verdict(table, split, applied)))
         elif rule == "CoalesceShufflePartitions":
             merged = applied and any(_span(x) > 1 for x in r.simulated_specs or ())
             out.append(RuleTrace(rule, _with_settings(_checks(_COALESCE, r.reasons, rule, True), conf),
-                                 "coalesced" if merged else
-                                 ("not coalesced: every partition stays on its own" if applied else "not coalesced")))
-        else:  # OptimizeLocalShuffleReader / OptimizeShuffleWithLocalRead
-            out.append(RuleTrace(rule, _with_settings([Check("the stage's consumer needs no shuffle (a side of a broadcast "
-                                                             "join)", PASS if applied else NOT_APPLICABLE)], conf),
-                                 "read locally" if applied else "not read locally"))
+                                 _verdict(_COALESCE, merged, applied)))
+        else:  # OptimizeLocalShuffleReader / OptimizeShuffleWithLocalRead: met when it changed the read
+            spec = trace_spec(rule)
+            checks = [Check(c.sentence, PASS if applied else NOT_APPLICABLE, id=c.id) for c in spec.conditions]
+            out.append(RuleTrace(rule, _with_settings(checks, conf), _verdict(spec, applied, False)))
     return out
 
 
-
-
-# A join, per side, as AQE re-plans it: the size against the broadcast threshold
-# (JoinSelection with the runtime statistics), the join type's buildable side, then
-# DemoteBroadcastHashJoin; and, for the joins that stay shuffled, the shuffled-hash preference.
-_JOIN_SIDE = (
-    ("the side's size fits the broadcast threshold", ("broadcast_off", "too_big_to_broadcast", "size_unknown"),
-     ("runtime_broadcast", "broadcast_before_stage", "planned_broadcast", "demoted", "demote_broadcast")),
-    ("the join type can build this side", ("cannot_build_side",), ("runtime_broadcast", "demoted")),
-    # (the rule's own reason first: it gives the non-empty count and the ratio this condition checks)
-    ("enough non-empty partitions (not demoted)", ("demote_broadcast", "demoted"), ("runtime_broadcast",)),
-)
-_SHJ = (
-    ("every partition fits the local hash map threshold", ("cannot_build",), ("prefer_shuffled_hash", "convert_to_shj")),
-)
 
 
 def trace_join(j: JoinResult, conf: "AQEConf | None" = None) -> list[RuleTrace]:
@@ -271,12 +217,12 @@ def trace_join(j: JoinResult, conf: "AQEConf | None" = None) -> list[RuleTrace]:
     out: list[RuleTrace] = []
     build = j.simulated_build_side
     for side in ("left", "right"):
-        mine = [x for x in j.reasons if x.subject.get("side") == side or f"the {side} side" in x.message
-                or f"{side} side" in x.message]
-        checks = _checks(_JOIN_SIDE, mine, "", bool(mine))
+        mine = [x for x in j.reasons if x.subject.get("side") == side or x.about.get("side") == side]
+        checks = _checks(_JOIN_SIDE, mine, None, bool(mine))
         broadcast = (j.simulated or "").startswith("BroadcastHashJoin") and build == side
-        out.append(RuleTrace(f"broadcast the {side} side", _with_settings(checks, conf),
-                             "broadcast" if broadcast else "not broadcast"))
-    verdict = j.simulated or "not re-decided"
-    out.append(RuleTrace("the strategy", _with_settings(_checks(_SHJ, j.reasons, "", False), conf), verdict))
+        out.append(RuleTrace(_JOIN_SIDE.label.format(side=side), _with_settings(checks, conf),
+                             _verdict(_JOIN_SIDE, broadcast, False)))
+    verdict = j.simulated or _JOIN_STRATEGY.verdicts["undecided"]
+    out.append(RuleTrace(_JOIN_STRATEGY.label, _with_settings(_checks(_JOIN_STRATEGY, j.reasons, None, False), conf),
+                         verdict))
     return out

@@ -50,11 +50,57 @@ from typing import Any, Mapping, Optional, Sequence
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
+from aqe_core.model import shared_vocabulary as shared
+from aqe_core.rules.dynamic_join_selection import USER_HINT
 from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions_util import INT_MAX, coalesce_partitions, coalesce_target
 from aqe_core.model.specs import ShufflePartitionSpec
 from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.versions import SparkVersion, as_version
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): its reason codes, sentences and trace
+V = Vocabulary("CoalesceShufflePartitions", __name__)
+COALESCE_DISABLED = V.code("coalesce_disabled", "Coalescing is off (its ``coalescePartitions.enabled`` setting is false).",
+                           "{key} is false")
+UNSUPPORTED_SHUFFLE = V.code(
+    "unsupported_shuffle", "A shuffle of the group must keep its partition count (its origin, a single partition or"
+    " a user's count), so no stage of the group is coalesced.", "stage {stage} has {why}, so its partition count must"
+    " not change: no stage of this group is coalesced", plan="not coalesced: stage {stage} has {what}")
+MIN_NUM_FROM_CONF = V.code("min_num_from_conf", "``minPartitionNum`` is set: at least that many partitions.",
+                           "at least {n} partitions ({key})")
+MIN_NUM_FROM_PARALLELISM = V.code("min_num_from_parallelism", "At least the default parallelism (before 3.2, or"
+                                  " with ``parallelismFirst=true``).", "at least {n} partitions (the default"
+                                  " parallelism{because}")
+MIN_NUM_ONE = V.code("min_num_one", "``parallelismFirst=false``: at least 1 partition, the advisory size decides.",
+                     "{key}=false: coalescing aims at the advisory size only (minimum 1 partition)")
+PARTITION_COUNTS_DIFFER = V.code("partition_counts_differ", "3.0/3.1: the group's shuffles have different partition"
+                                 " counts (or no statistics), so nothing is coalesced.", "the shuffles have different"
+                                 " partition counts (or no statistics): not coalesced")
+NO_CHANGE = V.code("no_change", "Coalescing towards the target would not reduce the number of partitions.",
+                   "coalescing towards {target} would not reduce the {before} partitions")
+COALESCED = V.code("coalesced", "Partitions of the read are merged into coalesced ranges.",
+                   "{before} partitions coalesced into {after}: target {target} ({why}; advisory {advisory}, at least"
+                   " {min_num} partitions, minimum size {min_size})")
+
+ENABLED = V.condition("coalesce.enabled", "coalescing is enabled", "The rule's switch.",
+                      settings=(config.COALESCE_PARTITIONS_ENABLED,), fails=(COALESCE_DISABLED,))
+RUNS_ON_STAGE = V.condition("coalesce.runs_on_stage", "the rule runs on this stage", "The final-stage filter.",
+                            settings=(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,),
+                            fails=(shared.FINAL_STAGE_RULE_EXCLUDED, shared.FINAL_STAGE_RULES_OFF))
+MAY_CHANGE = V.condition("coalesce.may_change", "the shuffle may change its number of partitions",
+                         "``isSupported``: its origin lets AQE change the count.", fails=(UNSUPPORTED_SHUFFLE, USER_HINT),
+                         meets=(COALESCED, NO_CHANGE))
+MIN_NUM = V.condition("coalesce.min_num", "the minimum number of partitions", "Information: where the minimum comes"
+                      " from.", informs=(MIN_NUM_FROM_PARALLELISM, MIN_NUM_FROM_CONF, MIN_NUM_ONE))
+FEWER = V.condition("coalesce.fewer", "coalescing towards the target gives fewer partitions",
+                    "The target from the advisory size, the minimum size and the minimum number.",
+                    settings=(config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
+                              config.COALESCE_PARTITIONS_PARALLELISM_FIRST, config.COALESCE_PARTITIONS_MIN_PARTITION_NUM),
+                    fails=(NO_CHANGE,), meets=(COALESCED,))
+TRACE = V.trace("CoalesceShufflePartitions", ENABLED, RUNS_ON_STAGE, MAY_CHANGE, MIN_NUM, FEWER,
+                verdicts={"changed": "coalesced", "applied": "not coalesced: every partition stays on its own",
+                          "unchanged": "not coalesced"})
 
 
 #: ShuffleOrigin values (``ShuffleExchangeLike.shuffleOrigin``) coalescing accepts, 3.2+.
@@ -85,18 +131,17 @@ def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
     c = _conf(conf, v)
     explicit = c.get(config.COALESCE_PARTITIONS_MIN_PARTITION_NUM)
     if explicit is not None:
-        return explicit, Reason("min_num_from_conf", f"at least {explicit} partitions ({config.COALESCE_PARTITIONS_MIN_PARTITION_NUM})",
-                                {"min_num_partitions": explicit}, (config.COALESCE_PARTITIONS_MIN_PARTITION_NUM,))
+        return explicit, MIN_NUM_FROM_CONF.reason(numbers={"min_num_partitions": explicit},
+                                                  config_keys=(config.COALESCE_PARTITIONS_MIN_PARTITION_NUM,),
+                                                  n=explicit, key=config.COALESCE_PARTITIONS_MIN_PARTITION_NUM)
     if v < SparkVersion(3, 2, 0) or c.get(config.COALESCE_PARTITIONS_PARALLELISM_FIRST):
         keys = (config.COALESCE_PARTITIONS_PARALLELISM_FIRST,) if v >= SparkVersion(3, 2, 0) else ()
-        return default_parallelism, Reason(
-            "min_num_from_parallelism",
-            f"at least {default_parallelism} partitions (the default parallelism"
-            + (f", because {config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=true)" if keys else ")"),
-            {"min_num_partitions": default_parallelism, "default_parallelism": default_parallelism}, keys)
+        return default_parallelism, MIN_NUM_FROM_PARALLELISM.reason(
+            numbers={"min_num_partitions": default_parallelism, "default_parallelism": default_parallelism},
+            config_keys=keys, n=default_parallelism,
+            because=f", because {config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=true)" if keys else ")")
     key = config.COALESCE_PARTITIONS_PARALLELISM_FIRST
-    return 1, Reason("min_num_one", f"{key}=false: coalescing aims at the advisory size only (minimum 1 partition)",
-                     {"min_num_partitions": 1}, (key,))
+    return 1, MIN_NUM_ONE.reason(numbers={"min_num_partitions": 1}, config_keys=(key,), key=key)
 
 
 def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
@@ -197,7 +242,7 @@ def coalesce_group(
     d = CoalesceDecision(False)
     if not c.get(config.COALESCE_PARTITIONS_ENABLED):
         key = config.COALESCE_PARTITIONS_ENABLED
-        d.reasons.append(Reason("coalesce_disabled", f"{key} is false", {}, (key,)))
+        d.reasons.append(COALESCE_DISABLED.reason(config_keys=(key,), key=key))
         return d
     unsupported = [s for s in stages if not is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
                                                                   user_specified_num_partitions=s.user_specified_num_partitions)]
@@ -205,8 +250,8 @@ def coalesce_group(
         s = unsupported[0]
         why = ("a user-specified partition count" if v < SparkVersion(3, 2, 0) and s.user_specified_num_partitions
                else "a single output partition" if s.single_partition else f"shuffle origin {s.origin}")
-        d.reasons.append(Reason("unsupported_shuffle", f"stage {s.stage_id} has {why}, so its partition count must"
-                                " not change: no stage of this group is coalesced", {"stage": s.stage_id, "origin": s.origin}))
+        d.reasons.append(UNSUPPORTED_SHUFFLE.reason(numbers={"stage": s.stage_id, "origin": s.origin}, stage=s.stage_id,
+                                                    why=why))
         return d
     min_num, why_min = min_num_partitions(c, spark_version=v, default_parallelism=default_parallelism)
     if group_min_num is not None:
@@ -220,8 +265,7 @@ def coalesce_group(
     if v < SparkVersion(3, 2, 0):
         stats_valid = [(s, b) for s, b in zip(stages, stats) if b is not None]
         if not stats_valid or len({len(b) for _, b in stats_valid}) != 1:
-            d.reasons.append(Reason("partition_counts_differ", "the shuffles have different partition counts (or no"
-                                    " statistics): not coalesced", {}))
+            d.reasons.append(PARTITION_COUNTS_DIFFER.reason())
             return d
     tgt = coalesce_target(stats, advisory_target_size=advisory, min_num_partitions=min_num,
                           min_partition_size=min_size, spark_version=v)
@@ -233,8 +277,8 @@ def coalesce_group(
                  for s, b in zip(stages, stats)) if stages else 0
     d.partitions_before = before
     if not result:
-        d.reasons.append(Reason("no_change", f"coalescing towards {mib(tgt.target_size)} would not reduce the"
-                                f" {before} partitions", tgt.__dict__, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,)))
+        d.reasons.append(NO_CHANGE.reason(numbers=tgt.__dict__, config_keys=(config.ADVISORY_PARTITION_SIZE_IN_BYTES,),
+                                          target=mib(tgt.target_size), before=before))
         return d
     d.applied = True
     d.specs_by_stage = {s.stage_id: list(r) for s, r in zip(stages, result)}
@@ -242,13 +286,12 @@ def coalesce_group(
     target_why = ("the advisory size" if tgt.target_size == advisory else
                   f"total {mib(tgt.total_size)} / {min_num} partitions" if tgt.target_size == tgt.max_target_size else
                   "the minimum partition size")
-    d.reasons.append(Reason(
-        "coalesced",
-        f"{before} partitions coalesced into {d.partitions_after}: target {mib(tgt.target_size)} ({target_why};"
-        f" advisory {mib(advisory)}, at least {min_num} partitions, minimum size {mib(min_size)})",
-        {"before": before, "after": d.partitions_after, **tgt.__dict__},
-        (config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
-         config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST)))
+    d.reasons.append(COALESCED.reason(
+        numbers={"before": before, "after": d.partitions_after, **tgt.__dict__},
+        config_keys=(config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
+                     config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST),
+        before=before, after=d.partitions_after, target=mib(tgt.target_size), why=target_why, advisory=mib(advisory),
+        min_num=min_num, min_size=mib(min_size)))
     return d
 
 
@@ -337,8 +380,8 @@ def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
     if not conf.get(config.COALESCE_PARTITIONS_ENABLED):
         for st in fr.stages:
             if st.is_shuffle_stage:
-                state.why(st, [Reason("coalesce_disabled", "coalescePartitions.enabled is false", {},
-                                      (config.COALESCE_PARTITIONS_ENABLED,))])
+                state.why(st, [COALESCE_DISABLED.reason(config_keys=(config.COALESCE_PARTITIONS_ENABLED,),
+                                                        key="coalescePartitions.enabled")])
         return
     shape = _shape(ctx, fr.root, state)
     groups = coalesce_groups(shape, spark_version=v)
@@ -352,10 +395,9 @@ def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
             bad = next(s for s in g if not is_supported_shuffle(s.origin, s.single_partition, spark_version=v,
                                                                  user_specified_num_partitions=s.user_specified_num_partitions))
             for s in g:
-                state.reasons.setdefault(s.stage_id, []).append(Reason(
-                    "unsupported_shuffle", f"not coalesced: stage {ctx.stage_at(bad.stage_id).stage_id}"
-                    f" has {'a single output partition' if bad.single_partition else 'shuffle origin ' + bad.origin}",
-                    {"origin": bad.origin}))
+                state.reasons.setdefault(s.stage_id, []).append(UNSUPPORTED_SHUFFLE.reason(
+                    numbers={"origin": bad.origin}, form="plan", stage=ctx.stage_at(bad.stage_id).stage_id,
+                    what="a single output partition" if bad.single_partition else "shuffle origin " + bad.origin))
     if not supported:
         return
     min_num, _ = min_num_partitions(conf, spark_version=v, default_parallelism=ctx.default_parallelism)

@@ -26,6 +26,8 @@ from typing import Any, Mapping, Optional, Sequence
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
+from aqe_core.model import shared_vocabulary as shared
 from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
@@ -34,6 +36,18 @@ from aqe_core.versions import SparkVersion, as_version
 CAN_BUILD_LEFT_SHJ_43 = frozenset({"Inner", "Cross", "RightOuter", "LeftOuter", "FullOuter"})
 CAN_BUILD_RIGHT_SHJ_43 = frozenset({"Inner", "Cross", "LeftOuter", "LeftSemi", "LeftAnti", "ExistenceJoin",
                                     "RightOuter", "FullOuter"})
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): its reason codes and sentences
+V = Vocabulary("ConvertSortMergeJoinToShuffledHashJoin", __name__)
+NOT_IN_VERSION = V.reuse(shared.NOT_IN_VERSION, "Spark {v} has no ConvertSortMergeJoinToShuffledHashJoin")
+DISABLED = V.reuse(shared.DISABLED, "{key} is false")
+NOT_ELIGIBLE = V.code("not_eligible", "A skew join, or a join with a merge hint, stays sort-merge.",
+                      "skew joins and joins with a merge hint stay sort-merge")
+CANNOT_BUILD = V.code("cannot_build", "A side's partitions (times the widening factor) or the advisory size exceed the"
+                      " local hash map threshold.", "{side} side cannot build a hash map: largest partition {largest} x"
+                      " {factor} or advisory {advisory} exceeds {threshold}")
+CONVERT_TO_SHJ = V.code("convert_to_shj", "The sort-merge join becomes a shuffled hash join (4.3).",
+                        "sort-merge join becomes a shuffled hash join building the {side} side")
 
 
 @dataclass
@@ -66,11 +80,11 @@ def choose_shuffled_hash_join_build_side(
     jt = normalize_join_type(join_type)
     enabled = config.CONVERT_SMJ_TO_SHJ_ENABLED
     if v < SparkVersion(4, 3, 0):
-        return ShuffledHashJoinChoice(None, [Reason("not_in_version", f"Spark {v} has no ConvertSortMergeJoinToShuffledHashJoin")])
+        return ShuffledHashJoinChoice(None, [NOT_IN_VERSION.reason(v=v)])
     if not c.get(enabled):
-        return ShuffledHashJoinChoice(None, [Reason("disabled", f"{enabled} is false", {}, (enabled,))])
+        return ShuffledHashJoinChoice(None, [DISABLED.reason(config_keys=(enabled,), key=enabled)])
     if is_skew_join or has_smj_hint:
-        return ShuffledHashJoinChoice(None, [Reason("not_eligible", "skew joins and joins with a merge hint stay sort-merge")])
+        return ShuffledHashJoinChoice(None, [NOT_ELIGIBLE.reason()])
     cands, reasons = _candidates(left_bytes, right_bytes, jt, c, left_widening, right_widening)
     if not cands:
         return ShuffledHashJoinChoice(None, reasons)
@@ -78,9 +92,8 @@ def choose_shuffled_hash_join_build_side(
         build = "left" if cands["left"] < cands["right"] else "right"
     else:
         build = next(iter(cands))
-    reasons.append(Reason("convert_to_shj", f"sort-merge join becomes a shuffled hash join building the {build} side",
-                          {"build_cost": cands[build]}, (config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,),
-                          {"side": build}))
+    reasons.append(CONVERT_TO_SHJ.reason(numbers={"build_cost": cands[build]}, subject={"side": build}, side=build,
+                                         config_keys=(config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,)))
     return ShuffledHashJoinChoice(build, reasons)
 
 
@@ -101,9 +114,9 @@ def _candidates(left_bytes: Optional[Sequence[int]], right_bytes: Optional[Seque
         if fits:
             cands[name] = sum(b) * factor
         else:
-            reasons.append(Reason("cannot_build", f"{name} side cannot build a hash map: largest partition"
-                                  f" {mib(max(b) if b else 0)} x {factor:g} or advisory {mib(advisory)} exceeds {mib(threshold)}",
-                                  {"threshold": threshold, "factor": factor},
-                                  (config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
-                                   config.CONVERT_SMJ_TO_SHJ_MIN_WIDENING_FACTOR), {"side": name}))
+            reasons.append(CANNOT_BUILD.reason(numbers={"threshold": threshold, "factor": factor}, subject={"side": name},
+                                               config_keys=(config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
+                                                            config.CONVERT_SMJ_TO_SHJ_MIN_WIDENING_FACTOR),
+                                               side=name, largest=mib(max(b) if b else 0), factor=f"{factor:g}",
+                                               advisory=mib(advisory), threshold=mib(threshold)))
     return cands, reasons

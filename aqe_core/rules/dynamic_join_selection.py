@@ -26,11 +26,49 @@ from typing import Any, Mapping, Optional, Sequence
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
+from aqe_core.rules import join_selection_helper as jsh
+from aqe_core.rules.convert_sort_merge_join_to_shuffled_hash_join import CANNOT_BUILD, CONVERT_TO_SHJ
 from aqe_core.rules.demote_broadcast_hash_join import NO_BROADCAST_HASH, should_demote
 from aqe_core.rules.join_selection_helper import can_build_broadcast_left, can_build_broadcast_right
 from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): its reason codes and sentences, and the trace
+# of a join as AQE re-plans it (each side against JoinSelection's threshold and this rule's
+# demotion, then the shuffled-hash preference; aqe_core/engine/replan_joins.py runs it)
+V = Vocabulary("DynamicJoinSelection", __name__)
+USER_HINT = V.code("user_hint", "The side has a user join hint: the rule leaves it alone.",
+                   "{name} side has a user join hint; {rule} leaves it alone")
+DEMOTE_BROADCAST = V.code("demote_broadcast", "Too few non-empty partitions (``nonEmptyPartitionRatioForBroadcastJoin``):"
+                          " the side gets NO_BROADCAST_HASH.", "{rule}: {why}; not broadcast (NO_BROADCAST_HASH)")
+PREFER_SHUFFLED_HASH = V.code("prefer_shuffled_hash", "Every partition fits the local hash map threshold: prefer a"
+                              " shuffled hash join (3.2 - 4.2).", "every {name} partition is at most {threshold} (largest"
+                              " {largest}): prefer a shuffled hash join")
+
+SIZE_FITS = V.condition(
+    "join.size_fits", "the side's size fits the broadcast threshold", "``canBroadcastBySize`` on the runtime size.",
+    settings=(config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD, config.AUTO_BROADCASTJOIN_THRESHOLD),
+    fails=(jsh.BROADCAST_OFF, jsh.TOO_BIG_TO_BROADCAST, jsh.SIZE_UNKNOWN),
+    meets=(jsh.RUNTIME_BROADCAST, jsh.BROADCAST_BEFORE_STAGE, jsh.PLANNED_BROADCAST, jsh.DEMOTED, DEMOTE_BROADCAST))
+CAN_BUILD = V.condition("join.can_build", "the join type can build this side", "``canBuildBroadcastLeft`` / ``Right``.",
+                        fails=(jsh.CANNOT_BUILD_SIDE,), meets=(jsh.RUNTIME_BROADCAST, jsh.DEMOTED))
+# (the rule's own reason first: it gives the non-empty count and the ratio this condition checks)
+NOT_DEMOTED = V.condition("join.not_demoted", "enough non-empty partitions (not demoted)",
+                          "``DemoteBroadcastHashJoin`` / this rule's NO_BROADCAST_HASH.",
+                          settings=(config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN,),
+                          fails=(DEMOTE_BROADCAST, jsh.DEMOTED), meets=(jsh.RUNTIME_BROADCAST,))
+FITS_LOCAL_MAP = V.condition("join.fits_local_map", "every partition fits the local hash map threshold",
+                             "The shuffled-hash preference (3.2 - 4.2) or conversion (4.3).",
+                             settings=(config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
+                                       config.PREFER_SORTMERGEJOIN),
+                             fails=(CANNOT_BUILD,), meets=(PREFER_SHUFFLED_HASH, CONVERT_TO_SHJ))
+#: a join side: broadcast or not (traced once per side)
+TRACE_SIDE = V.trace("join side", SIZE_FITS, CAN_BUILD, NOT_DEMOTED, label="broadcast the {side} side",
+                     verdicts={"changed": "broadcast", "unchanged": "not broadcast"})
+#: the strategy of a join that stays shuffled (its verdict: the strategy the replay chose)
+TRACE_STRATEGY = V.trace("join strategy", FITS_LOCAL_MAP, label="the strategy", verdicts={"undecided": "not re-decided"})
 
 PREFER_SHUFFLE_HASH = "PREFER_SHUFFLE_HASH"
 SHUFFLE_HASH = "SHUFFLE_HASH"
@@ -79,8 +117,7 @@ def select_join_hints(
         if mine is None:
             continue
         if user_hint:
-            hint.reasons.append(Reason("user_hint", f"{name} side has a user join hint; {rule} leaves it alone",
-                                       subject={"side": name}))
+            hint.reasons.append(USER_HINT.reason(subject={"side": name}, name=name, rule=rule))
             continue
         _side_hint(hint, mine, other, jt, can_build, c, v, rule)
     return out[0], out[1]
@@ -102,12 +139,11 @@ def _side_hint(hint: JoinSideHint, mine: Sequence[int], other: Optional[Sequence
     elif shj:
         hint.hint = PREFER_SHUFFLE_HASH
     if demote:
-        hint.reasons.append(Reason("demote_broadcast", f"{rule}: {why}; not broadcast (NO_BROADCAST_HASH)",
-                                   {"non_empty": non_zero, "partitions": len(mine), "ratio": ratio},
-                                   (config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN,), {"side": name}))
+        hint.reasons.append(DEMOTE_BROADCAST.reason(numbers={"non_empty": non_zero, "partitions": len(mine), "ratio": ratio},
+                                                    config_keys=(config.NON_EMPTY_PARTITION_RATIO_FOR_BROADCAST_JOIN,),
+                                                    subject={"side": name}, rule=rule, why=why))
     if shj:
-        hint.reasons.append(Reason("prefer_shuffled_hash", f"every {name} partition is at most"
-                                   f" {mib(shj_threshold)} (largest {mib(max(mine) if mine else 0)}): prefer a shuffled hash join",
-                                   {"max_partition": max(mine) if mine else 0, "threshold": shj_threshold},
-                                   (config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD,
-                                    config.ADVISORY_PARTITION_SIZE_IN_BYTES), {"side": name}))
+        hint.reasons.append(PREFER_SHUFFLED_HASH.reason(
+            numbers={"max_partition": max(mine) if mine else 0, "threshold": shj_threshold},
+            config_keys=(config.ADAPTIVE_MAX_SHUFFLE_HASH_JOIN_LOCAL_MAP_THRESHOLD, config.ADVISORY_PARTITION_SIZE_IN_BYTES),
+            subject={"side": name}, name=name, threshold=mib(shj_threshold), largest=mib(max(mine) if mine else 0)))

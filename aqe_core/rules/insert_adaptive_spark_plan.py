@@ -27,7 +27,27 @@ from typing import Any, Mapping
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.versions import SparkVersion, as_version
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): whether AQE applies, in the rule's words
+V = Vocabulary("InsertAdaptiveSparkPlan", __name__)
+AQE_DISABLED = V.code("aqe_disabled", "AQE is off (its ``adaptive.enabled`` setting is false).",
+                      "{key} is false (default in Spark {v}: {default})")
+COMMAND = V.code("command", "The plan is a command: AQE wraps only a query inside a write command.",
+                 "the plan is a command; AQE only wraps the query inside a write command")
+NOTHING_TO_ADAPT = V.code("nothing_to_adapt", "No exchange, required distribution or subquery (and not forced).",
+                          "the plan has no exchange, no required distribution and no subquery: nothing for AQE to"
+                          " re-optimise")
+NO_LOGICAL_LINK = V.code("no_logical_link", "A plan node has no logical link: AQE cannot re-plan it.",
+                         "a plan node has no logical link, so AQE cannot re-plan it")
+STREAMING = V.code("streaming", "A streaming query: AQE does not apply (before 4.1, or a stateful one).",
+                   "AQE applies only to stateless streaming queries",
+                   release="AQE does not apply to streaming queries in this Spark release")
+DYNAMIC_PRUNING = V.code("dynamic_pruning", "3.0 does not run AQE on plans with dynamic partition pruning.",
+                         "Spark 3.0 does not run AQE on plans with dynamic partition pruning")
+ADAPTIVE = V.code("adaptive", "AQE applies: the plan is wrapped in ``AdaptiveSparkPlanExec``.",
+                  "AQE applies: the plan is wrapped in AdaptiveSparkPlan")
 
 
 @dataclass(frozen=True)
@@ -60,25 +80,24 @@ def adaptive_applies(
     if not c.get(config.ADAPTIVE_EXECUTION_ENABLED):
         default = "false" if v < SparkVersion(3, 2, 0) else "true"
         key = config.ADAPTIVE_EXECUTION_ENABLED
-        return False, [Reason("aqe_disabled", f"{key} is false (default in Spark {v}: {default})", {}, (key,))]
+        return False, [AQE_DISABLED.reason(config_keys=(key,), key=key, v=v, default=default)]
     if facts.is_command:
-        return False, [Reason("command", "the plan is a command; AQE only wraps the query inside a write command")]
+        return False, [COMMAND.reason()]
     should = (c.get(config.ADAPTIVE_EXECUTION_FORCE_APPLY) or facts.is_subquery or facts.has_exchange or facts.requires_child_distribution
               or facts.has_subquery_expression)
     if facts.has_aqe_cached_plan and v >= SparkVersion(3, 5, 0):
         if v >= SparkVersion(4, 3, 0) or can_change_cached_plan_output_partitioning:
             should = True
     if not should:
-        reasons.append(Reason("nothing_to_adapt", "the plan has no exchange, no required distribution and no subquery:"
-                              " nothing for AQE to re-optimise", {}, (config.ADAPTIVE_EXECUTION_FORCE_APPLY,)))
+        reasons.append(NOTHING_TO_ADAPT.reason(config_keys=(config.ADAPTIVE_EXECUTION_FORCE_APPLY,)))
         return False, reasons
     if not facts.all_nodes_have_logical_link:
-        return False, [Reason("no_logical_link", "a plan node has no logical link, so AQE cannot re-plan it")]
+        return False, [NO_LOGICAL_LINK.reason()]
     if facts.is_streaming:
         if v < SparkVersion(4, 1, 0):
-            return False, [Reason("streaming", "AQE does not apply to streaming queries in this Spark release")]
+            return False, [STREAMING.reason(form="release")]
         if not facts.is_stateless_streaming or not c.get_or(config.ADAPTIVE_EXECUTION_ENABLED_IN_STATELESS_STREAMING, True):
-            return False, [Reason("streaming", "AQE applies only to stateless streaming queries")]
+            return False, [STREAMING.reason()]
     if v < SparkVersion(3, 1, 0) and facts.has_dynamic_pruning_subquery:
-        return False, [Reason("dynamic_pruning", "Spark 3.0 does not run AQE on plans with dynamic partition pruning")]
-    return True, [Reason("adaptive", "AQE applies: the plan is wrapped in AdaptiveSparkPlan")]
+        return False, [DYNAMIC_PRUNING.reason()]
+    return True, [ADAPTIVE.reason()]

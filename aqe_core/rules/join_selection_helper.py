@@ -21,9 +21,40 @@ from typing import Any, Mapping
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): a join side against the broadcast threshold,
+# as AQE re-plans a join (``JoinSelection`` with runtime statistics; aqe_core/engine/replan_joins.py
+# gives these reasons, the trace of a join side is declared in :mod:`.dynamic_join_selection`)
+V = Vocabulary("JoinSelection", __name__)
+_FITS = "fits the {kind} broadcast threshold {threshold}"
+BROADCAST_BY_SIZE = V.code("broadcast_by_size", "``canBroadcastBySize``: the size fits the threshold.",
+                           "runtime size {size} fits under the broadcast threshold {threshold}")
+TOO_BIG_TO_BROADCAST = V.code("too_big_to_broadcast", "The side's size is over the broadcast threshold.",
+                              "the {name} side's size {size} ({how}) exceeds the {kind} broadcast threshold"
+                              " {threshold}{why}", by_size="runtime size {size} exceeds the broadcast threshold"
+                              " {threshold}")
+BROADCAST_OFF = V.code("broadcast_off", "The broadcast threshold is negative: broadcasting is off.",
+                       "the {name} side ({how}) cannot be broadcast: {key} is {threshold}")
+SIZE_UNKNOWN = V.code("size_unknown", "The side's size is unknown, and it would decide the strategy.",
+                      "the {name} side's size is unknown: {why}")
+CANNOT_BUILD_SIDE = V.code("cannot_build_side", "The join type cannot build (broadcast) this side.",
+                           "a {join_type} join cannot broadcast its {name} side")
+DEMOTED = V.code("demoted", "The side fits the threshold but carries a NO_BROADCAST_HASH hint (too many empty"
+                 " partitions).", "the {name} side ({size}, {how}) " + _FITS + " but was demoted: too many empty"
+                 " partitions")
+RUNTIME_BROADCAST = V.code("runtime_broadcast", "The side fits the threshold at run time: a broadcast hash join"
+                           " building it.", "the {name} side's size {size} ({how}) " + _FITS + "{why}: broadcast hash"
+                           " join building the {name} side")
+BROADCAST_BEFORE_STAGE = V.code("broadcast_before_stage", "The side's input finished first and fits: AQE broadcast"
+                                " it at once, so the stage above it is never created.",
+                                "{why}, as soon as its inputs finished: {how} above it is never created")
+PLANNED_BROADCAST = V.code("planned_broadcast", "Broadcast was planned before AQE; AQE keeps a join over a broadcast"
+                           " query stage.", "broadcast was planned before AQE from the static size estimate; AQE keeps"
+                           " a join over a broadcast query stage (LogicalQueryStageStrategy)")
 
 # JoinType groups from Spark's JoinSelectionHelper
 CAN_BUILD_LEFT = frozenset({"Inner", "Cross", "RightOuter"})
@@ -63,7 +94,8 @@ def can_broadcast_by_size(size_in_bytes: int, conf: "Mapping[str, Any] | AQEConf
     key = aqe if (runtime_stats and v >= SparkVersion(3, 2, 0) and _conf(conf, v).get(aqe) is not None) \
         else config.AUTO_BROADCASTJOIN_THRESHOLD
     ok = 0 <= size_in_bytes <= t
-    verb = "fits under" if ok else "exceeds"
-    return ok, Reason("broadcast_by_size" if ok else "too_big_to_broadcast",
-                      f"runtime size {mib(size_in_bytes)} {verb} the broadcast threshold {mib(t) if t >= 0 else 'disabled (-1)'}",
-                      {"size": size_in_bytes, "threshold": t}, (key,))
+    fields = {"size": mib(size_in_bytes), "threshold": mib(t) if t >= 0 else "disabled (-1)"}
+    numbers = {"size": size_in_bytes, "threshold": t}
+    if ok:
+        return ok, BROADCAST_BY_SIZE.reason(numbers=numbers, config_keys=(key,), **fields)
+    return ok, TOO_BIG_TO_BROADCAST.reason(numbers=numbers, config_keys=(key,), form="by_size", **fields)

@@ -22,10 +22,24 @@ mappers are read whole instead (3.1 keeps one task per mapper):
 from __future__ import annotations
 
 from aqe_core import config
-from aqe_core.model.reasons import Reason
 from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.model.specs import CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, ShufflePartitionSpec
+from aqe_core.model.vocabulary import Vocabulary
+from aqe_core.model import shared_vocabulary as shared
 from aqe_core.versions import SparkVersion, as_version
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): its reason code and its trace
+V = Vocabulary("OptimizeShuffleWithLocalRead", __name__)
+DISTRIBUTION_BROKEN = V.reuse(shared.DISTRIBUTION_BROKEN, "local shuffle read not applied: it would break the plan's"
+                              " distribution ({broken})")
+#: (the trace shows it met when the rule changed the read, "not applicable" otherwise)
+CONSUMER_NEEDS_NO_SHUFFLE = V.condition(
+    "local_read.consumer_needs_no_shuffle", "the stage's consumer needs no shuffle (a side of a broadcast join)",
+    "A stage whose consumer became a broadcast join (or the root) is read where its map outputs are.",
+    settings=(config.LOCAL_SHUFFLE_READER_ENABLED,))
+_VERDICTS = {"changed": "read locally", "unchanged": "not read locally"}
+TRACE = V.trace("OptimizeShuffleWithLocalRead", CONSUMER_NEEDS_NO_SHUFFLE, verdicts=_VERDICTS)
+TRACE_3_1 = V.trace("OptimizeLocalShuffleReader", CONSUMER_NEEDS_NO_SHUFFLE, verdicts=_VERDICTS)  # its 3.0/3.1 name
 
 
 def equally_divide(num_elements: int, num_buckets: int) -> list[int]:
@@ -145,8 +159,7 @@ def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
         state.adopt(trial)
     else:
         for n in changed:
-            state.why(n, [Reason("distribution_broken", f"local shuffle read not applied: it would break the plan's"
-                                 f" distribution ({broken})")])
+            state.why(n, [DISTRIBUTION_BROKEN.reason(broken=broken)])
 
 
 def _has_local(specs: list[ShufflePartitionSpec]) -> bool:

@@ -25,6 +25,8 @@ from typing import Any, Mapping, Optional, Sequence
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
+from aqe_core.model import shared_vocabulary as shared
 from aqe_core.units import mib
 from aqe_core.rules.shuffle_partitions_util import MapSizesFor, optimize_skewed_partitions
 from aqe_core.model.specs import PartialReducerPartitionSpec, ShufflePartitionSpec
@@ -32,6 +34,37 @@ from aqe_core.model.stage import Fragment, SpecState, StageStats
 from aqe_core.versions import SparkVersion, as_version
 
 REBALANCE_ORIGINS = frozenset({"REBALANCE_PARTITIONS_BY_NONE", "REBALANCE_PARTITIONS_BY_COL"})
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): its reason codes, sentences and trace
+V = Vocabulary("OptimizeSkewInRebalancePartitions", __name__)
+NOT_IN_VERSION = V.reuse(shared.NOT_IN_VERSION, "Spark {v} has no OptimizeSkewInRebalancePartitions")
+NOT_REBALANCE = V.code("not_rebalance", "The shuffle is not a REBALANCE: the rule leaves it alone.",
+                       "shuffle origin {origin} is not a rebalance")
+DISABLED = V.reuse(shared.DISABLED, "{key} is false")
+NO_LARGE_PARTITION = V.code("no_large_partition", "No partition is over the advisory size: nothing to split.",
+                            "no partition exceeds the advisory size {advisory}")
+SPLIT = V.reuse(shared.SPLIT, "rebalance partition {i} ({size}) is larger than the advisory size {advisory}: split"
+                " into {n} parts")
+DISTRIBUTION_BROKEN = V.reuse(shared.DISTRIBUTION_BROKEN, "rebalance split dropped: it would break the plan's"
+                              " distribution ({broken})")
+
+ENABLED = V.condition("rebalance.enabled", "skew handling of REBALANCE shuffles is enabled", "The rule's switch.",
+                      settings=(config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED,), fails=(DISABLED,))
+IS_REBALANCE = V.condition("rebalance.is_rebalance", "the shuffle is a REBALANCE", "Its origin is a rebalance.",
+                           fails=(NOT_REBALANCE,), meets=(SPLIT, NO_LARGE_PARTITION))
+RUNS_ON_STAGE = V.condition("rebalance.runs_on_stage", "the rule runs on this stage", "The final-stage filter.",
+                            settings=(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,),
+                            fails=(shared.FINAL_STAGE_RULE_EXCLUDED, shared.FINAL_STAGE_RULES_OFF))
+OVER_ADVISORY = V.condition("rebalance.over_advisory", "a partition is over the advisory size",
+                            "Threshold and target are both the advisory size.",
+                            settings=(config.ADVISORY_PARTITION_SIZE_IN_BYTES,
+                                      config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR),
+                            fails=(NO_LARGE_PARTITION,), meets=(SPLIT, shared.NOT_SPLITTABLE))
+#: ``marks``: the codes only this rule gives on a read, so such a read is traced as a rebalance
+TRACE = V.trace("OptimizeSkewInRebalancePartitions", ENABLED, IS_REBALANCE, RUNS_ON_STAGE, OVER_ADVISORY,
+                shared.MAP_OUTPUTS_CUT, marks=(DISABLED, NOT_REBALANCE, NO_LARGE_PARTITION),
+                verdicts={"changed": "split", "applied": "not split; the other side's splits each read these partitions"
+                          " again", "unchanged": "not split"})
 
 
 @dataclass
@@ -58,18 +91,18 @@ def optimize_skew_in_rebalance(
     v = as_version(spark_version)
     c = as_conf(conf, v)
     if v < SparkVersion(3, 2, 0):
-        return RebalanceSkewResult(False, reasons=[Reason("not_in_version", f"Spark {v} has no OptimizeSkewInRebalancePartitions")])
+        return RebalanceSkewResult(False, reasons=[NOT_IN_VERSION.reason(v=v)])
     if origin not in REBALANCE_ORIGINS:
-        return RebalanceSkewResult(False, reasons=[Reason("not_rebalance", f"shuffle origin {origin} is not a rebalance")])
+        return RebalanceSkewResult(False, reasons=[NOT_REBALANCE.reason(origin=origin)])
     if not c.get(config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED):
         key = config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED
-        return RebalanceSkewResult(False, reasons=[Reason("disabled", f"{key} is false", {}, (key,))])
+        return RebalanceSkewResult(False, reasons=[DISABLED.reason(config_keys=(key,), key=key)])
     advisory = advisory_override if (advisory_override is not None and v >= SparkVersion(3, 5, 0)) else c.advisory_partition_size
     small = c.get_or(config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR, 0.2)
     res = RebalanceSkewResult(False, advisory_size=advisory)
     if not any(b > advisory for b in bytes_by_partition_id):
-        res.reasons.append(Reason("no_large_partition", f"no partition exceeds the advisory size {mib(advisory)}",
-                                  {"advisory": advisory}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,)))
+        res.reasons.append(NO_LARGE_PARTITION.reason(numbers={"advisory": advisory}, advisory=mib(advisory),
+                                                     config_keys=(config.ADVISORY_PARTITION_SIZE_IN_BYTES,)))
         return res
     specs = optimize_skewed_partitions(bytes_by_partition_id, map_sizes_for or (lambda _i: None), advisory, advisory,
                                        spark_version=v, small_partition_factor=small)
@@ -77,11 +110,11 @@ def optimize_skew_in_rebalance(
         if isinstance(s, PartialReducerPartitionSpec):
             res.splits[s.reducer_index] = res.splits.get(s.reducer_index, 0) + 1
     for r, n in sorted(res.splits.items()):
-        res.reasons.append(Reason("split", f"rebalance partition {r} ({mib(bytes_by_partition_id[r])}) is larger than"
-                                  f" the advisory size {mib(advisory)}: split into {n} parts",
-                                  {"size": bytes_by_partition_id[r], "advisory": advisory, "splits": n},
-                                  (config.ADVISORY_PARTITION_SIZE_IN_BYTES,
-                                   config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR), {"partition": r}))
+        res.reasons.append(SPLIT.reason(numbers={"size": bytes_by_partition_id[r], "advisory": advisory, "splits": n},
+                                        config_keys=(config.ADVISORY_PARTITION_SIZE_IN_BYTES,
+                                                     config.ADAPTIVE_REBALANCE_PARTITIONS_SMALL_PARTITION_FACTOR),
+                                        subject={"partition": r}, i=r, size=mib(bytes_by_partition_id[r]),
+                                        advisory=mib(advisory), n=n))
     if len(specs) != len(bytes_by_partition_id):
         res.applied, res.specs = True, specs
     return res
@@ -116,7 +149,6 @@ def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
         trial.put(st, res.specs, "OptimizeSkewInRebalancePartitions")
         broken = ctx.breaks_distribution(fr, [st], trial.skew_joins)
         if broken:
-            state.why(st, [Reason("distribution_broken", f"rebalance split dropped: it would break the plan's"
-                                  f" distribution ({broken})")])
+            state.why(st, [DISTRIBUTION_BROKEN.reason(broken=broken)])
             continue
         state.adopt(trial)

@@ -17,7 +17,9 @@ and ``targetSize`` (3.0.1 - 4.3.0):
   :mod:`aqe_core.rules.optimize_skewed_join_stream`, which owns that case's wording).
 
 Plan-shape conditions (which joins match, the "no extra shuffle" check, forceOptimizeSkewedJoin)
-are decided by the caller from the plan; this module does the numbers.
+are :mod:`aqe_core.rules.optimize_skewed_join_plan`'s; this module does the numbers and declares
+the rule's vocabulary: every reason code with its meaning and sentence, and the conditions its
+decision trace lists (why it split, or why not, is read here).
 
 Worked example (3.5): the left side's partition 3 (400 B) is over ``max(threshold 100 B,
 5 x median 25 B) = 125 B``; the target is ``max(advisory 60 B, mean of the others 20 B)``, so
@@ -51,13 +53,18 @@ import numpy as np
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.units import mib, num
+from aqe_core.model import shared_vocabulary as shared
+from aqe_core.rules.coalesce_shuffle_partitions import COALESCED as _COALESCED, PARTITION_COUNTS_DIFFER
+from aqe_core.rules.convert_sort_merge_join_to_shuffled_hash_join import NOT_ELIGIBLE
+from aqe_core.rules.insert_adaptive_spark_plan import STREAMING
+from aqe_core.rules import optimize_skewed_join_stream as stream_case
+from aqe_core.rules.optimize_skew_in_rebalance_partitions import NO_LARGE_PARTITION, NOT_REBALANCE
 from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.rules.shuffle_partitions_util import MapSizesFor, UnitSpecs, create_skew_partition_specs
 from aqe_core.model.specs import CoalescedPartitionSpec, ShufflePartitionSpec
-from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.versions import SparkVersion, as_version
-from aqe_core.rules.optimize_skewed_join_stream import split_streamed_side
 
 
 _LONG_MAX = 2**63 - 1
@@ -67,6 +74,60 @@ RIGHT_SPLITTABLE = frozenset({"Inner", "Cross", "RightOuter"})
 SUPPORTED_JOIN_TYPES = LEFT_SPLITTABLE | RIGHT_SPLITTABLE
 #: the joins whose two shuffled children the rule can split (3.0: sort-merge only)
 SHUFFLED_JOINS = ("SortMergeJoin", "ShuffledHashJoin")
+
+# -- vocabulary (:mod:`aqe_core.model.vocabulary`): why the rule split or did not split, in its words
+V = Vocabulary("OptimizeSkewedJoin", __name__)
+_SKEWED = "{name} partition {i} is skewed"
+SKEWED = V.code("skewed", "A side's partition is over the skew threshold (the analysis, before any split).",
+                "{label}partition {i} is skewed: {size} > {factor} x median {median} and > {threshold}")
+SKEW_JOIN_DISABLED = V.code("skew_join_disabled", "Skew handling is off (its ``skewJoin.enabled`` setting is false):"
+                            " the rule does nothing.", "{key} is false")
+JOIN_TYPE_NOT_SUPPORTED = V.code("join_type_not_supported", "The join type lets neither side be split.",
+                                 "{join_type} joins are never split: neither side may be split")
+SIDE_NOT_SPLITTABLE = V.code("side_not_splittable", "A skewed partition is on a side the join type may not split.",
+                             _SKEWED + " ({size}) but the {name} side of a {join_type} join cannot be split")
+COALESCED = V.reuse(_COALESCED, _SKEWED + " ({size}) but was coalesced from reducers {first}-{last}; only single"
+                    " reducers are split")
+MAP_SIZES_UNKNOWN = V.reuse(shared.MAP_SIZES_UNKNOWN, _SKEWED + " ({size}) but its per-map sizes are unknown, so the"
+                            " split cannot be computed")
+NOT_SPLITTABLE = V.reuse(shared.NOT_SPLITTABLE, _SKEWED + " ({size}) but its {maps} map outputs cannot be cut into two"
+                         " or more parts of about {target}")
+SPLIT = V.reuse(shared.SPLIT, _SKEWED + ": {size} {cond}; split into {n} parts of about {target}")
+NO_SPLIT = V.reuse(shared.NO_SPLIT, "no partition was split: {why}")
+SKEW_JOIN_ERROR = V.code("skew_join_error", "Spark's rule would throw on this join (an assertion of its own).",
+                         "OptimizeSkewedJoin would fail: {error}")
+FORCED = V.code("forced", "The split breaks the plan's distribution but forceOptimizeSkewedJoin=true keeps it (3.3+,"
+                " Spark adds a shuffle).", "the split breaks the plan's distribution ({broken}); applied anyway because"
+                " forceOptimizeSkewedJoin=true (Spark adds a shuffle)")
+DISTRIBUTION_BROKEN = V.reuse(shared.DISTRIBUTION_BROKEN, "skew handling not applied: splitting would break the plan's"
+                              " distribution ({broken}), which would need an extra shuffle")
+
+# the decision trace: what it lists, in order (engine/trace.py walks it)
+ENABLED = V.condition("skew.enabled", "skew handling is enabled", "The rule's switch (a rebalance read: its own).",
+                      settings=(config.SKEW_JOIN_ENABLED,), fails=(SKEW_JOIN_DISABLED, shared.DISABLED))
+RUNS_ON_STAGE = V.condition(
+    "skew.runs_on_stage", "the rule runs on this stage", "The final-stage filter and the plan shapes it skips.",
+    settings=(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,),
+    fails=(shared.FINAL_STAGE_RULE_EXCLUDED, shared.FINAL_STAGE_RULES_OFF, NOT_ELIGIBLE, NOT_REBALANCE,
+           PARTITION_COUNTS_DIFFER, STREAMING))
+JOIN_TYPE = V.condition("skew.join_type", "the join type lets this side be split", "``canSplitLeftSide`` / ``Right``.",
+                        fails=(JOIN_TYPE_NOT_SUPPORTED, SIDE_NOT_SPLITTABLE), meets=(SPLIT,))
+OVER_THRESHOLD = V.condition(
+    "skew.over_threshold", "a partition is over the skew threshold", "``isSkewed``: over factor x median and the bytes.",
+    settings=(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
+    fails=(NO_SPLIT, NO_LARGE_PARTITION), meets=(SPLIT, NOT_SPLITTABLE, SIDE_NOT_SPLITTABLE, DISTRIBUTION_BROKEN))
+NO_EXTRA_SHUFFLE = V.condition(
+    "skew.no_extra_shuffle", "splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)",
+    "Spark keeps a split only if the plan's distribution holds (3.3+: unless forced).",
+    settings=(config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,), fails=(DISTRIBUTION_BROKEN,), meets=(FORCED,))
+#: a read the rule changed is split; "applied": the other side was split, this one not
+VERDICTS = {"changed": "split", "applied": "not split; the other side's splits each read these partitions again",
+            "unchanged": "not split"}
+TRACE = V.trace("OptimizeSkewedJoin", ENABLED, RUNS_ON_STAGE, JOIN_TYPE, OVER_THRESHOLD, shared.MAP_OUTPUTS_CUT,
+                NO_EXTRA_SHUFFLE, verdicts=VERDICTS)
+#: a broadcast join's streamed side (SPARK-44065, 4.2.0): the case's own conditions in the middle
+TRACE_STREAM = V.trace("OptimizeSkewedJoin/broadcast stream", ENABLED, RUNS_ON_STAGE, *stream_case.TRACE_CONDITIONS,
+                       NO_EXTRA_SHUFFLE, marks=stream_case.CODES, subject_mark="stream", verdicts=VERDICTS)
 
 def can_split_left(join_type: str) -> bool:
     """``OptimizeSkewedJoin.canSplitLeftSide`` (all releases)."""
@@ -225,12 +286,12 @@ def analyze_side(
     else:
         tgt = advisory
     label = f"{side} side: " if side else ""
-    reasons = tuple(Reason(
-        "skewed", f"{label}partition {i} is skewed: {mib(sizes[i])} > {num(factor)} x median {mib(med)} and > {mib(thr_bytes)}",
-        {"size": sizes[i], "median": med, "factor": factor, "threshold": thr, "factor_threshold": factor_thr,
-         "threshold_bytes": thr_bytes, "target": tgt},
-        (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
-        {"partition": i, "side": side} if side else {"partition": i}) for i in skewed)
+    reasons = tuple(SKEWED.reason(
+        numbers={"size": sizes[i], "median": med, "factor": factor, "threshold": thr, "factor_threshold": factor_thr,
+                 "threshold_bytes": thr_bytes, "target": tgt},
+        config_keys=(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
+        subject={"partition": i, "side": side} if side else {"partition": i}, label=label, i=i, size=mib(sizes[i]),
+        factor=num(factor), median=mib(med), threshold=mib(thr_bytes)) for i in skewed)
     return SideAnalysis(v, sizes, med, thr, factor_thr, thr_bytes, factor, advisory, tgt, skewed, reasons)
 
 
@@ -339,10 +400,10 @@ def optimize_skewed_join(
     result = SkewJoinResult(False, jt, la, ra, base_left=lspecs, base_right=rspecs)
     reasons = result.reasons
     if not c.get(config.SKEW_JOIN_ENABLED):
-        reasons.append(Reason("skew_join_disabled", f"{config.SKEW_JOIN_ENABLED} is false", {}, (config.SKEW_JOIN_ENABLED,)))
+        reasons.append(SKEW_JOIN_DISABLED.reason(config_keys=(config.SKEW_JOIN_ENABLED,), key=config.SKEW_JOIN_ENABLED))
         return result
     if jt not in SUPPORTED_JOIN_TYPES:
-        reasons.append(Reason("join_type_not_supported", f"{jt} joins are never split: neither side may be split", {"join_type": jt}))
+        reasons.append(JOIN_TYPE_NOT_SUPPORTED.reason(numbers={"join_type": jt}, join_type=jt))
     lsplitter = _Splitter("left", left, la, can_split_left(jt), result.left_splits, jt, v, reasons)
     rsplitter = _Splitter("right", right, ra, can_split_right(jt), result.right_splits, jt, v, reasons)
     for i in sorted(lsplitter.skewed | rsplitter.skewed):  # every other partition index keeps its one spec
@@ -356,8 +417,8 @@ def optimize_skewed_join(
         result.applied = True
     else:
         why = [w for w in (la.why_not_skewed("left"), ra.why_not_skewed("right")) if w]
-        reasons.append(Reason("no_split", "no partition was split: " + ("; ".join(why) if why else "the join is unchanged"),
-                              {"left_median": la.median, "right_median": ra.median}))
+        reasons.append(NO_SPLIT.reason(numbers={"left_median": la.median, "right_median": ra.median},
+                                       why="; ".join(why) if why else "the join is unchanged"))
     return result
 
 
@@ -403,28 +464,26 @@ class _Splitter:
         size = analysis.sizes[i]
         subject = {"partition": spec.start_reducer_index, "side": name}
         if not self.splittable:
-            self.reasons.append(Reason("side_not_splittable", f"{name} partition {spec.start_reducer_index} is skewed"
-                                       f" ({mib(size)}) but the {name} side of a {self.join_type} join cannot be split",
-                                       {"size": size}, (), subject))
+            self.reasons.append(SIDE_NOT_SPLITTABLE.reason(numbers={"size": size}, subject=subject, name=name,
+                                                           i=spec.start_reducer_index, size=mib(size),
+                                                           join_type=self.join_type))
             return [spec], False
         if spec.end_reducer_index - spec.start_reducer_index != 1:
-            self.reasons.append(Reason("coalesced", f"{name} partition {i} is skewed ({mib(size)}) but was coalesced from"
-                                       f" reducers {spec.start_reducer_index}-{spec.end_reducer_index - 1}; only single"
-                                       " reducers are split", {"size": size}, (), subject))
+            self.reasons.append(COALESCED.reason(numbers={"size": size}, subject=subject, name=name, i=i, size=mib(size),
+                                                 first=spec.start_reducer_index, last=spec.end_reducer_index - 1))
             return [spec], False
         reducer = spec.start_reducer_index
         map_sizes = self.side.map_sizes_for(reducer) if self.side.map_sizes_for else None
         if map_sizes is None:
-            self.reasons.append(Reason("map_sizes_unknown", f"{name} partition {reducer} is skewed ({mib(size)}) but its"
-                                       " per-map sizes are unknown, so the split cannot be computed", {"size": size},
-                                       (), subject))
+            self.reasons.append(MAP_SIZES_UNKNOWN.reason(numbers={"size": size}, subject=subject, name=name, i=reducer,
+                                                         size=mib(size)))
             return [spec], False
         split = create_skew_partition_specs(reducer, map_sizes, analysis.target_size, spark_version=self.v)
         if not split:
-            self.reasons.append(Reason("not_splittable_by_maps", f"{name} partition {reducer} is skewed ({mib(size)}) but"
-                                       f" its {len(map_sizes)} map outputs cannot be cut into two or more parts of about"
-                                       f" {mib(analysis.target_size)}", {"size": size, "target": analysis.target_size,
-                                       "num_maps": len(map_sizes)}, (config.ADVISORY_PARTITION_SIZE_IN_BYTES,), subject))
+            self.reasons.append(NOT_SPLITTABLE.reason(
+                numbers={"size": size, "target": analysis.target_size, "num_maps": len(map_sizes)},
+                config_keys=(config.ADVISORY_PARTITION_SIZE_IN_BYTES,), subject=subject, name=name, i=reducer,
+                size=mib(size), maps=len(map_sizes), target=mib(analysis.target_size)))
             return [spec], False
         self.splits[reducer] = len(split)
         self.reasons.append(self._split_reason(reducer, size, len(split), subject))
@@ -433,12 +492,12 @@ class _Splitter:
     def _split_reason(self, reducer: int, size: int, n: int, subject: dict[str, Any]) -> Reason:
         a = self.analysis
         cond = f"> {num(a.factor)} x median {mib(a.median)} and > {mib(a.threshold_bytes)}"
-        return Reason("split", f"{self.name} partition {reducer} is skewed: {mib(size)} {cond}; split into"
-                      f" {n} parts of about {mib(a.target_size)}",
-                      {"size": size, "median": a.median, "threshold": a.skew_threshold, "factor": a.factor,
-                       "threshold_bytes": a.threshold_bytes, "target": a.target_size, "splits": n},
-                      (config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD,
-                       config.ADVISORY_PARTITION_SIZE_IN_BYTES), subject)
+        return SPLIT.reason(numbers={"size": size, "median": a.median, "threshold": a.skew_threshold, "factor": a.factor,
+                                     "threshold_bytes": a.threshold_bytes, "target": a.target_size, "splits": n},
+                            config_keys=(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR,
+                                         config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD,
+                                         config.ADVISORY_PARTITION_SIZE_IN_BYTES), subject=subject, name=self.name,
+                            i=reducer, size=mib(size), cond=cond, n=n, target=mib(a.target_size))
 
 
 def optimize_broadcast_stream_side(
@@ -453,137 +512,6 @@ def optimize_broadcast_stream_side(
     v = as_version(spark_version)
     c = _conf(conf, v)
     a = analyze_side(stream.bytes_by_partition_id, c, spark_version=v, side=side or "stream")
-    specs, reasons = split_streamed_side(stream.bytes_by_partition_id, stream.map_sizes_for, a, c, spark_version=v, side=side)
+    specs, reasons = stream_case.split_streamed_side(stream.bytes_by_partition_id, stream.map_sizes_for, a, c,
+                                                     spark_version=v, side=side)
     return specs, a, reasons
-
-
-# OptimizeSkewedJoin's plan-shape check on a stage fragment (the engine's stage plan, seen
-# through the protocols of :mod:`aqe_core.model.stage`)
-
-
-def apply(ctx: StageStats, fr: Fragment, state: SpecState) -> None:
-    """OptimizeSkewedJoin on a fragment: every shuffled join over two shuffle stages (and, 4.2+,
-    the stream side of a broadcast hash join), kept only if the plan's distribution holds."""
-    v, conf = ctx.v, ctx.conf
-    if not conf.get(config.SKEW_JOIN_ENABLED):
-        _skew_join_disabled(fr, state)
-        return
-    # 3.0-3.2 look at a plan with exactly two shuffle stages (a broadcast join: only to say why not)
-    few = v < SparkVersion(3, 3, 0) and len([s for s in fr.stages if s.is_shuffle_stage]) != 2
-    trial = state.copy()
-    changed: list[StageNode] = []
-    for node in fr.root.walk():
-        if node.name.startswith(SHUFFLED_JOINS) and len(node.children) == 2 and not few:
-            changed += _skew_shuffled_join(ctx, node, trial)
-        elif node.name.startswith("BroadcastHashJoin") and len(node.children) == 2:  # (before 4.2: why not)
-            changed += _skew_broadcast_stream(ctx, node, trial)
-    if not changed:
-        return state.merge_reasons(trial)
-    _keep_if_distribution_holds(ctx, fr, state, trial, changed)
-
-
-def _skew_join_disabled(fr: Fragment, state: SpecState) -> None:
-    for st in fr.stages:
-        if st.parent is not None and (st.parent.name.startswith(SHUFFLED_JOINS)
-                                      or (st.parent.name == "Sort" and st.parent.parent is not None
-                                          and st.parent.parent.name.startswith(SHUFFLED_JOINS))):
-            state.why(st, [Reason("skew_join_disabled", "skewJoin.enabled is false", {}, (config.SKEW_JOIN_ENABLED,))])
-
-
-def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
-    """One sort-merge / shuffled hash join: the stage leaves whose specs the rule changed."""
-    v, conf = ctx.v, ctx.conf
-    jt = normalize_join_type(node.info.get("join_type", "")) if node.info.get("join_type") else ""
-    if node.name.startswith("SortMergeJoin"):
-        left, right = _under_sort(node.children[0]), _under_sort(node.children[1])
-    elif v >= SparkVersion(3, 1, 0):
-        left, right = node.children
-    else:
-        return []
-    left, right = _shuffle_leaf(ctx, left, trial, for_skew=True), _shuffle_leaf(ctx, right, trial, for_skew=True)
-    if left is None or right is None:
-        return []
-    if v < SparkVersion(3, 2, 0) and jt not in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter", "RightOuter"):
-        return []
-    lside = SkewJoinSide(ctx.bytes(left), ctx.map_sizes_for(left),
-                         trial.specs.get(left.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
-    rside = SkewJoinSide(ctx.bytes(right), ctx.map_sizes_for(right),
-                         trial.specs.get(right.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
-    try:
-        res = optimize_skewed_join(lside, rside, jt, conf, spark_version=v)
-    except (AssertionError, ValueError) as e:
-        trial.why(left, [Reason("skew_join_error", f"OptimizeSkewedJoin would fail: {e}")])
-        return []
-    for side_node, reasons in ((left, [r for r in res.reasons if r.subject.get("side") != "right"]),
-                               (right, [r for r in res.reasons if r.subject.get("side") == "right"])):
-        trial.why(side_node, reasons)
-    if not res.applied:
-        return []
-    trial.put(left, res.left_specs, "OptimizeSkewedJoin")
-    trial.put(right, res.right_specs, "OptimizeSkewedJoin")
-    if v < SparkVersion(3, 2, 0):  # 3.0/3.1 SkewDesc
-        for n, k in ((left, res.num_skewed_left), (right, res.num_skewed_right)):
-            trial.descriptions[n.idx] = "no skewed partition" if k == 0 else f"{k} skewed partitions"
-    trial.skew_joins.add(node.idx)
-    return [left, right]
-
-
-def _skew_broadcast_stream(ctx: StageStats, node: StageNode, trial: SpecState) -> list[StageNode]:
-    """The shuffled streamed side of a broadcast hash join: split from 4.2 (before, only why not)."""
-    build = node.info.get("build_side", "")
-    side = "left" if build == "BuildRight" else "right" if build == "BuildLeft" else ""
-    stream = _shuffle_leaf(ctx, node.children[0 if side == "left" else 1] if side else None, trial, for_skew=True)
-    if stream is None:
-        return []
-    specs, analysis, reasons = optimize_broadcast_stream_side(
-        SkewJoinSide(ctx.bytes(stream), ctx.map_sizes_for(stream)), ctx.conf, spark_version=ctx.v, side=side)  # type: ignore[arg-type]
-    trial.why(stream, reasons)
-    if specs is None:
-        return []
-    trial.put(stream, specs, "OptimizeSkewedJoin")
-    trial.skew_joins.add(node.idx)
-    return [stream]
-
-
-def _keep_if_distribution_holds(ctx: StageStats, fr: Fragment, state: SpecState, trial: SpecState,
-                                changed: list[StageNode]) -> None:
-    """Spark's "no extra shuffle" check (3.3+: unless forceOptimizeSkewedJoin)."""
-    v, conf = ctx.v, ctx.conf
-    broken = ctx.breaks_distribution(fr, changed, trial.skew_joins)
-    if broken is None:
-        state.adopt(trial)
-        return
-    force = v >= SparkVersion(3, 3, 0) and conf.get_or(config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN, False)
-    if force:
-        state.adopt(trial)
-        for n in changed:
-            state.why(n, [Reason("forced", f"the split breaks the plan's distribution ({broken}); applied anyway"
-                                 " because forceOptimizeSkewedJoin=true (Spark adds a shuffle)", {},
-                                 (config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,))])
-        return
-    state.merge_reasons(trial)
-    for n in changed:
-        state.why(n, [Reason("distribution_broken", f"skew handling not applied: splitting would break the plan's"
-                             f" distribution ({broken}), which would need an extra shuffle", {},
-                             (config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN,) if v >= SparkVersion(3, 3, 0) else ())])
-
-
-def _under_sort(n: StageNode) -> Optional[StageNode]:
-    if n.name == "Sort" and len(n.children) == 1:
-        return n.children[0]
-    return None
-
-
-def _shuffle_leaf(ctx: StageStats, n: Optional[StageNode], state: SpecState, *, for_skew: bool) -> Optional[StageNode]:
-    """The ``ShuffleStage`` pattern of OptimizeSkewedJoin: a shuffle stage with map stats
-    (3.2+: ENSURE_REQUIREMENTS origin; 3.0/3.1: a coalesced reader over it is fine)."""
-    if n is None or not n.is_shuffle_stage:
-        return None
-    if ctx.bytes(n) is None:
-        return None
-    if ctx.v >= SparkVersion(3, 1, 0) and ctx.origin(n) != "ENSURE_REQUIREMENTS":
-        return None  # 3.1+: OptimizeSkewedJoin.supportedShuffleOrigins = [ENSURE_REQUIREMENTS]
-    if ctx.v >= SparkVersion(3, 2, 0):
-        if n.idx in state.specs:  # already read through an AQEShuffleRead: not a bare stage
-            return None
-    return n

@@ -100,15 +100,15 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
     stop = osj.first_failed if osj is not None else None
     if stop is None:
         return []
-    if stop.condition == "skew handling is enabled":
+    if stop.id == "skew.enabled":
         return [{config.SKEW_JOIN_ENABLED: "true"}]
-    if stop.condition.startswith("splitting needs no extra shuffle"):
+    if stop.id == "skew.no_extra_shuffle":
         return [{config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN: "true"}] if v >= SparkVersion(3, 3, 0) else []
     sizes = _sizes(q, r)
     if not sizes:
         return []
     largest, median = max(sizes), median_size(sizes)
-    if stop.condition == "a partition is over the skew threshold":
+    if stop.id in ("skew.over_threshold", "skew.stream.over_threshold"):
         threshold = {}
         if largest <= conf.get_or(config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD, 0):
             threshold[config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD] = bytes_below(largest)
@@ -120,7 +120,7 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
         at = conf.get_or(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, 5)
         options = [{**threshold, config.SKEW_JOIN_SKEWED_PARTITION_FACTOR: f} for f in factors if float(f) < at]
         return ([threshold] if threshold else []) + options
-    if stop.condition == "its map outputs can be cut into parts":
+    if stop.id == "split.map_outputs_cut":
         return [{config.ADVISORY_PARTITION_SIZE_IN_BYTES: bytes_below(largest // 2)}]
     return []
 

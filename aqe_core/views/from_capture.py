@@ -17,6 +17,8 @@ from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.query import query_from_capture
 from aqe_core.model.reasons import Reason
+from aqe_core.model.shared_vocabulary import MAP_SIZES_UNKNOWN as _MAP_SIZES_UNKNOWN
+from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
@@ -27,6 +29,10 @@ from aqe_core.views.query import (
 )
 from aqe_core.views.plan_stages import stages_by_accumulators
 from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, join_decision_sentence, skew_row_sentence
+
+# the one reason this view gives (:mod:`aqe_core.model.vocabulary`; its meaning is shared)
+V = Vocabulary("capture", __name__)
+MAP_SIZES_UNKNOWN = V.reuse(_MAP_SIZES_UNKNOWN, "per-map sizes were not captured for shuffle {shuffle}{note}")
 
 __all__ = ["capture_label", "skew_rows_from_replay", "view_from_query", "views_from_capture"]
 
@@ -80,8 +86,8 @@ def _base_view(q: QueryCapture, r: ReadResult, ctx: dict, keys: dict) -> Shuffle
         skew_splits=sum(1 for s in specs or [] if isinstance(s, PartialReducerPartitionSpec)),
         local=local, exact=True, reasons=list(r.reasons), group_key=keys.get(r.read_node) if r.read_node is not None else None)
     if sh and sh.map_sizes is None:
-        sv.reasons.append(Reason("map_sizes_unknown", f"per-map sizes were not captured for shuffle {sh.shuffle_id}"
-                                 + (f": {sh.map_sizes_note}" if sh.map_sizes_note else "")))
+        sv.reasons.append(MAP_SIZES_UNKNOWN.reason(shuffle=sh.shuffle_id,
+                                                   note=f": {sh.map_sizes_note}" if sh.map_sizes_note else ""))
     return sv
 
 

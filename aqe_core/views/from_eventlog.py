@@ -17,6 +17,7 @@ from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below
 from aqe_core.model.query import query_from_execution
 from aqe_core.model.reasons import Reason
+from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.model.task_time import TaskTime
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
@@ -27,6 +28,20 @@ from aqe_core.views.query import (
 )
 from aqe_core.views.plan_stages import final_node_stages
 from aqe_core.views.sentences import adaptive_reason
+
+# -- the reasons a plain log gives (:mod:`aqe_core.model.vocabulary`): what Spark's metrics say it
+# did, where no rule is replayed
+V = Vocabulary("event log", __name__)
+LEFT_ALONE = V.code("left_alone", "AQE added no adaptive read over this shuffle: why, in the log's numbers.",
+                    "AQE left this shuffle as planned (no adaptive read): {why}")
+NO_READ_METRICS = V.code("no_read_metrics", "A Spark 3.0 log has no adaptive-read metrics.",
+                         "Spark 3.0 logs carry no adaptive-read metrics: whether AQE coalesced or split this read is"
+                         " not in the log (sizes are what each reduce task read)")
+LOGGED_SKEW = V.code("logged_skew", "The read's metrics count skewed reducers Spark split.",
+                     "Spark split {skewed} skewed reducer{s}{parts} (the read's metrics; which reducer, the log does"
+                     " not say)")
+LOGGED_COALESCE = V.code("logged_coalesce", "The read's metrics count the partitions Spark read after coalescing.",
+                         "{before} shuffle partitions were read as {after}{detail} (the read's metrics)")
 
 __all__ = ["carry_task_times", "view_from_execution", "views_from_eventlog"]
 
@@ -235,8 +250,8 @@ def left_alone_reason(partitions: Optional[int], written: Optional[int], conf: A
         parts.append(f"skew-join handling is off ({config.SKEW_JOIN_ENABLED}=false)")
     else:
         parts.append("no reducer was split (the skew-join rule splits only the sides of a sort-merge join)")
-    return Reason("left_alone", "AQE left this shuffle as planned (no adaptive read): " + "; ".join(parts),
-                  {"partitions": partitions, "bytes_written": written, "advisory": advisory})
+    return LEFT_ALONE.reason(numbers={"partitions": partitions, "bytes_written": written, "advisory": advisory},
+                             why="; ".join(parts))
 
 
 def logged_read_reasons(before: Optional[int], after: Optional[int], coalesced: Optional[int], skewed: Optional[int],
@@ -251,19 +266,18 @@ def logged_read_reasons(before: Optional[int], after: Optional[int], coalesced: 
     """
     out: list[Reason] = []
     if no_metrics:
-        out.append(Reason("no_read_metrics", "Spark 3.0 logs carry no adaptive-read metrics: whether AQE coalesced"
-                          " or split this read is not in the log (sizes are what each reduce task read)"))
+        out.append(NO_READ_METRICS.reason())
         return out
     if skewed:
         parts = f" into {splits} parts" if splits is not None else " (the number of parts is not in the log)"
-        out.append(Reason("logged_skew", f"Spark split {skewed} skewed reducer{'s' if skewed != 1 else ''}{parts}"
-                          " (the read's metrics; which reducer, the log does not say)",
-                          {"skewed": skewed, "splits": splits}))
+        out.append(LOGGED_SKEW.reason(numbers={"skewed": skewed, "splits": splits}, skewed=skewed,
+                                      s="s" if skewed != 1 else "", parts=parts))
     if coalesced or skewed:
         what = [f"{coalesced} coalesced range{'s' if coalesced != 1 else ''}" if coalesced else "",
                 f"{splits} parts of split reducers" if skewed and splits is not None else ""]
         detail = ", ".join(x for x in what if x)
-        out.append(Reason("logged_coalesce", f"{before if before is not None else '?'} shuffle partitions were read as"
-                          f" {after if after is not None else '?'}" + (f": {detail}" if detail else "")
-                          + " (the read's metrics)", {"before": before, "after": after, "coalesced": coalesced}))
+        out.append(LOGGED_COALESCE.reason(numbers={"before": before, "after": after, "coalesced": coalesced},
+                                          before=before if before is not None else "?",
+                                          after=after if after is not None else "?",
+                                          detail=f": {detail}" if detail else ""))
     return out

@@ -117,19 +117,19 @@ def test_the_trace_says_why_in_the_rule_words(release):
     assert len(sv.skew_rows) == (1 if as_version(release) >= SparkVersion(3, 2, 0) else 0)
     if _spark_split(q):
         assert skew.verdict == "split" and skew.first_failed is None
-        assert [c.result for c in skew.checks if c.condition == stream.TRACE_CONDITIONS[1][0]] == ["pass"]
+        assert [c.result for c in skew.checks if c.id == stream.LOCAL_READ_OFF.id] == ["pass"]
         assert all(row.splits and row.explanation.endswith(f"({stream.SPLIT_WHY})") for row in sv.skew_rows)
     else:
         assert skew.verdict == "not split"
-        assert skew.first_failed is not None and skew.first_failed.condition == stream.TRACE_CONDITIONS[0][0]
-        assert skew.first_failed.detail == stream.NOT_IN_RELEASE_TEXT
-        assert all(not row.splits and row.explanation.endswith(stream.NOT_IN_RELEASE_TEXT) for row in sv.skew_rows)
+        assert skew.first_failed is not None and skew.first_failed.id == stream.IN_RELEASE.id
+        assert skew.first_failed.detail == stream.NOT_IN_RELEASE.say()
+        assert all(not row.splits and row.explanation.endswith(stream.NOT_IN_RELEASE.say()) for row in sv.skew_rows)
     # local read on: the streamed side is read locally; from 4.2 that is what stops the split
     _, on = _stream_view(release, ON)
     (skew_on,) = [t for t in on.trace if t.rule == "OptimizeSkewedJoin"]
     first = skew_on.first_failed
     assert skew_on.verdict == "not split" and first is not None
-    assert first.condition == stream.TRACE_CONDITIONS[1 if as_version(release) >= SINCE else 0][0]
+    assert first.id == stream.TRACE_CONDITIONS[1 if as_version(release) >= SINCE else 0].id
 
 
 def _split_reducers(specs) -> dict[int, int]:
@@ -182,7 +182,7 @@ def test_the_whatif_page_predicts_the_split_in_the_rule_words(release):
     assert sum(shown.after_split or []) == sum(split.values())
     if as_version(release) >= SparkVersion(3, 2, 0):  # (3.0/3.1 judge skew over the coalesced sizes)
         (skew_row,) = after.skew_rows
-        want = f"({stream.SPLIT_WHY})" if split else stream.NOT_IN_RELEASE_TEXT
+        want = f"({stream.SPLIT_WHY})" if split else stream.NOT_IN_RELEASE.say()
         assert skew_row.explanation.endswith(want) and (skew_row.splits or 0) == sum(split.values())
         assert skew_sentence(before, after).endswith(f"1 under the what-if, {len(split)} of them split (exact)")
 
@@ -217,7 +217,7 @@ def test_every_release_table_shows_the_split_appear_at_4_2(source, capsys):
     assert [(d.before, d.after) for d in steps] == [(last_before, first)]
     (step,) = steps
     assert any(m.endswith(f"({stream.SPLIT_WHY})") for m in step.rules_said)
-    assert any(stream.NOT_IN_RELEASE_TEXT in m for m in step.rules_said)
+    assert any(stream.NOT_IN_RELEASE.say() in m for m in step.rules_said)
     # the same through the command line
     assert cmd_releases(argparse.Namespace(source=str(CAPTURES / source / f"{WORKLOAD}.json.gz"),
                                            execution=view.query_id, json=False)) == 0
@@ -265,7 +265,7 @@ def test_the_whatif_page_shows_it(release, monkeypatch, tmp_path):
     split = as_version(release) >= SINCE
     assert list(decisions["joins"]) == ["BroadcastHashJoin", "BroadcastHashJoin" + (" (skew)" if split else "")]
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
-    assert (stream.SPLIT_WHY if split else stream.NOT_IN_RELEASE_TEXT) in captions
+    assert (stream.SPLIT_WHY if split else stream.NOT_IN_RELEASE.say()) in captions
 
 
 @pytest.mark.slow

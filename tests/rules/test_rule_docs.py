@@ -13,7 +13,8 @@ MODULES = sorted(p.stem for p in RULES.glob("*.py")
                  if p.stem != "__init__" and "# compat shim (issue 9)" not in p.read_text(encoding="utf-8"))
 #: a part of one rule's module moved into its own file for room (``<rule module>_<part>``): it
 #: names its rule's Spark class like the rule's module does
-COMPANIONS = {"optimize_skewed_join_stream": "optimize_skewed_join"}
+COMPANIONS = {"optimize_skewed_join_stream": "optimize_skewed_join",
+              "optimize_skewed_join_plan": "optimize_skewed_join"}
 RELEASES = re.compile(r"\b[34]\.\d\.\d+ ?- ?[34]\.\d\.(?:\d+|x)\b")
 
 
@@ -26,7 +27,8 @@ def test_the_rule_modules():
         "coalesce_shuffle_partitions", "convert_sort_merge_join_to_shuffled_hash_join", "demote_broadcast_hash_join",
         "dynamic_join_selection", "insert_adaptive_spark_plan", "join_selection_helper", "join_type",
         "optimize_shuffle_with_local_read", "optimize_skew_in_rebalance_partitions", "optimize_skewed_join",
-        "optimize_skewed_join_stream", "shuffle_partitions_util", "size_in_bytes_only_stats_plan_visitor", "union_exec",
+        "optimize_skewed_join_plan", "optimize_skewed_join_stream", "shuffle_partitions_util",
+        "size_in_bytes_only_stats_plan_visitor", "union_exec",
     ]
 
 
