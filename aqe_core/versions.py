@@ -2,9 +2,9 @@
 
 AQE's rules changed between releases; every rule branches on a :class:`SparkVersion`
 rather than on strings so the boundaries are explicit. :data:`PROFILES` groups the releases
-between two boundaries (3.1, 3.2, 3.3, 3.4.0, 3.4.2, 3.5, 4.1, 4.2, 4.3); tests/test_profiles.py
-derives the boundaries from the rules' version gates and the recorded releases, so the two
-cannot drift apart.
+between two boundaries (3.1, 3.2, 3.3, 3.4.0, 3.4.2, 3.5, 4.1, 4.2, 4.3);
+tests/config/test_profiles.py derives the boundaries from the rules' version gates and the
+recorded releases, so the two cannot drift apart.
 """
 from __future__ import annotations
 

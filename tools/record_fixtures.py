@@ -8,7 +8,7 @@
 Runs every built-in workload the release supports (all its presets) at a small scale on
 ``local[2]`` and writes one gzip capture per workload to
 ``tests/fixtures/captures/<spark version>/<workload>.json.gz`` (or ``--out-dir``). The replay
-tests (tests/test_simulate_fixtures.py) load them without Spark. See docs/capture-format.md.
+tests (tests/engine/test_simulate_fixtures.py) load them without Spark. See docs/capture-format.md.
 """
 from __future__ import annotations
 

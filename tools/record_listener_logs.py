@@ -10,7 +10,7 @@ One Spark application per release runs every built-in workload the release suppo
 presets, small scale, ``local[2]``) with the listener and event logging on (one zstd file, re-framed
 at zstd level 19 to keep the fixture small: the events are Spark's), and the Python recorder
 captures the same queries: ``tests/fixtures/eventlogs/listener/<version>/``
-gets the log and ``captures.json.gz`` (the truth tests/test_listener_logs.py compares with).
+gets the log and ``captures.json.gz`` (the truth tests/readers/test_listener_logs.py compares with).
 """
 from __future__ import annotations
 

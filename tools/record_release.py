@@ -18,7 +18,7 @@ whether the release behaves like the previous one or needs a profile of its own
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import shutil
@@ -102,7 +102,7 @@ def _sibling(name: str):
 
 def registry_check(new: dict[str, Any]) -> Section:
     """Where ``aqe_core/config.py``'s registry disagrees with the release's own SQLConf (the keys,
-    defaults and visibility tests/test_config_lint.py checks)."""
+    defaults and visibility tests/config/test_config_lint.py checks)."""
     from aqe_core import config
 
     version = new["spark_version"]
@@ -153,19 +153,18 @@ def oracle_diff(prev: Path, new: Path) -> Section:
 
 
 def _oracle_tests():
-    """tests/test_rules_oracle.py's per-case checks (each takes ``(version, case)``)."""
-    spec = importlib.util.spec_from_file_location("_aqe_rules_oracle", ROOT / "tests" / "test_rules_oracle.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return {"coalesce_partitions": mod.test_coalesce_partitions_matches_spark,
-            "split_size_list_by_target_size": mod.test_split_size_list_matches_spark,
-            "analyze_side": mod.test_skew_side_analysis_matches_spark,
-            "create_skew_partition_specs": mod.test_create_skew_partition_specs_matches_spark}
+    """The rules' per-case oracle checks (each takes ``(version, case)``), from their test files
+    (tests/rules/test_<rule>.py)."""
+    util = importlib.import_module("tests.rules.test_shuffle_partitions_util")
+    skew = importlib.import_module("tests.rules.test_optimize_skewed_join")
+    return {"coalesce_partitions": util.test_coalesce_partitions_matches_spark,
+            "split_size_list_by_target_size": util.test_split_size_list_matches_spark,
+            "analyze_side": skew.test_skew_side_analysis_matches_spark,
+            "create_skew_partition_specs": util.test_create_skew_partition_specs_matches_spark}
 
 
 def oracle_disagreements(path: Path) -> Section:
-    """Oracle cases of the release our rules get wrong (through tests/test_rules_oracle.py)."""
+    """Oracle cases of the release our rules get wrong (through the checks in tests/rules/)."""
     data = json.loads(path.read_text())
     version = data["spark_version"]
     checks = _oracle_tests()

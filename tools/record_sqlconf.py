@@ -10,7 +10,7 @@ entry and the few other keys AQE reads, ``defaultValueString``, ``isPublic`` and
 (the entry's own "since"); and for every key of AQE Lens's registry (any release) plus a few
 names that do not exist, whether ``SQLConf.setConfString`` accepts each probe value (Spark
 rejects a malformed or out-of-range value there, and keeps an unknown key as a plain string).
-tests/test_config_lint.py compares the registry and the linter with these records.
+tests/config/test_config_lint.py compares the registry and the linter with these records.
 """
 from __future__ import annotations
 

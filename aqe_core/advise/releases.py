@@ -9,7 +9,7 @@ the rule order (:mod:`aqe_core.engine.pipeline`) and the defaults the query did 
 
 Checked against real Spark: for every catalogue query recorded with identical statistics on two
 releases, the newer or older release's rules on one recording give what the other release did
-(tests/test_releases.py).
+(tests/views/test_releases.py).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ target), and the join is marked ``isSkewJoin`` (``BroadcastHashJoin(skew=true)``
 outputs, no reducer partitions to split). Releases before 4.2.0 have no broadcast case (4.1.4's
 ``OptimizeSkewedJoin`` names no broadcast join; 4.2.1's has ``tryOptimizeBroadcastHashJoinStreamedPlan``:
 ``javap`` on the released jars); real runs of the catalogue's ``runtime_broadcast/local_read_off``
-on every release split only from 4.2 (tests/test_broadcast_stream_skew.py).
+on every release split only from 4.2 (tests/rules/test_optimize_skewed_join_stream.py).
 
 This module owns the case's vocabulary (:mod:`aqe_core.model.vocabulary`): its reason codes and
 sentences, the conditions a decision trace lists and the sentence the release comparison gives
