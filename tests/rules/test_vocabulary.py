@@ -16,7 +16,7 @@ import pytest
 
 from aqe_core.model.vocabulary import ReasonCode, declared_codes, declared_conditions, traces
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: where codes are given and compared (the layers above read them: ui, pages)
 SOURCES = sorted([*ROOT.joinpath("aqe_core").rglob("*.py"), *ROOT.joinpath("ui").rglob("*.py"),
                   *ROOT.joinpath("pages").rglob("*.py"), ROOT / "app.py"])
