@@ -15,7 +15,7 @@ math,
   reads (config registry handles) and the codes that fail it, show it met, or inform it.
   :mod:`aqe_core.engine.trace` walks them without knowing any rule.
 
-``tests/test_vocabulary.py`` checks the registry against the code: every code given is declared
+``tests/rules/test_vocabulary.py`` checks the registry against the code: every code given is declared
 with a sentence, every declared code and condition is used, one code has one meaning.
 
     >>> OFF = ReasonCode("example_off", "The rule's setting is false: it does nothing.", {"": "{key} is false"})
