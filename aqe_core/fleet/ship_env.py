@@ -34,8 +34,9 @@ ENV_DIR = "aqe_lens_env"
 def _distributions() -> list[md.Distribution]:
     """The installed distributions that provide the executor's third-party modules."""
     tops = {m.split(".")[0] for m in EXECUTOR_MODULES if not m.startswith("aqe_core")}
-    names = {d for t in tops for d in md.packages_distributions().get(t, [])}
-    missing = tops - set(md.packages_distributions())
+    provided = md.packages_distributions()  # (reads every installed distribution's metadata: once)
+    names = {d for t in tops for d in provided.get(t, [])}
+    missing = tops - set(provided)
     if missing:
         raise RuntimeError(f"cannot ship the executors' Python: this one lacks {', '.join(sorted(missing))}"
                            " (install requirements.txt)")
