@@ -23,7 +23,9 @@ Pairs (what changed from run ``a`` to run ``b``):
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -116,13 +118,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pair", action="append", choices=sorted(PAIRS), help="only these pairs (repeatable)")
     ap.add_argument("--out-dir", default=str(OUT))
+    ap.add_argument("--run", help=argparse.SUPPRESS)  # one run, in this process (the parent starts one per run)
     opts = ap.parse_args()
-    import spark_compat
+    if opts.run:
+        import spark_compat
 
-    spark_compat.prepare()
+        spark_compat.prepare()
+        pair, name = opts.run.split("/", 1)
+        record_run(Path(opts.out_dir) / pair, name, PAIRS[pair][name])
+        return 0
+    # one process per run: a second SparkContext in the same process reads no map statuses
+    # (the recorder's JVM helper keeps the first one's), so its capture would have no per-map sizes
     for pair in opts.pair or [p for p in PAIRS if p != "release"]:
-        for name, spec in PAIRS[pair].items():
-            record_run(Path(opts.out_dir) / pair, name, spec)
+        for name in PAIRS[pair]:
+            subprocess.run([sys.executable, __file__, "--out-dir", opts.out_dir, "--run", f"{pair}/{name}"],
+                           check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return 0
 
 

@@ -9,7 +9,9 @@ statistics the steps are
     a as run  ->  b's data, a's settings, a's release  ->  b's data, b's settings, a's release  ->  b as replayed
 
 so a decision that changes in the first step changed with the data, in the second with the
-settings, in the third with the release. Run a's statistics under run b's settings and release
+settings, in the third with the release. Two runs with the same effective settings on the same
+release differ only in their data: every change is the data's, without a replay (which is what
+lets a plain log, whose estimate cannot see a split reducer, still name the cause). Run a's statistics under run b's settings and release
 (the reverse) say what run a would have done today. Spark's own decisions in each run come from
 the run (the "actual" preset), never from our replay; where our replay of run b as run does not
 agree with Spark, :attr:`Attribution.notes` says so.
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from aqe_core.advise.whatif import PresetOutcome, QuerySizes, ShuffleOutcome, query_what_if, simulate_preset
-from aqe_core.config import AQEConf
+from aqe_core.config import SKEW_JOIN_ENABLED, AQEConf
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause
@@ -110,8 +112,40 @@ def _factors(fa: Any, x: Any, y: Any, zb: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _gate(conf: AQEConf) -> Optional[int]:
+    """The size a reducer must exceed to be split for skew (None: skew join is off)."""
+    return conf.skew_threshold_bytes if conf.get_or(SKEW_JOIN_ENABLED, True) else None
+
+
+def _largest(view: QuerySizes, key: Optional[str]) -> Optional[int]:
+    s = next((x for x in view.shuffles if getattr(x, "key", None) == key), None)
+    return max(s.sizes_after) if s is not None and s.sizes_after else None
+
+
+def _estimated_skew_factors(a: QuerySizes, b: QuerySizes, key_a: Optional[str], key_b: Optional[str],
+                            fa: int, fb: int) -> Optional[tuple[str, ...]]:
+    """A plain log's skew-split change by the threshold alone (its estimate over sizes after AQE
+    sees a coalesced median, too high to find skew reliably): the run that did not split has
+    its skewed reducer whole among its sizes after AQE, so whether that size passes the other
+    run's threshold says if the settings made the difference. None: the threshold cannot tell."""
+    ga, gb = _gate(a.conf), _gate(b.conf)
+    if ga == gb:
+        return None
+    if fa and not fb:  # no longer split: would run b's largest partition pass run a's threshold?
+        big, mine, other = _largest(b, key_b), gb, ga
+    elif fb and not fa:  # now split: run a's largest under run b's threshold
+        big, mine, other = _largest(a, key_a), ga, gb
+    else:
+        return None
+    if mine is None:
+        return (SETTINGS,)  # skew join was off in the run that did not split
+    if big is None or other is None:
+        return None
+    return (SETTINGS,) if mine >= big > other else (DATA,) if big <= other else None
+
+
 def _shuffle_causes(o: Outcomes, key_a: Optional[str], key_b: Optional[str], label: str,
-                    evidence: Evidence) -> list[Cause]:
+                    evidence: Evidence, only_data: bool, views: tuple[QuerySizes, QuerySizes]) -> list[Cause]:
     out: list[Cause] = []
     checks: Sequence[tuple[str, Callable[[Optional[ShuffleOutcome]], Optional[int]]]] = (
         (SKEW_SPLIT, _skewed), (PARTITIONS_AFTER, _parts))
@@ -121,17 +155,22 @@ def _shuffle_causes(o: Outcomes, key_a: Optional[str], key_b: Optional[str], lab
             continue
         x, y = f(_shuffle(o.b_under_a, key_b)), f(_shuffle(o.b_settings_a_release, key_b))
         zb = f(_shuffle(o.b_replayed, key_b))
-        factors = _factors(fa, x, y, zb) if None not in (x, y, zb) else ()
+        factors = (DATA,) if only_data else _factors(fa, x, y, zb) if None not in (x, y, zb) else ()
+        if not only_data and evidence is not Evidence.EXACT and decision == SKEW_SPLIT:
+            factors = _estimated_skew_factors(*views, key_a, key_b, fa, fb) or ()
+            out.append(Cause(decision, fa, fb, factors, None, None, evidence, label))  # no estimated split counts
+            continue
         out.append(Cause(decision, fa, fb, factors, x, f(_shuffle(o.a_under_b, key_a)), evidence, label))
     return out
 
 
-def _join_cause(o: Outcomes, evidence: Evidence) -> Optional[Cause]:
+def _join_cause(o: Outcomes, evidence: Evidence, only_data: bool) -> Optional[Cause]:
     fa, fb = o.a.join_strategies, o.b.join_strategies
     if fa == fb:
         return None
     x, y, zb = o.b_under_a.join_strategies, o.b_settings_a_release.join_strategies, o.b_replayed.join_strategies
-    return Cause(JOIN_STRATEGY, list(fa), list(fb), _factors(fa, x, y, zb), list(x), list(o.a_under_b.join_strategies),
+    factors = (DATA,) if only_data else _factors(fa, x, y, zb)
+    return Cause(JOIN_STRATEGY, list(fa), list(fb), factors, list(x), list(o.a_under_b.join_strategies),
                  evidence)
 
 
@@ -146,10 +185,13 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
     if not exact:
         got.notes.append("estimated: a plain event log holds only the sizes after AQE, so the replays under the"
                          " other run's settings are estimates over them")
+    # the same settings on the same release: whatever changed, the data changed it (no replay
+    # needed, so this holds on plain logs too, where the estimate cannot see a split reducer)
+    only_data = a.spark_version == b.spark_version and not settings_changed(a.conf, b.conf)
     for key_a, key_b, label in shuffle_pairs:
         if key_a is not None and key_b is not None:
-            got.causes.extend(_shuffle_causes(o, key_a, key_b, label, got.evidence))
-    join = _join_cause(o, got.evidence)
+            got.causes.extend(_shuffle_causes(o, key_a, key_b, label, got.evidence, only_data, (a, b)))
+    join = _join_cause(o, got.evidence, only_data)
     if join is not None:
         got.causes.append(join)
     if exact and _disagrees(o.b, o.b_replayed):

@@ -16,7 +16,7 @@ from aqe_core.units import format_bytes
 from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["diff_query", "diff_views", "query_sentence"]
+__all__ = ["diff_query", "diff_rows", "diff_views", "query_sentence"]
 
 
 def _ref(view: QueryView) -> QueryRef:
@@ -152,8 +152,10 @@ def query_sentence(d: QueryDiff, evidence: Evidence = Evidence.EXACT) -> str:
     tail = " [estimated: plain event logs]" if evidence is Evidence.ESTIMATE else ""
     if not d.causes:
         same = "AQE decided the same way in both runs"
-        if d.settings:
-            same += f"; {len(d.settings)} setting(s) differ without changing a decision"
+        changed = ([f"the release changed ({d.release[0]} -> {d.release[1]})"] if d.release[0] != d.release[1] else []) + (
+            [f"{len(d.settings)} setting(s) differ (release defaults included)"] if d.settings else [])
+        if changed:
+            same += "; " + " and ".join(changed) + " without changing a decision"
         return same + timing + tail
     c = min(d.causes, key=lambda x: _ORDER.get(x.decision, 9))
     growth = _growth(d, c) if c.decision == SKEW_SPLIT else ""
@@ -171,3 +173,18 @@ def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str 
     if not matches and a and b:
         out.notes.append("no query of run a matches one of run b: these look like two different jobs")
     return out
+
+
+def diff_rows(d: RunDiff, *, only_changed: bool = False) -> list[dict[str, object]]:
+    """The aligned query list as table rows, most time lost first (``only_changed``: the queries
+    where AQE decided differently or that took longer)."""
+    rows = []
+    for q in d.matched:
+        if only_changed and not q.causes and (q.time_lost_ms or 0) <= 0:
+            continue
+        factors = sorted({f for c in q.causes for f in c.factors})
+        rows.append({"query a": q.a.query_id, "query b": q.b.query_id, "description": q.b.description,
+                     "duration a (ms)": q.duration_ms[0], "duration b (ms)": q.duration_ms[1],
+                     "change %": q.duration_change_pct, "time lost (ms)": q.time_lost_ms,
+                     "decisions changed": len(q.causes), "caused by": ", ".join(factors), "what happened": q.sentence})
+    return rows
