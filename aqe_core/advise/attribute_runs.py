@@ -65,9 +65,18 @@ def settings_changed(a: AQEConf, b: AQEConf) -> list[tuple[str, Optional[str], O
     out = []
     for key in sorted(set(sa) | set(sb)):
         va, vb = sa.get(key), sb.get(key)
-        if va != vb:
+        if va != vb and not (key in sa and key in sb and _same_value(a, b, key)):
             out.append((key, va, vb, a.is_set(key), b.is_set(key)))
     return out
+
+
+def _same_value(a: AQEConf, b: AQEConf, key: str) -> bool:
+    """Two strings Spark reads as one value ("64k" and "65536", "debug" and "DEBUG")."""
+    try:
+        va, vb = a.get(key), b.get(key)
+    except ValueError:
+        return False
+    return va == vb or (isinstance(va, str) and isinstance(vb, str) and va.lower() == vb.lower())
 
 
 def _outcomes(a: QuerySizes, b: QuerySizes) -> Outcomes:

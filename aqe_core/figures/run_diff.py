@@ -17,11 +17,14 @@ __all__ = ["partition_overlay"]
 _COLOURS = ("#7f7f7f", "#d62728")  # run a grey (the baseline), run b red
 
 
-def partition_overlay(sd: ShuffleDiff, sizes_before: tuple[Optional[Sequence[int]], Optional[Sequence[int]]] = (None, None),
+def partition_overlay(sd: ShuffleDiff,
+                      sizes_before: Optional[tuple[Optional[Sequence[int]], Optional[Sequence[int]]]] = None,
                       *, log: bool = False, title: str = "") -> go.Figure:
     """Run a's and run b's partition sizes of ``sd`` on one byte axis. ``sizes_before``: each
-    run's sizes before AQE by reducer (the views' ``sizes_before``), drawn when both have them;
+    run's sizes before AQE by reducer (default: ``sd.sizes_before``), drawn when both have them;
     else the sizes after AQE in ``sd``."""
+    if sizes_before is None:
+        sizes_before = sd.sizes_before
     before = all(s for s in sizes_before)
     series = sizes_before if before else sd.sizes_after
     fig = go.Figure()

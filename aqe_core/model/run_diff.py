@@ -54,8 +54,14 @@ class SettingChange:
     set_in_a: bool = False
     set_in_b: bool = False
 
+    @property
+    def in_both(self) -> bool:
+        """Both releases know the key (else it is new in, or gone from, one release)."""
+        return self.a is not None and self.b is not None
+
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "a": self.a, "b": self.b, "set_in_a": self.set_in_a, "set_in_b": self.set_in_b}
+        return {"key": self.key, "a": self.a, "b": self.b, "set_in_a": self.set_in_a, "set_in_b": self.set_in_b,
+                "in_both_releases": self.in_both}
 
 
 @dataclass(frozen=True)
@@ -99,8 +105,10 @@ class ShuffleDiff:
     largest_reducer: tuple[Optional[tuple[int, int]], Optional[tuple[int, int]]] = (None, None)
     local: tuple[bool, bool] = (False, False)
     evidence: tuple[Evidence, Evidence] = (Evidence.EXACT, Evidence.EXACT)
-    #: the post-AQE partition sizes of each run, for the overlaid chart
+    #: each run's partition sizes after AQE and, where known, before (by reducer), for the
+    #: overlaid chart (not in :meth:`to_dict`)
     sizes_after: tuple[Optional[list[int]], Optional[list[int]]] = (None, None)
+    sizes_before: tuple[Optional[list[int]], Optional[list[int]]] = (None, None)
 
     def to_dict(self) -> dict[str, Any]:
         def pair(p: tuple) -> dict[str, Any]:

@@ -68,7 +68,8 @@ def _shuffle_diff(a: Optional[ShuffleView], b: Optional[ShuffleView]) -> Shuffle
         skew_splits=(_get(a, "skew_splits"), _get(b, "skew_splits")), largest_reducer=(_largest(a), _largest(b)),
         local=(bool(_get(a, "local")), bool(_get(b, "local"))),
         evidence=(a.evidence if a is not None else Evidence.ESTIMATE, b.evidence if b is not None else Evidence.ESTIMATE),
-        sizes_after=(_get(a, "sizes_after"), _get(b, "sizes_after")))
+        sizes_after=(_get(a, "sizes_after"), _get(b, "sizes_after")),
+        sizes_before=(_get(a, "sizes_before"), _get(b, "sizes_before")))
 
 
 def _joins(view: QueryView) -> list[str]:
@@ -99,7 +100,7 @@ def _factor_words(c: Cause, d: QueryDiff) -> str:
     if DATA in c.factors:
         parts.append("the data changed")
     if SETTINGS in c.factors:
-        keys = [f"{s.key.removeprefix('spark.sql.')} {s.a} -> {s.b}" for s in d.settings]
+        keys = [f"{s.key.removeprefix('spark.sql.')} {s.a} -> {s.b}" for s in d.settings if s.in_both]
         parts.append("the settings changed" + (f" ({', '.join(keys[:2])}{', ...' if len(keys) > 2 else ''})" if keys else ""))
     if RELEASE in c.factors:
         parts.append(f"the release changed ({d.release[0]} -> {d.release[1]})")
@@ -153,7 +154,7 @@ def query_sentence(d: QueryDiff, evidence: Evidence = Evidence.EXACT) -> str:
     if not d.causes:
         same = "AQE decided the same way in both runs"
         changed = ([f"the release changed ({d.release[0]} -> {d.release[1]})"] if d.release[0] != d.release[1] else []) + (
-            [f"{len(d.settings)} setting(s) differ (release defaults included)"] if d.settings else [])
+            [f"{n} setting(s) differ (release defaults included)"] if (n := sum(s.in_both for s in d.settings)) else [])
         if changed:
             same += "; " + " and ".join(changed) + " without changing a decision"
         return same + timing + tail

@@ -125,6 +125,9 @@ def test_two_releases_name_the_release_and_its_changed_defaults():
     else:
         assert [(c.a, c.b) for c in skew] == [truth] and RELEASE in skew[0].factors
     assert q.release == ("3.5.9", "4.3.0")
+    # the same settings set in both runs: only keys one release lacks differ (release defaults)
+    assert q.settings and not [s.key for s in q.settings if s.in_both]
+    assert "the release changed (3.5.9 -> 4.3.0)" in q.sentence
 
 
 def test_align_queries_pairs_repeated_queries_in_order():
