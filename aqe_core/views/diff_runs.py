@@ -100,7 +100,7 @@ def _factor_words(c: Cause, d: QueryDiff) -> str:
     if DATA in c.factors:
         parts.append("the data changed")
     if SETTINGS in c.factors:
-        keys = [f"{s.key.removeprefix('spark.sql.')} {s.a} -> {s.b}" for s in d.settings if s.in_both]
+        keys = [f"{s.key.split('.', 2)[-1]} {s.a} -> {s.b}" for s in d.settings if s.in_both]  # without "spark.sql."
         parts.append("the settings changed" + (f" ({', '.join(keys[:2])}{', ...' if len(keys) > 2 else ''})" if keys else ""))
     if RELEASE in c.factors:
         parts.append(f"the release changed ({d.release[0]} -> {d.release[1]})")

@@ -146,3 +146,19 @@ def test_plain_event_logs_name_a_raised_threshold_from_the_unsplit_reducer():
     assert (skew.a, skew.b, skew.factors) == (truth_a, 0, (SETTINGS,))
     assert skew.evidence is Evidence.ESTIMATE and skew.b_under_a is None  # no estimated split count claimed
     assert "skewedPartitionThresholdInBytes 64k -> 1g" in q.sentence
+
+
+def test_a_split_only_the_newer_release_makes_is_attributed_to_the_release():
+    """The bundled skew_join_inner captures of 3.0.1 and 4.3.0 (the same workload and settings):
+    Spark 4.3.0 split the hot reducer, Spark 3.0.1 did not."""
+    pa, pb = (str(api.SAMPLES_DIR / "captures" / f"{v}-skew_join_inner.json.gz") for v in ("3.0.1", "4.3.0"))
+    ca, cb = api.load_capture(pa), api.load_capture(pb)
+    qa, qb = ca.queries[0], cb.queries[0]
+    assert qa.label == qb.label == "skew_join_inner/default"
+    truth = (_split_reducers(qa), _split_reducers(qb))
+    assert truth[0] == 0 and truth[1] >= 1
+    q = next(x for x in api.diff_runs(pa, pb).matched if x.a.description == "skew_join_inner/default")
+    skew = next(c for c in q.causes if c.decision == SKEW_SPLIT)
+    assert (skew.a, skew.b, skew.factors) == (*truth, (RELEASE,))
+    assert not [s for s in q.settings if s.in_both and (s.set_in_a or s.set_in_b)]
+    assert "the release changed (3.0.1 -> 4.3.0)" in q.sentence
