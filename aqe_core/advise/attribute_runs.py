@@ -191,9 +191,6 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
     o = _outcomes(a, b)
     exact = o.b_under_a.evidence is Evidence.EXACT and o.a_under_b.evidence is Evidence.EXACT
     got = Attribution(outcomes=o, evidence=Evidence.EXACT if exact else Evidence.ESTIMATE)
-    if not exact:
-        got.notes.append("estimated: a plain event log holds only the sizes after AQE, so the replays under the"
-                         " other run's settings are estimates over them")
     # the same settings on the same release: whatever changed, the data changed it (no replay
     # needed, so this holds on plain logs too, where the estimate cannot see a split reducer)
     only_data = a.spark_version == b.spark_version and not settings_changed(a.conf, b.conf)
@@ -203,6 +200,9 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
     join = _join_cause(o, got.evidence, only_data)
     if join is not None:
         got.causes.append(join)
+    if not exact and got.causes:
+        got.notes.append("estimated: a plain event log holds only the sizes after AQE, so the replays under the"
+                         " other run's settings are estimates over them")
     if exact and _disagrees(o.b, o.b_replayed):
         got.notes.append("our rules replayed over run b's statistics do not reproduce every decision Spark made in"
                          " run b: the causes marked there are less certain")

@@ -150,7 +150,7 @@ def query_sentence(d: QueryDiff, evidence: Evidence = Evidence.EXACT) -> str:
     """What made the difference in one query, in one sentence."""
     pct = d.duration_change_pct
     timing = f" (duration {pct:+.0f}%)" if pct is not None else ""
-    tail = " [estimated: plain event logs]" if evidence is Evidence.ESTIMATE else ""
+    tail = " [estimated: plain event logs]" if evidence is Evidence.ESTIMATE and d.causes else ""
     if not d.causes:
         same = "AQE decided the same way in both runs"
         changed = ([f"the release changed ({d.release[0]} -> {d.release[1]})"] if d.release[0] != d.release[1] else []) + (
