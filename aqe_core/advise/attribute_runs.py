@@ -169,7 +169,9 @@ def _shuffle_causes(o: Outcomes, key_a: Optional[str], key_b: Optional[str], lab
             factors = _estimated_skew_factors(*views, key_a, key_b, fa, fb) or ()
             out.append(Cause(decision, fa, fb, factors, None, None, evidence, label))  # no estimated split counts
             continue
-        out.append(Cause(decision, fa, fb, factors, x, f(_shuffle(o.a_under_b, key_a)), evidence, label))
+        under_a = _shuffle(o.b_under_a, key_b)
+        parts = under_a.splits if decision == SKEW_SPLIT and under_a is not None else None
+        out.append(Cause(decision, fa, fb, factors, x, f(_shuffle(o.a_under_b, key_a)), evidence, label, parts))
     return out
 
 

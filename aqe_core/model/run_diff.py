@@ -81,11 +81,14 @@ class Cause:
     a_under_b: Any = None
     evidence: Evidence = Evidence.EXACT
     shuffle: Optional[str] = None
+    #: a skew split under run a's settings: the parts the split reducers of run b would make
+    b_under_a_parts: Optional[int] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "shuffle": self.shuffle, "a": self.a, "b": self.b,
                 "factors": list(self.factors), "b_under_a_settings": self.b_under_a,
-                "a_under_b_settings": self.a_under_b, "evidence": self.evidence.value}
+                "b_under_a_split_parts": self.b_under_a_parts, "a_under_b_settings": self.a_under_b,
+                "evidence": self.evidence.value}
 
 
 @dataclass

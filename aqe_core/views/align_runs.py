@@ -106,14 +106,19 @@ def plan_shape(plan: Optional[PlanNode]) -> str:
     return "".join(out)
 
 
+_RE_SQL = re.compile(r"^\s*(?:select|with|insert|create|merge|update|delete|from)\b", re.I)
+
+
 def _sql_of(view: QueryView) -> str:
+    """The query's SQL text: a capture's, or an event log's description when it is a statement
+    (spark-sql and the Thrift server log the statement there; PySpark logs a call site)."""
     model = view.model
     if model is not None and model.kind == "capture" and model.raw is not None:
         capture, index = model.raw
         q = next((x for x in capture.queries if x.index == index), None)
         if q is not None:
             return capture.sql_of(q) or ""
-    return ""
+    return view.description if view.source_kind == "eventlog" and _RE_SQL.match(view.description or "") else ""
 
 
 def fingerprint(view: QueryView) -> tuple[str, str]:

@@ -135,7 +135,8 @@ def _counterfactual(c: Cause) -> str:
     if SETTINGS not in c.factors and RELEASE not in c.factors or c.b_under_a is None:
         return ""
     if c.decision == SKEW_SPLIT:
-        would = f"split {c.b_under_a} reducer(s)" if c.b_under_a else "split none"
+        parts = f" into {c.b_under_a_parts} parts" if c.b_under_a_parts else ""
+        would = f"split {c.b_under_a} reducer(s){parts}" if c.b_under_a else "split none"
     elif c.decision == JOIN_STRATEGY:
         would = "use " + ", ".join(c.b_under_a)
     else:

@@ -83,6 +83,8 @@ def test_a_raised_skew_threshold_is_attributed_to_the_settings():
     hot = max(range(len(sa)), key=sa.__getitem__)
     assert hot == max(range(len(sb)), key=sb.__getitem__) and abs(sa[hot] - sb[hot]) <= sa[hot] // 20
     assert skew.b_under_a == truth_a and skew.a_under_b == truth_b
+    parts_a = sum(1 for r in qa.reads for sp in r.specs if isinstance(sp, PartialReducerPartitionSpec))
+    assert skew.b_under_a_parts == parts_a  # the parts Spark cut the hot reducer into in run a
     assert [s.key for s in q.settings] == [THRESHOLD]
     join = next(c for c in q.causes if c.decision == JOIN_STRATEGY)
     assert join.factors == (SETTINGS,)
