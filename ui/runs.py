@@ -10,6 +10,7 @@ from aqe_core.figures.run_diff import partition_overlay
 from aqe_core.model.run_diff import QueryDiff, RunDiff
 from aqe_core.opening import LoadedSource, sample_sources
 from aqe_core.plain_text import md_text
+from aqe_core.report import build_diff_report
 from aqe_core.views.diff_runs import diff_rows, diff_views
 from ui import frame, state
 from ui.tables import text_table
@@ -50,6 +51,9 @@ def show_diff(a: LoadedSource, b: LoadedSource) -> None:
     for side, refs in (("a", d.only_a), ("b", d.only_b)):
         if refs:
             st.caption(md_text(f"only in run {side}: " + "; ".join(f"#{r.query_id} {r.description[:50]}" for r in refs)))
+    if d.matched and st.button("Build the shareable report", key="runs-report"):
+        st.download_button("Download the report (HTML)", build_diff_report(d), file_name="aqe-lens-run-diff.html",
+                           mime="text/html", key="runs-report-download")
     if not d.matched:
         return
     q = st.selectbox("Query", d.matched, format_func=_query_label, key=state.RUNS_QUERY)

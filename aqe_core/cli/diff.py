@@ -3,6 +3,7 @@
     python -m aqe_core diff yesterday.zstd today.zstd               # one line per query
     python -m aqe_core diff a.json.gz b.json.gz --json              # docs/diff-json.md
     python -m aqe_core diff a.zstd b.zstd --threshold 20            # exit 1: a query 20% slower
+    python -m aqe_core diff a.zstd b.zstd --html diff.html          # the shareable offline report
 
 Exit codes: 0 no matched query slowed down beyond ``--threshold`` percent (default 10), 1 at
 least one did, 2 a source that cannot be opened or a bad argument.
@@ -28,6 +29,7 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", help="the baseline run: an event log (any codec, rolling directory), listener log or capture")
     p.add_argument("b", help="the run to compare with it")
     p.add_argument("--json", action="store_true", help="the comparison as JSON (docs/diff-json.md)")
+    p.add_argument("--html", metavar="OUT", help="also write the comparison as one offline HTML report")
     p.add_argument("--threshold", type=_threshold, default=10.0, metavar="PCT",
                    help="exit 1 when a matched query's duration grew by more than PCT percent (default 10)")
 
@@ -53,6 +55,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
     d = diff_views(a.views, b.views, source_a=args.a, source_b=args.b, kind=(a.kind, b.kind),
                    release=(a.spark_version or "", b.spark_version or ""))
     slower = d.regressions(args.threshold)
+    if args.html:
+        from aqe_core.report import build_diff_report
+
+        try:
+            with open(args.html, "w", encoding="utf-8") as fh:
+                fh.write(build_diff_report(d))
+        except OSError as e:
+            print(f"diff: {args.html}: {e.strerror or type(e).__name__}", file=sys.stderr)
+            return 2
     if args.json:
         doc = d.to_dict()
         doc["threshold_pct"] = args.threshold

@@ -34,3 +34,5 @@ def test_compare_runs_page_aligns_two_releases_of_one_job():
     assert any("3 queries matched, 0 only in a, 0 only in b" in c.value for c in at.caption)
     assert any(md_text("the release changed (4.2.1 -> 4.3.0)") in m.value for m in at.markdown)
     assert at.get("plotly_chart")
+    at.button(key="runs-report").click().run()
+    assert not at.exception, at.exception

@@ -63,3 +63,13 @@ def test_a_bad_threshold_is_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["diff", A, B, "--threshold", "lots"])
     assert exc.value.code == 2 and "expected a percentage" in capsys.readouterr().err
+
+
+def test_html_report_holds_the_sentences_and_the_overlays(tmp_path, capsys):
+    out = tmp_path / "diff.html"
+    main(["diff", A, B, "--html", str(out), "--threshold", "1000000"])
+    page = out.read_text(encoding="utf-8")
+    assert "two runs compared" in page and "Content-Security-Policy" in page
+    assert "no longer split" in page and "id=\"overlay-0-0\"" in page
+    assert main(["diff", A, B, "--html", str(tmp_path / "missing" / "x.html")]) == 2
+    assert "Traceback" not in capsys.readouterr().err
