@@ -92,6 +92,10 @@ def diff_query(a: QueryView, b: QueryView) -> QueryDiff:
     d.causes = got.causes
     d.notes = list(got.notes)
     d.sentence = query_sentence(d, got.evidence)
+    if a.adaptive != b.adaptive:  # nothing to replay side by side: say which run AQE skipped, and why
+        off = b if a.adaptive else a
+        d.sentence = (f"AQE applied in run {'a' if a.adaptive else 'b'} only"
+                      + (f": in run {'b' if a.adaptive else 'a'}, {off.adaptive_reason}" if off.adaptive_reason else ""))
     return d
 
 

@@ -31,3 +31,15 @@ def test_each_read_pairs_with_the_read_in_its_place():
     views = api.load_source(str(api.SAMPLES_DIR / "captures" / "4.3.0-skew_join_inner.json.gz")).views
     pairs = align_shuffles(views[0], views[2])  # the skew split and the run with skew join off
     assert [(a.side, b.side) for a, b in pairs] == [("left", "left"), ("right", "right")]
+
+
+def test_a_query_aqe_skipped_in_one_run_says_so_and_why():
+    from dataclasses import replace
+
+    from aqe_core.views.diff_runs import diff_query
+
+    view = api.load_source(str(api.SAMPLES_DIR / "captures" / "4.3.0-skew_join_inner.json.gz")).views[0]
+    off = replace(view, adaptive=False, adaptive_reason="spark.sql.adaptive.enabled is false")
+    q = diff_query(view, off)
+    assert not q.causes
+    assert q.sentence == "AQE applied in run a only: in run b, spark.sql.adaptive.enabled is false"
