@@ -2,7 +2,7 @@
 The comparison itself is :func:`aqe_core.api.diff_sources`; this module only lays it out."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import streamlit as st
 
@@ -14,6 +14,9 @@ from aqe_core.report import build_diff_report
 from aqe_core.views.diff_runs import diff_rows, diff_views
 from ui import frame, state
 from ui.tables import text_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def pick_run_b(a: LoadedSource) -> Optional[LoadedSource]:
@@ -80,3 +83,45 @@ def show_query(q: QueryDiff) -> None:
                                      if isinstance(v, dict) and set(v) == {"a", "b"}]), hide_index=True)
             if any(s.sizes_after):
                 st.plotly_chart(partition_overlay(s), key=f"runs-overlay-{i}", theme=None)
+
+
+def runs_by_app(runs: "pd.DataFrame") -> dict[str, list[str]]:
+    """Each application with two runs or more (:func:`aqe_core.fleet.history.app_runs`): its
+    logs, oldest first."""
+    out: dict[str, list[str]] = {}
+    for app, file in zip(runs["app"], runs["file"]):
+        out.setdefault(str(app), []).append(str(file))
+    return {app: files for app, files in sorted(out.items()) if len(files) >= 2}
+
+
+def compare_app_runs(runs: "pd.DataFrame") -> None:
+    """The Fleet page's diff of one application across two scans: two of its runs (the last two
+    by default) opened and compared."""
+    from aqe_core.fleet.history import log_names
+    from aqe_core.fleet.result import local_path
+
+    apps = runs_by_app(runs)
+    if not apps:
+        st.caption("An application needs two runs in the scans to be compared.")
+        return
+    app = st.selectbox("Application", list(apps), index=None, placeholder="pick an application", key="fleet_diff_app")
+    if app is None:
+        return
+    files = apps[app]
+    import pandas as pd
+
+    names = dict(zip(files, log_names(pd.Series(files))))
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("Run a", files, index=len(files) - 2, format_func=names.get, key="fleet_diff_a")
+    b = c2.selectbox("Run b", files, index=len(files) - 1, format_func=names.get, key="fleet_diff_b")
+    if a == b:
+        st.info("Pick two different runs.")
+        return
+    paths = [local_path(f) for f in (a, b)]
+    if None in paths:
+        st.warning("A log of these runs is not on this server's file system: compare them where they are"
+                   " (`python -m aqe_core diff A B`).")
+        return
+    sa, sb = (frame.load_with_progress(p) for p in paths)  # type: ignore[arg-type]
+    if sa is not None and sb is not None:
+        show_diff(sa, sb)
