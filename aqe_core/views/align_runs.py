@@ -85,24 +85,25 @@ def normal_plan(plan: PlanNode) -> tuple[PlanNode, dict[int, PlanNode]]:
 
 
 def plan_shape(plan: Optional[PlanNode]) -> str:
-    """The normalised operator tree of ``plan`` as one line (wrappers dropped)."""
+    """The normalised operator tree of ``plan`` as one line (wrappers and adaptive reads dropped);
+    iterative, so no plan is too deep for it."""
     if plan is None:
         return ""
     out: list[str] = []
-
-    def visit(node: PlanNode) -> None:  # plans are a few hundred levels deep at most
+    stack: list[Optional[PlanNode]] = [plan]  # None closes the operator opened before it
+    while stack:
+        node = stack.pop()
+        if node is None:
+            out.append(")")
+            continue
         kids = node.children
         if is_wrapper(node) and len(kids) <= 1 or (node.name or "") in SHUFFLE_READ_NAMES:
-            for k in kids:
-                visit(k)
-            return
+            stack.extend(reversed(kids))
+            continue
         name, desc = _normal_node(node)
         out.append(f"{name}[{desc}](")
-        for k in kids:
-            visit(k)
-        out.append(")")
-
-    visit(plan)
+        stack.append(None)
+        stack.extend(reversed(kids))
     return "".join(out)
 
 
