@@ -52,8 +52,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"diff: {path}: {e}", file=sys.stderr)
             return 2
     a, b = loaded
-    d = diff_views(a.views, b.views, source_a=args.a, source_b=args.b, kind=(a.kind, b.kind),
-                   release=(a.spark_version or "", b.spark_version or ""))
+    try:
+        d = diff_views(a.views, b.views, source_a=args.a, source_b=args.b, kind=(a.kind, b.kind),
+                       release=(a.spark_version or "", b.spark_version or ""))
+    except Exception as e:  # noqa: BLE001 - two odd but readable sources: one line, never a traceback
+        from aqe_core.readers.eventlog.errors import internal_cause
+
+        print(f"diff: the two runs could not be compared (internal error: {internal_cause(e)})", file=sys.stderr)
+        return 2
     slower = d.regressions(args.threshold)
     if args.html:
         from aqe_core.report import build_diff_report

@@ -73,3 +73,16 @@ def test_html_report_holds_the_sentences_and_the_overlays(tmp_path, capsys):
     assert "no longer split" in page and "id=\"overlay-0-0\"" in page
     assert main(["diff", A, B, "--html", str(tmp_path / "missing" / "x.html")]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_internal_error_is_one_line_not_a_traceback(monkeypatch, capsys):
+    import aqe_core.views.diff_runs as diff_runs
+
+    def broken(*_a, **_k):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(diff_runs, "diff_views", broken)
+    assert main(["diff", A, B]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("diff: the two runs could not be compared (internal error: ZeroDivisionError")
+    assert "Traceback" not in err and "boom" not in err
