@@ -147,6 +147,9 @@ def test_plain_event_logs_name_a_raised_threshold_from_the_unsplit_reducer():
     skew = next(c for c in q.causes if c.decision == SKEW_SPLIT)
     assert (skew.a, skew.b, skew.factors) == (truth_a, 0, (SETTINGS,))
     assert skew.evidence is Evidence.ESTIMATE and skew.b_under_a is None  # no estimated split count claimed
+    # the partition counts and the join's skew flag moved with the split: the settings too
+    assert {c.decision for c in q.causes} == {SKEW_SPLIT, "partitions after AQE", JOIN_STRATEGY}
+    assert all(c.factors == (SETTINGS,) for c in q.causes)
     assert "skewedPartitionThresholdInBytes 64k -> 1g" in q.sentence
 
 
