@@ -332,3 +332,11 @@ def test_views_ask_the_rules_about_releases():
     # triage's straggler help says a shuffled hash join splits from 3.3, where the skew rule splits
     # it from 3.1: left until that is settled, as it would change what triage says
     assert found == {"aqe_core/views/triage.py"}
+
+
+def test_every_rule_has_its_test_file():
+    """One test file per rule module (``tests/rules/test_<module>.py``: its oracle cases, suite
+    ports and properties together), so "where is the skew rule tested?" opens one file."""
+    modules = {p.stem for p in (ROOT / "aqe_core" / "rules").glob("*.py") if p.stem != "__init__"}
+    missing = sorted(m for m in modules if not (ROOT / "tests" / "rules" / f"test_{m}.py").is_file())
+    assert missing == [], f"rules without tests/rules/test_<module>.py: {missing}"
