@@ -329,9 +329,7 @@ def test_views_ask_the_rules_about_releases():
     ``engine.pipeline.skew_after_coalescing``); a view does not compare releases itself."""
     found = {p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "aqe_core" / "views").rglob("*.py"))
              if _release_comparisons(p)}
-    # triage's straggler help says a shuffled hash join splits from 3.3, where the skew rule splits
-    # it from 3.1: left until that is settled, as it would change what triage says
-    assert found == {"aqe_core/views/triage.py"}
+    assert found == set()
 
 
 def test_every_rule_has_its_test_file():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from aqe_core.rules import optimize_skewed_join as osj
-from tests.rules.recorded import RELEASES, joins, reads
+from tests.rules.recorded import RELEASES, joins, reads, replayed
 
 
 def _codes(rq) -> set[str]:
@@ -58,3 +58,24 @@ def test_a_split_needing_an_extra_shuffle_is_dropped_unless_forced(release):
                 assert not j.spark_skew and osj.DISTRIBUTION_BROKEN.code in _codes(rq), rq.where
             seen.add(rq.query.preset)
     assert seen == {"default", "force"}
+
+
+def test_which_joins_the_rule_splits_per_release():
+    """``optimizeSkewJoin`` matches ``SortMergeJoinExec`` from 3.0 and ``ShuffledHashJoinExec`` from
+    3.2.0 (SPARK-35214, apache/spark#32328, merged for 3.2.0; 3.1's rule imports and matches
+    ``SortMergeJoinExec`` only)."""
+    assert [osj.splits_join("SortMergeJoin", v) for v in ("3.0.1", "3.1.3", "3.2.4")] == [True, True, True]
+    assert [osj.splits_join("ShuffledHashJoin", v) for v in ("3.0.1", "3.1.3", "3.2.0", "4.3.0")] == [
+        False, False, True, True]
+    assert not osj.splits_join("BroadcastHashJoin", "4.3.0")  # its streamed side: the broadcast case
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_join_spark_split_is_one_the_rule_splits(release):
+    """Spark's own ``(skew=true)`` marks, on sort-merge and shuffled hash joins, are on joins the
+    rule may split in that release."""
+    for rq in replayed():
+        if rq.release == release:
+            for _, node, _ in rq.query.final_plan.indexed():
+                if "(skew=true)" in node.name and not node.name.startswith("BroadcastHashJoin"):
+                    assert osj.splits_join(node.name, release), (rq.where, node.name)
