@@ -110,3 +110,18 @@ def test_runtime_broadcast_where_spark_broadcast(release):
             assert {jsh.RUNTIME_BROADCAST.code, jsh.BROADCAST_BEFORE_STAGE.code} & {r.code for r in j.reasons}, (
                 rq.where, [r.code for r in j.reasons])
     assert seen
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_size_check_is_the_one_spark_decided_with(release):
+    """Every side whose size decided its join against a threshold: ``canBroadcastBySize`` fits it
+    exactly when it was not too big, and the join is what Spark chose."""
+    seen = 0
+    for rq, j in joins(release):
+        for r in j.reasons:
+            if r.code in (jsh.RUNTIME_BROADCAST.code, jsh.TOO_BIG_TO_BROADCAST.code, jsh.DEMOTED.code):
+                fits = jsh.fits_broadcast_threshold(r.numbers["size"], r.numbers["threshold"])
+                assert fits == (r.code != jsh.TOO_BIG_TO_BROADCAST.code), (rq.where, r.numbers)
+                assert j.simulated == j.spark, rq.where
+                seen += 1
+    assert seen
