@@ -22,13 +22,14 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from aqe_core.model.evidence import Evidence
     from aqe_core.advise.fixes import PLAIN_NOTE, fixes_for_view
     from aqe_core.opening import SourceError, load_source
+    from aqe_core.views.answers import recommend_entry, select_views
 
     try:
         src = load_source(args.source)
     except SourceError as e:
         print(f"recommend: {args.source}: {e}", file=sys.stderr)
         return 2
-    views = [v for v in src.views if args.execution is None or v.query_id == str(args.execution)]
+    views = select_views(src.views, args.execution)
     if not views:
         print(f"recommend: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
         return 2
@@ -37,7 +38,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     for v in views:
         fixes = fixes_for_view(v)
         plain = plain or not (v.model is not None and v.model.evidence is Evidence.EXACT)
-        doc = {"query": v.query_id, "description": v.description, "fixes": [f.to_dict() for f in fixes]}
+        doc = recommend_entry(v, fixes)
         docs.append(doc)
         if not fixes:
             continue
