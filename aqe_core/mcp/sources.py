@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from aqe_core.opening import (
@@ -34,6 +34,8 @@ class Opened:
     key: str
     load_s: float
     cached: bool = False
+    #: answers worth keeping with the source (the triage ranking), shared by every later open
+    memo: dict = field(default_factory=dict)
 
 
 class SourceStore:
@@ -62,7 +64,7 @@ class SourceStore:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
-                return Opened(hit.source, hit.key, hit.load_s, cached=True)
+                return Opened(hit.source, hit.key, hit.load_s, cached=True, memo=hit.memo)
             failed = self._failed.get(key)
         if failed is not None:
             raise SourceError(failed)

@@ -146,7 +146,13 @@ class Tools:
             raise ToolInputError(f"findings must be a list of: {', '.join(FINDINGS)}")
         offset, limit = _int("offset", offset, 0, 10_000_000), _int("limit", limit, 1, MAX_QUERIES)
         opened = self._source(source)
-        rows = triage_entries(opened.source.views, text, findings)
+        memo_key = ("triage", text, tuple(sorted(findings)))
+        rows = opened.memo.get(memo_key)
+        if rows is None:
+            rows = triage_entries(opened.source.views, text, findings)
+            if len(opened.memo) > 64:
+                opened.memo.clear()
+            opened.memo[memo_key] = rows
         got, page = _page(rows, offset, limit)
         top = "; ".join(f"#{r['query']} {r['findings'] or 'no finding'}" for r in got[:5])
         summary = f"{len(rows)} of {len(opened.source.views)} SQL executions match, ranked" + (f": {top}" if top else "")
