@@ -133,8 +133,8 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
 
 
 def _settings_resources() -> list[Any]:
-    """The documentation of every AQE setting of each release, from the key registry (itself
-    checked against each release's recorded SQLConf)."""
+    """The documentation of every AQE setting of each release, from the key registry, with the
+    release's recorded SQLConf entry beside each (``sqlconf``; null where not recorded)."""
     from mcp.server.mcpserver.resources import TextResource
 
     from aqe_core import config
@@ -145,13 +145,27 @@ def _settings_resources() -> list[Any]:
                         text=json.dumps({"releases": list(RELEASES),
                                          "uris": [f"aqe-lens://settings/{r}" for r in RELEASES]}))]
     for rel in RELEASES:
+        recorded = _recorded_sqlconf(rel)
         keys = [{"key": k.key, "type": k.type, "default": k.default, "default_is_key": k.fallback, "doc": k.doc,
-                 "since": k.since, "until": k.until, "internal": k.internal}
+                 "since": k.since, "until": k.until, "internal": k.internal, "sqlconf": recorded.get(k.key)}
                 for k in sorted(config.keys_for(rel).values(), key=lambda k: k.key)]
         out.append(TextResource(uri=f"aqe-lens://settings/{rel}", name=f"settings-{rel}", mime_type="application/json",
                                 description=f"Every AQE setting of Spark {rel}: type, default, what it does",
                                 text=json.dumps({"release": rel, "settings": keys}, indent=1)))
     return out
+
+
+def _recorded_sqlconf(release: str) -> dict[str, Any]:
+    """The release's own SQLConf entries as recorded from Spark (``tools/record_sqlconf.py``: its
+    rendered default, whether it is public, since when), where the checkout has them; {} else."""
+    from aqe_core.server_settings import REPO_ROOT
+
+    try:
+        data = json.loads((REPO_ROOT / "tests" / "fixtures" / "sqlconf" / f"{release}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    entries = data.get("entries") if isinstance(data, dict) else None
+    return entries if isinstance(entries, dict) else {}
 
 
 def build_server(tools: Optional[AdviceTools] = None):

@@ -123,6 +123,7 @@ def test_lists_every_tool_with_its_schemas_and_the_settings_resources(session):
     keys = {k["key"]: k for k in doc["settings"]}
     assert keys["spark.sql.adaptive.enabled"]["default"] == "false"  # 3.0's default, from the registry
     assert "spark.sql.adaptive.forceOptimizeSkewedJoin" not in keys  # a 3.3.0 setting
+    assert keys["spark.sql.adaptive.enabled"]["sqlconf"] == {"default": "false", "public": True, "since": "1.6.0"}
 
 
 @pytest.mark.parametrize("source", [CAPTURE, LOG, LISTENER])
