@@ -168,9 +168,36 @@ def _recorded_sqlconf(release: str) -> dict[str, Any]:
     return entries if isinstance(entries, dict) else {}
 
 
+def _arguments_refusal(tool: str, exc: Any) -> str:
+    """A pydantic argument error as one line: each field and what it should be."""
+    parts = []
+    for err in exc.errors()[:6]:
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != tool + "Arguments") or "arguments"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return f"bad arguments for {tool}: " + "; ".join(parts)
+
+
+def _server_class():
+    """:class:`MCPServer` whose argument errors are one line (the SDK's are pydantic's
+    multi-line report with links)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class LensServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(_arguments_refusal(name, exc.__cause__)) from exc.__cause__
+                raise
+
+    return LensServer
+
+
 def build_server(tools: Optional[AdviceTools] = None):
     """The :class:`MCPServer` with every tool (its answer schema published) and resource."""
-    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
 
     from aqe_core import __version__
@@ -181,7 +208,7 @@ def build_server(tools: Optional[AdviceTools] = None):
         tool = Tool.from_function(fn, structured_output=False)
         tool.fn_metadata.output_schema = answer_schema(fn.__name__)
         published.append(tool)
-    return MCPServer("aqe-lens", version=__version__, instructions=INSTRUCTIONS, tools=published,
+    return _server_class()("aqe-lens", version=__version__, instructions=INSTRUCTIONS, tools=published,
                      resources=_settings_resources(), log_level="WARNING")
 
 

@@ -96,7 +96,7 @@ def refused(session, name: str, args: dict) -> str:
     got = session.call(name, args)
     assert got.is_error, f"{name} {args} was not refused"
     text = got.content[0].text
-    assert "Traceback" not in text and "File \"" not in text
+    assert "Traceback" not in text and "File \"" not in text and "\n" not in text
     return text
 
 
