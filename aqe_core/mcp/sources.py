@@ -46,6 +46,7 @@ class SourceStore:
         self._items: "OrderedDict[tuple[str, str], Opened]" = OrderedDict()
         self._failed: "OrderedDict[tuple[str, str], str]" = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[tuple[str, str], threading.Lock] = {}
         server_budget().add_reclaimer(self.reclaim)  # a load short of memory lets cached sources go first
 
     @property
@@ -60,6 +61,16 @@ class SourceStore:
             key = (real, content_fingerprint(real))
         except OSError as exc:
             raise SourceError(f"cannot read {real.rsplit('/', 1)[-1]}: {exc.strerror or type(exc).__name__}") from None
+        with self._lock:
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:  # one read per source: calls on it meanwhile wait for that read, then find it here
+            try:
+                return self._open(real, key)
+            finally:
+                with self._lock:
+                    self._loading.pop(key, None)
+
+    def _open(self, real: str, key: tuple[str, str]) -> Opened:
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
