@@ -139,7 +139,7 @@ def test_open_source_then_answers_from_memory(session, source):
     assert first["evidence"]["level"] == ("exact" if source == CAPTURE else "spark-metric")
 
 
-@pytest.mark.parametrize("source,execution", [(CAPTURE, "0"), (LOG, "2")])
+@pytest.mark.parametrize("source,execution", [(CAPTURE, "0"), (LOG, "2"), (LISTENER, "6")])
 def test_explain_recommend_releases_and_lint_are_the_cli_json(session, source, execution):
     ex = answer(session, "explain_query", {"source": source, "execution": execution})
     assert ex["answer"] == cli_json("explain", source, "--execution", execution)
