@@ -139,9 +139,9 @@ class AdviceTools(Tools):
         from aqe_core.views.triage import FINDINGS
 
         findings = findings or []
-        if not isinstance(findings, list) or any(f not in FINDINGS for f in findings):
+        if not isinstance(findings, list) or any(not isinstance(f, str) or f not in FINDINGS for f in findings):
             raise ToolInputError(f"findings must be a list of: {', '.join(FINDINGS)}")
-        if sort not in SORTS:
+        if not isinstance(sort, str) or sort not in SORTS:
             raise ToolInputError(f"sort must be one of: {', '.join(SORTS)}")
         text = _text("text", text or "")
         offset, limit = _int("offset", offset, 0, 100_000_000), _int("limit", limit, 1, MAX_QUERIES)

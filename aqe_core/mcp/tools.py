@@ -142,7 +142,7 @@ class Tools:
 
         text = _text("text", text or "")
         findings = findings or []
-        if not isinstance(findings, list) or any(f not in FINDINGS for f in findings):
+        if not isinstance(findings, list) or any(not isinstance(f, str) or f not in FINDINGS for f in findings):
             raise ToolInputError(f"findings must be a list of: {', '.join(FINDINGS)}")
         offset, limit = _int("offset", offset, 0, 10_000_000), _int("limit", limit, 1, MAX_QUERIES)
         opened = self._source(source)
