@@ -9,6 +9,9 @@ import sys
 def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 (default: stdio)")
     p.add_argument("--port", type=int, default=8765, help="with --http: the port (default 8765)")
+    p.add_argument("--allow-runs", action="store_true",
+                   help="serve verify_fix, which reruns a captured query on Spark with a fix (SQL and settings through"
+                   " the guards even when trusted is on; run_time_limit_s; one run at a time)")
     p.add_argument("--root", action="append", default=[], metavar="DIR",
                    help="another folder the tools may open (repeatable; added to server.toml's roots and"
                    " AQE_LENS_ROOTS)")
@@ -30,7 +33,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        serve(http=args.http, port=args.port)
+        serve(http=args.http, port=args.port, allow_runs=args.allow_runs)
     except KeyboardInterrupt:
         pass
     return 0

@@ -81,7 +81,8 @@ class AdviceTools(Tools):
                          " or demoted broadcast")
         levels = [Evidence.EXACT if f.exact else Evidence.ESTIMATE for f in fixes] or [query_evidence(view)]
         notes = [] if query_evidence(view) is Evidence.EXACT else [PLAIN_NOTE]
-        notes.append("Verify on Spark (recommend --verify) runs the query: not offered over MCP")
+        notes.append("to confirm an exact fix on Spark: verify_fix (served when the operator allows runs) or"
+                     " recommend --verify")
         return bounded(Answer("recommend", "\n".join(lines), [entry], _worst(levels), source=opened.key,
                               query=view.query_id, notes=notes))
 

@@ -84,6 +84,8 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
                           "finding_counts": {"type": "object", "additionalProperties": _I},
                           "worse_since_last": _arr({"type": "object"}),
                           "rows": _arr(_obj({"file": _S0, "execution_id": _I0, "findings": _S0, "evidence": _S0}))}),
+    "verify_fix": _obj({"query": _S, "fix": _FIX, "verified": _B, "result": _S,
+                        "score": {"type": ["object", "null"]}}),
 }
 
 _PAGE = {"type": ["object", "null"], "required": ["offset", "limit", "total", "next_offset"],

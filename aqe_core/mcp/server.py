@@ -8,8 +8,9 @@ error is always one line (an MCP tool error, ``isError``), never a traceback.
 
 Safety, as in the app: paths only under the server's roots (``server.toml``'s ``roots``,
 ``AQE_LENS_ROOTS``, the samples and ``$AQE_LENS_HOME``), the app's decoding limits and memory
-budget, bounded and paged answers. There is no tool that runs SQL or Spark (``run``, ``recommend
---verify`` and Re-run stay in the CLI and the app, behind the SQL guard).
+budget, bounded and paged answers. No tool runs SQL or Spark unless the operator passes
+``--allow-runs``: then ``verify_fix`` reruns a captured query with a fix, through the SQL and conf
+guards (even with ``trusted`` on), with the time limit, one run at a time.
 """
 import json
 import logging
@@ -30,7 +31,7 @@ roots), then list_queries to rank its SQL executions, explain_query for why AQE 
 recommend for the smallest setting change with its predicted effect, what_if for your own settings,
 compare_releases across Spark 3.0.1-4.3.0 and lint_settings for a release. Quote the evidence label of
 every number: exact (what AQE decided with), Spark's metric (a plain log) or estimate (derived, with
-what it assumes). Nothing here runs SQL or Spark."""
+what it assumes). Only verify_fix, when the operator allowed runs, runs Spark (guarded)."""
 
 # (no `from __future__ import annotations` here: the SDK reads these annotations at run time)
 Execution = Annotated[Optional[Union[str, int]], Field(description="a SQL execution id (list_queries gives them); may"
@@ -128,8 +129,17 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         than their run before, and the executions ranked, paged."""
         return _call(t.scan_summary, path=path, findings=findings, text=text, sort=sort, offset=offset, limit=limit)
 
-    return [open_source, list_queries, explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
-            scan_summary]
+    out = [open_source, list_queries, explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
+           scan_summary]
+    if hasattr(t, "verify_fix"):  # the operator allowed runs (--allow-runs)
+        def verify_fix(source: Source, execution: Execution = None,
+                       fix: Annotated[int, Field(ge=0, le=50, description="which fix of recommend (0: the first)")] = 0):
+            """Run the query of a capture or listener log again on Spark with one of recommend's exact fixes and score
+            each read against the prediction (recommend --verify). Guarded SQL, one run at a time, a time limit."""
+            return _call(t.verify_fix, source=source, execution=execution, fix=fix)
+
+        out.append(verify_fix)
+    return out
 
 
 def _settings_resources() -> list[Any]:
@@ -196,13 +206,18 @@ def _server_class():
     return LensServer
 
 
-def build_server(tools: Optional[AdviceTools] = None):
-    """The :class:`MCPServer` with every tool (its answer schema published) and resource."""
+def build_server(tools: Optional[AdviceTools] = None, *, allow_runs: bool = False):
+    """The :class:`MCPServer` with every tool (its answer schema published) and resource;
+    ``allow_runs`` adds ``verify_fix``, the one tool that runs Spark (guarded)."""
     from mcp.server.mcpserver.tools import Tool
 
     from aqe_core import __version__
 
-    t = tools if tools is not None else AdviceTools()
+    if tools is None:
+        from aqe_core.mcp.run_tools import RunTools
+
+        tools = RunTools() if allow_runs else AdviceTools()
+    t = tools
     published = []
     for fn in _tool_functions(t):
         tool = Tool.from_function(fn, structured_output=False)
@@ -212,9 +227,9 @@ def build_server(tools: Optional[AdviceTools] = None):
                      resources=_settings_resources(), log_level="WARNING")
 
 
-def serve(http: bool = False, port: int = 8765) -> None:
+def serve(http: bool = False, port: int = 8765, allow_runs: bool = False) -> None:
     """Serve until stopped: stdio, or streamable HTTP on 127.0.0.1 (never another interface)."""
-    server = build_server()
+    server = build_server(allow_runs=allow_runs)
     if http:
         server.run("streamable-http", host="127.0.0.1", port=port)
     else:

@@ -30,7 +30,7 @@ TOOLS = {"open_source", "list_queries", "explain_query", "histogram", "what_if",
 class Session:
     """A client session held open in a thread of its own, for synchronous tests."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], args: tuple[str, ...] | list[str] = ()) -> None:
         from mcp.client import Client
         from mcp.client.stdio import StdioServerParameters
 
@@ -39,7 +39,8 @@ class Session:
         self._stop: asyncio.Event | None = None
         self.client = None
         self.error: BaseException | None = None
-        params = StdioServerParameters(command=sys.executable, args=["-m", "aqe_core", "mcp"], env=env, cwd=str(ROOT))
+        params = StdioServerParameters(command=sys.executable, args=["-m", "aqe_core", "mcp", *args], env=env,
+                                        cwd=str(ROOT))
 
         async def hold() -> None:
             self._stop = asyncio.Event()
@@ -116,7 +117,8 @@ def test_lists_every_tool_with_its_schemas_and_the_settings_resources(session):
     for t in tools:
         assert t.description and t.input_schema["type"] == "object"
         assert t.output_schema == answer_schema(t.name)
-    assert not any("sql" in t.name or "run" in t.name for t in tools)  # nothing runs SQL or Spark
+    assert not any("sql" in t.name or "run" in t.name or "verify" in t.name for t in tools)  # nothing runs Spark
+    assert "verify_fix" in refused(session, "verify_fix", {"source": CAPTURE})  # only with --allow-runs
     uris = {str(r.uri) for r in session.run(session.client.list_resources()).resources}
     assert {"aqe-lens://settings", "aqe-lens://settings/3.0.1", "aqe-lens://settings/4.3.0"} <= uris
     doc = json.loads(session.run(session.client.read_resource("aqe-lens://settings/3.0.1")).contents[0].text)
