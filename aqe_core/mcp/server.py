@@ -129,17 +129,22 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         than their run before, and the executions ranked, paged."""
         return _call(t.scan_summary, path=path, findings=findings, text=text, sort=sort, offset=offset, limit=limit)
 
-    out = [open_source, list_queries, explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
-           scan_summary]
-    if hasattr(t, "verify_fix"):  # the operator allowed runs (--allow-runs)
-        def verify_fix(source: Source, execution: Execution = None,
-                       fix: Annotated[int, Field(ge=0, le=50, description="which fix of recommend (0: the first)")] = 0):
-            """Run the query of a capture or listener log again on Spark with one of recommend's exact fixes and score
-            each read against the prediction (recommend --verify). Guarded SQL, one run at a time, a time limit."""
-            return _call(t.verify_fix, source=source, execution=execution, fix=fix)
+    return [open_source, list_queries, explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
+            scan_summary, *_run_tool_functions(t)]
 
-        out.append(verify_fix)
-    return out
+
+def _run_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
+    """``verify_fix`` when the operator allowed runs (``--allow-runs``: the tools have it), else none."""
+    if not hasattr(t, "verify_fix"):
+        return []
+
+    def verify_fix(source: Source, execution: Execution = None,
+                   fix: Annotated[int, Field(ge=0, le=50, description="which fix of recommend (0: the first)")] = 0):
+        """Run the query of a capture or listener log again on Spark with one of recommend's exact fixes and score
+        each read against the prediction (recommend --verify). Guarded SQL, one run at a time, a time limit."""
+        return _call(t.verify_fix, source=source, execution=execution, fix=fix)
+
+    return [verify_fix]
 
 
 def _settings_resources() -> list[Any]:
