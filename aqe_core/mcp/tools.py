@@ -100,9 +100,26 @@ class Tools:
     # -- sources ---------------------------------------------------------------------------
     def _source(self, path: Any):
         try:
-            return self.store.open(path)
+            opened = self.store.open(path)
         except SourceError as exc:
             raise ToolInputError(str(exc)) from None
+        if not opened.cached:  # ranked with the read, so no later call pays for it
+            self._ranking(opened, "", [])
+        return opened
+
+    @staticmethod
+    def _ranking(opened, text: str, findings: list[str]) -> list[dict[str, Any]]:
+        """The triage ranking of the source (filtered), kept with it."""
+        from aqe_core.views.answers import triage_entries
+
+        key = ("triage", text, tuple(sorted(findings)))
+        rows = opened.memo.get(key)
+        if rows is None:
+            rows = triage_entries(opened.source.views, text, findings)
+            if len(opened.memo) > 64:
+                opened.memo.clear()
+            opened.memo[key] = rows
+        return rows
 
     def _view(self, src, execution: Any) -> QueryView:
         views = src.views
@@ -137,7 +154,6 @@ class Tools:
 
     def list_queries(self, source: Any, text: Any = "", findings: Any = None, offset: Any = 0,
                      limit: Any = 50) -> Answer:
-        from aqe_core.views.answers import triage_entries
         from aqe_core.views.triage import FINDINGS
 
         text = _text("text", text or "")
@@ -146,13 +162,7 @@ class Tools:
             raise ToolInputError(f"findings must be a list of: {', '.join(FINDINGS)}")
         offset, limit = _int("offset", offset, 0, 10_000_000), _int("limit", limit, 1, MAX_QUERIES)
         opened = self._source(source)
-        memo_key = ("triage", text, tuple(sorted(findings)))
-        rows = opened.memo.get(memo_key)
-        if rows is None:
-            rows = triage_entries(opened.source.views, text, findings)
-            if len(opened.memo) > 64:
-                opened.memo.clear()
-            opened.memo[memo_key] = rows
+        rows = self._ranking(opened, text, findings)
         got, page = _page(rows, offset, limit)
         top = "; ".join(f"#{r['query']} {r['findings'] or 'no finding'}" for r in got[:5])
         summary = f"{len(rows)} of {len(opened.source.views)} SQL executions match, ranked" + (f": {top}" if top else "")
