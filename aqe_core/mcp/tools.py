@@ -141,8 +141,10 @@ class Tools:
         src = opened.source
         levels = [query_evidence(v) for v in src.views]
         exact = sum(1 for e in levels if e is Evidence.EXACT)
-        queries, page = _page([{"query": v.query_id, "description": v.description[:120],
-                                "evidence": query_evidence(v).value} for v in src.views], 0, MAX_QUERIES)
+        queries = [{"query": v.query_id, "description": v.description[:120], "evidence": query_evidence(v).value}
+                   for v in src.views[:MAX_QUERIES]]
+        notes = [] if len(src.views) <= MAX_QUERIES else [
+            f"the first {MAX_QUERIES} of {len(src.views)} SQL executions are listed: list_queries ranks and pages them all"]
         answer = {"kind": src.kind, "label": src.label, "spark_version": src.spark_version, "app_id": src.app_id,
                   "app_name": src.app_name, "executions": len(src.views), "exact_executions": exact,
                   "queries": queries, "warnings": src.warnings[:20], "notes": src.notes[:20],
@@ -150,7 +152,7 @@ class Tools:
         summary = (f"{src.label}: {len(src.views)} SQL executions, {exact} exact"
                    + (" (from memory)" if opened.cached else f" (read in {opened.load_s:.2f} s)"))
         return bounded(Answer("open_source", summary, answer, _worst(levels) if levels else Evidence.EXACT,
-                              source=opened.key, page=page))
+                              source=opened.key, notes=notes))
 
     def list_queries(self, source: Any, text: Any = "", findings: Any = None, offset: Any = 0,
                      limit: Any = 50) -> Answer:
