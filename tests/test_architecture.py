@@ -166,7 +166,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "figures": ("aqe_core.figures",),
     "report": ("aqe_core.report",),
     "api": ("aqe_core.api",),
-    "cli": ("aqe_core.cli", "aqe_core.__main__"),
+    "cli": ("aqe_core.cli", "aqe_core.__main__", "aqe_core.mcp"),  # the MCP server: the CLI's answers over MCP
     "ui": ("ui", "app", "pages"),
 }
 ALLOWED: dict[str, set[str]] = {
