@@ -33,6 +33,7 @@ else:
         ("partitions.py", "Partitions", ":material/bar_chart:", "partitions"),
         ("whatif.py", "What-if", ":material/tune:", "whatif"),
         ("compare.py", "Compare presets", ":material/compare:", "compare"),
+        ("runs.py", "Compare runs", ":material/difference:", "runs"),
         ("run.py", "Run", ":material/play_arrow:", "run"),
         ("fleet.py", "Fleet", ":material/dataset:", "fleet"),
         ("share.py", "Share", ":material/share:", "share"),

@@ -49,6 +49,13 @@ query) and **draw a plan** with AQE's changes outlined (a plotly figure):
         spark.sql("SELECT ...").collect()
     recorded.save("my_job.json.gz")
 
+**Compare two runs** of one job (yesterday's and today's log): queries aligned by their plan's
+shape, AQE's decisions side by side, and whether the data, the settings or the release made the
+difference (:class:`RunDiff`, JSON in docs/diff-json.md):
+
+    diff = api.diff_runs("yesterday.zstd", "today.zstd")
+    [q.sentence for q in diff.matched]
+
 Errors: opening raises only :class:`SourceError` (one line for people); the event-log reader
 raises :class:`EventLogError` (:class:`LimitExceeded` past :class:`Limits`), the capture reader
 :class:`CaptureFormatError`.
@@ -63,12 +70,14 @@ from aqe_core.figures.plan_figure import plan_figure
 from aqe_core.model.capture import Capture, CaptureFormatError, QueryCapture
 from aqe_core.model.eventlog import Application, EventLog, ShuffleRead, SQLExecution, StageInfo
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
+from aqe_core.model.run_diff import Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
 from aqe_core.opening import LoadedSource, SourceError, load_source
 from aqe_core.readers.capture_file import load_capture, save_capture
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
 from aqe_core.readers.eventlog.loader import load as load_event_log
 from aqe_core.server_settings import SAMPLES_DIR
 from aqe_core.views.compare import WhatIfView, whatif
+from aqe_core.views.diff_runs import diff_views
 from aqe_core.views.plan_diff import Change, PlanDiff, diff_execution, diff_plans, diff_versions
 from aqe_core.views.query import QueryView, ShuffleView
 
@@ -90,9 +99,23 @@ __all__ = [
     "EventLogError", "DecodeError", "LimitExceeded", "Limits", "DEFAULT_LIMITS",
     # plans
     "diff_plans", "diff_versions", "diff_execution", "Change", "PlanDiff", "plan_figure",
+    # two runs compared
+    "diff_runs", "diff_sources", "diff_views", "RunDiff", "QueryDiff", "QueryRef", "ShuffleDiff", "SettingChange", "Cause",
     # running Spark (imported when first used)
     "Runner", "get_runtime", "capture_queries",
 ]
+
+
+def diff_runs(a: str, b: str) -> RunDiff:
+    """Run ``a`` (the baseline) and run ``b`` of one job compared: any two sources
+    :func:`load_source` opens (raises :class:`SourceError` with one line for people)."""
+    return diff_sources(load_source(a), load_source(b))
+
+
+def diff_sources(a: LoadedSource, b: LoadedSource) -> RunDiff:
+    """:func:`diff_runs` over two sources already open (the app, a server)."""
+    return diff_views(a.views, b.views, source_a=a.path, source_b=b.path, kind=(a.kind, b.kind),
+                      release=(a.spark_version or "", b.spark_version or ""))
 
 
 def __getattr__(name: str) -> Any:

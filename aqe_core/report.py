@@ -18,6 +18,8 @@ from aqe_core.advise.whatif import PresetOutcome
 from aqe_core.advise.releases import ReleaseComparison
 from aqe_core.advise.recommend import Fix
 from aqe_core.figures.fix_figure import fix_figure
+from aqe_core.figures.run_diff import partition_overlay
+from aqe_core.model.run_diff import QueryDiff, RunDiff
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:; connect-src 'none'")
@@ -135,6 +137,56 @@ def build_report(
         f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
         + "".join(parts) + "</body></html>"
     )
+
+
+def _page(title: str, body: str) -> str:
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+            f"<title>AQE Lens: {_e(title[:80])}</title><style>{_STYLE}</style>"
+            f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>{body}</body></html>")
+
+
+def _query_diff_section(i: int, q: QueryDiff) -> str:
+    """One matched query: its sentence, causes, settings and shuffles, with the overlays."""
+    parts = [f"<section><h2>#{_e(q.a.query_id)} &rarr; #{_e(q.b.query_id)} {_e(q.b.description[:120])}</h2>",
+             f"<p><b>{_e(q.sentence)}</b></p>"]
+    parts += [f"<p class='approx'>{_e(n)}</p>" for n in q.notes]
+    if q.causes:
+        parts.append(_table([{"decision": c.decision, "shuffle": c.shuffle, "run a": c.a, "run b": c.b,
+                              "caused by": ", ".join(c.factors) or "unexplained",
+                              "run b under run a's settings": c.b_under_a, "evidence": c.evidence.label}
+                             for c in q.causes]))
+    if q.settings:
+        parts.append(_table([s.to_dict() for s in q.settings]))
+    for k, sd in enumerate(q.shuffles):
+        rows = [{"": key, "run a": v["a"], "run b": v["b"]} for key, v in sd.to_dict().items()
+                if isinstance(v, dict) and set(v) == {"a", "b"}]
+        parts.append(f"<h3>{_e(sd.label)}</h3>{_table(rows)}")
+        if any(sd.sizes_after) or any(sd.sizes_before):
+            parts.append(_fig_div(partition_overlay(sd), f"overlay-{i}-{k}"))
+    return "".join(parts) + "</section>"
+
+
+def build_diff_report(d: RunDiff, *, link: Optional[str] = None) -> str:
+    """Two runs compared (:class:`RunDiff`) as one offline HTML page: the aligned queries ranked
+    by time lost, then each query's diff with both runs' partition sizes on one axis."""
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [f"<h1>AQE Lens: two runs compared</h1><p class='meta'>run a: {_e(d.source_a)} ({_e(d.kind[0])}, Spark"
+             f" {_e(d.release[0])}) &middot; run b: {_e(d.source_b)} ({_e(d.kind[1])}, Spark {_e(d.release[1])})"
+             f" &middot; generated {now} by AQE Lens {_e(aqe_core.__version__)}"
+             + (f" &middot; link: <code>{_e(link)}</code>" if link else "") + "</p>"]
+    parts += [f"<p class='approx'>{_e(n)}</p>" for n in d.notes]
+    rows = [{"query a": q.a.query_id, "query b": q.b.query_id, "description": q.b.description[:80],
+             "duration a (ms)": q.duration_ms[0], "duration b (ms)": q.duration_ms[1], "change %": q.duration_change_pct,
+             "what happened": q.sentence} for q in d.matched]
+    parts.append(f"<section><h2>Queries, most time lost first</h2>{_table(rows)}")
+    for side, refs in (("a", d.only_a), ("b", d.only_b)):
+        if refs:
+            parts.append(f"<p>Only in run {side}: " + "; ".join(f"#{_e(r.query_id)} {_e(r.description[:60])}"
+                                                               for r in refs) + "</p>")
+    parts.append("</section>")
+    parts += [_query_diff_section(i, q) for i, q in enumerate(d.matched)]
+    return _page(f"{d.source_a} vs {d.source_b}", "".join(parts))
 
 
 def _fixes_section(fixes: Sequence[Fix]) -> str:

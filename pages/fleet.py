@@ -2,12 +2,14 @@
 import pandas as pd
 import streamlit as st
 
+from aqe_core.fleet.history import app_runs
 from aqe_core.fleet.result import SORTS, preset_impact
 from aqe_core.fleet.rows import PRESETS
 from aqe_core.plain_text import md_text
 from aqe_core.views.triage import FINDINGS
 from ui import frame
 from ui.fleet import open_scan, table, trend
+from ui.runs import compare_app_runs
 
 frame.current()
 st.title("Fleet")
@@ -23,6 +25,8 @@ c3.metric("Wasted task time (s)", round(float(scan.executions["wasted_task_ms"].
 c4.metric("Unreadable", len(scan.errors))
 with st.expander("Over time", expanded=len(scan.scans) > 1):
     trend(scan)
+with st.expander("Compare two runs of an application"):
+    compare_app_runs(app_runs(scan.history if scan.history is not None else scan.executions))
 f1, f2, f3 = st.columns([3, 2, 1])
 chosen = f1.multiselect("Findings", list(counts), format_func=lambda f: f"{FINDINGS[f][0]} ({counts[f]})",
                         key="fleet_findings")

@@ -57,6 +57,11 @@ VERIFY_JOBS = "verify_jobs"
 #: the id of the view the Share page saved last
 SHARE_ID = "share_id"
 #: the Fleet page: the scan result directory, and its executions table (a selection opens a row)
+#: the "Compare runs" page: run b (a sample or a server path), the filter, the query opened
+RUNS_SAMPLE = "runs_sample"
+RUNS_PATH = "runs_path"
+RUNS_ONLY_CHANGED = "runs_only_changed"
+RUNS_QUERY = "runs_query"
 FLEET_PATH = "fleet_path"
 FLEET_TABLE = "fleet_table"
 

@@ -8,6 +8,7 @@
     python -m aqe_core simulate skew.json.gz                    # decisions + agreement with Spark
     python -m aqe_core simulate skew.json.gz --conf spark.sql.adaptive.skewJoin.skewedPartitionFactor=2
     python -m aqe_core simulate skew.json.gz --spark-version 3.0.1 --json
+    python -m aqe_core diff yesterday.zstd today.zstd --threshold 20   # exit 1: a query 20% slower
     echo '["SELECT 1", "ADD JAR /tmp/x.jar"]' | python -m aqe_core check-sql
 
 One thin layer of argument handling over the core: each command is an ``add_*_arguments(parser)``
@@ -31,6 +32,7 @@ import sys
 from typing import Callable
 
 from aqe_core.cli.check_sql import add_check_sql_arguments, cmd_check_sql
+from aqe_core.cli.diff import add_diff_arguments, cmd_diff
 from aqe_core.cli.explain import add_explain_arguments, cmd_explain
 from aqe_core.cli.inspect_log import add_inspect_arguments, cmd_inspect
 from aqe_core.cli.lint import add_lint_arguments, cmd_lint
@@ -67,6 +69,8 @@ COMMANDS: dict[str, Command] = {
              add_lint_arguments, cmd_lint),
     "mcp": ("serve AQE Lens's tools to AI assistants over the Model Context Protocol (stdio, or --http on 127.0.0.1)",
             add_mcp_arguments, cmd_mcp),
+    "diff": ("two runs of one job compared query by query: what AQE did differently, and whether the data, the"
+             " settings or the release caused it", add_diff_arguments, cmd_diff),
 }
 
 

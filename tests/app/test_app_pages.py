@@ -114,7 +114,7 @@ def test_bad_report_id_and_bad_upload_are_reported_not_raised(tmp_path):
 
 from aqe_core.opening import sample_sources  # noqa: E402 - for the tests below, beside them
 
-PAGES = ["overview", "plans", "partitions", "whatif", "compare", "share"]
+PAGES = ["overview", "plans", "partitions", "whatif", "compare", "share", "runs"]
 
 
 @pytest.mark.slow

@@ -22,6 +22,8 @@ def test_key_strings_never_change():
         "RERUN_JOB": "rerun_job", "SHARE_ID": "share_id", "NAV_TARGET": "_nav_target",
         "PLAN_SELECTION_SEEN": "_plan_selection_seen", "TRIAGE_TABLE": "triage_table",
         "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "VERIFY_JOBS": "verify_jobs",
+        "RUNS_SAMPLE": "runs_sample", "RUNS_PATH": "runs_path", "RUNS_ONLY_CHANGED": "runs_only_changed",
+        "RUNS_QUERY": "runs_query",
     }
     assert state.opened_key("0123456789ab") == "_opened_0123456789ab"
     assert state.DEFAULT_COMPARE_PRESETS == ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]

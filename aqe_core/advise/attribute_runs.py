@@ -1,0 +1,216 @@
+"""What made AQE decide differently in two runs of one query: the data, the settings or the
+release (issue 28, requirement 3).
+
+Each run's statistics are replayed under the other run's settings and release through the one
+what-if path (:func:`aqe_core.advise.whatif.query_what_if`: exact replays of Spark's rules on
+captures and listener logs, labelled estimates over post-AQE sizes on plain logs). For run b's
+statistics the steps are
+
+    a as run  ->  b's data, a's settings, a's release  ->  b's data, b's settings, a's release  ->  b as replayed
+
+so a decision that changes in the first step changed with the data, in the second with the
+settings, in the third with the release. Two runs with the same effective settings on the same
+release differ only in their data: every change is the data's, without a replay (which is what
+lets a plain log, whose estimate cannot see a split reducer, still name the cause). Run a's statistics under run b's settings and release
+(the reverse) say what run a would have done today. Spark's own decisions in each run come from
+the run (the "actual" preset), never from our replay; where our replay of run b as run does not
+agree with Spark, :attr:`Attribution.notes` says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from aqe_core.advise.whatif import PresetOutcome, QuerySizes, ShuffleOutcome, query_what_if, simulate_preset
+from aqe_core.config import SKEW_JOIN_ENABLED, AQEConf
+from aqe_core.model.evidence import Evidence
+from aqe_core.model.presets import BUILTIN_PRESETS
+from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause
+
+__all__ = ["Attribution", "Outcomes", "SKEW_SPLIT", "PARTITIONS_AFTER", "JOIN_STRATEGY", "attribute",
+           "settings_changed"]
+
+SKEW_SPLIT = "skew split"
+PARTITIONS_AFTER = "partitions after AQE"
+JOIN_STRATEGY = "join strategy"
+
+
+@dataclass
+class Outcomes:
+    """A query's decisions in each run and in the replays between them."""
+
+    a: PresetOutcome
+    b: PresetOutcome
+    b_under_a: PresetOutcome  # b's statistics, a's settings, a's release
+    b_settings_a_release: PresetOutcome  # b's statistics, b's settings, a's release
+    b_replayed: PresetOutcome  # b's statistics, b's settings and release: our rules, to check agreement
+    a_under_b: PresetOutcome  # a's statistics, b's settings and release
+
+
+@dataclass
+class Attribution:
+    """The causes found for one matched query, the outcomes behind them, and notes."""
+
+    causes: list[Cause] = field(default_factory=list)
+    outcomes: Optional[Outcomes] = None
+    evidence: Evidence = Evidence.EXACT
+    notes: list[str] = field(default_factory=list)
+
+
+def settings_changed(a: AQEConf, b: AQEConf) -> list[tuple[str, Optional[str], Optional[str], bool, bool]]:
+    """(key, a's effective value, b's, set in a, set in b) for every AQE key whose effective value
+    differs, each run's release defaults filling what it left unset (a key one release lacks is
+    None on that side)."""
+    sa, sb = a.to_strings(), b.to_strings()
+    out = []
+    for key in sorted(set(sa) | set(sb)):
+        va, vb = sa.get(key), sb.get(key)
+        if va != vb and not (key in sa and key in sb and _same_value(a, b, key)):
+            out.append((key, va, vb, a.is_set(key), b.is_set(key)))
+    return out
+
+
+def _same_value(a: AQEConf, b: AQEConf, key: str) -> bool:
+    """Two strings Spark reads as one value ("64k" and "65536", "debug" and "DEBUG")."""
+    try:
+        va, vb = a.get(key), b.get(key)
+    except ValueError:
+        return False
+    return va == vb or (isinstance(va, str) and isinstance(vb, str) and va.lower() == vb.lower())
+
+
+def _outcomes(a: QuerySizes, b: QuerySizes) -> Outcomes:
+    actual = next(p for p in BUILTIN_PRESETS if p.name == "actual")
+
+    def run(view: QuerySizes, conf: AQEConf, name: str) -> PresetOutcome:
+        got = query_what_if(view, conf, name, lines=False)
+        assert got.outcome is not None
+        return got.outcome
+
+    return Outcomes(
+        a=simulate_preset(a, actual), b=simulate_preset(b, actual),
+        b_under_a=run(b, a.conf.for_version(a.spark_version), "run b under run a's settings and release"),
+        b_settings_a_release=run(b, b.conf.for_version(a.spark_version), "run b under run a's release"),
+        b_replayed=run(b, b.conf, "run b replayed"),
+        a_under_b=run(a, a.conf.for_version(b.spark_version).with_overrides(
+            {k: v for k, v in b.conf.to_strings().items() if v is not None}), "run a under run b's settings and release"),
+    )
+
+
+def _shuffle(outcome: PresetOutcome, key: Optional[str]) -> Optional[ShuffleOutcome]:
+    return next((s for s in outcome.shuffles if s.key == key), None) if key is not None else None
+
+
+def _skewed(s: Optional[ShuffleOutcome]) -> Optional[int]:
+    return s.skewed if s is not None else None
+
+
+def _parts(s: Optional[ShuffleOutcome]) -> Optional[int]:
+    return s.partitions_after if s is not None else None
+
+
+def _factors(fa: Any, x: Any, y: Any, zb: Any) -> tuple[str, ...]:
+    """Which step of a -> b_under_a -> b_settings_a_release -> b_replayed changes the value."""
+    out = []
+    if x != fa:
+        out.append(DATA)
+    if y != x:
+        out.append(SETTINGS)
+    if zb != y:
+        out.append(RELEASE)
+    return tuple(out)
+
+
+def _gate(conf: AQEConf) -> Optional[int]:
+    """The size a reducer must exceed to be split for skew (None: skew join is off)."""
+    return conf.skew_threshold_bytes if conf.get_or(SKEW_JOIN_ENABLED, True) else None
+
+
+def _largest(view: QuerySizes, key: Optional[str]) -> Optional[int]:
+    s = next((x for x in view.shuffles if getattr(x, "key", None) == key), None)
+    return max(s.sizes_after) if s is not None and s.sizes_after else None
+
+
+def _estimated_skew_factors(a: QuerySizes, b: QuerySizes, key_a: Optional[str], key_b: Optional[str],
+                            fa: int, fb: int) -> Optional[tuple[str, ...]]:
+    """A plain log's skew-split change by the threshold alone (its estimate over sizes after AQE
+    sees a coalesced median, too high to find skew reliably): the run that did not split has
+    its skewed reducer whole among its sizes after AQE, so whether that size passes the other
+    run's threshold says if the settings made the difference. None: the threshold cannot tell."""
+    ga, gb = _gate(a.conf), _gate(b.conf)
+    if ga == gb:
+        return None
+    if fa and not fb:  # no longer split: would run b's largest partition pass run a's threshold?
+        big, mine, other = _largest(b, key_b), gb, ga
+    elif fb and not fa:  # now split: run a's largest under run b's threshold
+        big, mine, other = _largest(a, key_a), ga, gb
+    else:
+        return None
+    if mine is None:
+        return (SETTINGS,)  # skew join was off in the run that did not split
+    if big is None or other is None:
+        return None
+    return (SETTINGS,) if mine >= big > other else (DATA,) if big <= other else None
+
+
+def _shuffle_causes(o: Outcomes, key_a: Optional[str], key_b: Optional[str], label: str,
+                    evidence: Evidence, only_data: bool, views: tuple[QuerySizes, QuerySizes]) -> list[Cause]:
+    out: list[Cause] = []
+    checks: Sequence[tuple[str, Callable[[Optional[ShuffleOutcome]], Optional[int]]]] = (
+        (SKEW_SPLIT, _skewed), (PARTITIONS_AFTER, _parts))
+    for decision, f in checks:
+        fa, fb = f(_shuffle(o.a, key_a)), f(_shuffle(o.b, key_b))
+        if fa is None or fb is None or fa == fb:
+            continue
+        x, y = f(_shuffle(o.b_under_a, key_b)), f(_shuffle(o.b_settings_a_release, key_b))
+        zb = f(_shuffle(o.b_replayed, key_b))
+        factors = (DATA,) if only_data else _factors(fa, x, y, zb) if None not in (x, y, zb) else ()
+        if not only_data and evidence is not Evidence.EXACT and decision == SKEW_SPLIT:
+            factors = _estimated_skew_factors(*views, key_a, key_b, fa, fb) or ()
+            out.append(Cause(decision, fa, fb, factors, None, None, evidence, label))  # no estimated split counts
+            continue
+        under_a = _shuffle(o.b_under_a, key_b)
+        parts = under_a.splits if decision == SKEW_SPLIT and under_a is not None else None
+        out.append(Cause(decision, fa, fb, factors, x, f(_shuffle(o.a_under_b, key_a)), evidence, label, parts))
+    return out
+
+
+def _join_cause(o: Outcomes, evidence: Evidence, only_data: bool) -> Optional[Cause]:
+    fa, fb = o.a.join_strategies, o.b.join_strategies
+    if fa == fb:
+        return None
+    x, y, zb = o.b_under_a.join_strategies, o.b_settings_a_release.join_strategies, o.b_replayed.join_strategies
+    factors = (DATA,) if only_data else _factors(fa, x, y, zb)
+    return Cause(JOIN_STRATEGY, list(fa), list(fb), factors, list(x), list(o.a_under_b.join_strategies),
+                 evidence)
+
+
+def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Optional[str], Optional[str], str]]
+              ) -> Attribution:
+    """The changed decisions of one query between run ``a`` and run ``b``, each with what
+    changed it. ``shuffle_pairs``: (run a's shuffle key, run b's, a label) for the reads matched
+    by their place in the plan (:func:`aqe_core.views.align_runs.align_shuffles`)."""
+    o = _outcomes(a, b)
+    exact = o.b_under_a.evidence is Evidence.EXACT and o.a_under_b.evidence is Evidence.EXACT
+    got = Attribution(outcomes=o, evidence=Evidence.EXACT if exact else Evidence.ESTIMATE)
+    # the same settings on the same release: whatever changed, the data changed it (no replay
+    # needed, so this holds on plain logs too, where the estimate cannot see a split reducer)
+    only_data = a.spark_version == b.spark_version and not settings_changed(a.conf, b.conf)
+    for key_a, key_b, label in shuffle_pairs:
+        if key_a is not None and key_b is not None:
+            got.causes.extend(_shuffle_causes(o, key_a, key_b, label, got.evidence, only_data, (a, b)))
+    join = _join_cause(o, got.evidence, only_data)
+    if join is not None:
+        got.causes.append(join)
+    if not exact and got.causes:
+        got.notes.append("estimated: a plain event log holds only the sizes after AQE, so the replays under the"
+                         " other run's settings are estimates over them")
+    if exact and _disagrees(o.b, o.b_replayed):
+        got.notes.append("our rules replayed over run b's statistics do not reproduce every decision Spark made in"
+                         " run b: the causes marked there are less certain")
+    return got
+
+
+def _disagrees(actual: PresetOutcome, replayed: PresetOutcome) -> bool:
+    got = {s.key: (s.partitions_after, s.skewed) for s in replayed.shuffles}
+    return any(got.get(s.key, (s.partitions_after, s.skewed)) != (s.partitions_after, s.skewed) for s in actual.shuffles)

@@ -1,0 +1,192 @@
+"""Two runs of one job side by side, as data: which queries match, what AQE did in each, and
+what made the difference (issue 28).
+
+Run ``a`` is the baseline (yesterday), run ``b`` the run asked about (today). Every pair of
+values is ``(a, b)``; a value a source does not hold is None. A :class:`Cause` says which of the
+data, the settings or the release changed one decision, found by replaying one run's statistics
+under the other run's settings and release (:mod:`aqe_core.advise.attribute_runs`), with the
+:class:`~aqe_core.model.evidence.Evidence` of that replay (exact on captures and listener logs,
+an estimate on plain event logs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from aqe_core.model.evidence import Evidence
+
+__all__ = ["DATA", "FACTORS", "RELEASE", "SETTINGS", "Cause", "QueryDiff", "QueryRef", "RunDiff", "SettingChange",
+           "ShuffleDiff"]
+
+#: what can make a decision change between two runs
+DATA = "data"
+SETTINGS = "settings"
+RELEASE = "release"
+FACTORS = (DATA, SETTINGS, RELEASE)
+
+
+def _pct(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    """How much larger ``b`` is than ``a``, in percent (None when either is unknown or a is 0)."""
+    if a is None or b is None or a <= 0:
+        return None
+    return round(100.0 * (b - a) / a, 1)
+
+
+@dataclass(frozen=True)
+class QueryRef:
+    """One query of one run: its id in the source and what people call it."""
+
+    query_id: str
+    description: str
+    fingerprint: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query_id": self.query_id, "description": self.description, "fingerprint": self.fingerprint}
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """A setting whose effective value differs (each run's release default where unset)."""
+
+    key: str
+    a: Optional[str]
+    b: Optional[str]
+    set_in_a: bool = False
+    set_in_b: bool = False
+
+    @property
+    def in_both(self) -> bool:
+        """Both releases know the key (else it is new in, or gone from, one release)."""
+        return self.a is not None and self.b is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "a": self.a, "b": self.b, "set_in_a": self.set_in_a, "set_in_b": self.set_in_b,
+                "in_both_releases": self.in_both}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One decision that changed, and what changed it.
+
+    ``decision`` names it (``skew split``, ``partitions after AQE``, ``join strategy``);
+    ``a`` / ``b`` are what Spark did in each run; ``factors`` the subset of :data:`FACTORS`
+    whose change alone changes it in the replay; ``b_under_a`` what our rules do with run b's
+    statistics under run a's settings and release, ``a_under_b`` the reverse."""
+
+    decision: str
+    a: Any
+    b: Any
+    factors: tuple[str, ...]
+    b_under_a: Any = None
+    a_under_b: Any = None
+    evidence: Evidence = Evidence.EXACT
+    shuffle: Optional[str] = None
+    #: a skew split under run a's settings: the parts the split reducers of run b would make
+    b_under_a_parts: Optional[int] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"decision": self.decision, "shuffle": self.shuffle, "a": self.a, "b": self.b,
+                "factors": list(self.factors), "b_under_a_settings": self.b_under_a,
+                "b_under_a_split_parts": self.b_under_a_parts, "a_under_b_settings": self.a_under_b,
+                "evidence": self.evidence.value}
+
+
+@dataclass
+class ShuffleDiff:
+    """One shuffle read matched by its place in the plan: each run's numbers."""
+
+    label: str
+    key_a: Optional[str]
+    key_b: Optional[str]
+    stage: tuple[Optional[int], Optional[int]] = (None, None)
+    shuffle_bytes: tuple[Optional[int], Optional[int]] = (None, None)
+    partitions_before: tuple[Optional[int], Optional[int]] = (None, None)
+    partitions_after: tuple[Optional[int], Optional[int]] = (None, None)
+    skewed_reducers: tuple[Optional[int], Optional[int]] = (None, None)
+    skew_splits: tuple[Optional[int], Optional[int]] = (None, None)
+    #: the largest reducer before AQE: (reducer index, bytes) per run
+    largest_reducer: tuple[Optional[tuple[int, int]], Optional[tuple[int, int]]] = (None, None)
+    local: tuple[bool, bool] = (False, False)
+    evidence: tuple[Evidence, Evidence] = (Evidence.EXACT, Evidence.EXACT)
+    #: each run's partition sizes after AQE and, where known, before (by reducer), for the
+    #: overlaid chart (not in :meth:`to_dict`)
+    sizes_after: tuple[Optional[list[int]], Optional[list[int]]] = (None, None)
+    sizes_before: tuple[Optional[list[int]], Optional[list[int]]] = (None, None)
+
+    def to_dict(self) -> dict[str, Any]:
+        def pair(p: tuple) -> dict[str, Any]:
+            return {"a": p[0], "b": p[1]}
+
+        return {"label": self.label, "key_a": self.key_a, "key_b": self.key_b, "stage": pair(self.stage),
+                "shuffle_bytes": pair(self.shuffle_bytes), "partitions_before": pair(self.partitions_before),
+                "partitions_after": pair(self.partitions_after), "skewed_reducers": pair(self.skewed_reducers),
+                "skew_splits": pair(self.skew_splits),
+                "largest_reducer": pair(tuple(None if x is None else {"reducer": x[0], "bytes": x[1]}
+                                              for x in self.largest_reducer)),
+                "local": pair(self.local), "evidence": pair(tuple(e.value for e in self.evidence))}
+
+
+@dataclass
+class QueryDiff:
+    """One query matched across the runs: durations, AQE's decisions, settings, causes."""
+
+    a: QueryRef
+    b: QueryRef
+    duration_ms: tuple[Optional[int], Optional[int]] = (None, None)
+    task_ms: tuple[Optional[int], Optional[int]] = (None, None)
+    #: the slowest Spark stage of each run: (stage id, milliseconds)
+    slowest_stage: tuple[Optional[tuple[int, int]], Optional[tuple[int, int]]] = (None, None)
+    release: tuple[str, str] = ("", "")
+    shuffles: list[ShuffleDiff] = field(default_factory=list)
+    joins: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
+    settings: list[SettingChange] = field(default_factory=list)
+    causes: list[Cause] = field(default_factory=list)
+    #: one sentence: what made the difference
+    sentence: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def duration_change_pct(self) -> Optional[float]:
+        return _pct(*self.duration_ms)
+
+    @property
+    def time_lost_ms(self) -> Optional[int]:
+        a, b = self.duration_ms
+        return None if a is None or b is None else b - a
+
+    def to_dict(self) -> dict[str, Any]:
+        def pair(p: tuple) -> dict[str, Any]:
+            return {"a": p[0], "b": p[1]}
+
+        return {"a": self.a.to_dict(), "b": self.b.to_dict(), "duration_ms": pair(self.duration_ms),
+                "duration_change_pct": self.duration_change_pct, "task_ms": pair(self.task_ms),
+                "slowest_stage": pair(tuple(None if s is None else {"stage_id": s[0], "ms": s[1]}
+                                            for s in self.slowest_stage)),
+                "release": pair(self.release), "joins": pair(self.joins),
+                "shuffles": [s.to_dict() for s in self.shuffles], "settings": [s.to_dict() for s in self.settings],
+                "causes": [c.to_dict() for c in self.causes], "sentence": self.sentence, "notes": list(self.notes)}
+
+
+@dataclass
+class RunDiff:
+    """Two sources compared: matched queries (ranked by time lost), and those only one run has."""
+
+    source_a: str
+    source_b: str
+    kind: tuple[str, str]
+    release: tuple[str, str]
+    matched: list[QueryDiff] = field(default_factory=list)
+    only_a: list[QueryRef] = field(default_factory=list)
+    only_b: list[QueryRef] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def regressions(self, threshold_pct: float) -> list[QueryDiff]:
+        """Matched queries whose duration grew by more than ``threshold_pct`` percent."""
+        return [q for q in self.matched if (q.duration_change_pct or 0.0) > threshold_pct]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": "aqe-lens-run-diff", "version": 1,
+                "a": {"source": self.source_a, "kind": self.kind[0], "spark_version": self.release[0]},
+                "b": {"source": self.source_b, "kind": self.kind[1], "spark_version": self.release[1]},
+                "matched": [q.to_dict() for q in self.matched], "only_a": [q.to_dict() for q in self.only_a],
+                "only_b": [q.to_dict() for q in self.only_b], "notes": list(self.notes)}

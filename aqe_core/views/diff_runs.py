@@ -1,0 +1,196 @@
+"""Two runs of one job compared, as people read it: the matched queries ranked by time lost,
+each with its numbers in both runs, AQE's decisions, the settings that differ and one sentence
+saying whether the data, the settings or the release made the difference (issue 28).
+
+Alignment is :mod:`aqe_core.views.align_runs`; the causes are the advice's
+(:func:`aqe_core.advise.attribute_runs.attribute`): this module only lays them out.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from aqe_core.advise.attribute_runs import JOIN_STRATEGY, PARTITIONS_AFTER, SKEW_SPLIT, Attribution, attribute, settings_changed
+from aqe_core.model.evidence import Evidence
+from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
+from aqe_core.units import format_bytes
+from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
+from aqe_core.views.query import QueryView, ShuffleView
+
+__all__ = ["diff_query", "diff_rows", "diff_views", "query_sentence"]
+
+
+def _ref(view: QueryView) -> QueryRef:
+    return QueryRef(view.query_id, view.description, fingerprint(view)[0])
+
+
+def _task_ms(view: QueryView) -> Optional[int]:
+    """The sum of the query's task durations (a capture's task events; None where unknown)."""
+    model = view.model
+    if model is None or model.kind != "capture" or model.raw is None:
+        return None
+    capture, index = model.raw
+    q = next((x for x in capture.queries if x.index == index), None)
+    times = [ms for t in (q.spark_stages if q else []) for ms in (t.task_ms or []) if ms >= 0]
+    return sum(times) if times else None
+
+
+def _slowest_stage(view: QueryView) -> Optional[tuple[int, int]]:
+    timed = [(t.stage_ms if t.stage_ms is not None else t.max_ms, sid) for sid, t in view.stage_times.items()]
+    if not timed:
+        return None
+    ms, sid = max(timed)
+    return sid, ms
+
+
+def _largest(s: Optional[ShuffleView]) -> Optional[tuple[int, int]]:
+    sizes = s.sizes_before if s is not None else None
+    if not sizes:
+        return None
+    i = max(range(len(sizes)), key=lambda k: (sizes[k], -k))
+    return i, sizes[i]
+
+
+def _get(s: Optional[ShuffleView], name: str):
+    return getattr(s, name) if s is not None else None
+
+
+def _shuffle_diff(a: Optional[ShuffleView], b: Optional[ShuffleView]) -> ShuffleDiff:
+    def total(s: Optional[ShuffleView]) -> Optional[int]:
+        sizes = s.sizes_for_lines if s is not None else None
+        return sum(sizes) if sizes else None
+
+    label = (a or b).label if (a or b) is not None else ""  # type: ignore[union-attr]
+    return ShuffleDiff(
+        label=label, key_a=_get(a, "key"), key_b=_get(b, "key"), stage=(_get(a, "stage_id"), _get(b, "stage_id")),
+        shuffle_bytes=(total(a), total(b)), partitions_before=(_get(a, "partitions_before"), _get(b, "partitions_before")),
+        partitions_after=(_get(a, "partitions_after"), _get(b, "partitions_after")),
+        skewed_reducers=(_get(a, "skewed_partitions"), _get(b, "skewed_partitions")),
+        skew_splits=(_get(a, "skew_splits"), _get(b, "skew_splits")), largest_reducer=(_largest(a), _largest(b)),
+        local=(bool(_get(a, "local")), bool(_get(b, "local"))),
+        evidence=(a.evidence if a is not None else Evidence.ESTIMATE, b.evidence if b is not None else Evidence.ESTIMATE),
+        sizes_after=(_get(a, "sizes_after"), _get(b, "sizes_after")),
+        sizes_before=(_get(a, "sizes_before"), _get(b, "sizes_before")))
+
+
+def _joins(view: QueryView) -> list[str]:
+    plan = view.final_plan
+    return [n.name for n in plan.walk() if "Join" in (n.name or "")] if plan is not None else []
+
+
+def diff_query(a: QueryView, b: QueryView) -> QueryDiff:
+    """One matched query: both runs' numbers, the settings that differ, the causes, a sentence."""
+    pairs = align_shuffles(a, b)
+    d = QueryDiff(_ref(a), _ref(b), duration_ms=(a.duration_ms, b.duration_ms), task_ms=(_task_ms(a), _task_ms(b)),
+                  slowest_stage=(_slowest_stage(a), _slowest_stage(b)),
+                  release=(str(a.spark_version), str(b.spark_version)), joins=(_joins(a), _joins(b)))
+    d.shuffles = [_shuffle_diff(sa, sb) for sa, sb in pairs]
+    d.settings = [SettingChange(*row) for row in settings_changed(a.conf, b.conf)]
+    if a.adaptive and b.adaptive and (a.shuffles or b.shuffles):
+        got = attribute(a, b, [(sd.key_a, sd.key_b, sd.label) for sd in d.shuffles])
+    else:
+        got = Attribution()
+    d.causes = got.causes
+    d.notes = list(got.notes)
+    d.sentence = query_sentence(d, got.evidence)
+    if a.adaptive != b.adaptive:  # nothing to replay side by side: say which run AQE skipped, and why
+        off = b if a.adaptive else a
+        d.sentence = (f"AQE applied in run {'a' if a.adaptive else 'b'} only"
+                      + (f": in run {'b' if a.adaptive else 'a'}, {off.adaptive_reason}" if off.adaptive_reason else ""))
+    return d
+
+
+def _factor_words(c: Cause, d: QueryDiff) -> str:
+    parts = []
+    if DATA in c.factors:
+        parts.append("the data changed")
+    if SETTINGS in c.factors:
+        keys = [f"{s.key.split('.', 2)[-1]} {s.a} -> {s.b}" for s in d.settings if s.in_both]  # without "spark.sql."
+        parts.append("the settings changed" + (f" ({', '.join(keys[:2])}{', ...' if len(keys) > 2 else ''})" if keys else ""))
+    if RELEASE in c.factors:
+        parts.append(f"the release changed ({d.release[0]} -> {d.release[1]})")
+    return " and ".join(parts) if parts else "no single change explains it in our replay"
+
+
+def _growth(d: QueryDiff, c: Cause) -> str:
+    sd = next((s for s in d.shuffles if s.label == c.shuffle), None)
+    if sd is None or sd.largest_reducer[0] is None or sd.largest_reducer[1] is None:
+        return ""
+    (ia, sa), (ib, sb) = sd.largest_reducer  # type: ignore[misc]
+    if ia == ib:
+        grew = "grew" if sb > sa else "shrank" if sb < sa else ""
+        return f"reducer {ib} {grew} from {format_bytes(sa)} to {format_bytes(sb)}; " if grew else ""
+    return f"the largest reducer went from {format_bytes(sa)} (reducer {ia}) to {format_bytes(sb)} (reducer {ib}); "
+
+
+def _what(c: Cause) -> str:
+    where = f" in {c.shuffle.split(':')[0]}" if c.shuffle else ""
+    if c.decision == SKEW_SPLIT:
+        if not c.b:
+            return f"the skewed reducers{where} are no longer split (run a split {c.a})"
+        if not c.a:
+            return f"{c.b} reducer(s){where} are now split for skew"
+        return f"reducers split for skew{where}: {c.a} -> {c.b}"
+    if c.decision == JOIN_STRATEGY:
+        return f"the joins changed from {', '.join(c.a) or 'none'} to {', '.join(c.b) or 'none'}"
+    return f"partitions after AQE{where}: {c.a} -> {c.b}"
+
+
+def _counterfactual(c: Cause) -> str:
+    if SETTINGS not in c.factors and RELEASE not in c.factors or c.b_under_a is None:
+        return ""
+    if c.decision == SKEW_SPLIT:
+        parts = f" into {c.b_under_a_parts} parts" if c.b_under_a_parts else ""
+        would = f"split {c.b_under_a} reducer(s){parts}" if c.b_under_a else "split none"
+    elif c.decision == JOIN_STRATEGY:
+        would = "use " + ", ".join(c.b_under_a)
+    else:
+        would = f"read {c.b_under_a} partitions"
+    return f"; with run a's settings and release run b would {would}"
+
+
+_ORDER = {SKEW_SPLIT: 0, JOIN_STRATEGY: 1, PARTITIONS_AFTER: 2}
+
+
+def query_sentence(d: QueryDiff, evidence: Evidence = Evidence.EXACT) -> str:
+    """What made the difference in one query, in one sentence."""
+    pct = d.duration_change_pct
+    timing = f" (duration {pct:+.0f}%)" if pct is not None else ""
+    tail = " [estimated: plain event logs]" if evidence is Evidence.ESTIMATE and d.causes else ""
+    if not d.causes:
+        same = "AQE decided the same way in both runs"
+        changed = ([f"the release changed ({d.release[0]} -> {d.release[1]})"] if d.release[0] != d.release[1] else []) + (
+            [f"{n} setting(s) differ (release defaults included)"] if (n := sum(s.in_both for s in d.settings)) else [])
+        if changed:
+            same += "; " + " and ".join(changed) + " without changing a decision"
+        return same + timing + tail
+    c = min(d.causes, key=lambda x: _ORDER.get(x.decision, 9))
+    growth = _growth(d, c) if c.decision == SKEW_SPLIT else ""
+    return f"{growth}{_what(c)}: {_factor_words(c, d)}{_counterfactual(c)}{timing}{tail}"
+
+
+def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str = "a", source_b: str = "b",
+               kind: tuple[str, str] = ("", ""), release: tuple[str, str] = ("", "")) -> RunDiff:
+    """Two runs' query views compared: matched queries ranked by time lost (most first)."""
+    matches, only_a, only_b = align_queries(a, b)
+    out = RunDiff(source_a, source_b, kind, release)
+    out.matched = sorted((diff_query(m.a, m.b) for m in matches), key=lambda q: -(q.time_lost_ms or 0))
+    out.only_a = [_ref(v) for v in only_a]
+    out.only_b = [_ref(v) for v in only_b]
+    if not matches and a and b:
+        out.notes.append("no query of run a matches one of run b: these look like two different jobs")
+    return out
+
+
+def diff_rows(d: RunDiff, *, only_changed: bool = False) -> list[dict[str, object]]:
+    """The aligned query list as table rows, most time lost first (``only_changed``: the queries
+    where AQE decided differently or that took longer)."""
+    rows = []
+    for q in d.matched:
+        if only_changed and not q.causes and (q.time_lost_ms or 0) <= 0:
+            continue
+        factors = sorted({f for c in q.causes for f in c.factors})
+        rows.append({"query a": q.a.query_id, "query b": q.b.query_id, "description": q.b.description,
+                     "duration a (ms)": q.duration_ms[0], "duration b (ms)": q.duration_ms[1],
+                     "change %": q.duration_change_pct, "time lost (ms)": q.time_lost_ms,
+                     "decisions changed": len(q.causes), "caused by": ", ".join(factors), "what happened": q.sentence})
+    return rows

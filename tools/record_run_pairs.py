@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Record pairs of runs of one small job on real Spark, for the run comparison (issue 28).
+
+    python tools/record_run_pairs.py                              # every pair on PySpark 4.3
+    python tools/record_run_pairs.py --pair data_growth           # one pair
+    "$(tools/spark_env.sh 3.5.9)" tools/record_run_pairs.py --pair release   # release/3.5.9.*
+    python tools/record_run_pairs.py --pair release                          # release/4.3.0.*
+
+The job is three queries over a fact table with one hot key and a dimension table (the views of
+:mod:`aqe_core.live.workloads`): a join AQE may split for skew, an aggregate it coalesces, and a
+filtered count. Each run is one Spark application (``local[2]``) with event logging on: it writes
+``<run>.json.gz`` (the Python recorder's capture: exact statistics) and ``<run>.zstd`` (Spark's own
+plain event log: post-AQE metrics only) under ``tests/fixtures/run_pairs/<pair>/``. Between the two
+runs of a pair the literals change too, so the plan fingerprint must see past them.
+
+Pairs (what changed from run ``a`` to run ``b``):
+
+``data_growth``      more rows and the hot key grows from 3% to 30% of them (same settings)
+``setting_changed``  the same data; ``skewedPartitionThresholdInBytes`` raised to 1 GB in b
+``unrelated``        b runs other queries over other tables
+``release``          the same run on two releases (one file per release, ``<version>.*``)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "fixtures" / "run_pairs"
+
+A = "spark.sql.adaptive."
+BASE_CONF = {
+    A + "enabled": "true",
+    "spark.sql.shuffle.partitions": "40",
+    A + "advisoryPartitionSizeInBytes": "96k",
+    A + "coalescePartitions.minPartitionSize": "4k",
+    A + "skewJoin.skewedPartitionThresholdInBytes": "64k",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+}
+
+
+def job_sql(literal: int) -> list[tuple[str, str]]:
+    """The job's queries, labelled; ``literal`` changes between runs (the fingerprint ignores it)."""
+    return [
+        ("skew_join", "SELECT count(*) AS n, sum(f.v) AS sv, max(d.name) AS mx FROM facts f JOIN dims d "
+                      f"ON f.k = d.k WHERE f.v > {literal}"),
+        ("by_tag", f"SELECT tag, count(*) AS c, sum(v) AS s FROM facts WHERE v > {literal} GROUP BY tag"),
+        ("count_dims", f"SELECT count(*) AS n FROM dims WHERE dim_id > {literal}"),
+    ]
+
+
+def other_sql() -> list[tuple[str, str]]:
+    """Queries of another job: other tables, other shapes."""
+    return [
+        ("buckets", "SELECT item % 13 AS b, count(*) AS c FROM catalog GROUP BY item % 13"),
+        ("top_items", "SELECT item, bucket FROM catalog WHERE bucket = 7 ORDER BY item DESC LIMIT 5"),
+    ]
+
+
+#: pair -> run name -> (scale, hot key %, literal, extra settings, "job" | "other")
+PAIRS: dict[str, dict[str, tuple[float, int, int, dict[str, str], str]]] = {
+    "data_growth": {"a": (1.0, 3, 10, {}, "job"), "b": (3.0, 30, 20, {}, "job")},
+    "setting_changed": {"a": (1.0, 30, 10, {}, "job"),
+                        "b": (1.0, 30, 20, {A + "skewJoin.skewedPartitionThresholdInBytes": "1g"}, "job")},
+    "unrelated": {"a": (1.0, 30, 10, {}, "job"), "b": (1.0, 30, 10, {}, "other")},
+    "release": {"{version}": (1.0, 30, 10, {}, "job")},
+}
+
+
+def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str], str]) -> None:
+    """One Spark application: the views, the queries, the capture and the plain event log."""
+    from aqe_core.live import workloads as wl
+    from aqe_core.live.runner import Runner
+    from aqe_core.live.runtime import get_runtime
+    from aqe_core.readers.capture_file import save_capture
+
+    scale, hot, literal, extra, kind = spec
+    logs = Path(tempfile.mkdtemp(prefix="aqe-lens-run-pairs-"))
+    conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(logs), "spark.eventLog.compress": "true",
+            "spark.eventLog.compression.codec": "zstd", "spark.eventLog.rolling.enabled": "false",
+            # keep every shuffle's map statuses until the recorder read them (a GC under load
+            # would let the ContextCleaner unregister them first: no per-map sizes, no replay)
+            "spark.cleaner.referenceTracking": "false"}
+    rt = get_runtime("local[2]", conf=conf, app_name=f"aqe-lens run pair {out.name}/{name}")
+    runner = Runner(rt, trusted=True)
+    name = name.format(version=rt.version)
+    session = rt.new_session({**BASE_CONF, **extra})
+    setup: dict[str, Any] = {"facts": wl._facts(session, scale, hot_pct=hot), "dims": wl._dims(session, scale)}
+    if kind == "other":
+        setup.update(wl._views_broadcast(session, scale))
+    cap = runner._new_capture({"kind": "run_pair", "pair": out.name, "run": name, "scale": scale, "hot_pct": hot,
+                               "views": setup, "tag": f"{out.name}-{name}"})
+    queries = job_sql(literal) if kind == "job" else other_sql()
+    for i, (label, sql) in enumerate(queries):
+        cap.queries.append(runner._run_query(session, sql, tag=f"{out.name}-{name}", index=i, count=len(queries),
+                                             label=label, preset=None, progress=None))
+    version = rt.version
+    rt.stop()
+    out.mkdir(parents=True, exist_ok=True)
+    save_capture(cap, out / f"{name}.json.gz")
+    import zstandard
+
+    for p in logs.iterdir():  # Spark's zstd level 1 re-framed at level 19: same events, fewer bytes
+        with open(p, "rb") as fh:
+            raw = zstandard.ZstdDecompressor().stream_reader(fh).read()
+        (out / f"{name}.zstd").write_bytes(zstandard.ZstdCompressor(level=19).compress(raw))
+    shutil.rmtree(logs, ignore_errors=True)
+    print(f"{out.name}/{name}: Spark {version}, {len(cap.queries)} queries", file=sys.stderr)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pair", action="append", choices=sorted(PAIRS), help="only these pairs (repeatable)")
+    ap.add_argument("--out-dir", default=str(OUT))
+    ap.add_argument("--run", help=argparse.SUPPRESS)  # one run, in this process (the parent starts one per run)
+    opts = ap.parse_args()
+    if opts.run:
+        import spark_compat
+
+        spark_compat.prepare()
+        pair, name = opts.run.split("/", 1)
+        record_run(Path(opts.out_dir) / pair, name, PAIRS[pair][name])
+        return 0
+    # one process per run: a second SparkContext in the same process reads no map statuses
+    # (the recorder's JVM helper keeps the first one's), so its capture would have no per-map sizes
+    for pair in opts.pair or [p for p in PAIRS if p != "release"]:
+        for name in PAIRS[pair]:
+            subprocess.run([sys.executable, __file__, "--out-dir", opts.out_dir, "--run", f"{pair}/{name}"],
+                           check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
