@@ -3,10 +3,12 @@
 
     python -m bench.bench_eventlog [--cache-dir DIR] [--scales 10,22] [--skip-hs] [--skip-scaled]
 
-1. Generates (once, cached) a large uncompressed Spark 4.3.0 log with real Spark and the AQE Lens
-   listener: 60 AQE queries of about a hundred tasks each (tools/generate_eventlogs.py large,
-   ~50 MB), and scaled variants (tools/generate_eventlogs.py scale: the SQL part repeated with
-   shifted ids: x10 ~ 470 MB, x22 ~ 1 GB). A zstd copy of the base log is measured too.
+1. Generates (once, cached in ``~/.cache/aqe-lens/bench/`` under a name made of the generator's
+   parameters, so a rerun skips the slow Spark run) a large uncompressed Spark 4.3.0 log with real
+   Spark and the AQE Lens listener: 60 AQE queries of about a hundred tasks each
+   (tools/generate_eventlogs.py large, ~50 MB), and scaled variants (tools/generate_eventlogs.py
+   scale: the SQL part repeated with shifted ids: x10 ~ 470 MB, x22 ~ 1 GB). A zstd copy of the
+   base log is measured too.
 2. Our full load (aqe_core.api.load_event_log, plans + UI metric aggregation + partition sizes) runs
    in a fresh child process, one core: wall time, CPU time, peak RSS (VmHWM), throughput
    in MB/s of uncompressed log.
@@ -14,8 +16,9 @@
    only that log; once it lists the application, we time ``GET /api/v1/applications/{id}/sql``
    (which makes it replay the log) - JVM start-up is not counted against it (the end-to-end
    column counts it). It runs twice: free to use every CPU, and started on our one core only.
-4. The parse floor: the same lines parsed with orjson (a C parser) and nothing else, in a fresh
-   pinned process: our full load should stay within 2x of it.
+4. The parse floors: the same lines parsed with the standard ``json.loads`` and nothing else, and
+   with orjson (a C parser), each in a fresh pinned process: our full load should take no longer
+   than the ``json.loads`` pass.
 5. ``inspect --json`` end to end into a pipe, with ``PYTHONUNBUFFERED=1`` and without: streamed
    with a C encoder, the two should take the same time.
 Figures are printed as a table (and as JSON with --json-out).
@@ -66,7 +69,7 @@ import json, sys, time
 import orjson
 t0 = time.perf_counter(); c0 = time.process_time()
 n = 0; rest = b""
-loads = orjson.loads
+loads = orjson.loads if sys.argv[2] == "orjson" else json.loads
 with open(sys.argv[1], "rb") as f:  # (uncompressed logs only) the reader's 1 MiB reads
     while chunk := f.read(1 << 20):
         lines = (rest + chunk).split(b"\n")
@@ -95,9 +98,9 @@ def _pinned():
     return (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if hasattr(os, "sched_setaffinity") else None
 
 
-def floor(path: Path, repeat: int) -> dict:
-    """orjson over the same lines (decoded the same way): the parse floor."""
-    runs = [json.loads(subprocess.run([sys.executable, "-c", _FLOOR, str(path), str(REPO)], capture_output=True,
+def floor(path: Path, repeat: int, parser: str = "orjson") -> dict:
+    """``parser`` (orjson, or json: the standard module) over the same lines (split the same way)."""
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _FLOOR, str(path), parser], capture_output=True,
                                       text=True, check=True, preexec_fn=_pinned()).stdout.strip().splitlines()[-1])
             for _ in range(repeat)]
     return min(runs, key=lambda r: r["wall_s"])
@@ -198,30 +201,38 @@ def _proc_cpu(pid: int) -> float:
         return float("nan")
 
 
-def ensure_logs(cache: Path, scales: list[int], queries: int, partitions: int) -> list[Path]:
+def ensure_logs(cache: Path, scales: list[int], queries: int, partitions: int, rows: int = 200000) -> list[Path]:
+    """The bench logs, generated once: a log's name holds every parameter of the generator that
+    made it, so a cached log is reused only for the same parameters (and written under a temporary
+    name first, so an interrupted Spark run leaves nothing that looks finished)."""
     cache.mkdir(parents=True, exist_ok=True)
     gen = [sys.executable, str(REPO / "tools" / "generate_eventlogs.py")]
-    large = cache / f"large_q{queries}_p{partitions}_listener"
+    large = cache / f"large_q{queries}_p{partitions}_r{rows}_listener"
     if not large.exists():
-        subprocess.run(gen + ["large", "--out", str(large), "--queries", str(queries),
-                              "--partitions", str(partitions), "--listener"], check=True)
+        part = large.with_name(large.name + ".partial")
+        subprocess.run(gen + ["large", "--out", str(part), "--queries", str(queries), "--partitions", str(partitions),
+                              "--rows", str(rows), "--listener"], check=True)
+        part.rename(large)
     logs = [large]
     z = cache / (large.name + ".zstd")
     if not z.exists():
         import zstandard
 
-        with open(large, "rb") as src, open(z, "wb") as dst:
+        with open(large, "rb") as src, open(z.with_name(z.name + ".partial"), "wb") as dst:
             c = zstandard.ZstdCompressor(level=3)
             while True:  # one frame per ~100 KB like Spark's flushes
                 block = src.read(100 * 1024)
                 if not block:
                     break
                 dst.write(c.compress(block))
+        z.with_name(z.name + ".partial").rename(z)
     logs.append(z)
     for scale in scales:
         scaled = cache / f"{large.name}_x{scale}"
         if not scaled.exists():
-            subprocess.run(gen + ["scale", str(large), str(scaled), "--factor", str(scale)], check=True)
+            part = scaled.with_name(scaled.name + ".partial")
+            subprocess.run(gen + ["scale", str(large), str(part), "--factor", str(scale)], check=True)
+            part.rename(scaled)
         logs.append(scaled)
     return logs
 
@@ -233,6 +244,7 @@ def measure(p: Path, args: argparse.Namespace) -> dict:
     if p.name.endswith(".zstd"):
         return r
     r["floor"] = floor(p, args.repeat)
+    r["floor_json"] = floor(p, args.repeat, "json")
     r["inspect"] = inspect_json(p, args.repeat)
     if not args.skip_hs:
         print("[bench]   History Server ...", file=sys.stderr)
@@ -245,11 +257,13 @@ def measure(p: Path, args: argparse.Namespace) -> dict:
 
 def report(results: list[dict]) -> None:
     print()
-    print(f"{'log':<34}{'MB':>7}{'execs':>6}{'ours s':>8}{'cpu s':>7}{'RSS MB':>7}{'orjson s':>9}{'x':>6}"
+    print(f"{'log':<34}{'MB':>7}{'execs':>6}{'ours s':>8}{'cpu s':>7}{'RSS MB':>7}{'json s':>8}{'x':>6}{'orjson s':>9}{'x':>6}"
           f"{'SHS /sql s':>11}{'x wall':>8}{'x cpu':>7}{'SHS e2e s':>10}{'x':>7}{'1 core /sql s':>14}{'x':>6}")
     for r in results:
         o, fl, hs = r["ours"], r.get("floor"), r.get("history_server")
-        mid = f"{fl['wall_s']:>9.2f}{o['wall_s'] / fl['wall_s']:>5.1f}x" if fl else f"{'-':>9}{'-':>6}"
+        js = r.get("floor_json")
+        mid = f"{js['wall_s']:>8.2f}{o['wall_s'] / js['wall_s']:>5.2f}x" if js else f"{'-':>8}{'-':>6}"
+        mid += f"{fl['wall_s']:>9.2f}{o['wall_s'] / fl['wall_s']:>5.2f}x" if fl else f"{'-':>9}{'-':>6}"
         if hs:
             e2e = hs["listed_s"] + hs["sql_first_s"]
             tail = (f"{hs['sql_first_s']:>11.1f}{hs['sql_first_s'] / o['wall_s']:>7.1f}x"
@@ -272,8 +286,8 @@ def report(results: list[dict]) -> None:
             print(f"agreement with the History Server on {r['log']}: {r['history_server']['agreement']}"
                   + (f" (on one core: {r['history_server_1cpu']['agreement']})" if r.get("history_server_1cpu") else ""))
     print("ours s / cpu s: wall and CPU time of a full load in a fresh process (imports included, bytecode cached), pinned to one "
-          "core; RSS: its peak resident set;\norjson s: the same lines parsed with orjson and nothing else, pinned "
-          "(the parse floor), x = ours / floor;\nSHS /sql s: wall time of the History Server's answer to the first "
+          "core; RSS: its peak resident set;\njson s / orjson s: the same lines parsed with json.loads / orjson and "
+          "nothing else, pinned (the parse floors), x = ours / floor;\nSHS /sql s: wall time of the History Server's answer to the first "
           "/api/v1/applications/{id}/sql after it listed the app (its replay), x wall / x cpu = SHS / ours;\n"
           "SHS e2e s: JVM start + listing + that answer; 1 core /sql s: the same answer from a History Server started "
           "on our core only (like for like).\nLoad average during the run: "
@@ -282,9 +296,10 @@ def report(results: list[dict]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/aqe-lens/bench-eventlogs"))
+    ap.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/aqe-lens/bench"))
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--partitions", type=int, default=40)
+    ap.add_argument("--rows", type=int, default=200000)
     ap.add_argument("--scales", default="10,22", help="scaled variants of the base log (comma separated factors)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-hs", action="store_true")
@@ -293,7 +308,7 @@ def main() -> None:
     ap.add_argument("--json-out")
     args = ap.parse_args()
     scales = [] if args.skip_scaled else [int(x) for x in args.scales.split(",") if x.strip()]
-    logs = ensure_logs(Path(args.cache_dir), scales, args.queries, args.partitions)
+    logs = ensure_logs(Path(args.cache_dir), scales, args.queries, args.partitions, args.rows)
     results = [measure(p, args) for p in logs]
     report(results)
     if args.json_out:

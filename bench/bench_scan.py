@@ -2,19 +2,22 @@
 """Benchmark: fleet scan throughput (issue 14), ``run_scan`` on ``local[2]`` for growing fleets.
 
     python -m bench.bench_scan [--sizes 25,50,100,200,400] [--repeat 2] [--master local[2]] [--keep DIR]
+    python -m bench.bench_scan --log-mb 30 --sizes 4,8,16      # a fleet of mid-size logs
 
 1. Generates ``max(sizes)`` event logs from the real sample logs in ``sample_logs/eventlogs``:
    each log's events (decoded with our own reader's codecs) get a new application id, and are
    written plain or as Spark-style zstd frames; every fifth is a scaled variant (its SQL part
-   repeated three times with shifted ids, as ``tools/generate_eventlogs.py scale`` does). Only
-   ids change: every event is a real one.
+   repeated three times with shifted ids, as ``tools/generate_eventlogs.py scale`` does). With
+   ``--log-mb M`` every log is a scaled variant of about M MB of uncompressed events (the factor
+   chosen per sample). Only ids change: every event is a real one.
 2. Sequential baseline, one Python process, one core: our ``inspect`` on every log (the reader's
    load and the CLI's outcome line per execution), and ``scan_file`` on every log (the same work
    one scan task does per log: triage, findings, presets).
 3. ``run_scan`` (Parquet out) on one SparkSession for the first N logs, the best of ``--repeat``
    scans per N, after one warm-up scan (JVM, Python workers and the shipped package are not counted against any N).
 
-Prints N, total MB (on disk), wall seconds, logs/s, MB/s, growth (seconds per log at N over
+Prints N, total MB (on disk, and uncompressed: the events' bytes), wall seconds, logs/s, MB/s of
+uncompressed log, growth (seconds per log at N over
 seconds per log at the smallest N), and the sequential times for the same N with the ratio.
 Rows written by the scan are checked against the sequential ``scan_file`` rows.
 """
@@ -67,25 +70,31 @@ def _scaled(lines: list[bytes], factor: int) -> list[bytes]:
         return dst.read_bytes().splitlines(keepends=True)
 
 
-def generate(out: Path, n: int) -> list[str]:
-    """``n`` logs under ``out``: the samples with new application ids, plain or zstd, some scaled."""
+def generate(out: Path, n: int, log_mb: float = 0) -> tuple[list[str], list[float]]:
+    """``n`` logs under ``out``: the samples with new application ids, plain or zstd, some scaled
+    (``log_mb`` > 0: all, to about that many MB each); and each log's uncompressed MB."""
     from tools.generate_eventlogs import _zstd_frames
 
     samples = _sample_events()
-    scaled = {i: _scaled(lines, 3) for i, (_, lines) in enumerate(samples)}
+
+    def factor(lines: list[bytes]) -> int:
+        return max(1, round(log_mb * 1e6 / sum(map(len, lines)))) if log_mb > 0 else 3
+
+    scaled = {i: _scaled(lines, factor(lines)) for i, (_, lines) in enumerate(samples)}
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
+    paths, raw_mb = [], []
     for i in range(n):
         k = i % len(samples)
         app, lines = samples[k]
-        lines = scaled[k] if i % 5 == 4 else lines
+        lines = scaled[k] if i % 5 == 4 or log_mb > 0 else lines
         new = f"local-{1900000000000 + i}".encode()
         lines = [ln.replace(app, new) for ln in lines]
         name = new.decode() + (".zstd" if i % 2 else "")
         data = _zstd_frames(lines) if i % 2 else b"".join(lines)
         (out / name).write_bytes(data)
         paths.append(str(out / name))
-    return paths
+        raw_mb.append(sum(map(len, lines)) / 1e6)
+    return paths, raw_mb
 
 
 def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
@@ -115,23 +124,26 @@ def main() -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--repeat", type=int, default=2, help="scans per N, the best counted (default 2)")
     ap.add_argument("--keep", default=None, help="generate the logs here and keep them")
+    ap.add_argument("--log-mb", type=float, default=0,
+                    help="every log scaled to about this many MB uncompressed (default: the samples' own sizes)")
     opts = ap.parse_args()
     sizes = sorted(int(s) for s in opts.sizes.split(","))
 
     work = Path(opts.keep) if opts.keep else Path(tempfile.mkdtemp(prefix="aqe-lens-bench-scan-"))
     try:
         t = time.perf_counter()
-        paths = generate(work / "logs", sizes[-1])
+        paths, raw = generate(work / "logs", sizes[-1], opts.log_mb)
         mb = [os.path.getsize(p) / 1e6 for p in paths]
-        print(f"generated {len(paths)} logs ({sum(mb):.1f} MB on disk) in {time.perf_counter() - t:.1f} s",
-              file=sys.stderr)
-        return _measure(paths, mb, sizes, opts.master, work, opts.repeat)
+        print(f"generated {len(paths)} logs ({sum(mb):.1f} MB on disk, {sum(raw):.1f} MB uncompressed) in "
+              f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
+        return _measure(paths, mb, raw, sizes, opts.master, work, opts.repeat)
     finally:
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _measure(paths: list[str], mb: list[float], sizes: list[int], master: str, work: Path, repeat: int) -> int:
+def _measure(paths: list[str], mb: list[float], raw: list[float], sizes: list[int], master: str, work: Path,
+             repeat: int) -> int:
     from bench.timing import timeit
 
     from aqe_core.fleet.scan import run_scan
@@ -148,20 +160,21 @@ def _measure(paths: list[str], mb: list[float], sizes: list[int], master: str, w
         got = []
         best, _ = timeit(lambda: got.append(run_scan(rt.spark, paths[:n], str(work / f"out-{n}"))), repeat)
         res = got[-1]
-        rows.append((n, sum(mb[:n]), best, sum(insp[:n]), sum(seq_scan[:n])))
+        rows.append((n, sum(mb[:n]), sum(raw[:n]), best, sum(insp[:n]), sum(seq_scan[:n])))
         if n == len(paths):
             ok = res.executions == seq_rows and res.errors == 0 and res.files == n
             print(f"N={n}: scan rows {res.executions} executions, {res.findings} findings, {res.errors} errors;"
                   f" sequential scan_file rows {seq_rows}: {'same' if ok else 'DIFFERENT'}", file=sys.stderr)
-    base = rows[0][2] / rows[0][0]
-    print(f"{'N':>5} {'MB':>7} {'wall s':>7} {'logs/s':>7} {'MB/s':>6} {'growth':>6} |"
-          f" {'inspect s':>9} {'scan/insp':>9} | {'scan_file s':>11} {'scan/seq':>8}")
-    for n, m, s, i, f in rows:
-        print(f"{n:>5} {m:>7.1f} {s:>7.2f} {n / s:>7.1f} {m / s:>6.2f} {s / n / base:>6.2f} |"
-              f" {i:>9.2f} {s / i:>8.2f}x | {f:>11.2f} {s / f:>7.2f}x")
+    base = rows[0][3] / rows[0][0]
+    print(f"{'N':>5} {'disk MB':>8} {'log MB':>8} {'wall s':>7} {'logs/s':>7} {'MB/s':>7} {'growth':>6} |"
+          f" {'inspect s':>9} {'scan/insp':>9} | {'scan_file s':>11} {'MB/s':>7} {'scan/seq':>8}")
+    for n, m, r, s, i, f in rows:
+        print(f"{n:>5} {m:>8.1f} {r:>8.1f} {s:>7.2f} {n / s:>7.1f} {r / s:>7.2f} {s / n / base:>6.2f} |"
+              f" {i:>9.2f} {s / i:>8.2f}x | {f:>11.2f} {r / f:>7.2f} {s / f:>7.2f}x")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print("growth: seconds per log at N / at the smallest N (1.00 = linear). scan/insp, scan/seq: the Spark"
-          " scan's wall time over the sequential time for the same logs (< 1: the scan is faster).")
+    print("MB/s: uncompressed log per second (the scan's, then the sequential scan_file's on one core). growth:"
+          " seconds per log at N / at the smallest N (1.00 = linear). scan/insp, scan/seq: the Spark scan's wall"
+          " time over the sequential time for the same logs (< 1: the scan is faster).")
     return 0 if ok else 1
 
 

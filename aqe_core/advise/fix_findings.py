@@ -105,7 +105,9 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
     if stop.id == "skew.enabled":
         return [{config.SKEW_JOIN_ENABLED: "true"}]
     if stop.id == "skew.no_extra_shuffle":
-        return [{config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN: "true"}] if v >= SparkVersion(3, 3, 0) else []
+        # (the setting exists from 3.3: the registry knows each release's SQLConf)
+        return [{config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN: "true"}] if config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN in \
+            config.keys_for(v) else []
     sizes = _sizes(q, r)
     if not sizes:
         return []

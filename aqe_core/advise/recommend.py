@@ -20,8 +20,7 @@ from typing import Any, Optional
 from aqe_core import config
 from aqe_core.config import AQEConf
 from aqe_core.advise.fix_findings import SKEW, Finding, find, next_settings, probe_settings
-from aqe_core.engine.restage import NOT_PREDICTED
-from aqe_core.engine.results import QueryResult
+from aqe_core.engine.results import NOT_PREDICTED, STAGE_NOT_CREATED, UNDECIDED_NEW_STAGE, QueryResult
 from aqe_core.engine.simulate import one_query, simulate
 from aqe_core.engine.spec_sizes import spec_sizes
 from aqe_core.model.capture import Capture, QueryCapture
@@ -74,7 +73,7 @@ class Fix:
                 "assumes": list(self.assumes), "application": list(self.application),
                 "partition_bytes_today": self.today, "partition_bytes_predicted": self.after,
                 "predicted_reads": [{"stage_id": r.stage_id, "specs": [spec_to_dict(s) for s in r.simulated_specs or []],
-                                     "not_predicted": _reason(r, NOT_PREDICTED), "not_created": _reason(r, "stage_not_created")}
+                                     "not_predicted": _reason(r, NOT_PREDICTED), "not_created": _reason(r, STAGE_NOT_CREATED)}
                                     for r in (self.predicted.reads if self.predicted else [])]}
 
 
@@ -110,7 +109,7 @@ def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] 
         if b is None:
             out.append(f"stage {a.stage_id}: not predicted (the plan above it changes: a run decides)")
             continue
-        unsized, gone = _reason(b, NOT_PREDICTED), _reason(b, "stage_not_created")
+        unsized, gone = _reason(b, NOT_PREDICTED), _reason(b, STAGE_NOT_CREATED)
         if gone is not None:
             out.append(f"stage {a.stage_id}: not created: {gone}")
             continue
@@ -138,8 +137,8 @@ def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] 
         b = joins.get(a.node)
         if b is not None and a.spark != (b.simulated or a.spark):
             out.append(f"{a.join_type} join: {a.spark} -> {b.simulated}")
-        elif b is not None and b.simulated is None and _reason(b, "undecided_new_stage"):
-            out.append(f"{a.join_type} join: strategy not predicted: {_reason(b, 'undecided_new_stage')}")
+        elif b is not None and b.simulated is None and _reason(b, UNDECIDED_NEW_STAGE):
+            out.append(f"{a.join_type} join: strategy not predicted: {_reason(b, UNDECIDED_NEW_STAGE)}")
         elif b is not None and b.simulated_skew is None and b.simulated is not None:
             out.append(f"{a.join_type} join: whether it splits skewed partitions is not predicted (it reads the new"
                        " shuffle, whose size only a run can tell)")
@@ -171,7 +170,7 @@ def _try(f: Finding, one: Capture, q: QueryCapture, conf: AQEConf, v: SparkVersi
 
 
 def _sizes(q: QueryCapture, r: Any, simulated: bool) -> Optional[list[int]]:
-    if r is None or (simulated and (_reason(r, NOT_PREDICTED) or _reason(r, "stage_not_created"))):
+    if r is None or (simulated and (_reason(r, NOT_PREDICTED) or _reason(r, STAGE_NOT_CREATED))):
         return None  # never today's sizes in the prediction's place
     sh = q.shuffle(r.shuffle_id)
     if sh is None or not sh.bytes_by_partition_id:

@@ -23,8 +23,7 @@ from typing import Any, Optional
 
 from aqe_core.advise.recommend import Fix
 from aqe_core.advise.whatif import PresetOutcome, QuerySizes, simulate_preset
-from aqe_core.engine.restage import NOT_PREDICTED as _NOT_PREDICTED_CODE
-from aqe_core.engine.results import ReadResult
+from aqe_core.engine.results import NOT_PREDICTED as _NOT_PREDICTED_CODE, STAGE_NOT_CREATED, ReadResult
 from aqe_core.engine.simulate import one_query, simulate
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.presets import BUILTIN_PRESETS
@@ -162,7 +161,7 @@ def score_fix(fix: Fix, original: QueryCapture, rerun: Capture, query: Optional[
     for i, r in enumerate(mine):
         got = pairs.get(i)
         unsized = _why(r, _NOT_PREDICTED_CODE)
-        gone = _why(r, "stage_not_created")
+        gone = _why(r, STAGE_NOT_CREATED)
         if r.shuffle_id is None:  # a shuffle the change adds: scored with the re-run's reads only it has
             added_why = unsized or added_why
             continue
@@ -199,10 +198,14 @@ def score_fix(fix: Fix, original: QueryCapture, rerun: Capture, query: Optional[
 
 def rerun_exact(sim: PresetOutcome, spark: PresetOutcome) -> str:
     """"yes" only when the simulation is what Spark did in the re-run: every read's partitions and
-    sizes, the skew splits and the joins; else "no: " and the first thing that differs."""
+    sizes, the skew splits and the joins; else "no: " and the first thing that differs.
+
+    A read the simulation could not size (code ``not_predicted``) makes it "no"; a stage it predicts
+    is never created (``stage_not_created``) is a prediction like any other: the re-run has no
+    read there either when it holds (as :func:`score_fix` scores it)."""
     mine = [(s.partitions_after, list(s.sizes_after)) for s in sim.shuffles]
     theirs = [(s.partitions_after, list(s.sizes_after)) for s in spark.shuffles]
-    if "not predicted" in sim.note or "not created" in sim.note:
+    if _NOT_PREDICTED_CODE in sim.unsized_codes:
         return "no: some reads are not predicted (see the preset's note)"
     if [n for n, _ in mine] != [n for n, _ in theirs]:
         return (f"no: partitions {' + '.join(str(n) for n, _ in mine) or '-'} simulated,"

@@ -17,7 +17,7 @@ from aqe_core.engine.estimate import (
     ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
 )
 from aqe_core.engine.histogram_lines import ShuffleLines, shuffle_lines
-from aqe_core.engine.restage import NOT_PREDICTED
+from aqe_core.engine.results import NOT_PREDICTED, STAGE_NOT_CREATED
 from aqe_core.engine.simulate import SimulationReport, one_query, simulate
 from aqe_core.engine.spec_sizes import spec_reducers, spec_sizes
 from aqe_core.model.evidence import Evidence
@@ -31,6 +31,8 @@ __all__ = ["PresetOutcome", "QuerySizes", "ShuffleOutcome", "WhatIf", "compare_p
            "query_what_if", "simulate_preset", "what_if", "what_if_beside_run"]
 
 EXACT_NOTE = "exact: our rules replayed over the captured statistics"
+#: the reads a replay cannot put at a size (left out of an outcome's shuffles, with why)
+_UNSIZED = (NOT_PREDICTED, STAGE_NOT_CREATED)
 
 
 @dataclass
@@ -60,11 +62,12 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
     if actual:
         out.note = "what Spark did (captured)"
     out.local_stages = set()
-    unsized = [] if actual else [(r, next(x.message for x in r.reasons if x.code in (NOT_PREDICTED, "stage_not_created")))
-                                 for r in qr.reads if any(x.code in (NOT_PREDICTED, "stage_not_created") for x in r.reasons)]
+    unsized = [] if actual else [(r, next(x for x in r.reasons if x.code in _UNSIZED))
+                                 for r in qr.reads if any(x.code in _UNSIZED for x in r.reasons)]
     if unsized:  # never drawn at today's value: said, with why
-        out.note += "; " + "; ".join(f"{'stage ' + str(r.stage_id) if r.stage_id is not None else 'a new stage'}: {why}"
-                                     for r, why in unsized)
+        out.note += "; " + "; ".join(f"{'stage ' + str(r.stage_id) if r.stage_id is not None else 'a new stage'}:"
+                                     f" {why.message}" for r, why in unsized)
+        out.unsized_codes = [why.code for _, why in unsized]
     for r in qr.reads:
         if any(r is x for x, _ in unsized) or (not actual and r.shuffle_id is None):
             continue

@@ -37,6 +37,7 @@ from aqe_core.cli.explain import add_explain_arguments, cmd_explain
 from aqe_core.cli.inspect_log import add_inspect_arguments, cmd_inspect
 from aqe_core.cli.lint import add_lint_arguments, cmd_lint
 from aqe_core.cli.listener import add_listener_arguments, cmd_listener
+from aqe_core.cli.mcp import add_mcp_arguments, cmd_mcp
 from aqe_core.cli.recommend import add_recommend_arguments, cmd_recommend
 from aqe_core.cli.releases import add_releases_arguments, cmd_releases
 from aqe_core.cli.run import add_run_arguments, cmd_run, list_workloads
@@ -66,6 +67,8 @@ COMMANDS: dict[str, Command] = {
              add_scan_arguments, cmd_scan),
     "lint": ("check AQE settings against a Spark release (unknown keys, rejected values, changed defaults)",
              add_lint_arguments, cmd_lint),
+    "mcp": ("serve AQE Lens's tools to AI assistants over the Model Context Protocol (stdio, or --http on 127.0.0.1)",
+            add_mcp_arguments, cmd_mcp),
     "diff": ("two runs of one job compared query by query: what AQE did differently, and whether the data, the"
              " settings or the release caused it", add_diff_arguments, cmd_diff),
 }

@@ -55,13 +55,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
             if r.get("trace"):
                 version = r.get("decided_in_version")
                 out.append("    decision trace" + (f" (decided in plan version {version})" if version else "") + ":")
-                out += _trace_lines(r["trace"], "      ")
+                out += trace_lines(r["trace"], "      ")
         if not ex["reads"] and ex.get("adaptive"):
             out.append("  no shuffle in the final plan")
         out += [f"  AQE changed a join: {c}" for c in ex.get("join_changes") or []]
         for j in ex.get("joins") or []:
             out.append(f"  join: {j['decision']}")
-            out += _trace_lines(j["trace"], "      ")
+            out += trace_lines(j["trace"], "      ")
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -73,7 +73,7 @@ def _after(r: dict) -> object:
     return n if n is not None else len(r["partitions"])
 
 
-def _trace_lines(trace: list[dict], indent: str) -> list[str]:
+def trace_lines(trace: list[dict], indent: str) -> list[str]:
     """One line per rule: its verdict and, where it stopped, the condition with what it read."""
     from aqe_core.engine.trace import inputs_text
 

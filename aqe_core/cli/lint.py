@@ -45,7 +45,7 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     """Exit 0 with no error finding, 1 with one, 2 for bad input."""
-    from aqe_core.advise.lint import default_changes, lint_settings
+    from aqe_core.views.answers import lint_entry, lint_subject, select_views
 
     try:
         target = release_arg(args.target) if args.target else None
@@ -67,26 +67,19 @@ def cmd_lint(args: argparse.Namespace) -> int:
         except SourceError as e:
             print(f"lint: {args.source}: {e}", file=sys.stderr)
             return 2
-        views = [v for v in src.views if args.execution is None or v.query_id == str(args.execution)]
+        views = select_views(src.views, args.execution)
         if not views:
             print(f"lint: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
             return 2
-        for v in views:
-            subjects.append((f"#{v.query_id} {v.description[:60]}", {**v.conf.explicit, **v.conf.unknown}, v.spark_version))
+        subjects += [lint_subject(v) for v in views]
     else:
         print("lint: give a source or --conf KEY=VALUE", file=sys.stderr)
         return 2
     doc, errors = [], 0
     for label, settings, release in subjects:
-        against = target or release
-        found = lint_settings(settings, against, source=release)
-        changes = default_changes(release, against, None) if release is not None and against != release else []
-        set_keys = set(settings)
-        changes = [c for c in changes if c.key not in set_keys]
-        errors += sum(1 for f in found if f.severity == "error")
-        doc.append({"query": label, "release": str(release) if release else None, "target": str(against),
-                    "settings": settings, "findings": [f.to_dict() for f in found],
-                    "default_changes": [c.to_dict() for c in changes]})
+        entry, n = lint_entry(label, settings, release, target)
+        doc.append(entry)
+        errors += n
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return 1 if errors else 0

@@ -22,13 +22,14 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from aqe_core.model.evidence import Evidence
     from aqe_core.advise.fixes import PLAIN_NOTE, fixes_for_view
     from aqe_core.opening import SourceError, load_source
+    from aqe_core.views.answers import recommend_entry, select_views
 
     try:
         src = load_source(args.source)
     except SourceError as e:
         print(f"recommend: {args.source}: {e}", file=sys.stderr)
         return 2
-    views = [v for v in src.views if args.execution is None or v.query_id == str(args.execution)]
+    views = select_views(src.views, args.execution)
     if not views:
         print(f"recommend: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
         return 2
@@ -37,7 +38,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     for v in views:
         fixes = fixes_for_view(v)
         plain = plain or not (v.model is not None and v.model.evidence is Evidence.EXACT)
-        doc = {"query": v.query_id, "description": v.description, "fixes": [f.to_dict() for f in fixes]}
+        doc = recommend_entry(v, fixes)
         docs.append(doc)
         if not fixes:
             continue
@@ -45,7 +46,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         for i, f in enumerate(fixes):
             out += _fix_lines(f)
             if args.verify and f.exact:
-                line, score = _verify(v, f, args.master)
+                line, score = verify_fix(v, f, args.master)
                 out.append(f"    verify: {line}")
                 out += [f"      {r}" for r in _read_lines(score)]
                 doc["fixes"][i]["verify"] = score
@@ -88,8 +89,10 @@ def _read_lines(score) -> list[str]:
     return out
 
 
-def _verify(view, fix, master):
-    """Run the query again with the fix on Spark; (one line, the score as a dict or None)."""
+def verify_fix(view, fix, master, *, time_limit_s=None, trusted=None):
+    """Run the query again with the fix on Spark; (one line, the score as a dict or None).
+    ``trusted=False`` holds the SQL and settings to the guards whatever the server settings say
+    (the MCP server's runs); ``time_limit_s`` cancels the run past it."""
     from aqe_core.live.java import JavaNotFound
     from aqe_core.live.runner import RunFailed, Runner
     from aqe_core.live.runtime import SparkStartFailed
@@ -105,7 +108,7 @@ def _verify(view, fix, master):
     if not sql:
         return "not verified: the source does not hold this query's SQL text", None
     try:
-        runner = Runner(master=master)
+        runner = Runner(master=master, time_limit_s=time_limit_s, trusted=trusted)
         real = runner.rerun(sql, [("fix", {**q.conf, **fix.settings})], setup=setup, label=q.label)
     except (JavaNotFound, SparkStartFailed, RunFailed, UnsafeSQL, ValueError) as e:
         return f"not verified: {str(e).splitlines()[0][:300]}", None

@@ -16,13 +16,14 @@ def add_releases_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_releases(args: argparse.Namespace) -> int:
     from aqe_core.opening import SourceError, load_source
     from aqe_core.advise.releases import compare_releases
+    from aqe_core.views.answers import releases_entry, select_views
 
     try:
         src = load_source(args.source)
     except SourceError as e:
         print(f"releases: {args.source}: {e}", file=sys.stderr)
         return 2
-    views = [v for v in src.views if args.execution is None or v.query_id == str(args.execution)]
+    views = select_views(src.views, args.execution)
     if not views:
         print(f"releases: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
         return 2
@@ -30,7 +31,7 @@ def cmd_releases(args: argparse.Namespace) -> int:
     out = [src.label]
     for v in views:
         comp = compare_releases(v)
-        docs.append({"query": v.query_id, "description": v.description, **comp.to_dict()})
+        docs.append(releases_entry(v, comp))
         out.append(f"\n#{v.query_id} {v.description[:80]}")
         out.append(f"  ({comp.note})")
         for r in comp.rows:

@@ -83,6 +83,9 @@ class PresetOutcome:
     coalesce_targets: dict[int, int] = field(default_factory=dict)
     #: stage ids read locally (replayed captures; None: not known)
     local_stages: Optional[set[int]] = None
+    #: the reason code of each read left out of ``shuffles`` (``results.NOT_PREDICTED``: only a run
+    #: can size it; ``results.STAGE_NOT_CREATED``: the change removes its stage), in read order
+    unsized_codes: list[str] = field(default_factory=list)
 
     @property
     def partitions_after(self) -> int:

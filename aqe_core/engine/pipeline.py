@@ -30,6 +30,7 @@ from aqe_core.rules import (
     optimize_skewed_join_plan,
     optimize_skewed_join_stream,
 )
+from aqe_core.rules.optimize_skewed_join import splits_join
 from aqe_core.versions import SparkVersion, as_version
 
 StepFn = Callable[[Context, Fragment, FragmentState], None]
@@ -121,6 +122,17 @@ def pipeline_for(spark_version: "str | SparkVersion") -> Pipeline:
         if p.since <= v:
             chosen = p
     return chosen
+
+
+def skew_join_splits(join: str, spark_version: "str | SparkVersion") -> bool:
+    """Whether ``OptimizeSkewedJoin`` may split the sides of ``join`` (an operator's name) in this
+    release: a sort-merge join always, a shuffled hash join from 3.2
+    (:func:`aqe_core.rules.optimize_skewed_join.splits_join`).
+
+    >>> skew_join_splits("ShuffledHashJoin", "3.1.3"), skew_join_splits("ShuffledHashJoin", "3.2.4")
+    (False, True)
+    """
+    return splits_join(join, spark_version)
 
 
 def skew_after_coalescing(spark_version: "str | SparkVersion") -> bool:

@@ -111,7 +111,7 @@ def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str],
         " so the static threshold applies)")
     numbers = {"size": size, "threshold": thr}
     fields = {"name": name, "size": format_bytes(size), "how": side.how, "kind": kind, "threshold": format_bytes(thr)}
-    if size > thr:
+    if not jsh.fits_broadcast_threshold(size, thr):
         return False, jsh.TOO_BIG_TO_BROADCAST.reason(numbers=numbers, config_keys=(key,), subject=subject, why=why,
                                                       **fields)
     if hint in (NO_BROADCAST_HASH, SHUFFLE_HASH):

@@ -210,7 +210,11 @@ def _run_pipeline(pipeline: Pipeline, ctx: Context, fr: Fragment, state: Fragmen
         allowed = final_stage_rules_3_1(ctx) if fr.is_final and pipeline.final_stage == SUPPORTED_ORIGINS_3_1 else None
         flag_off = (fr.is_final and pipeline.final_stage == APPLY_FINAL_STAGE_FLAG
                     and not ctx.conf.get_or(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS, True))
-        if flag_off and step.shuffle_read_rule:
+        if flag_off and step.shuffle_read_rule:  # 3.4.2+: each shuffle-read rule is left out, and says so
+            for st in fr.stages:
+                state.why(st, [FINAL_STAGE_RULES_OFF.reason(
+                    numbers={"rule": step.rule}, rule=step.rule,
+                    config_keys=(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,))])
             continue
         if allowed is None or step.rule in allowed:
             step.run(ctx, fr, state)
@@ -220,9 +224,4 @@ def _run_pipeline(pipeline: Pipeline, ctx: Context, fr: Fragment, state: Fragmen
         for st in fr.stages:
             state.why(st, [FINAL_STAGE_RULE_EXCLUDED.reason(numbers={"rule": step.rule}, rule=step.rule,
                                                             origins=", ".join(sorted(all_origins(ctx))))])
-    if (fr.is_final and pipeline.final_stage == APPLY_FINAL_STAGE_FLAG
-            and not ctx.conf.get_or(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS, True)):
-        for st in fr.stages:
-            state.why(st, [FINAL_STAGE_RULES_OFF.reason(
-                config_keys=(config.ADAPTIVE_APPLY_FINAL_STAGE_SHUFFLE_OPTIMIZATIONS,))])
     return upper

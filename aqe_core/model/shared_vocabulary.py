@@ -34,8 +34,8 @@ FINAL_STAGE_RULE_EXCLUDED = V.code(
     " so the final partitioning is kept (Spark 3.1)", per_rule=True)
 FINAL_STAGE_RULES_OFF = V.code(
     "final_stage_rules_off", "``applyFinalStageShuffleOptimizations=false`` (3.4.2+): no shuffle-read rule runs on"
-    " the final stage.", "applyFinalStageShuffleOptimizations=false: no shuffle-read rule runs on the final stage",
-    per_rule=True)
+    " the final stage; ``numbers['rule']`` names the rule.",
+    "{rule} does not run on the final stage: applyFinalStageShuffleOptimizations=false", per_rule=True)
 
 MAP_OUTPUTS_CUT = V.condition(
     "split.map_outputs_cut", "its map outputs can be cut into parts",

@@ -20,10 +20,8 @@ from typing import Any, Mapping
 
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
-from aqe_core.model.reasons import Reason
 from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.rules.join_type import normalize_join_type
-from aqe_core.units import mib
 from aqe_core.versions import SparkVersion, as_version
 
 # -- vocabulary (:mod:`aqe_core.model.vocabulary`): a join side against the broadcast threshold,
@@ -31,12 +29,9 @@ from aqe_core.versions import SparkVersion, as_version
 # gives these reasons, the trace of a join side is declared in :mod:`.dynamic_join_selection`)
 V = Vocabulary("JoinSelection", __name__)
 _FITS = "fits the {kind} broadcast threshold {threshold}"
-BROADCAST_BY_SIZE = V.code("broadcast_by_size", "``canBroadcastBySize``: the size fits the threshold.",
-                           "runtime size {size} fits under the broadcast threshold {threshold}")
 TOO_BIG_TO_BROADCAST = V.code("too_big_to_broadcast", "The side's size is over the broadcast threshold.",
                               "the {name} side's size {size} ({how}) exceeds the {kind} broadcast threshold"
-                              " {threshold}{why}", by_size="runtime size {size} exceeds the broadcast threshold"
-                              " {threshold}")
+                              " {threshold}{why}")
 BROADCAST_OFF = V.code("broadcast_off", "The broadcast threshold is negative: broadcasting is off.",
                        "the {name} side ({how}) cannot be broadcast: {key} is {threshold}")
 SIZE_UNKNOWN = V.code("size_unknown", "The side's size is unknown, and it would decide the strategy.",
@@ -85,17 +80,11 @@ def broadcast_threshold(conf: "Mapping[str, Any] | AQEConf | None" = None, *, sp
     return c.get(config.AUTO_BROADCASTJOIN_THRESHOLD)
 
 
-def can_broadcast_by_size(size_in_bytes: int, conf: "Mapping[str, Any] | AQEConf | None" = None, *,
-                          spark_version: "str | SparkVersion", runtime_stats: bool = True) -> tuple[bool, Reason]:
-    """``canBroadcastBySize``: ``0 <= size <= threshold`` (a negative threshold disables it)."""
-    v = as_version(spark_version)
-    t = broadcast_threshold(conf, spark_version=v, runtime_stats=runtime_stats)
-    aqe = config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD
-    key = aqe if (runtime_stats and v >= SparkVersion(3, 2, 0) and _conf(conf, v).get(aqe) is not None) \
-        else config.AUTO_BROADCASTJOIN_THRESHOLD
-    ok = 0 <= size_in_bytes <= t
-    fields = {"size": mib(size_in_bytes), "threshold": mib(t) if t >= 0 else "disabled (-1)"}
-    numbers = {"size": size_in_bytes, "threshold": t}
-    if ok:
-        return ok, BROADCAST_BY_SIZE.reason(numbers=numbers, config_keys=(key,), **fields)
-    return ok, TOO_BIG_TO_BROADCAST.reason(numbers=numbers, config_keys=(key,), form="by_size", **fields)
+def fits_broadcast_threshold(size_in_bytes: int, threshold: int) -> bool:
+    """``canBroadcastBySize``'s comparison: ``0 <= size <= threshold`` (a negative threshold,
+    broadcasting off, fits nothing). The threshold is :func:`broadcast_threshold`'s.
+
+    >>> fits_broadcast_threshold(1024, 1024), fits_broadcast_threshold(1025, 1024), fits_broadcast_threshold(0, -1)
+    (True, False, False)
+    """
+    return 0 <= size_in_bytes <= threshold

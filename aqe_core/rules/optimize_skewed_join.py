@@ -72,8 +72,11 @@ _LONG_MAX = 2**63 - 1
 LEFT_SPLITTABLE = frozenset({"Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter"})
 RIGHT_SPLITTABLE = frozenset({"Inner", "Cross", "RightOuter"})
 SUPPORTED_JOIN_TYPES = LEFT_SPLITTABLE | RIGHT_SPLITTABLE
-#: the joins whose two shuffled children the rule can split (3.0: sort-merge only)
+#: the joins whose two shuffled children the rule can split (3.0, 3.1: sort-merge only)
 SHUFFLED_JOINS = ("SortMergeJoin", "ShuffledHashJoin")
+#: ``optimizeSkewJoin`` matches ``ShuffledHashJoinExec`` from 3.2.0 (SPARK-35214); 3.0 and 3.1
+#: match ``SortMergeJoinExec`` only
+SHUFFLED_HASH_JOIN_SINCE = SparkVersion(3, 2, 0)
 
 # -- vocabulary (:mod:`aqe_core.model.vocabulary`): why the rule split or did not split, in its words
 V = Vocabulary("OptimizeSkewedJoin", __name__)
@@ -128,6 +131,20 @@ TRACE = V.trace("OptimizeSkewedJoin", ENABLED, RUNS_ON_STAGE, JOIN_TYPE, OVER_TH
 #: a broadcast join's streamed side (SPARK-44065, 4.2.0): the case's own conditions in the middle
 TRACE_STREAM = V.trace("OptimizeSkewedJoin/broadcast stream", ENABLED, RUNS_ON_STAGE, *stream_case.TRACE_CONDITIONS,
                        NO_EXTRA_SHUFFLE, marks=stream_case.CODES, subject_mark="stream", verdicts=VERDICTS)
+
+def splits_join(join: str, spark_version: "str | SparkVersion") -> bool:
+    """Is ``join`` (an operator's name, e.g. ``SortMergeJoin`` or ``ShuffledHashJoin(skew=true)``)
+    one whose shuffled sides ``OptimizeSkewedJoin.optimizeSkewJoin`` may split in this release?
+
+    >>> splits_join("SortMergeJoin", "3.0.1"), splits_join("ShuffledHashJoin", "3.1.3")
+    (True, False)
+    >>> splits_join("ShuffledHashJoin", "3.2.4"), splits_join("BroadcastHashJoin", "3.5.1")
+    (True, False)
+    """
+    if "SortMergeJoin" in join:
+        return True
+    return "ShuffledHashJoin" in join and as_version(spark_version) >= SHUFFLED_HASH_JOIN_SINCE
+
 
 def can_split_left(join_type: str) -> bool:
     """``OptimizeSkewedJoin.canSplitLeftSide`` (all releases)."""

@@ -19,7 +19,7 @@ from aqe_core.model.stage import Fragment, SpecState, StageNode, StageStats
 from aqe_core.rules.join_type import normalize_join_type
 from aqe_core.rules.optimize_skewed_join import (
     DISTRIBUTION_BROKEN, FORCED, SHUFFLED_JOINS, SKEW_JOIN_DISABLED, SKEW_JOIN_ERROR, SkewJoinSide,
-    optimize_broadcast_stream_side, optimize_skewed_join,
+    optimize_broadcast_stream_side, optimize_skewed_join, splits_join,
 )
 from aqe_core.versions import SparkVersion
 
@@ -63,12 +63,12 @@ def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> l
     """One sort-merge / shuffled hash join: the stage leaves whose specs the rule changed."""
     v, conf = ctx.v, ctx.conf
     jt = normalize_join_type(node.info.get("join_type", "")) if node.info.get("join_type") else ""
+    if not splits_join(node.name, v):  # a shuffled hash join before 3.2
+        return []
     if node.name.startswith("SortMergeJoin"):
         left, right = _under_sort(node.children[0]), _under_sort(node.children[1])
-    elif v >= SparkVersion(3, 1, 0):
-        left, right = node.children
     else:
-        return []
+        left, right = node.children
     left, right = _shuffle_leaf(ctx, left, trial, for_skew=True), _shuffle_leaf(ctx, right, trial, for_skew=True)
     if left is None or right is None:
         return []

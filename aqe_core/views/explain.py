@@ -39,7 +39,7 @@ def _execution(view: QueryView) -> dict[str, Any]:
             "adaptive": view.adaptive, "reads": reads, "joins": joins, "join_changes": list(view.join_changes)}
 
 
-def _lines(s: Optional[ShuffleView], evidence: Evidence) -> list[dict[str, Any]]:
+def lines_json(s: Optional[ShuffleView], evidence: Evidence) -> list[dict[str, Any]]:
     if s is None:
         return []
     return [{**ln.to_dict(), "evidence": (ln.evidence if evidence is Evidence.EXACT else Evidence.ESTIMATE).value}
@@ -76,7 +76,7 @@ def _exact_reads(view: QueryView) -> list[dict[str, Any]]:
                                        + [x.message for x in (sv.reasons if sv else [])]))
         out.append({"node_id": r.node, "stage_id": r.stage_id, "evidence": Evidence.EXACT.value,
                     "partitions_before": len(before) if before is not None else None,
-                    "partitions": partitions, "skewed_reducers": skewed, "lines": _lines(sv, Evidence.EXACT),
+                    "partitions": partitions, "skewed_reducers": skewed, "lines": lines_json(sv, Evidence.EXACT),
                     "sentences": sentences, "decided_in_version": decided.get(r.stage_id),
                     "trace": [t.to_dict() for t in (sv.trace if sv else [])]})
     return out
@@ -138,5 +138,5 @@ def _logged_read(s: ShuffleView) -> dict[str, Any]:
             "adaptive_read": s.adaptive_read, "rebalance": s.rebalance, "partitions_before": s.partitions_before,
             "partitions_after": s.partitions_after, "local": s.local, "partitions": partitions, "skewed_reducers": skewed,
             "skewed_parts_total": s.skew_splits if s.skewed_partitions else 0,
-            "lines": _lines(s, Evidence.ESTIMATE), "sentences": [r.message for r in s.reasons]
+            "lines": lines_json(s, Evidence.ESTIMATE), "sentences": [r.message for r in s.reasons]
             + ([s.approx_reason] if s.approx_reason else [])}

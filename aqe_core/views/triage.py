@@ -11,8 +11,8 @@ from typing import Any, Optional
 
 from aqe_core import config
 from aqe_core.model.task_time import TaskTime
+from aqe_core.engine.pipeline import skew_join_splits
 from aqe_core.units import mib
-from aqe_core.versions import SparkVersion
 from aqe_core.views.query import QueryView, ShuffleView
 
 #: finding -> (label, the page that shows it)
@@ -121,7 +121,7 @@ def _slowest_read(v: QueryView) -> Optional[tuple[ShuffleView, TaskTime]]:
 
 def straggler_help(v: QueryView, s: ShuffleView) -> str:
     """What can shorten a read stage that waits on one task, by what AQE can and cannot split:
-    its skew-join rule splits only the sides of a sort-merge (3.3+: or shuffled hash) join, and
+    its skew-join rule splits only the sides of a sort-merge (3.2+: or shuffled hash) join, and
     OptimizeSkewInRebalancePartitions only a rebalance read; any other read (an aggregation,
     a window) no AQE setting splits."""
     join = s.join or ""
@@ -142,8 +142,7 @@ def straggler_help(v: QueryView, s: ShuffleView) -> str:
         return (f"rebalance skew handling is off: set {config.ADAPTIVE_OPTIMIZE_SKEWS_IN_REBALANCE_PARTITIONS_ENABLED}"
                 "=true" if not on else f"a smaller {config.ADVISORY_PARTITION_SIZE_IN_BYTES} lets the rebalance split"
                 " the hot partition into more parts")
-    splittable = "SortMergeJoin" in join or ("ShuffledHashJoin" in join and v.spark_version >= SparkVersion(3, 3, 0))
-    if splittable:
+    if skew_join_splits(join, v.spark_version):
         if not v.conf.get_or(config.SKEW_JOIN_ENABLED, True):
             return (f"skew-join handling is off ({config.SKEW_JOIN_ENABLED}=false): turn it on and AQE can split the"
                     " hot reducer of this join; or salt the hot key")

@@ -1,14 +1,14 @@
 """Runtime join decisions on recorded real runs (issue 10).
 
-Every join of every fixture is re-decided (none undecided) and agrees with Spark; the size that
-decided a runtime broadcast is the one Spark compares (a perturbation of that stage's runtime
-size by one byte across the threshold flips the decision, ``canBroadcastBySize``'s ``<=``); the
+Every join of every fixture is re-decided (none undecided) and agrees with Spark; the
 sentences name the size, where it comes from and the threshold; an undecided join is never
-counted as agreement, in the report, the CLI's exit code or the app's labels.
+counted as agreement, in the report, the CLI's exit code or the app's labels. What each join
+rule decides, against Spark, is in its own file: tests/rules/test_join_selection_helper.py,
+test_demote_broadcast_hash_join.py, test_dynamic_join_selection.py,
+test_convert_sort_merge_join_to_shuffled_hash_join.py.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 from pathlib import Path
 
@@ -47,52 +47,6 @@ def test_new_shapes_are_recorded_for_each_release(version, workload):
     assert cap.spark_version == version
     rep = simulate(cap)
     assert rep.agreement.complete and rep.agreement.joins_total >= len(cap.queries)
-
-
-def _deciding(qr):
-    """(join, reason) for every join whose strategy a side's runtime size decided."""
-    for j in qr.joins:
-        for r in j.reasons:
-            if r.code in ("runtime_broadcast", "too_big_to_broadcast") and "stage_id" in r.subject:
-                yield j, r
-
-
-def _with_stage_size(cap: Capture, qi: int, stage_id: int, size: int) -> Capture:
-    out = copy.deepcopy(cap)
-    q = out.queries[qi]
-    for st in q.stages:
-        if st.stage_id == stage_id:
-            st.size_in_bytes = size
-    return Capture(out.spark_version, [q])
-
-
-def _perturbations():
-    out = []
-    for version in RECORDED:
-        for name in RUNTIME_SHAPES:
-            path = FIXTURES / version / f"{name}.json.gz"
-            rep = simulate(load_capture(path))
-            for qi, qr in enumerate(rep.queries):
-                for j, r in _deciding(qr):
-                    if r.numbers["size"] == load_capture(path).queries[qi].stage(r.subject["stage_id"]).size_in_bytes:
-                        out.append(pytest.param(path, qi, j.node, r.code, r.subject["side"], r.subject["stage_id"],
-                                                r.numbers["threshold"], id=f"{version}/{name}/{qr.preset}/{r.subject['side']}"))
-    return out
-
-
-@pytest.mark.parametrize("path,qi,node,code,side,stage_id,threshold", _perturbations())
-def test_a_perturbed_runtime_size_flips_the_decision_at_the_threshold(path, qi, node, code, side, stage_id, threshold):
-    """The side's size is its stage's runtime size (a stage, or the stage under an aggregate):
-    at exactly the threshold it is broadcast, one byte more and it is not (Spark's ``<=``)."""
-    cap = load_capture(path)
-
-    def build_side(size: int):
-        j = next(j for j in simulate(_with_stage_size(cap, qi, stage_id, size)).queries[0].joins if j.node == node)
-        return j.simulated_build_side if j.simulated == "BroadcastHashJoin" else None
-
-    assert threshold >= 0
-    assert build_side(threshold) == side
-    assert build_side(threshold + 1) != side
 
 
 def test_sentences_say_which_size_decided():
@@ -148,44 +102,3 @@ def test_an_undecided_join_fails_the_replay(undecided_capture, capsys):
     assert "1 undecided" in capture_label(load_capture(undecided_capture), report)
     assert "(1 undecided)" in views[0].outcome
     assert "not re-decided by our rules" in views[0].join_decisions[0]
-
-
-def test_a_perturbed_partition_count_flips_the_demotion():
-    """DemoteBroadcastHashJoin / DynamicJoinSelection: the small side is demoted while fewer than
-    ``nonEmptyPartitionRatioForBroadcastJoin`` of its partitions hold data (Spark demoted it under
-    the default preset and broadcast it under ``no_demotion``); give it enough non-empty
-    partitions and the same statistics are broadcast."""
-    for version in RECORDED:
-        cap = load_capture(FIXTURES / version / "demote_broadcast.json.gz")
-        q = next(q for q in cap.queries if q.preset == "default")
-        j = simulate(Capture(cap.spark_version, [q])).queries[0].joins[0]
-        assert j.simulated == "SortMergeJoin" and any(r.code == "demoted" for r in j.reasons)
-        side = next(r for r in j.reasons if r.code == "demoted").subject["stage_id"]
-        q2 = copy.deepcopy(q)
-        sh = q2.shuffle(q2.stage(side).shuffle_id)
-        b = sh.bytes_by_partition_id
-        need = -(-len(b) // 5)  # 20%: the default ratio
-        filled = [x or 1 for x in b[:need]] + list(b[need:])
-        sh.bytes_by_partition_id = filled
-        j2 = simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0]
-        assert j2.simulated == "BroadcastHashJoin", (version, [r.message for r in j2.reasons])
-        sh.bytes_by_partition_id = [x or 1 for x in b[:need - 1]] + [0] + list(b[need:])
-        if sum(1 for x in sh.bytes_by_partition_id if x) < need:
-            j3 = simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0]
-            assert j3.simulated == "SortMergeJoin", version
-
-
-def test_a_partition_above_the_local_map_threshold_keeps_sort_merge():
-    """DynamicJoinSelection (3.2-4.2) / ConvertSortMergeJoinToShuffledHashJoin (4.3): one
-    partition of the build side above maxShuffledHashJoinLocalMapThreshold and no side can build."""
-    for version in ("3.5.9", "4.3.0"):
-        cap = load_capture(FIXTURES / version / "shuffled_hash_join.json.gz")
-        q = next(q for q in cap.queries if q.preset == "default")
-        rep = simulate(Capture(cap.spark_version, [q]))
-        assert rep.queries[0].joins[0].simulated == "ShuffledHashJoin"
-        q2 = copy.deepcopy(q)
-        for st in q2.stages:
-            sh = q2.shuffle(st.shuffle_id) if st.shuffle_id is not None else None
-            if sh is not None and sh.bytes_by_partition_id:
-                sh.bytes_by_partition_id = [9 * 1024 * 1024] + list(sh.bytes_by_partition_id[1:])
-        assert simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0].simulated == "SortMergeJoin", version

@@ -249,3 +249,22 @@ def test_traces_do_not_depend_on_the_hash_seed():
     details = [c["detail"] for e in doc["executions"] for r in e["reads"] for t in r.get("trace", [])
                for c in t["checks"] if c["condition"] == "the join type lets this side be split" and c["result"] == "fail"]
     assert "FullOuter joins are never split: neither side may be split" in details
+
+
+def test_final_stage_rules_off_stops_each_shuffle_read_rule_in_its_trace():
+    """3.4.2+ with ``applyFinalStageShuffleOptimizations=false``: ``optimizeQueryStage`` leaves every
+    shuffle-read rule out on the final stage; each one's trace stops at "runs on this stage" with
+    the setting, instead of a verdict with no failed condition."""
+    from aqe_core.model.shared_vocabulary import FINAL_STAGE_RULES_OFF
+
+    cap = load_capture(str(CAPTURES / "4.3.0" / "aggregate_coalesce.json.gz"))
+    rep = simulate(cap, {"spark.sql.adaptive.applyFinalStageShuffleOptimizations": "false"})
+    read = rep.queries[0].reads[0]
+    off = [x for x in read.reasons if x.code == FINAL_STAGE_RULES_OFF]
+    assert [x.numbers["rule"] for x in off] == ["OptimizeSkewInRebalancePartitions", "CoalesceShufflePartitions",
+                                                "OptimizeShuffleWithLocalRead"]
+    traces = {t.rule: t for t in trace_read(read, "4.3.0")}
+    coalesce = traces["CoalesceShufflePartitions"]
+    assert coalesce.verdict == "not coalesced" and coalesce.first_failed.id == "coalesce.runs_on_stage"
+    assert "applyFinalStageShuffleOptimizations=false" in coalesce.first_failed.detail
+    assert traces["OptimizeSkewInRebalancePartitions"].first_failed.id == "rebalance.runs_on_stage"

@@ -114,18 +114,6 @@ def test_sizes_adding_up_past_64_bits_are_a_clear_error(tmp_path):
         load_source(str(_write(tmp_path, doc)))
 
 
-@pytest.mark.parametrize("version", ["3.0.1", "3.5.9"])
-def test_skew_rule_past_the_int64_range(version):
-    """Sizes past a Long (3.0's coalesced sums of a hostile log) and a median times a huge factor."""
-    from aqe_core.rules.optimize_skewed_join import analyze_side
-
-    got = analyze_side([2**63 - 1, 2**63 - 1, 10, 2**64], {}, spark_version=version)
-    assert got.median > 0
-    huge = {"spark.sql.adaptive.skewJoin.skewedPartitionFactor": str(2**31 - 1)}
-    got = analyze_side([2**61, 2**61, 2**62, 1], huge, spark_version=version)
-    assert got.median == 2**61 and got.skewed_indices == ()
-
-
 # ------------------------------------------------------------------------------------------
 # the structured fuzz
 

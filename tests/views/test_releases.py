@@ -140,23 +140,3 @@ def test_a_planner_change_the_replay_cannot_follow_is_said():
     rows = {r.release: r for r in compare_releases(view).rows}
     assert rows["4.3.0"].caveats and not rows["4.0.0"].caveats and not rows["3.5.9"].caveats
     assert "exchange above the Union" in rows["4.3.0"].caveats[0]
-
-
-def test_union_output_partitioning_is_keyed_on_the_release_setting():
-    """4.3.0's rules coalesce union_aggregates' two children as one group (what 4.3.0 did); with
-    spark.sql.unionOutputPartitioning=false the Union is plain again and each child is its own
-    group, which is what 3.5.9 (no such setting) did on the same statistics."""
-    old = load_capture(str(CAPTURES / "3.5.9" / "union_aggregates.json.gz"))
-    new = load_capture(str(CAPTURES / "4.3.0" / "union_aggregates.json.gz"))
-    qa, qb = old.queries[0], new.queries[0]
-    assert _stats(qa) == _stats(qb)
-
-    def specs(conf):
-        sim = simulate(one_query(old, qa), conf, "4.3.0").queries[0]
-        return {k: _specs(r.simulated_specs) for k, r in _keyed(qa, sim.reads).items()}
-
-    as_43 = {k: _specs(r.spark_specs) for k, r in _keyed(qb, simulate(one_query(new, qb)).queries[0].reads).items()}
-    as_35 = {k: _specs(r.spark_specs) for k, r in _keyed(qa, simulate(one_query(old, qa)).queries[0].reads).items()}
-    assert as_43 != as_35
-    assert specs(None) == as_43
-    assert specs({"spark.sql.unionOutputPartitioning": "false"}) == as_35

@@ -111,7 +111,7 @@ class _Builder(Spilling):
         loads = parse_json
         for line in lines:
             self.line_no += 1
-            if line[:10] == b'{"Event":"':
+            if line.startswith(b'{"Event":"'):
                 end = line.find(b'"', 10)
                 name_b = line[10:end]
                 counts[name_b] += 1

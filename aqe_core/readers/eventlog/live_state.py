@@ -42,6 +42,9 @@ class _SlotBudget:
         return array(typecode, [fill]) * n  # (one allocation: no bytes(8 * n) beside it)
 
 
+_SUM = M.SUM
+
+
 class _StageMetrics:
     """Per-stage SQL metric slots indexed by task index (LiveStageMetrics)."""
 
@@ -58,24 +61,29 @@ class _StageMetrics:
         self.budget = budget
 
     def update(self, task_id: int, index: int, successful: bool, accs) -> None:
+        """One task's SQL metric values (``accs``: id, value, id, value, ...); a task end of the
+        bulk of a log, so the loop keeps its lookups in locals."""
         if index in self.completed:
             return
-        types = self.types
+        types_get = self.types.get
+        values = self.values
+        maxes = self.maxes
         n = self.num_tasks
+        inside = 0 <= index < n
         it = iter(accs)
         for acc, value in zip(it, it):
-            t = types.get(acc)
+            t = types_get(acc)
             if t is None:
                 continue
-            arr = self.values.get(acc)
+            arr = values.get(acc)
             if arr is None:
-                arr = self.values[acc] = self.budget.zeros(n)
-            if 0 <= index < n:
+                arr = values[acc] = self.budget.zeros(n)
+            if inside:
                 arr[index] = value
-            if t != M.SUM:
-                mx = self.maxes.get(acc)
+            if t != _SUM:
+                mx = maxes.get(acc)
                 if mx is None:
-                    self.maxes[acc] = [value, task_id]
+                    maxes[acc] = [value, task_id]
                 elif value > mx[0]:
                     mx[0] = value
                     mx[1] = task_id

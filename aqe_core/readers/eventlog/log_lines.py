@@ -60,13 +60,7 @@ class _Lines:
             if j < start:
                 tail = chunk[start:] if start else chunk
             else:
-                lines = chunk[start:j].split(b"\n")
-                if max_line < len(chunk):
-                    keep = [ln for ln in lines if len(ln) <= max_line]
-                    if len(keep) != len(lines):
-                        self.oversize.extend(len(ln) for ln in lines if len(ln) > max_line)
-                    lines = keep
-                yield lines
+                yield _cut(chunk, start, j, max_line, self.oversize)
                 tail = chunk[j + 1 :]
             if tail:
                 pending = [tail]
@@ -82,6 +76,31 @@ class _Lines:
                 yield [rest]  # Spark's last event, written without its newline: a complete JSON object
             elif rest.strip():
                 self.partial_tail = len(rest)
+
+
+def _cut(chunk: bytes, start: int, end: int, max_line: int, oversize: list[int]) -> list[bytes]:
+    """``chunk[start:end].split(b"\\n")`` without the lines longer than ``max_line`` (their
+    lengths go to ``oversize``). Found with ``bytes.find`` (memchr): ``bytes.split`` looks at
+    every byte in a loop of its own, a tenth of a full load's time on a log of long lines.
+
+    >>> skipped = []; _cut(b"ab\\n\\nlong line\\ncd\\nrest", 0, 16, 4, skipped), skipped
+    ([b'ab', b'', b'cd'], [9])
+    """
+    out: list[bytes] = []
+    append = out.append
+    find = chunk.find
+    i = start
+    while True:
+        k = find(b"\n", i, end)
+        if k < 0:
+            k = end
+        if k - i <= max_line:
+            append(chunk[i:k])
+        else:
+            oversize.append(k - i)
+        if k == end:
+            return out
+        i = k + 1
 
 
 def _complete_event(line: bytes) -> bool:

@@ -73,7 +73,8 @@ def parse_task_end_fast(line: bytes) -> Optional[TaskEnd]:
         e = _decode(line)
     except _Invalid:
         return None
-    r = e.metrics.read if e.metrics is not None else None
+    m = e.metrics
+    r = m.read if m is not None else None
     read = (r.remote, r.local, r.records) if r is not None else None
     info = e.info
     accs: list[int] = []
@@ -81,11 +82,9 @@ def parse_task_end_fast(line: bytes) -> Optional[TaskEnd]:
         u = a.Update
         if type(u) is str:
             try:
-                v = int(u)
+                accs += (a.ID, int(u))
             except ValueError:
                 continue
-            accs.append(a.ID)
-            accs.append(v)
     launch = info.launch
     ms = _duration(launch, info.finish) if type(launch) is int else -1
     successful = info.finish != 0 and not info.failed and not info.killed

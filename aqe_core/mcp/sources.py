@@ -1,0 +1,121 @@
+"""The sources an MCP server has opened, kept as the app keeps them: one read per source, then
+every tool call on it answers from memory (a 470 MB log is read once, not once per question).
+
+Sources open through :func:`aqe_core.opening.open_on_server`: the path must lie under the
+server's roots (symlinks resolved, opened by descriptor), decoding is bounded by the server's
+limits and every source is charged to the server's memory budget. A source is known by its
+resolved path and a fingerprint of its bytes, so a log that grew or changed is read again.
+The cache holds at most ``memory_budget_mb`` of sources, least recently used dropped first.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Optional
+
+from aqe_core.opening import (
+    LoadedSource, SourceError, content_fingerprint, open_on_server, resolve_in_roots, server_budget,
+)
+from aqe_core.server_settings import server_settings
+
+__all__ = ["Opened", "SourceStore"]
+
+#: longest path text a tool accepts
+MAX_PATH_CHARS = 4096
+
+
+@dataclass
+class Opened:
+    """A source in the store: what was loaded, and how long the first read took."""
+
+    source: LoadedSource
+    key: str
+    load_s: float
+    cached: bool = False
+    #: answers worth keeping with the source (the triage ranking), shared by every later open
+    memo: dict = field(default_factory=dict)
+
+
+class SourceStore:
+    """Sources by resolved path and content fingerprint, bounded by the memory budget."""
+
+    def __init__(self, max_bytes: Optional[int] = None) -> None:
+        self._max_bytes = max_bytes
+        self._items: "OrderedDict[tuple[str, str], Opened]" = OrderedDict()
+        self._failed: "OrderedDict[tuple[str, str], str]" = OrderedDict()
+        self._lock = threading.Lock()
+        self._loading: dict[tuple[str, str], threading.Lock] = {}
+        server_budget().add_reclaimer(self.reclaim)  # a load short of memory lets cached sources go first
+
+    @property
+    def max_bytes(self) -> int:
+        return self._max_bytes if self._max_bytes is not None else server_settings().memory_budget_bytes
+
+    def open(self, path: object) -> Opened:
+        """The source at ``path`` (under the roots), from memory when already read; raises
+        :class:`SourceError` with one line for people."""
+        real = str(resolve_in_roots(_path_text(path)))
+        try:
+            key = (real, content_fingerprint(real))
+        except OSError as exc:
+            raise SourceError(f"cannot read {real.rsplit('/', 1)[-1]}: {exc.strerror or type(exc).__name__}") from None
+        with self._lock:
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:  # one read per source: calls on it meanwhile wait for that read, then find it here
+            try:
+                return self._open(real, key)
+            finally:
+                with self._lock:
+                    self._loading.pop(key, None)
+
+    def _open(self, real: str, key: tuple[str, str]) -> Opened:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return Opened(hit.source, hit.key, hit.load_s, cached=True, memo=hit.memo)
+            failed = self._failed.get(key)
+        if failed is not None:
+            raise SourceError(failed)
+        start = time.perf_counter()
+        try:
+            src = open_on_server(real)
+        except SourceError as exc:
+            if not getattr(exc, "transient", False):
+                with self._lock:
+                    self._failed[key] = str(exc)
+                    while len(self._failed) > 256:
+                        self._failed.popitem(last=False)
+            raise
+        got = Opened(src, real, time.perf_counter() - start)
+        with self._lock:
+            self._items[key] = got
+            self._evict()
+        return got
+
+    def _evict(self) -> None:
+        """Drop the least recently used sources until the rest fit (the newest always stays)."""
+        while len(self._items) > 1 and sum(o.source.memory_bytes for o in self._items.values()) > self.max_bytes:
+            self._items.popitem(last=False)
+
+    def reclaim(self, short: int) -> None:
+        """Let go of at least ``short`` bytes of sources, least recently used first (the
+        budget's reclaimer)."""
+        with self._lock:
+            freed = 0
+            while self._items and freed < short:
+                _, old = self._items.popitem(last=False)
+                freed += old.source.memory_bytes
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _path_text(path: object) -> str:
+    if not isinstance(path, str) or not path.strip():
+        raise SourceError("give the path of an event log, a listener log or a capture (text)")
+    if len(path) > MAX_PATH_CHARS or "\x00" in path:
+        raise SourceError(f"a path is at most {MAX_PATH_CHARS} characters, with no NUL")
+    return path
