@@ -176,13 +176,20 @@ def _shuffle_causes(o: Outcomes, key_a: Optional[str], key_b: Optional[str], lab
 
 
 def _join_cause(o: Outcomes, evidence: Evidence, only_data: bool) -> Optional[Cause]:
-    fa, fb = o.a.join_strategies, o.b.join_strategies
+    fa, fb = _one_form(o.a.join_strategies), _one_form(o.b.join_strategies)
     if fa == fb:
         return None
-    x, y, zb = o.b_under_a.join_strategies, o.b_settings_a_release.join_strategies, o.b_replayed.join_strategies
+    x, y, zb = (_one_form(o.b_under_a.join_strategies), _one_form(o.b_settings_a_release.join_strategies),
+                _one_form(o.b_replayed.join_strategies))
     factors = (DATA,) if only_data else _factors(fa, x, y, zb)
-    return Cause(JOIN_STRATEGY, list(fa), list(fb), factors, list(x), list(o.a_under_b.join_strategies),
-                 evidence)
+    return Cause(JOIN_STRATEGY, fa, fb, factors, x, _one_form(o.a_under_b.join_strategies), evidence)
+
+
+def _one_form(joins: Sequence[str]) -> list[str]:
+    """Join strategies in one spelling: a capture names a split join ``SortMergeJoin (skew)``, a
+    plan read from an event log ``SortMergeJoin(skew=true)``; the same run read both ways is the
+    same decision."""
+    return [j.replace("(skew=true)", " (skew)").replace("  (skew)", " (skew)") for j in joins]
 
 
 def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Optional[str], Optional[str], str]]
