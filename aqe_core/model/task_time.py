@@ -26,6 +26,7 @@ class TaskTime:
     slowest_task_id: int
     stage_ms: Optional[int] = None  # Completion Time - Submission Time
     slowest_bytes_read: Optional[int] = None
+    total_ms: Optional[int] = None  # the known durations summed: the stage's task time
 
     @classmethod
     def of(cls, stage_id: int, attempt: int, durations: Sequence[int], task_ids: Sequence[int],
@@ -33,8 +34,8 @@ class TaskTime:
         """The summary of a stage's per-index durations (-1 where no successful task was seen).
 
         >>> t = TaskTime.of(5, 0, [200, 180, -1, 4100, 210], [40, 41, 42, 43, 44], 4400)
-        >>> (t.tasks, t.median_ms, t.max_ms, t.slowest_index, t.slowest_task_id)
-        (4, 210, 4100, 3, 43)
+        >>> (t.tasks, t.median_ms, t.max_ms, t.slowest_index, t.slowest_task_id, t.total_ms)
+        (4, 210, 4100, 3, 43, 4690)
         >>> t.text()
         'stage 5: 4.4 s; slowest task 4.1 s (index 3, task 43) vs median 210 ms (20x)'
         """
@@ -45,7 +46,7 @@ class TaskTime:
         max_ms, idx = max(known, key=lambda t: (t[0], -t[1]))
         read = bytes_read[idx] if bytes_read is not None and idx < len(bytes_read) and bytes_read[idx] >= 0 else None
         return cls(stage_id, attempt, len(known), ordered[len(ordered) // 2], max_ms, idx,
-                   int(task_ids[idx]) if idx < len(task_ids) else -1, stage_ms, read)
+                   int(task_ids[idx]) if idx < len(task_ids) else -1, stage_ms, read, sum(ordered))
 
     @property
     def ratio(self) -> Optional[float]:

@@ -24,14 +24,16 @@ def _ref(view: QueryView) -> QueryRef:
 
 
 def _task_ms(view: QueryView) -> Optional[int]:
-    """The sum of the query's task durations (a capture's task events; None where unknown)."""
+    """The sum of the query's task durations: a capture's task events, else the successful
+    tasks of each stage the view times (an event log's task ends); None where unknown."""
     model = view.model
-    if model is None or model.kind != "capture" or model.raw is None:
-        return None
-    capture, index = model.raw
-    q = next((x for x in capture.queries if x.index == index), None)
-    times = [ms for t in (q.spark_stages if q else []) for ms in (t.task_ms or []) if ms >= 0]
-    return sum(times) if times else None
+    if model is not None and model.kind == "capture" and model.raw is not None:
+        capture, index = model.raw
+        q = next((x for x in capture.queries if x.index == index), None)
+        times = [ms for t in (q.spark_stages if q else []) for ms in (t.task_ms or []) if ms >= 0]
+        return sum(times) if times else None
+    totals = [t.total_ms for t in view.stage_times.values()]
+    return sum(totals) if totals and None not in totals else None  # type: ignore[arg-type]
 
 
 def _slowest_stage(view: QueryView) -> Optional[tuple[int, int]]:

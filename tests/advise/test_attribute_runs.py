@@ -177,3 +177,11 @@ def test_one_run_read_as_capture_and_as_event_log_changes_no_decision(pair):
     d = api.diff_runs(str(PAIRS / pair / "a.json.gz"), str(PAIRS / pair / "a.zstd"))
     assert d.matched
     assert [c.decision for q in d.matched for c in q.causes] == []
+
+
+def test_an_event_logs_task_time_is_the_captures_of_the_same_run():
+    """Task time from an event log's task ends per stage equals the capture's task events of the
+    same Spark run (two records of one run, not our arithmetic on one)."""
+    d = api.diff_runs(str(PAIRS / "setting_changed" / "a.json.gz"), str(PAIRS / "setting_changed" / "a.zstd"))
+    pairs = [q.task_ms for q in d.matched]
+    assert pairs and all(a is not None and a == b for a, b in pairs), pairs
