@@ -105,10 +105,11 @@ def _row(path: str, src: Any, v: QueryView, presets: bool) -> tuple[ExecutionRow
     return r, found
 
 
-def scan_file(path: str, *, presets: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows (as dicts) for every SQL execution of the log or capture at ``path``."""
+def scan_file(path: str, *, presets: bool = True, plans: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows (as dicts) for every SQL execution of the log or capture at ``path``, from views
+    without the plans no row reads (``plans=True``: from the full views, the same rows)."""
     try:
-        src = load_source(path)
+        src = load_source(path, plans=plans)
     except SourceError as e:
         return [asdict(ExecutionRow(path, error=str(e)[:500]))], []
     except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
