@@ -79,6 +79,14 @@ def server_limits() -> Limits:
                   max_line_bytes=max(16 << 20, min(Limits().max_line_bytes, s.memory_budget_bytes // 64)))
 
 
+def scan_limits() -> Limits:
+    """Decoding limits for the fleet scan: the CLI's, with more ended executions held before the
+    reader spills them (``spill_after``). Spilling a log of tens of MB costs a tenth of its read
+    time and saves little: 1,133 executions (a 109 MB log) read in 95 MB unspilled, 84 MB with
+    the CLI's 64; past 512 a longer log still spills, so a scan's memory stays flat."""
+    return Limits(spill_after=512)
+
+
 _BUDGET = MemoryBudget(0)
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()

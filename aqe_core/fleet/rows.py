@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from aqe_core.model.presets import BUILTIN_PRESETS
-from aqe_core.opening import SourceError, load_source
+from aqe_core.opening import SourceError, load_source, scan_limits
 from aqe_core.advise.whatif import simulate_preset
 from aqe_core.views.query import QueryView
 from aqe_core.views.triage import FINDINGS, triage_row
@@ -109,7 +109,7 @@ def scan_file(path: str, *, presets: bool = True, plans: bool = False) -> tuple[
     """Rows (as dicts) for every SQL execution of the log or capture at ``path``, from views
     without the plans no row reads (``plans=True``: from the full views, the same rows)."""
     try:
-        src = load_source(path, plans=plans)
+        src = load_source(path, plans=plans, limits=scan_limits())
     except SourceError as e:
         return [asdict(ExecutionRow(path, error=str(e)[:500]))], []
     except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
