@@ -53,8 +53,11 @@ query) and **draw a plan** with AQE's changes outlined (a plotly figure):
 shape, AQE's decisions side by side, and whether the data, the settings or the release made the
 difference (:class:`RunDiff`, JSON in docs/diff-json.md):
 
-    diff = api.diff_runs("yesterday.zstd", "today.zstd")
-    [q.sentence for q in diff.matched]
+    >>> old = str(api.SAMPLES_DIR / "captures" / "3.0.1-skew_join_inner.json.gz")
+    >>> diff = api.diff_runs(old, skew)      # yesterday's run, today's: api.diff_runs(a, b)
+    >>> q = next(q for q in diff.matched if q.causes)
+    >>> q.causes[0].decision, q.causes[0].a, q.causes[0].b, q.causes[0].factors
+    ('skew split', 0, 1, ('release',))
 
 Errors: opening raises only :class:`SourceError` (one line for people); the event-log reader
 raises :class:`EventLogError` (:class:`LimitExceeded` past :class:`Limits`), the capture reader

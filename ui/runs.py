@@ -11,8 +11,13 @@ from aqe_core.model.run_diff import QueryDiff, RunDiff
 from aqe_core.opening import LoadedSource, sample_sources
 from aqe_core.plain_text import md_text
 from aqe_core.report import build_diff_report
-from aqe_core.views.diff_runs import diff_rows, diff_views
+from aqe_core.figures.plan_figure import plan_figure
+from aqe_core.figures.plan_numbers import box_numbers
+from aqe_core.views.diff_runs import cause_rows, diff_rows, diff_views, setting_rows, shuffle_rows
+from aqe_core.views.plan_diff import diff_plans
+from aqe_core.views.query import QueryView
 from ui import frame, state
+from ui.figure_cache import cached_figure
 from ui.tables import text_table
 
 if TYPE_CHECKING:
@@ -61,28 +66,43 @@ def show_diff(a: LoadedSource, b: LoadedSource) -> None:
         return
     q = st.selectbox("Query", d.matched, format_func=_query_label, key=state.RUNS_QUERY)
     if q is not None:
-        show_query(q)
+        show_query(q, a.view(q.a.query_id), b.view(q.b.query_id))
 
 
-def show_query(q: QueryDiff) -> None:
-    """One matched query: the sentence, the causes, the settings, each shuffle side by side."""
+def show_query(q: QueryDiff, va: Optional[QueryView] = None, vb: Optional[QueryView] = None) -> None:
+    """One matched query: the sentence, the causes, both runs' final plans with what differs
+    marked, the settings, each shuffle side by side."""
     st.markdown(f"**{md_text(q.sentence)}**")
     for note in q.notes:
         st.caption(md_text(note))
     if q.causes:
-        st.dataframe(text_table([{"decision": c.decision, "shuffle": c.shuffle or "", "run a": str(c.a),
-                                  "run b": str(c.b), "caused by": ", ".join(c.factors) or "unexplained",
-                                  "run b under run a's settings": str(c.b_under_a), "evidence": c.evidence.label}
-                                 for c in q.causes]), hide_index=True, width="stretch")
+        st.dataframe(text_table(cause_rows(q)), hide_index=True, width="stretch")
+    if va is not None and vb is not None and va.final_plan is not None and vb.final_plan is not None:
+        show_plans(va, vb)
     if q.settings:
-        st.dataframe(text_table([s.to_dict() for s in q.settings]), hide_index=True, width="stretch")
+        st.markdown("**Settings that differ** (effective values, each release's defaults included)")
+        st.dataframe(text_table(setting_rows(q)), hide_index=True, width="stretch")
     for i, s in enumerate(q.shuffles):
         with st.container(border=True):
             st.markdown(md_text(s.label))
-            st.dataframe(text_table([{"": k, "run a": str(v["a"]), "run b": str(v["b"])} for k, v in s.to_dict().items()
-                                     if isinstance(v, dict) and set(v) == {"a", "b"}]), hide_index=True)
+            st.dataframe(text_table(shuffle_rows(s)), hide_index=True)
             if any(s.sizes_after):
                 st.plotly_chart(partition_overlay(s), key=f"runs-overlay-{i}", theme=None)
+
+
+def show_plans(va: QueryView, vb: QueryView) -> None:
+    """Run a's and run b's final plans side by side: what run b's plan has that run a's lacks is
+    marked on b, what only run a's has on a (the Plans page's matcher, across the two runs)."""
+    changes = cached_figure(va, ("runs-diff", id(vb)), lambda: diff_plans(va.final_plan, vb.final_plan))
+    st.markdown("**Final plans** (marked: where the two runs' plans differ)")
+    st.caption("The marks name what run b's plan has that run a's lacks (on b) and its partner in run a's (on a),"
+               " in the Plans page's words; between two releases Spark's own plan text also differs (an"
+               " exchange's options, the read's name), so some operators show as removed and new.")
+    col_a, col_b = st.columns(2)
+    for col, view, side, title in ((col_a, va, "before", "Run a: final plan"), (col_b, vb, "after", "Run b: final plan")):
+        fig = cached_figure(view, ("runs-plan", side, id(va), id(vb)), lambda view=view, side=side, title=title: plan_figure(
+            view.final_plan, changes=changes, change_side=side, title=title, numbers=box_numbers()))
+        col.plotly_chart(fig, key=f"runs-plan-{side}", theme=None)
 
 
 def runs_by_app(runs: "pd.DataFrame") -> dict[str, list[str]]:

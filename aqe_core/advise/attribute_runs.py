@@ -18,7 +18,7 @@ agree with Spark, :attr:`Attribution.notes` says so.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 from aqe_core.advise.whatif import PresetOutcome, QuerySizes, ShuffleOutcome, query_what_if, simulate_preset
@@ -176,13 +176,20 @@ def _shuffle_causes(o: Outcomes, key_a: Optional[str], key_b: Optional[str], lab
 
 
 def _join_cause(o: Outcomes, evidence: Evidence, only_data: bool) -> Optional[Cause]:
-    fa, fb = o.a.join_strategies, o.b.join_strategies
+    fa, fb = _one_form(o.a.join_strategies), _one_form(o.b.join_strategies)
     if fa == fb:
         return None
-    x, y, zb = o.b_under_a.join_strategies, o.b_settings_a_release.join_strategies, o.b_replayed.join_strategies
+    x, y, zb = (_one_form(o.b_under_a.join_strategies), _one_form(o.b_settings_a_release.join_strategies),
+                _one_form(o.b_replayed.join_strategies))
     factors = (DATA,) if only_data else _factors(fa, x, y, zb)
-    return Cause(JOIN_STRATEGY, list(fa), list(fb), factors, list(x), list(o.a_under_b.join_strategies),
-                 evidence)
+    return Cause(JOIN_STRATEGY, fa, fb, factors, x, _one_form(o.a_under_b.join_strategies), evidence)
+
+
+def _one_form(joins: Sequence[str]) -> list[str]:
+    """Join strategies in one spelling: a capture names a split join ``SortMergeJoin (skew)``, a
+    plan read from an event log ``SortMergeJoin(skew=true)``; the same run read both ways is the
+    same decision."""
+    return [j.replace("(skew=true)", " (skew)").replace("  (skew)", " (skew)") for j in joins]
 
 
 def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Optional[str], Optional[str], str]]
@@ -202,6 +209,8 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
     join = _join_cause(o, got.evidence, only_data)
     if join is not None:
         got.causes.append(join)
+    if not exact:
+        got.causes = _follow_the_split(got.causes)
     if not exact and got.causes:
         got.notes.append("estimated: a plain event log holds only the sizes after AQE, so the replays under the"
                          " other run's settings are estimates over them")
@@ -209,6 +218,28 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
         got.notes.append("our rules replayed over run b's statistics do not reproduce every decision Spark made in"
                          " run b: the causes marked there are less certain")
     return got
+
+
+def _unskewed(joins: Sequence[str]) -> list[str]:
+    return [j.replace("(skew=true)", "").replace(" (skew)", "").strip() for j in joins]
+
+
+def _follow_the_split(causes: list[Cause]) -> list[Cause]:
+    """On a plain log, a change that only follows a skew split's (the parts a split adds to a
+    read's partition count, a join's skew flag) takes that split's cause: the estimate over
+    sizes after AQE cannot re-decide them on its own."""
+    split = {c.shuffle: c.factors for c in causes if c.decision == SKEW_SPLIT and c.factors}
+    every = tuple(sorted({f for fs in split.values() for f in fs}, key=(DATA, SETTINGS, RELEASE).index))
+    # a join's two sides read as many partitions as each other: the side not split moves with the other
+    counts = {(c.a, c.b): split[c.shuffle] for c in causes if c.decision == PARTITIONS_AFTER and c.shuffle in split}
+    out = []
+    for c in causes:
+        if c.decision == PARTITIONS_AFTER and (c.shuffle in split or (c.a, c.b) in counts):
+            c = replace(c, factors=split.get(c.shuffle) or counts[(c.a, c.b)])
+        elif c.decision == JOIN_STRATEGY and every and _unskewed(c.a) == _unskewed(c.b):
+            c = replace(c, factors=every)
+        out.append(c)
+    return out
 
 
 def _disagrees(actual: PresetOutcome, replayed: PresetOutcome) -> bool:

@@ -71,9 +71,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"diff: {args.html}: {e.strerror or type(e).__name__}", file=sys.stderr)
             return 2
     if args.json:
-        doc = d.to_dict()
-        doc["threshold_pct"] = args.threshold
-        doc["regressed"] = [q.b.query_id for q in slower]
+        from aqe_core.views.answers import diff_entry
+
+        doc = diff_entry(d, args.threshold)
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return 1 if slower else 0
     out = [f"a: {args.a} ({a.kind}, Spark {d.release[0] or '?'})", f"b: {args.b} ({b.kind}, Spark {d.release[1] or '?'})"]

@@ -7,7 +7,9 @@ from typing import Any
 
 from aqe_core.model.evidence import Evidence
 from aqe_core.opening import SourceError
-from aqe_core.views.answers import lint_entry, lint_subject, query_evidence, recommend_entry, releases_entry, whatif_entry
+from aqe_core.views.answers import (
+    diff_entry, lint_entry, lint_subject, query_evidence, recommend_entry, releases_entry, whatif_entry,
+)
 from aqe_core.mcp.tools import MAX_QUERIES, MAX_SETTINGS, Answer, ToolInputError, Tools, _int, _page, _text, _worst, bounded
 
 __all__ = ["AdviceTools"]
@@ -132,6 +134,25 @@ class AdviceTools(Tools):
         return bounded(Answer("lint_settings", summary, doc, Evidence.EXACT, source=key, query=query,
                               notes=["checked against the key registry, itself checked against each release's"
                                      " recorded SQLConf"]))
+
+    def diff_runs(self, a: Any, b: Any, threshold: Any = 10.0) -> Answer:
+        """Run ``a`` (the baseline) and run ``b`` of one job compared (``diff a b --json``)."""
+        from aqe_core.views.diff_runs import diff_views
+
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 10_000:
+            raise ToolInputError("threshold is a percentage from 0 to 10000")
+        first, second = self._source(a), self._source(b)
+        sa, sb = first.source, second.source
+        d = diff_views(sa.views, sb.views, source_a=a, source_b=b, kind=(sa.kind, sb.kind),
+                       release=(sa.spark_version or "", sb.spark_version or ""))
+        doc = diff_entry(d, float(threshold))
+        lines = [f"{len(d.matched)} queries matched, {len(d.only_a)} only in a, {len(d.only_b)} only in b"
+                 + (f"; slower by more than {threshold:g}%: " + ", ".join(f"#{q}" for q in doc["regressed"])
+                    if doc["regressed"] else "")]
+        lines += [f"#{q.a.query_id} -> #{q.b.query_id}: {q.sentence}" for q in d.matched[:8]]
+        levels = [query_evidence(v) for v in (*sa.views, *sb.views)]
+        return bounded(Answer("diff_runs", "\n".join(lines), doc, _worst(levels) if levels else Evidence.EXACT,
+                              source=f"{first.key} -> {second.key}"))
 
     def scan_summary(self, path: Any, findings: Any = None, text: Any = "", sort: Any = "wasted task time",
                      offset: Any = 0, limit: Any = 50) -> Answer:

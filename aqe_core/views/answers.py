@@ -11,7 +11,7 @@ from typing import Any, Mapping, Optional
 from aqe_core.model.evidence import Evidence
 from aqe_core.views.query import QueryView
 
-__all__ = ["lint_entry", "lint_subject", "query_evidence", "recommend_entry", "releases_entry", "select_views",
+__all__ = ["diff_entry", "lint_entry", "lint_subject", "query_evidence", "recommend_entry", "releases_entry", "select_views",
            "triage_entries", "whatif_entry"]
 
 
@@ -82,3 +82,12 @@ def whatif_entry(view: QueryView, overrides: Mapping[str, str]) -> dict[str, Any
               "lines": lines_json(s, s.evidence)} for s in got.view.shuffles]
     return {"query": view.query_id, "description": view.description, "settings": dict(overrides),
             "errors": list(got.errors), "note": got.note, "outcomes": outcomes, "lines": lines}
+
+
+def diff_entry(diff: Any, threshold_pct: float) -> dict[str, Any]:
+    """``diff --json``'s document: two runs compared (a :class:`~aqe_core.model.run_diff.RunDiff`),
+    with the matched queries slower than ``threshold_pct`` percent."""
+    doc = diff.to_dict()
+    doc["threshold_pct"] = threshold_pct
+    doc["regressed"] = [q.b.query_id for q in diff.regressions(threshold_pct)]
+    return doc

@@ -16,7 +16,7 @@ from aqe_core.units import format_bytes
 from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["diff_query", "diff_rows", "diff_views", "query_sentence"]
+__all__ = ["cause_rows", "diff_query", "diff_rows", "diff_views", "query_sentence", "setting_rows", "shuffle_rows"]
 
 
 def _ref(view: QueryView) -> QueryRef:
@@ -194,3 +194,57 @@ def diff_rows(d: RunDiff, *, only_changed: bool = False) -> list[dict[str, objec
                      "change %": q.duration_change_pct, "time lost (ms)": q.time_lost_ms,
                      "decisions changed": len(q.causes), "caused by": ", ".join(factors), "what happened": q.sentence})
     return rows
+
+
+# -- the page's tables: words and units for people (the JSON keeps the raw fields) -------------
+_SHUFFLE_FIELDS = (("stage", "stage", None), ("shuffle_bytes", "shuffle bytes", "bytes"),
+                   ("partitions_before", "partitions before AQE", None),
+                   ("partitions_after", "partitions after AQE", None),
+                   ("skewed_reducers", "reducers split for skew", None), ("skew_splits", "skew split parts", None),
+                   ("largest_reducer", "largest reducer before AQE", "reducer"), ("local", "local read", "yes"))
+
+
+def _cell(value: object, unit: Optional[str]) -> str:
+    if value is None:
+        return "-"
+    if unit == "bytes":
+        return f"{format_bytes(value)} ({value:,} B)"  # type: ignore[arg-type]
+    if unit == "reducer":
+        reducer, size = value  # type: ignore[misc]
+        return f"#{reducer}: {format_bytes(size)}"
+    if unit == "yes":
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "-"
+    return str(value)
+
+
+def shuffle_rows(s: ShuffleDiff) -> list[dict[str, str]]:
+    """One read's numbers in both runs, a row per quantity, with the evidence of each run's."""
+    rows = [{"": words, "run a": _cell(getattr(s, name)[0], unit), "run b": _cell(getattr(s, name)[1], unit)}
+            for name, words, unit in _SHUFFLE_FIELDS]
+    rows.append({"": "how the sizes are known", "run a": s.evidence[0].label, "run b": s.evidence[1].label})
+    return rows
+
+
+def cause_rows(q: QueryDiff) -> list[dict[str, str]]:
+    """Each changed decision with what changed it and the replays that tell."""
+    return [{"decision": c.decision, "read": c.shuffle or "", "run a": _cell(c.a, None), "run b": _cell(c.b, None),
+             "caused by": ", ".join(c.factors) or "unexplained",
+             "run b under run a's settings": _cell(c.b_under_a, None),
+             "run a under run b's settings": _cell(c.a_under_b, None), "evidence": c.evidence.label}
+            for c in q.causes]
+
+
+def setting_rows(q: QueryDiff) -> list[dict[str, str]]:
+    """The settings that differ, the ones a run set first; a key one release does not have says so."""
+    ra, rb = q.release
+
+    def value(v: Optional[str], was_set: bool, release: str) -> str:
+        if v is None:
+            return f"(not in Spark {release})" if release else "(unknown)"
+        return v + ("" if was_set else " (default)")
+
+    ordered = sorted(q.settings, key=lambda s: (not (s.set_in_a or s.set_in_b), s.key))
+    return [{"setting": s.key, "run a": value(s.a, s.set_in_a, ra), "run b": value(s.b, s.set_in_b, rb)}
+            for s in ordered]

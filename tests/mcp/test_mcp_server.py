@@ -24,7 +24,7 @@ CAPTURE = str(SAMPLES_DIR / "captures" / "3.0.1-skew_join_inner.json.gz")
 LOG = str(SAMPLES_DIR / "eventlogs" / "local-1795309160158.zstd")  # Spark 3.5.9, a plain log
 LISTENER = str(SAMPLES_DIR / "eventlogs" / "local-1795485556982.zstd")  # Spark 4.3.0 with the AQE Lens listener
 TOOLS = {"open_source", "list_queries", "explain_query", "histogram", "what_if", "recommend", "compare_releases",
-         "lint_settings", "scan_summary"}
+         "lint_settings", "diff_runs", "scan_summary"}
 
 
 class Session:
@@ -117,7 +117,7 @@ def test_lists_every_tool_with_its_schemas_and_the_settings_resources(session):
     for t in tools:
         assert t.description and t.input_schema["type"] == "object"
         assert t.output_schema == answer_schema(t.name)
-    assert not any("sql" in t.name or "run" in t.name or "verify" in t.name for t in tools)  # nothing runs Spark
+    assert not any("sql" in t.name or t.name.startswith("run") or "verify" in t.name for t in tools)  # no Spark run
     assert "verify_fix" in refused(session, "verify_fix", {"source": CAPTURE})  # only with --allow-runs
     uris = {str(r.uri) for r in session.run(session.client.list_resources()).resources}
     assert {"aqe-lens://settings", "aqe-lens://settings/3.0.1", "aqe-lens://settings/4.3.0"} <= uris
@@ -159,6 +159,15 @@ def test_lint_of_given_settings_is_the_cli_json(session):
     doc = answer(session, "lint_settings", {"settings": {key: "2.5"}, "target": "3.3.4", "source_version": "3.5.9"})
     assert doc["answer"] == cli_json("lint", "--conf", f"{key}=2.5", "--source-version", "3.5.9", "--target", "3.3.4")
     assert doc["answer"][0]["findings"][0]["severity"] == "error"
+
+
+def test_diff_runs_is_the_cli_json(session):
+    a, b = str(SAMPLES_DIR / "captures" / "4.2.1-skew_join_inner.json.gz"), str(SAMPLES_DIR / "captures" /
+                                                                              "4.3.0-skew_join_inner.json.gz")
+    doc = answer(session, "diff_runs", {"a": a, "b": b, "threshold": 5})
+    assert doc["answer"] == cli_json("diff", a, b, "--threshold", "5")
+    assert doc["summary"].startswith("3 queries matched") and doc["evidence"]["level"] == "exact"
+    assert "outside" in refused(session, "diff_runs", {"a": a, "b": "/etc/passwd"})
 
 
 def test_why_reducer_5_was_not_split_the_worked_example(session):

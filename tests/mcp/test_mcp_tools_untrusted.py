@@ -19,8 +19,9 @@ PARAMS = {
     "compare_releases": ["source", "execution"],
     "lint_settings": ["source", "execution", "settings", "target", "source_version"],
     "scan_summary": ["path", "findings", "text", "sort", "offset", "limit"],
+    "diff_runs": ["a", "b", "threshold"],
 }
-GOOD = {"path": CAPTURE, "source": CAPTURE, "execution": "0", "node_id": 12,
+GOOD = {"path": CAPTURE, "source": CAPTURE, "execution": "0", "node_id": 12, "a": CAPTURE, "b": CAPTURE,
         "settings": {"spark.sql.adaptive.skewJoin.skewedPartitionFactor": "4"}}
 
 
