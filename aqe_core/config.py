@@ -232,6 +232,9 @@ ARCHIVES = "spark.archives"
 #: guard's own analysis turn it off, so a path can never resolve to a file relation.
 RUN_SQL_ON_FILES = "spark.sql.runSQLOnFiles"
 
+#: every registry key's name, any release (what :meth:`AQEConf.resolve` files as unknown, not other)
+_KEY_NAMES = frozenset(k.key for k in _KEYS)
+
 #: registry keys whose value names a JVM class that Spark loads: never taken from users.
 CLASS_VALUED_KEYS = frozenset({A + "customCostEvaluatorClass"})
 
@@ -380,7 +383,7 @@ class AQEConf:
                     if validate:
                         parse_value(known[key], text)
                     conf.explicit[key] = text
-                elif key.startswith(A) or key in {k.key for k in _KEYS}:
+                elif key.startswith(A) or key in _KEY_NAMES:
                     conf.unknown[key] = text
                 else:
                     conf.other[key] = text

@@ -181,9 +181,12 @@ def query_what_if(view: QuerySizes, conf: AQEConf, name: str, *, actual: bool = 
                    default_parallelism=view.default_parallelism, lines=lines, decisions=decisions)
 
 
-def simulate_preset(view: QuerySizes, preset: Preset) -> PresetOutcome:
-    """What AQE does to ``view``'s query under ``preset`` (exact for a capture, else estimated)."""
-    got = query_what_if(view, preset.conf_for(view.conf), preset.name, actual=preset.name == "actual", lines=False)
+def simulate_preset(view: QuerySizes, preset: Preset, conf: Optional[AQEConf] = None) -> PresetOutcome:
+    """What AQE does to ``view``'s query under ``preset`` (exact for a capture, else estimated).
+    ``conf``: ``preset.conf_for(view.conf)`` when the caller has it already (the fleet scan
+    makes it once per preset for the executions that share a conf)."""
+    conf = preset.conf_for(view.conf) if conf is None else conf
+    got = query_what_if(view, conf, preset.name, actual=preset.name == "actual", lines=False)
     assert got.outcome is not None
     return got.outcome
 

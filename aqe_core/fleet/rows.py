@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
-from aqe_core.model.presets import BUILTIN_PRESETS
-from aqe_core.opening import SourceError, load_source
+from aqe_core.config import AQEConf
+from aqe_core.model.presets import BUILTIN_PRESETS, Preset
+from aqe_core.opening import SourceError, load_source, scan_limits
 from aqe_core.advise.whatif import simulate_preset
 from aqe_core.views.query import QueryView
 from aqe_core.views.triage import FINDINGS, triage_row
@@ -64,13 +65,28 @@ EXECUTION_COLUMNS = [f for f in ExecutionRow.__dataclass_fields__]
 FINDING_COLUMNS = [f for f in FindingRow.__dataclass_fields__]
 
 
-def _changes(v: QueryView) -> dict[str, str]:
+#: the preset of what Spark did, which every other preset is compared with
+ACTUAL = next(p for p in BUILTIN_PRESETS if p.name == "actual")
+
+
+def _preset_conf(v: QueryView, p: Preset, confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]]) -> AQEConf:
+    """``p.conf_for(v.conf)``, made once per log for the executions that share a conf object
+    (the reader resolves one per distinct set of settings): ``confs`` lives as long as the views."""
+    hit = confs.get((p.name, id(v.conf)))
+    if hit is not None and hit[0] is v.conf:
+        return hit[1]
+    conf = p.conf_for(v.conf)
+    confs[(p.name, id(v.conf))] = (v.conf, conf)
+    return conf
+
+
+def _changes(v: QueryView, confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]]) -> dict[str, str]:
     """For each preset: partitions, splits and join strategies that differ from what Spark did."""
-    actual = simulate_preset(v, next(p for p in BUILTIN_PRESETS if p.name == "actual"))
+    actual = simulate_preset(v, ACTUAL, _preset_conf(v, ACTUAL, confs))
     out: dict[str, str] = {}
     for p in PRESETS:
         try:
-            got = simulate_preset(v, p)
+            got = simulate_preset(v, p, _preset_conf(v, p, confs))
         except Exception:  # noqa: BLE001 - one preset that cannot apply leaves the others
             out[p.name] = "not simulated"
             continue
@@ -85,7 +101,8 @@ def _changes(v: QueryView) -> dict[str, str]:
     return out
 
 
-def _row(path: str, src: Any, v: QueryView, presets: bool) -> tuple[ExecutionRow, list[FindingRow]]:
+def _row(path: str, src: Any, v: QueryView, presets: bool,
+         confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]]) -> tuple[ExecutionRow, list[FindingRow]]:
     t = triage_row(v)
     app = src.app_id
     evidence = v.model.evidence.value if v.model is not None else None
@@ -98,26 +115,28 @@ def _row(path: str, src: Any, v: QueryView, presets: bool) -> tuple[ExecutionRow
                      ",".join(t.findings), t.summary.split(" | ")[0] if "skew_not_split" in t.findings else "",
                      t.stage_time, t.wasted_ms, round(t.score, 3), v.outcome[:500])
     if presets and v.adaptive:
-        r.preset_changes = _changes(v)
+        r.preset_changes = _changes(v, confs)
     found = [FindingRow(path, app, r.execution_id if r.execution_id is not None else -1, f, FINDINGS[f][0],
                         r.unsplit_why if f == "skew_not_split" else (t.stage_time if f == "straggler" else ""))
              for f in t.findings]
     return r, found
 
 
-def scan_file(path: str, *, presets: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows (as dicts) for every SQL execution of the log or capture at ``path``."""
+def scan_file(path: str, *, presets: bool = True, plans: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows (as dicts) for every SQL execution of the log or capture at ``path``, from views
+    without the plans no row reads (``plans=True``: from the full views, the same rows)."""
     try:
-        src = load_source(path)
+        src = load_source(path, plans=plans, limits=scan_limits())
     except SourceError as e:
         return [asdict(ExecutionRow(path, error=str(e)[:500]))], []
     except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
         return [asdict(ExecutionRow(path, error=f"cannot read: {type(e).__name__}"))], []
     execs: list[dict[str, Any]] = []
     finds: list[dict[str, Any]] = []
+    confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]] = {}
     for v in src.views:
         try:
-            r, f = _row(path, src, v, presets)
+            r, f = _row(path, src, v, presets, confs)
         except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
             r, f = ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
                                 error=f"execution {v.query_id}: {type(e).__name__}"), []

@@ -67,8 +67,10 @@ def _conf(log: EventLog, ex: SQLExecution) -> tuple[SparkVersion, AQEConf, list[
     return v, AQEConf.resolve(v, layers, validate=False), notes
 
 
-def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
-    """The view of one execution: its plans, each adaptive read as a shuffle, the rules' lines."""
+def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) -> QueryView:
+    """The view of one execution: its plans, each adaptive read as a shuffle, the rules' lines.
+    ``plans=False`` (the fleet scan's rows, which read no plan but the final one): no initial
+    plan and no plan versions, so their trees are neither built nor given metric values."""
     v, conf, notes = _conf(log, ex)
     dp = default_parallelism_from_properties(log.spark_properties)
     initial = ex.initial_plan  # (built from the log's JSON on each read: once here)
@@ -82,8 +84,9 @@ def view_from_execution(log: EventLog, ex: SQLExecution) -> QueryView:
         default_parallelism=dp,
         status=ex.status,
         duration_ms=ex.duration,
-        initial_plan=ex.plan_with_values(initial, formatted),
-        plan_versions=[p for p in (ex.plan_with_values(p, formatted) for p in ex.plan_versions) if p is not None],
+        initial_plan=ex.plan_with_values(initial, formatted) if plans else None,
+        plan_versions=[p for p in (ex.plan_with_values(p, formatted) for p in ex.plan_versions) if p is not None]
+        if plans else [],
         final_plan=ex.plan_with_values(ex.final_plan, formatted),
         join_changes=join_changes(ex, initial),
         adaptive=ex.adaptive,
