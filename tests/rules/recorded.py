@@ -9,6 +9,7 @@ capture takes a few seconds; it is done once per test process.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -110,3 +111,17 @@ def merged(specs: list[ShufflePartitionSpec] | None) -> bool:
     """Spark read some range of more than one reducer as one task (coalescing)."""
     return any(isinstance(s, CoalescedPartitionSpec) and s.end_reducer_index - s.start_reducer_index > 1
                for s in specs or [])
+
+
+def one_partition_too_big(version: str) -> tuple[str, str]:
+    """The join rules' shared case: (strategy of the recorded default query, strategy once one build-side partition is above
+    maxShuffledHashJoinLocalMapThreshold)."""
+    cap = load_capture(CAPTURES / version / "shuffled_hash_join.json.gz")
+    q = next(q for q in cap.queries if q.preset == "default")
+    rep = simulate(Capture(cap.spark_version, [q]))
+    q2 = copy.deepcopy(q)
+    for st in q2.stages:
+        sh = q2.shuffle(st.shuffle_id) if st.shuffle_id is not None else None
+        if sh is not None and sh.bytes_by_partition_id:
+            sh.bytes_by_partition_id = [9 * 1024 * 1024] + list(sh.bytes_by_partition_id[1:])
+    return rep.queries[0].joins[0].simulated, simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0].simulated

@@ -4,38 +4,17 @@ workload recorded on 4.3.0 (``tests/fixtures/captures``).
 """
 from __future__ import annotations
 
-import copy
-from pathlib import Path
 
 import pytest
 
-from aqe_core.engine.simulate import simulate
-from aqe_core.model.capture import Capture
-from aqe_core.readers.capture_file import load_capture
 from aqe_core.rules import convert_sort_merge_join_to_shuffled_hash_join as smj_to_shj
-from tests.rules.recorded import RELEASES, joins
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "captures"
-
-
-def _one_partition_too_big(version: str) -> tuple[str, str]:
-    """(strategy of the recorded default query, strategy once one build-side partition is above
-    maxShuffledHashJoinLocalMapThreshold)."""
-    cap = load_capture(FIXTURES / version / "shuffled_hash_join.json.gz")
-    q = next(q for q in cap.queries if q.preset == "default")
-    rep = simulate(Capture(cap.spark_version, [q]))
-    q2 = copy.deepcopy(q)
-    for st in q2.stages:
-        sh = q2.shuffle(st.shuffle_id) if st.shuffle_id is not None else None
-        if sh is not None and sh.bytes_by_partition_id:
-            sh.bytes_by_partition_id = [9 * 1024 * 1024] + list(sh.bytes_by_partition_id[1:])
-    return rep.queries[0].joins[0].simulated, simulate(Capture(cap.spark_version, [q2])).queries[0].joins[0].simulated
+from tests.rules.recorded import RELEASES, joins, one_partition_too_big
 
 
 def test_a_partition_above_the_local_map_threshold_keeps_sort_merge():
     """One partition of the build side above maxShuffledHashJoinLocalMapThreshold and no side can
     build: the shuffled hash join Spark chose (4.3.0) becomes a sort-merge join."""
-    assert _one_partition_too_big("4.3.0") == ("ShuffledHashJoin", "SortMergeJoin")
+    assert one_partition_too_big("4.3.0") == ("ShuffledHashJoin", "SortMergeJoin")
 
 
 def test_4_3_converts_where_spark_did():
