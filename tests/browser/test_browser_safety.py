@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.listening import listen_addresses
 from tests.lens_browser import (PAGE_TITLES, ROOT, browser, browser_marks, free_port, goto_page,  # noqa: F401 - fixtures
                           lens_app, shot, wait_ready)
 
@@ -81,27 +82,6 @@ def _bait_elements(page, port: int) -> list[str]:
     return page.evaluate("""port => [...document.querySelectorAll(`img[src*=":${port}"], a[href*=":${port}"]`)]
         .map(e => { let t = e; while (t && !(t.dataset && t.dataset.testid)) t = t.parentElement;
                     return `${e.tagName} in ${t ? t.dataset.testid : "?"}`; })""", port)
-
-
-def _listen_addresses(port: int) -> set[str]:
-    """Addresses a TCP socket on ``port`` listens on (Linux /proc/net/tcp and tcp6)."""
-    import ipaddress
-
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            local, state = row.split()[1], row.split()[3]
-            addr, hexport = local.split(":")
-            if state == "0A" and int(hexport, 16) == port:  # LISTEN
-                raw = bytes.fromhex(addr)
-                # the kernel prints each 32-bit word in host (little-endian) order
-                raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-                found.add(str(ipaddress.ip_address(raw)))
-    return found
 
 
 def _external(url: str) -> bool:
@@ -169,7 +149,7 @@ def test_server_defaults_from_config_toml(lens_app, browser):
     import urllib.error
     import urllib.request
 
-    listening = _listen_addresses(lens_app.port)
+    listening = listen_addresses(lens_app.port)
     assert listening == {"127.0.0.1"}, listening
     # XSRF on: an upload without the session's token is refused
     req = urllib.request.Request(f"{lens_app.url}/_stcore/upload_file/x/y", data=b"--b--\r\n", method="PUT",

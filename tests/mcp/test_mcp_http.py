@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from aqe_core.server_settings import SAMPLES_DIR
+from tests.listening import listen_addresses
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = str(SAMPLES_DIR / "captures" / "4.3.0-skew_join_inner.json.gz")
@@ -46,22 +47,6 @@ def http_server(tmp_path_factory):
     proc.wait(30)
 
 
-def _listening_addresses(port: int) -> set[str]:
-    """Local addresses listening on ``port`` (Linux /proc/net/tcp*, hex little-endian IPv4)."""
-    out = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            local, state = row.split()[1], row.split()[3]
-            addr, p = local.rsplit(":", 1)
-            if int(p, 16) == port and state == "0A":
-                out.add(addr)
-    return out
-
-
 def test_http_serves_the_tools_on_loopback_only(http_server):
     from mcp.client import Client
 
@@ -71,8 +56,8 @@ def test_http_serves_the_tools_on_loopback_only(http_server):
 
     got = asyncio.run(call())
     assert not got.is_error and got.structured_content["answer"]["kind"] == "capture"
-    addresses = _listening_addresses(http_server)
-    assert addresses and addresses <= {"0100007F"}, addresses  # 127.0.0.1, nothing else
+    addresses = listen_addresses(http_server)
+    assert addresses == {"127.0.0.1"}, addresses  # loopback, nothing else
 
 
 def test_a_foreign_host_header_is_refused(http_server):
