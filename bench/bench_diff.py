@@ -54,7 +54,7 @@ def main() -> int:
     ap.add_argument("a", nargs="?", default=str(DEFAULT))
     ap.add_argument("b", nargs="?")
     ap.add_argument("--scale", type=int, help="diff bench_eventlog's generated log scaled by this factor against itself")
-    ap.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/aqe-lens/bench-eventlogs"))
+    ap.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/aqe-lens/bench"))  # bench_eventlog's cache
     ap.add_argument("--json-out")
     args = ap.parse_args()
     if args.scale:
