@@ -44,8 +44,10 @@ def _query_label(q: QueryDiff) -> str:
 
 def show_diff(a: LoadedSource, b: LoadedSource) -> None:
     """The aligned list ranked by time lost (filterable), then one query's diff."""
-    d: RunDiff = diff_views(a.views, b.views, source_a=a.path, source_b=b.path, kind=(a.kind, b.kind),
-                            release=(a.spark_version or "", b.spark_version or ""))
+    # the comparison replays every matched query: once per pair of sources, not on every rerun
+    d: RunDiff = cached_figure(a, ("run-diff",), lambda: diff_views(
+        a.views, b.views, source_a=a.path, source_b=b.path, kind=(a.kind, b.kind),
+        release=(a.spark_version or "", b.spark_version or "")), partner=b)
     st.caption(md_text(f"run a: Spark {d.release[0] or '?'} ({d.kind[0]}); run b: Spark {d.release[1] or '?'}"
                        f" ({d.kind[1]}); {len(d.matched)} queries matched, {len(d.only_a)} only in a,"
                        f" {len(d.only_b)} only in b"))
@@ -93,15 +95,16 @@ def show_query(q: QueryDiff, va: Optional[QueryView] = None, vb: Optional[QueryV
 def show_plans(va: QueryView, vb: QueryView) -> None:
     """Run a's and run b's final plans side by side: what run b's plan has that run a's lacks is
     marked on b, what only run a's has on a (the Plans page's matcher, across the two runs)."""
-    changes = cached_figure(va, ("runs-diff", id(vb)), lambda: diff_plans(va.final_plan, vb.final_plan))
+    changes = cached_figure(va, ("runs-plan-diff",), lambda: diff_plans(va.final_plan, vb.final_plan), partner=vb)
     st.markdown("**Final plans** (marked: where the two runs' plans differ)")
     st.caption("The marks name what run b's plan has that run a's lacks (on b) and its partner in run a's (on a),"
                " in the Plans page's words; between two releases Spark's own plan text also differs (an"
                " exchange's options, the read's name), so some operators show as removed and new.")
     col_a, col_b = st.columns(2)
     for col, view, side, title in ((col_a, va, "before", "Run a: final plan"), (col_b, vb, "after", "Run b: final plan")):
-        fig = cached_figure(view, ("runs-plan", side, id(va), id(vb)), lambda view=view, side=side, title=title: plan_figure(
-            view.final_plan, changes=changes, change_side=side, title=title, numbers=box_numbers()))
+        other = vb if view is va else va
+        fig = cached_figure(view, ("runs-plan", side), lambda view=view, side=side, title=title: plan_figure(
+            view.final_plan, changes=changes, change_side=side, title=title, numbers=box_numbers()), partner=other)
         col.plotly_chart(fig, key=f"runs-plan-{side}", theme=None)
 
 
