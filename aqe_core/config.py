@@ -363,6 +363,15 @@ class AQEConf:
     unknown: dict[str, str] = field(default_factory=dict)
     other: dict[str, str] = field(default_factory=dict)
     _typed: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: when a set: every key a rule asked for is added (:meth:`record_reads`)
+    _reads: set[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def record_reads(self, into: set[str]) -> "AQEConf":
+        """Add to ``into`` every key asked for from now on (``get``, ``raw`` with its fallbacks,
+        ``is_set``). A replay is a function of the values it asked for, so a change of keys it
+        never asked for cannot change its answer (:mod:`aqe_core.advise.session_replay`)."""
+        self._reads = into
+        return self
 
     @classmethod
     def resolve(
@@ -399,6 +408,8 @@ class AQEConf:
 
     def raw(self, key: str) -> str | None:
         """The conf string in force for ``key`` (following fallbacks), or None if unset."""
+        if self._reads is not None:
+            self._reads.add(key)
         entry = self.keys.get(key)
         if entry is None:
             raise KeyError(f"{key} does not exist in Spark {self.spark_version}")
@@ -410,6 +421,8 @@ class AQEConf:
 
     def get(self, key: str) -> Any:
         """Typed value in force (None for an optional key left unset). Cached: rules ask often."""
+        if self._reads is not None:
+            self._reads.add(key)
         if key in self._typed:
             return self._typed[key]
         text = self.raw(key)
@@ -425,20 +438,28 @@ class AQEConf:
         return default if value is None else value
 
     def is_set(self, key: str) -> bool:
+        if self._reads is not None:
+            self._reads.add(key)
         return key in self.explicit
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> "AQEConf":
         """A copy with more settings applied (the what-if)."""
         base = {**self.other, **self.unknown, **self.explicit}
-        return AQEConf.resolve(self.spark_version, [base, overrides])
+        out = AQEConf.resolve(self.spark_version, [base, overrides])
+        out._reads = self._reads  # a derived conf's questions are this one's
+        return out
 
     def for_version(self, spark_version: "str | SparkVersion") -> "AQEConf":
         """The same explicit settings interpreted by another release."""
         base = {**self.other, **self.unknown, **self.explicit}
-        return AQEConf.resolve(spark_version, [base], validate=False)
+        out = AQEConf.resolve(spark_version, [base], validate=False)
+        out._reads = self._reads
+        return out
 
     def to_strings(self, include_defaults: bool = True) -> dict[str, str | None]:
         """Every key of this release with the string in force (``None`` = unset)."""
+        if self._reads is not None:
+            self._reads.update(self.keys)
         if not include_defaults:
             return dict(self.explicit)
         return {k: self.raw(k) for k in self.keys}

@@ -9,8 +9,9 @@ executions, jobs, stages and tasks repeated with shifted ids). Starts ``python -
 with the log's folder as a root, connects the SDK's client over stdio (the way an assistant
 does), and times, wall clock at the client: ``open_source`` (the one read), then ``--rounds``
 times each of ``open_source`` again, ``list_queries``, ``explain_query``, ``histogram``,
-``recommend`` and ``lint_settings`` on the top-ranked execution. Prints the first open and each
-call's median and worst.
+``recommend`` and ``lint_settings`` on the top-ranked execution, then ``recommend`` and
+``explain_query`` once on each of the ``--spread`` top-ranked executions (a first question on
+each: nothing kept from an earlier one). Prints the first open and each call's median and worst.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ async def _timed(client, name: str, args: dict) -> tuple[float, object]:
     return took, got.structured_content
 
 
-async def _run(log: Path, rounds: int) -> None:
+async def _run(log: Path, rounds: int, spread: int) -> None:
     from mcp.client import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -65,11 +66,17 @@ async def _run(log: Path, rounds: int) -> None:
         for _ in range(rounds):
             for label, (name, args) in calls.items():
                 times[label].append((await _timed(client, name, args))[0])
+        # a first question on each of the top executions: nothing about it asked before
+        ranked = (await _timed(client, "list_queries", {"source": str(log), "limit": spread}))[1]["answer"]
+        for name in ("recommend", "explain_query"):
+            label = f"{name} ({len(ranked)} executions, once each)"
+            times[label] = [(await _timed(client, name, {"source": str(log), "execution": r["query"]}))[0]
+                            for r in ranked]
     size = log.stat().st_size / 1e6 if log.is_file() else sum(p.stat().st_size for p in log.rglob("*") if p.is_file()) / 1e6
     print(f"log: {log} ({size:.0f} MB, {opened['answer']['executions']} SQL executions)")
     print(f"first open_source: {first * 1000:8.0f} ms (the one read)")
     for label, ts in times.items():
-        print(f"{label:<22} median {statistics.median(ts) * 1000:7.1f} ms   worst {max(ts) * 1000:7.1f} ms")
+        print(f"{label:<40} median {statistics.median(ts) * 1000:7.1f} ms   worst {max(ts) * 1000:7.1f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,10 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("log", nargs="?", help="an event log (default: a sample scaled by --factor)")
     ap.add_argument("--factor", type=int, default=40, help="without LOG: the sample's size multiple (default 40)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--spread", type=int, default=40, help="then recommend and explain_query once on each of the"
+                    " top SPREAD executions (default 40)")
     opts = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         log = Path(opts.log).resolve() if opts.log else _big_log(Path(tmp), opts.factor)
-        asyncio.run(_run(log, opts.rounds))
+        asyncio.run(_run(log, opts.rounds, opts.spread))
     return 0
 
 

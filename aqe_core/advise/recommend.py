@@ -14,12 +14,13 @@ differently, is named as something only a run can size.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aqe_core import config
 from aqe_core.config import AQEConf
 from aqe_core.advise.fix_findings import SKEW, Finding, find, next_settings, probe_settings
+from aqe_core.advise.session_replay import session_replays
 from aqe_core.engine.results import NOT_PREDICTED, STAGE_NOT_CREATED, UNDECIDED_NEW_STAGE, QueryResult
 from aqe_core.engine.simulate import one_query, simulate
 from aqe_core.engine.spec_sizes import spec_sizes
@@ -81,8 +82,10 @@ def _split(specs: Optional[list]) -> bool:
     return any(isinstance(s, PartialReducerPartitionSpec) for s in specs or ())
 
 
-def _specs(r: Any, simulated: bool) -> list[dict]:
-    return [spec_to_dict(s) for s in (r.simulated_specs if simulated else r.spark_specs) or []]
+def _same_specs(a: Any, b: Any) -> bool:
+    """Spark's specs of read ``a`` against the replay's of ``b`` (specs are frozen dataclasses:
+    equal by type and fields, as their JSON forms are)."""
+    return list(a.spark_specs or ()) == list(b.simulated_specs or ())
 
 
 def _count(specs: Optional[list]) -> str:
@@ -119,7 +122,7 @@ def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] 
         if a.spark_specs and b.simulated_specs is None:
             out.append(f"stage {a.stage_id}: not predicted (the plan above it changes: a run decides)")
             continue
-        if _specs(a, False) != _specs(b, True):
+        if not _same_specs(a, b):
             was = _count(a.spark_specs) if na is not None else "read as is"
             now = _count(b.simulated_specs)
             out.append(f"stage {a.stage_id}: {was} -> {now}" + (" (other ranges)" if now == was else "")
@@ -212,12 +215,10 @@ def _fix(f: Finding, one: Capture, q: QueryCapture, base: QueryResult, conf: AQE
 
 def application_effects(capture: Capture, q: QueryCapture, settings: dict[str, str], limit: int = 20) -> list[str]:
     """The change set for the whole session: which other queries of the application it changes."""
-    others = [x for x in capture.queries if x.index != q.index]
+    others = session_replays(capture, settings, skip=q)
     if not others:
         return []
-    rest = replace(capture, queries=others)
-    before, after = simulate(rest).queries, simulate(rest, settings).queries
-    changed = [(x, _effects(b, a, x)) for x, b, a in zip(others, before, after)]
+    changed = [(x, _effects(b, a, x)) for x, b, a in others]
     lines = [f"{x.label}: {'; '.join(e)}" for x, e in changed if e]
     them = f"{len(others)} other quer{'y' if len(others) == 1 else 'ies'} of this capture"
     head = (f"set for the session, it changes {len(lines)} of the {them}" if lines else

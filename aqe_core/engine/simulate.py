@@ -104,16 +104,23 @@ def _tally(agreement: Agreement, label: str, qr: QueryResult) -> None:
 
 
 def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersion, *,
-                   what_if: bool = False, recorded_v: Optional[SparkVersion] = None) -> QueryResult:
+                   what_if: bool = False, recorded_v: Optional[SparkVersion] = None,
+                   reads: Optional[set[str]] = None) -> QueryResult:
+    """One query's replay; ``reads``, when given, collects every setting the rules asked for."""
     qr = QueryResult(q.index, q.label, q.preset)
     if not q.adaptive and q.final_plan is not None:
-        qr.adaptive = adaptive_verdict(q.final_plan.root, AQEConf.resolve(v, [q.conf, overrides], validate=False), v)
+        conf = AQEConf.resolve(v, [q.conf, overrides], validate=False)
+        if reads is not None:
+            conf.record_reads(reads)
+        qr.adaptive = adaptive_verdict(q.final_plan.root, conf, v)
         qr.notes.append(_not_adaptive_note(qr.adaptive))
         return qr
     if not q.adaptive or q.final_plan is None:
         qr.notes.append("AQE did not run for this query: nothing to simulate")
         return qr
     conf = AQEConf.resolve(v, [q.conf, overrides], validate=False)
+    if reads is not None:
+        conf.record_reads(reads)
     plan = PlanIndex(q)
     ctx = Context(q, conf, v, plan, recorded_v)
     ctx.what_if = what_if

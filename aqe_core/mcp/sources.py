@@ -9,12 +9,14 @@ The cache holds at most ``memory_budget_mb`` of sources, least recently used dro
 """
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
+from aqe_core.advise.fixes import prepare_fixes
 from aqe_core.opening import (
     LoadedSource, SourceError, content_fingerprint, open_on_server, resolve_in_roots, server_budget,
 )
@@ -89,10 +91,12 @@ class SourceStore:
                     while len(self._failed) > 256:
                         self._failed.popitem(last=False)
             raise
+        prepare_fixes(src.views)  # the application's replays for recommend, made once with the read
         got = Opened(src, real, time.perf_counter() - start)
         with self._lock:
             self._items[key] = got
             self._evict()
+        _settle()
         return got
 
     def _evict(self) -> None:
@@ -108,9 +112,21 @@ class SourceStore:
             while self._items and freed < short:
                 _, old = self._items.popitem(last=False)
                 freed += old.source.memory_bytes
+        if freed:
+            _settle()
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def _settle() -> None:
+    """After a source is kept or let go: collect once, then freeze what lives on, so that no
+    later tool call's garbage collection walks a big log's objects again. On a 470 MB log a
+    full collection inside a call took 0.1-0.6 s, against ~10 ms for the answer itself.
+    Unfreezing first lets the objects of a source let go be collected."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def _path_text(path: object) -> str:

@@ -72,3 +72,19 @@ def test_refusals_are_remembered_and_paths_checked(reads, tmp_path):
     for path in ("/etc/passwd", "", None, "x" * 5000, "a\x00b"):
         with pytest.raises(SourceError):
             store.open(path)
+
+
+def test_a_read_source_is_ready_for_recommend_and_out_of_the_collectors_way(reads):
+    """After the read: the application's replays for recommend's session lines are made, and
+    the source's objects are frozen out of later garbage collections (a full collection over a
+    big log inside a tool call cost more than the answer)."""
+    import gc
+
+    from aqe_core.advise import session_replay
+
+    store = SourceStore()
+    opened = store.open(str(CAPTURES / "4.3.0-skew_join_inner.json.gz"))
+    capture = next(v.model.raw[0] for v in opened.source.views if v.model is not None and v.model.raw is not None)
+    assert id(capture) in session_replay._SESSIONS
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
