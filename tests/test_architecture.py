@@ -161,7 +161,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "advise": ("aqe_core.advise",),
     "views": ("aqe_core.views",),
     "live": ("aqe_core.live",),
-    "open": ("aqe_core.opening", "aqe_core.share", "aqe_core.user_presets"),
+    "open": ("aqe_core.opening", "aqe_core.share", "aqe_core.user_presets", "aqe_core.source_cache"),
     "fleet": ("aqe_core.fleet",),
     "figures": ("aqe_core.figures",),
     "report": ("aqe_core.report",),

@@ -1,6 +1,6 @@
 """Figures drawn once per view and setting, shared by every session of the server.
 
-A view belongs to a source the server keeps (``ui.source_cache``) and never changes, so the
+A view belongs to a source the server keeps (``aqe_core.source_cache``) and never changes, so the
 figure drawn for it with the same settings is the same figure; drawing a histogram or a plan
 costs more than the rest of a page. Entries are keyed by the view object itself (held weakly:
 a source dropped from the source cache drops its figures).

@@ -23,7 +23,7 @@ from aqe_core.opening import (
     sample_sources, server_budget,
 )
 from ui import state
-from ui.source_cache import SourceCache
+from aqe_core.source_cache import SourceCache
 from ui.state import set_source as _set_source
 
 @st.cache_resource(show_spinner=False)

@@ -10,9 +10,7 @@ The cache holds at most ``memory_budget_mb`` of sources, least recently used dro
 from __future__ import annotations
 
 import gc
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -21,6 +19,7 @@ from aqe_core.opening import (
     LoadedSource, SourceError, content_fingerprint, open_on_server, resolve_in_roots, server_budget,
 )
 from aqe_core.server_settings import server_settings
+from aqe_core.source_cache import SourceCache
 
 __all__ = ["Opened", "SourceStore"]
 
@@ -39,16 +38,19 @@ class Opened:
     #: answers worth keeping with the source (the triage ranking), shared by every later open
     memo: dict = field(default_factory=dict)
 
+    @property
+    def memory_bytes(self) -> int:
+        return self.source.memory_bytes
+
 
 class SourceStore:
-    """Sources by resolved path and content fingerprint, bounded by the memory budget."""
+    """Sources by resolved path and content fingerprint, bounded by the memory budget: the
+    app's :class:`~aqe_core.source_cache.SourceCache`, keeping the newest source whatever its
+    size (a server without sessions would otherwise read a big log for every question)."""
 
     def __init__(self, max_bytes: Optional[int] = None) -> None:
         self._max_bytes = max_bytes
-        self._items: "OrderedDict[tuple[str, str], Opened]" = OrderedDict()
-        self._failed: "OrderedDict[tuple[str, str], str]" = OrderedDict()
-        self._lock = threading.Lock()
-        self._loading: dict[tuple[str, str], threading.Lock] = {}
+        self._cache: SourceCache[Opened] = SourceCache(self.max_bytes, keep_newest=True)
         server_budget().add_reclaimer(self.reclaim)  # a load short of memory lets cached sources go first
 
     @property
@@ -63,60 +65,36 @@ class SourceStore:
             key = (real, content_fingerprint(real))
         except OSError as exc:
             raise SourceError(f"cannot read {real.rsplit('/', 1)[-1]}: {exc.strerror or type(exc).__name__}") from None
-        with self._lock:
-            loading = self._loading.setdefault(key, threading.Lock())
-        with loading:  # one read per source: calls on it meanwhile wait for that read, then find it here
-            try:
-                return self._open(real, key)
-            finally:
-                with self._lock:
-                    self._loading.pop(key, None)
-
-    def _open(self, real: str, key: tuple[str, str]) -> Opened:
-        with self._lock:
-            hit = self._items.get(key)
+        cache = self._cache
+        cache.max_bytes = self.max_bytes
+        with cache.loading(key):  # one read per source: calls on it meanwhile wait for that read, then find it here
+            hit = cache.get(key)
             if hit is not None:
-                self._items.move_to_end(key)
                 return Opened(hit.source, hit.key, hit.load_s, cached=True, memo=hit.memo)
-            failed = self._failed.get(key)
-        if failed is not None:
-            raise SourceError(failed)
-        start = time.perf_counter()
-        try:
-            src = open_on_server(real)
-        except SourceError as exc:
-            if not getattr(exc, "transient", False):
-                with self._lock:
-                    self._failed[key] = str(exc)
-                    while len(self._failed) > 256:
-                        self._failed.popitem(last=False)
-            raise
-        prepare_fixes(src.views)  # the application's replays for recommend, made once with the read
-        got = Opened(src, real, time.perf_counter() - start)
-        with self._lock:
-            self._items[key] = got
-            self._evict()
+            failed = cache.failure(key)
+            if failed is not None:
+                raise SourceError(failed)
+            start = time.perf_counter()
+            try:
+                src = open_on_server(real)
+            except SourceError as exc:
+                if not getattr(exc, "transient", False):
+                    cache.remember_failure(key, str(exc))
+                raise
+            prepare_fixes(src.views)  # the application's replays for recommend, made once with the read
+            got = Opened(src, real, time.perf_counter() - start)
+            cache.put(key, got)
         _settle()
         return got
-
-    def _evict(self) -> None:
-        """Drop the least recently used sources until the rest fit (the newest always stays)."""
-        while len(self._items) > 1 and sum(o.source.memory_bytes for o in self._items.values()) > self.max_bytes:
-            self._items.popitem(last=False)
 
     def reclaim(self, short: int) -> None:
         """Let go of at least ``short`` bytes of sources, least recently used first (the
         budget's reclaimer)."""
-        with self._lock:
-            freed = 0
-            while self._items and freed < short:
-                _, old = self._items.popitem(last=False)
-                freed += old.source.memory_bytes
-        if freed:
+        if self._cache.reclaim(short):
             _settle()
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._cache)
 
 
 def _settle() -> None:

@@ -18,7 +18,7 @@ from aqe_core.readers.eventlog.errors import BudgetExceeded
 from aqe_core.server_settings import SAMPLES_DIR, ServerSettings, settings_from
 from aqe_core.share import save_view_state
 from aqe_core.opening import LoadedSource, SourceError, content_fingerprint, open_on_server, server_budget
-from ui.source_cache import SourceCache
+from aqe_core.source_cache import SourceCache
 
 MiB = 1 << 20
 ZSTD_LOG = SAMPLES_DIR / "eventlogs" / "local-1795649029734.zstd"  # 33 executions, 14k plan nodes

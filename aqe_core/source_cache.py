@@ -1,29 +1,43 @@
-"""Loaded sources shared by every session of the server, bounded by their estimated size, and
-the sources that could not be opened, remembered so they are not read again on every rerun."""
+"""Loaded sources a server keeps (the app's sessions share one cache, the MCP server has its
+own), bounded by their estimated size, and the sources that could not be opened, remembered so
+they are not read again on every rerun or tool call."""
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Hashable, Iterator, Optional
-
-from aqe_core.opening import LoadedSource
+from typing import Generic, Hashable, Iterator, Optional, Protocol, TypeVar
 
 #: failures remembered (a message each: a few hundred bytes); the oldest are forgotten first
 MAX_FAILURES = 4096
 
 
-class SourceCache:
+class Sized(Protocol):
+    """What the cache keeps: a :class:`aqe_core.opening.LoadedSource`, or a wrapper of one."""
+
+    @property
+    def memory_bytes(self) -> int: ...
+
+
+S = TypeVar("S", bound=Sized)
+
+
+class SourceCache(Generic[S]):
     """Sources up to ``max_bytes`` of :attr:`LoadedSource.memory_bytes` together, least
     recently used dropped first. A source is charged to the server's memory budget while it
     lives, so :meth:`reclaim` (the budget's reclaimer) lets sources go when a load needs room.
 
+    A source bigger than ``max_bytes`` is not kept (the app's session holds the one it uses),
+    unless ``keep_newest``: then the newest source always stays (the MCP server has no session
+    to hold it, and a second question on a big log must not read it again).
+
     Failures are kept by key (the source's content fingerprint and the settings it was
     refused under): the message comes back at once instead of a second read."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, *, keep_newest: bool = False) -> None:
         self.max_bytes = max_bytes
-        self._items: "OrderedDict[Hashable, LoadedSource]" = OrderedDict()
+        self.keep_newest = keep_newest
+        self._items: "OrderedDict[Hashable, S]" = OrderedDict()
         self._bytes = 0
         self._failed: "OrderedDict[Hashable, str]" = OrderedDict()
         self._lock = threading.Lock()
@@ -33,33 +47,40 @@ class SourceCache:
     def bytes(self) -> int:
         return self._bytes
 
-    def get(self, key: Hashable) -> Optional[LoadedSource]:
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: Hashable) -> Optional[S]:
         with self._lock:
             src = self._items.get(key)
             if src is not None:
                 self._items.move_to_end(key)
             return src
 
-    def put(self, key: Hashable, src: LoadedSource) -> None:
+    def put(self, key: Hashable, src: S) -> None:
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
                 self._bytes -= old.memory_bytes
-            if src.memory_bytes > self.max_bytes:
+            if src.memory_bytes > self.max_bytes and not self.keep_newest:
                 return  # bigger than the cache may hold: used by this run only
             self._items[key] = src
             self._bytes += src.memory_bytes
-            self._evict_until(self.max_bytes)
+            self._evict_until(self.max_bytes, keep=1 if self.keep_newest else 0)
 
-    def reclaim(self, short: int) -> None:
-        """Let go of at least ``short`` bytes of sources, least recently used first."""
+    def reclaim(self, short: int) -> int:
+        """Let go of at least ``short`` bytes of sources, least recently used first (the newest
+        too: the budget asks because a load needs the room). Returns the bytes let go."""
         with self._lock:
-            self._evict_until(max(0, self._bytes - short))
+            return self._evict_until(max(0, self._bytes - short))
 
-    def _evict_until(self, target: int) -> None:
-        while self._items and self._bytes > target:
+    def _evict_until(self, target: int, keep: int = 0) -> int:
+        freed = 0
+        while len(self._items) > keep and self._bytes > target:
             _, old = self._items.popitem(last=False)
             self._bytes -= old.memory_bytes
+            freed += old.memory_bytes
+        return freed
 
     def failure(self, key: Hashable) -> Optional[str]:
         with self._lock:
