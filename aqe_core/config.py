@@ -363,6 +363,7 @@ class AQEConf:
     unknown: dict[str, str] = field(default_factory=dict)
     other: dict[str, str] = field(default_factory=dict)
     _typed: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _keys: tuple[SparkVersion, dict[str, ConfKey]] | None = field(default=None, init=False, repr=False, compare=False)
     #: when a set: every key a rule asked for is added (:meth:`record_reads`)
     _reads: set[str] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -404,7 +405,10 @@ class AQEConf:
 
     @property
     def keys(self) -> dict[str, ConfKey]:
-        return _keys_for(self.spark_version)
+        keys = self._keys
+        if keys is None or keys[0] is not self.spark_version:  # (rules ask thousands of times a replay)
+            keys = self._keys = (self.spark_version, _keys_for(self.spark_version))
+        return keys[1]
 
     def raw(self, key: str) -> str | None:
         """The conf string in force for ``key`` (following fallbacks), or None if unset."""

@@ -80,6 +80,8 @@ class SparkVersion:
         return result if result is NotImplemented else not result
 
     def __eq__(self, other: object) -> bool:
+        if type(other) is SparkVersion:  # fast path, as in __lt__
+            return (self.major, self.minor, self.patch) == (other.major, other.minor, other.patch)
         if isinstance(other, str):
             try:
                 other = SparkVersion.parse(other)

@@ -92,7 +92,16 @@ def _ints(v: Any, where: str, check=None) -> list[int]:
     rows = _list(v, where, optional=False)
     if len(rows) > MAX_COUNT:
         raise _bad(where, f"has more than {MAX_COUNT} entries")
+    bounds = _BOUNDS.get(check)
+    if bounds is not None and set(map(type, rows)) <= {int} and (not rows or bounds[0] <= min(rows) and max(rows) <= bounds[1]):
+        return list(rows)  # every entry a plain int in range: what the check of each would return
     return [check(x, f"{where}[{i}]") for i, x in enumerate(rows)]
+
+
+#: the range each item check allows, for the whole-list test of :func:`_ints` (a capture holds a
+#: size per map and reducer: hundreds of thousands of entries, checked one by one in Python
+#: only when some entry is not a plain int in range, to name it)
+_BOUNDS = {_size: (-1, _I64[1]), _count: (0, MAX_COUNT), _int: _I64}
 
 
 def _str_dict(v: Any, where: str) -> dict[str, str]:
