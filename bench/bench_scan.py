@@ -3,13 +3,16 @@
 
     python -m bench.bench_scan [--sizes 25,50,100,200,400] [--repeat 2] [--master local[2]] [--keep DIR]
     python -m bench.bench_scan --log-mb 30 --sizes 4,8,16      # a fleet of mid-size logs
+    python -m bench.bench_scan --like LOG --sizes 8,16,32      # copies of one recorded log
 
 1. Generates ``max(sizes)`` event logs from the real sample logs in ``sample_logs/eventlogs``:
    each log's events (decoded with our own reader's codecs) get a new application id, and are
    written plain or as Spark-style zstd frames; every fifth is a scaled variant (its SQL part
    repeated three times with shifted ids, as ``tools/generate_eventlogs.py scale`` does). With
    ``--log-mb M`` every log is a scaled variant of about M MB of uncompressed events (the factor
-   chosen per sample). Only ids change: every event is a real one.
+   chosen per sample). Only ids change: every event is a real one. With ``--like LOG``: copies
+   of one recorded log (the scaled samples are mostly plan events, a few hundred tasks in 25 MB;
+   a recorded job's log, like a production one, is mostly task events).
 2. Sequential baseline, one Python process, one core: our ``inspect`` on every log (the reader's
    load and the CLI's outcome line per execution), and ``scan_file`` on every log (the same work
    one scan task does per log: triage, findings, presets).
@@ -97,6 +100,25 @@ def generate(out: Path, n: int, log_mb: float = 0) -> tuple[list[str], list[floa
     return paths, raw_mb
 
 
+def generate_like(out: Path, n: int, log: Path) -> tuple[list[str], list[float]]:
+    """``n`` copies of one recorded log under ``out``, each with a new application id, plain or
+    zstd in turn (a fleet of one job's nightly runs); and each copy's uncompressed MB."""
+    from tools.generate_eventlogs import _events_of, _zstd_frames
+
+    lines = _events_of(log)
+    app = next(m.group(0) for ln in lines if b"ApplicationStart" in ln[:60] for m in [_APP_RE.search(ln)] if m)
+    out.mkdir(parents=True, exist_ok=True)
+    paths, raw_mb = [], []
+    for i in range(n):
+        new = f"local-{1900000000000 + i}".encode()
+        copy = [ln.replace(app, new) for ln in lines]
+        name = new.decode() + (".zstd" if i % 2 else "")
+        (out / name).write_bytes(_zstd_frames(copy) if i % 2 else b"".join(copy))
+        paths.append(str(out / name))
+        raw_mb.append(sum(map(len, copy)) / 1e6)
+    return paths, raw_mb
+
+
 def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
     """Per-log seconds of ``inspect`` and of ``scan_file``, and the scan_file execution rows."""
     from aqe_core.fleet.rows import scan_file
@@ -126,13 +148,17 @@ def main() -> int:
     ap.add_argument("--keep", default=None, help="generate the logs here and keep them")
     ap.add_argument("--log-mb", type=float, default=0,
                     help="every log scaled to about this many MB uncompressed (default: the samples' own sizes)")
+    ap.add_argument("--like", default=None,
+                    help="a fleet of copies of this recorded log instead (e.g. the listener log bench_eventlog records"
+                         " with Spark: task events the bulk of its bytes, as in production logs)")
     opts = ap.parse_args()
     sizes = sorted(int(s) for s in opts.sizes.split(","))
 
     work = Path(opts.keep) if opts.keep else Path(tempfile.mkdtemp(prefix="aqe-lens-bench-scan-"))
     try:
         t = time.perf_counter()
-        paths, raw = generate(work / "logs", sizes[-1], opts.log_mb)
+        paths, raw = (generate_like(work / "logs", sizes[-1], Path(opts.like)) if opts.like else
+                      generate(work / "logs", sizes[-1], opts.log_mb))
         mb = [os.path.getsize(p) / 1e6 for p in paths]
         print(f"generated {len(paths)} logs ({sum(mb):.1f} MB on disk, {sum(raw):.1f} MB uncompressed) in "
               f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
