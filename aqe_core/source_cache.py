@@ -6,7 +6,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Generic, Hashable, Iterator, Optional, Protocol, TypeVar
+from typing import Callable, Generic, Hashable, Iterator, Optional, Protocol, TypeVar
+
+from aqe_core.opening import SourceError
 
 #: failures remembered (a message each: a few hundred bytes); the oldest are forgotten first
 MAX_FAILURES = 4096
@@ -92,6 +94,28 @@ class SourceCache(Generic[S]):
             self._failed.move_to_end(key)
             while len(self._failed) > MAX_FAILURES:
                 self._failed.popitem(last=False)
+
+    def open(self, key: Hashable, load: Callable[[], S], failure_key: Optional[Hashable] = None) -> tuple[S, bool]:
+        """The source kept under ``key`` and True; else ``load()`` once (callers asking for the
+        same key meanwhile wait for it, then find it here), kept, and False. A refusal
+        (:class:`SourceError`) that is not transient is remembered under ``failure_key``
+        (default ``key``) and raised again at once, without a read."""
+        failed_key = key if failure_key is None else failure_key
+        with self.loading(key):
+            hit = self.get(key)
+            if hit is not None:
+                return hit, True
+            failed = self.failure(failed_key)
+            if failed is not None:
+                raise SourceError(failed)
+            try:
+                got = load()
+            except SourceError as exc:
+                if not getattr(exc, "transient", False):
+                    self.remember_failure(failed_key, str(exc))
+                raise
+            self.put(key, got)
+            return got, False
 
     @contextmanager
     def loading(self, key: Hashable) -> Iterator[None]:

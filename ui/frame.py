@@ -50,21 +50,8 @@ def _open_shared(real: str) -> LoadedSource:
     cache = _shared_sources()
     key = (real, content_fingerprint(real))
     failed_key = (key, server_settings())
-    with cache.loading(key):  # sessions opening the same source together: one read
-        src = cache.get(key)
-        if src is not None:
-            return src
-        failed = cache.failure(failed_key)
-        if failed is not None:
-            raise SourceError(failed)
-        try:
-            src = _read(real)
-        except SourceError as exc:
-            if not getattr(exc, "transient", False):
-                cache.remember_failure(failed_key, str(exc))
-            raise
-        cache.put(key, src)
-        return src
+    src, _ = cache.open(key, lambda: _read(real), failed_key)  # sessions opening it together: one read
+    return src
 
 
 def _read(real: str) -> LoadedSource:

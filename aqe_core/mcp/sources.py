@@ -65,25 +65,17 @@ class SourceStore:
             key = (real, content_fingerprint(real))
         except OSError as exc:
             raise SourceError(f"cannot read {real.rsplit('/', 1)[-1]}: {exc.strerror or type(exc).__name__}") from None
-        cache = self._cache
-        cache.max_bytes = self.max_bytes
-        with cache.loading(key):  # one read per source: calls on it meanwhile wait for that read, then find it here
-            hit = cache.get(key)
-            if hit is not None:
-                return Opened(hit.source, hit.key, hit.load_s, cached=True, memo=hit.memo)
-            failed = cache.failure(key)
-            if failed is not None:
-                raise SourceError(failed)
+        self._cache.max_bytes = self.max_bytes
+
+        def load() -> Opened:
             start = time.perf_counter()
-            try:
-                src = open_on_server(real)
-            except SourceError as exc:
-                if not getattr(exc, "transient", False):
-                    cache.remember_failure(key, str(exc))
-                raise
+            src = open_on_server(real)
             prepare_fixes(src.views)  # the application's replays for recommend, made once with the read
-            got = Opened(src, real, time.perf_counter() - start)
-            cache.put(key, got)
+            return Opened(src, real, time.perf_counter() - start)
+
+        got, cached = self._cache.open(key, load)  # one read per source: calls meanwhile wait for it
+        if cached:
+            return Opened(got.source, got.key, got.load_s, cached=True, memo=got.memo)
         _settle()
         return got
 

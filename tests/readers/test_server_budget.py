@@ -297,3 +297,15 @@ def test_a_failed_source_is_not_read_again_on_the_next_interaction(app, browser,
         assert _rchar(app.pid) - before < read_first / 2
     ctx.close()
 
+
+
+def test_a_cache_that_keeps_the_newest_keeps_it_whatever_its_size():
+    """The MCP server's choice (no session holds its sources): the newest stays even when it is
+    bigger than the whole cache, and the older ones go; the budget's reclaimer can still take it."""
+    cache = SourceCache(10 * MiB, keep_newest=True)
+    small = _src(4 * MiB, "small")
+    cache.put("small", small)
+    huge = _src(30 * MiB, "huge")
+    cache.put("huge", huge)
+    assert cache.get("huge") is huge and cache.get("small") is None and len(cache) == 1
+    assert cache.reclaim(1) == 30 * MiB and len(cache) == 0
