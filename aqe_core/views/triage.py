@@ -151,7 +151,7 @@ def straggler_help(v: QueryView, s: ShuffleView) -> str:
                 " (the Partitions page draws both lines), or salt the hot key" + why)
     what = f"the {join} side" if join else "an aggregation, window or other non-join read"
     return (f"no AQE setting can split this read ({what}): AQE splits skewed reducers only on the sides of a"
-            " sort-merge join and in rebalance reads; salt the hot key (a random prefix, aggregate in two steps)"
+            " sort-merge join (from Spark 3.2 also a shuffled hash join) and in rebalance reads; salt the hot key (a random prefix, aggregate in two steps)"
             " or handle the hot key apart")
 
 
