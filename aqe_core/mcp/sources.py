@@ -92,7 +92,7 @@ class SourceStore:
 def _settle() -> None:
     """After a source is kept or let go: collect once, then freeze what lives on, so that no
     later tool call's garbage collection walks a big log's objects again. On a 470 MB log a
-    full collection inside a call took 0.1-0.6 s, against ~10 ms for the answer itself.
+    full collection inside a call took 0.1-0.8 s, against ~10 ms for the answer itself.
     Unfreezing first lets the objects of a source let go be collected."""
     gc.unfreeze()
     gc.collect()
