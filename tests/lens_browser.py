@@ -105,6 +105,27 @@ def wait_ready(page, timeout=90_000) -> None:
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
 
 
+def choose(page, box, option, tries: int = 6) -> None:
+    """Open selectbox ``box`` and click ``option`` (a locator), clicking the box again when its
+    list did not open: on a loaded server a script run that ends just after the click draws the
+    box anew and closes its list, and a person clicks again too. A list that never opens still
+    fails, after ``tries`` clicks."""
+    from playwright.sync_api import TimeoutError as NotShown
+
+    for attempt in range(tries):
+        box.click()
+        try:
+            option.wait_for(state="visible", timeout=15_000)
+        except NotShown:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+            wait_ready(page)
+            continue
+        option.click()
+        return
+
+
 def shot(page, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
