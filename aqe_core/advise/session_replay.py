@@ -14,7 +14,9 @@ with its replay under the fix. Done plainly, that is two replays of the applicat
   the replays under one set of settings are kept, the last 32 sets per capture.
 
 Kept per capture while the capture lives (the app's and the MCP server's source caches hold
-it); :func:`warm` makes the two per-capture replays ahead of the first question.
+it); :func:`warm` makes the two per-capture replays ahead of the first question, and the
+replays under given fixes, kept for as long as the capture (a server warms every fix its
+queries propose, so that no question waits for a replay of the application).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Optional
+from typing import Iterable, Optional
 
 from aqe_core.config import keys_for
 from aqe_core.engine.results import QueryResult
@@ -51,14 +53,17 @@ class _Session:
             self.unset.append(simulate_query(q, {}, v, what_if=True, recorded_v=v, reads=asked))
             self.asked.append(asked)
         self.under: "OrderedDict[tuple[tuple[str, str], ...], dict[int, QueryResult]]" = OrderedDict()
+        self.warmed: dict[tuple[tuple[str, str], ...], dict[int, QueryResult]] = {}  # never let go
         self.lock = threading.Lock()
 
-    def replayed(self, capture: Capture, settings: dict[str, str]) -> list[QueryResult]:
+    def replayed(self, capture: Capture, settings: dict[str, str], keep: bool = False) -> list[QueryResult]:
         key = tuple(sorted((str(k), str(v)) for k, v in settings.items()))
         with self.lock:
-            fresh = self.under.get(key)
-            if fresh is not None:
-                self.under.move_to_end(key)
+            fresh = self.warmed.get(key)
+            if fresh is None:
+                fresh = self.under.get(key)
+                if fresh is not None:
+                    self.under.move_to_end(key)
         if fresh is None:
             keys = {k for k, _ in key}
             everything = not keys <= self.known  # a key the release lacks: replay all, ask nothing
@@ -69,9 +74,12 @@ class _Session:
             else:
                 fresh = {}
             with self.lock:
-                self.under[key] = fresh
-                while len(self.under) > KEPT_SETTINGS:
-                    self.under.popitem(last=False)
+                if keep:
+                    self.warmed[key] = fresh
+                else:
+                    self.under[key] = fresh
+                    while len(self.under) > KEPT_SETTINGS:
+                        self.under.popitem(last=False)
         return [fresh.get(i, self.unset[i]) for i in range(len(capture.queries))]
 
 
@@ -116,6 +124,10 @@ def session_replays(capture: Capture, settings: dict[str, str],
     return [(q, b, a) for q, b, a in zip(capture.queries, s.before, after) if skip is None or q.index != skip.index]
 
 
-def warm(capture: Capture) -> None:
-    """Make a capture's per-capture replays now (a source cache calls it after a load)."""
-    _session(capture)
+def warm(capture: Capture, fixes: Iterable[dict[str, str]] = ()) -> None:
+    """Make a capture's per-capture replays now, and its replays under each of ``fixes``,
+    kept while the capture lives (a source cache calls it after a load)."""
+    s = _session(capture)
+    for settings in fixes:
+        if settings:
+            s.replayed(capture, settings, keep=True)

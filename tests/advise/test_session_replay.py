@@ -107,3 +107,26 @@ def test_a_capture_let_go_takes_its_replays_with_it():
     del capture
     gc.collect()
     assert len(session_replay._SESSIONS) == held - 1
+
+
+def test_a_read_source_keeps_the_replays_of_every_fix_its_queries_propose():
+    """prepare_fixes (a server calls it after a read) replays the application under each fix
+    its exact queries propose, so no later recommend replays; the answers do not change."""
+    from aqe_core.advise import session_replay
+    from aqe_core.advise.fixes import prepare_fixes
+    from aqe_core.opening import load_source
+
+    path = CAPTURES / "4.3.0" / "skew_join_both_sides.json.gz"  # 3 queries, 5 fixes
+    cold = load_capture(path)
+    expected = [[f.to_dict() for f in recommend(cold, q)] for q in cold.queries]
+    views = load_source(str(path)).views
+    prepare_fixes(views)
+    capture = next(v.model.raw[0] for v in views if v.model is not None and v.model.raw is not None)
+    s = session_replay._session(capture)
+    proposed = {tuple(sorted(f.settings.items())) for q in capture.queries for f in recommend(capture, q, application=False)}
+    assert proposed and proposed <= set(s.warmed)
+    assert [[f.to_dict() for f in recommend(capture, q)] for q in capture.queries] == expected
+    for key in proposed:  # never let go, unlike the sets a question brings
+        for i in range(session_replay.KEPT_SETTINGS + 1):
+            session_replays(capture, {config.ADVISORY_PARTITION_SIZE_IN_BYTES: f"{i + 1}k"})
+        assert key in s.warmed
