@@ -20,6 +20,7 @@ from aqe_core.opening import (
 )
 from aqe_core.server_settings import server_settings
 from aqe_core.source_cache import SourceCache
+from aqe_core.views.triage import ranked_views
 
 __all__ = ["Opened", "SourceStore"]
 
@@ -70,7 +71,15 @@ class SourceStore:
         def load() -> Opened:
             start = time.perf_counter()
             src = open_on_server(real)
-            prepare_fixes(src.views)  # the application's replays for recommend, made once with the read
+            # the application's replays for recommend, made once with the read, top-ranked queries first;
+            # frozen meanwhile so that their collections do not walk the log's objects (2.2 s -> 1.3 s
+            # on bench_mcp's 472 MB log); _settle collects after
+            gc.freeze()
+            try:
+                prepare_fixes(ranked_views(src.views))
+            except BaseException:
+                gc.unfreeze()
+                raise
             return Opened(src, real, time.perf_counter() - start)
 
         got, cached = self._cache.open(key, load)  # one read per source: calls meanwhile wait for it

@@ -175,8 +175,17 @@ def triage(views: list[QueryView], text: str = "", findings: Optional[list[str]]
         if findings and not set(findings) & set(row.findings):
             continue
         rows.append(row)
-    rows.sort(key=lambda r: (-r.score, int(r.query_id) if r.query_id.isdigit() else 0))
+    rows.sort(key=_rank)
     return rows
+
+
+def ranked_views(views: list[QueryView]) -> list[QueryView]:
+    """``views`` in :func:`triage`'s order, unfiltered (what a server prepares first)."""
+    return [v for _, v in sorted(((triage_row(v), v) for v in views), key=lambda t: _rank(t[0]))]
+
+
+def _rank(r: TriageRow) -> tuple[float, int]:
+    return -r.score, int(r.query_id) if r.query_id.isdigit() else 0
 
 
 def _sql(v: QueryView) -> str:

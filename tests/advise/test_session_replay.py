@@ -130,3 +130,17 @@ def test_a_read_source_keeps_the_replays_of_every_fix_its_queries_propose():
         for i in range(session_replay.KEPT_SETTINGS + 1):
             session_replays(capture, {config.ADVISORY_PARTITION_SIZE_IN_BYTES: f"{i + 1}k"})
         assert key in s.warmed
+
+
+def test_fixes_are_prepared_within_a_time_budget():
+    """An application of hundreds of exact queries must not hold a read for minutes: with no
+    budget left, only the application's own replays are made."""
+    from aqe_core.advise import session_replay
+    from aqe_core.advise.fixes import prepare_fixes
+    from aqe_core.opening import load_source
+
+    views = load_source(str(CAPTURES / "4.3.0" / "skew_join_inner.json.gz")).views
+    prepare_fixes(views, budget_s=0)
+    capture = next(v.model.raw[0] for v in views if v.model is not None and v.model.raw is not None)
+    s = session_replay._session(capture)
+    assert s.before and not s.warmed

@@ -80,3 +80,12 @@ def test_a_demoted_broadcast_is_a_finding_where_spark_demoted_it():
                 assert any("was demoted" in d and "SortMergeJoin" in d for d in v.join_decisions)
                 seen.add(path.parent.name)
     assert seen == {p.name for p in Path("tests/fixtures/captures").iterdir() if p.is_dir()}  # on every release
+
+
+def test_ranked_views_follow_the_triage_order():
+    from aqe_core.opening import load_source
+    from aqe_core.views.triage import ranked_views, triage
+    from tests.rules.recorded import CAPTURES
+
+    views = load_source(str(CAPTURES / "4.3.0" / "skew_join_both_sides.json.gz")).views
+    assert [v.query_id for v in ranked_views(views)] == [r.query_id for r in triage(views)]
