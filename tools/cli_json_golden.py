@@ -6,8 +6,8 @@ then compare after (byte for byte, exit codes included)::
     python tools/cli_json_golden.py write /tmp/golden-before
     python tools/cli_json_golden.py compare /tmp/golden-before
 
-It imports the installed package (the venv of ``bash tools/test.sh``, or ``PYTHONPATH=.`` from the
-checkout), and refuses one installed from another checkout: it checks the code beside it.
+It imports the package of the checkout it is in (put first on ``sys.path``), and refuses one
+installed from another checkout: it checks the code beside it.
 
 Each command runs in this process (``aqe_core.cli.main``) with stdout captured; stderr is not
 compared (progress and warnings). Nothing here starts Spark (no ``--verify``, no ``run``).
@@ -23,10 +23,11 @@ import re
 import sys
 from pathlib import Path
 
-import aqe_core
-from aqe_core.cli import main
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the code beside this script, without PYTHONPATH
+
+import aqe_core  # noqa: E402
+from aqe_core.cli import main  # noqa: E402
 
 _TIMING = re.compile(r'"(elapsed_ms)": [0-9.e+-]+')
 _SKIP = {"MANIFEST.json"}
