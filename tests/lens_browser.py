@@ -139,9 +139,23 @@ def goto_page(page, title: str) -> None:
     wait_ready(page)
 
 
+def sidebar_box(page, label: str):
+    """The sidebar's selectbox labelled ``label`` ("Query" sits above the source's pickers)."""
+    return (page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox")
+            .filter(has=page.get_by_test_id("stWidgetLabel").get_by_text(label, exact=True)))
+
+
+def sample_box(page):
+    return sidebar_box(page, "Bundled sample")
+
+
+def query_box(page):
+    return sidebar_box(page, "Query")
+
+
 def pick_sample(page, label: str) -> None:
     """Choose a bundled sample in the sidebar's sample picker."""
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    sample_box(page).click()
     page.get_by_role("option", name=label).click()
     wait_ready(page)
 

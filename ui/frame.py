@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import streamlit as st
 
@@ -322,18 +322,20 @@ def _source_banner(src: LoadedSource) -> None:
         st.warning("  \n".join(lines))
 
 
-def pick_query(src: LoadedSource) -> Optional[QueryView]:
-    """Sidebar selector of the SQL execution that drives every page."""
+def pick_query(src: LoadedSource, where: Optional[Any] = None) -> Optional[QueryView]:
+    """Sidebar selector of the SQL execution that drives every page (``where``: the sidebar
+    container to draw it in, by default the sidebar's end)."""
+    where = st.sidebar if where is None else where
     views = [v for v in src.views if v.shuffles or v.adaptive] or src.views
     if not views:
-        st.sidebar.warning("This source holds no SQL executions.")
+        where.warning("This source holds no SQL executions.")
         return None
     ids = [v.query_id for v in views]
     qp = st.query_params.get("q")
     wanted = st.session_state.get(state.QUERY_ID) or qp
     if wanted not in ids:
         wanted = next((v.query_id for v in views if v.shuffles), ids[0])
-    choice = st.sidebar.selectbox(
+    choice = where.selectbox(
         "Query", ids, index=ids.index(wanted), key=state.query_pick_key(src.path),
         format_func=lambda i: _query_label(next(v for v in views if v.query_id == i)))
     st.session_state[state.QUERY_ID] = choice
@@ -349,11 +351,15 @@ def _query_label(v: QueryView) -> str:
 
 
 def current() -> tuple[Optional[LoadedSource], Optional[QueryView]]:
-    """Draw the sidebar source and query picker; the page's source and query (or None)."""
+    """Draw the sidebar query and source pickers; the page's source and query (or None).
+    The query picker comes first, right under the pages, though it is drawn after the source
+    it lists: it is the control used most, and below the source's pickers it sat at the bottom
+    edge of a laptop screen."""
+    slot = st.sidebar.container()
     src = sidebar_source()
     if src is None:
         return None, None
-    return src, pick_query(src)
+    return src, pick_query(src, slot)
 
 
 def approx_note(view: QueryView) -> None:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 
-from tests.lens_browser import browser, browser_marks, choose, lens_app, wait_ready  # noqa: F401 - fixtures
+from tests.lens_browser import browser, browser_marks, choose, lens_app, query_box, sample_box, wait_ready  # noqa: F401 - fixtures
 from aqe_core.plain_text import WORD_JOINER
 from aqe_core.opening import load_source, sample_sources
 
@@ -73,12 +73,12 @@ def test_eight_sessions_see_only_their_own_source_and_query(lens_app, browser):
             wait_ready(p)
         # every session picks its sample, all before any waits: the server runs them together
         for p, s in zip(pages, sessions):
-            choose(p, p.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first,
+            choose(p, sample_box(p),
                    p.get_by_role("option", name=s.option, exact=True))
         for p in pages:
             wait_ready(p)
         for p, s in zip(pages, sessions):
-            choose(p, p.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").last,
+            choose(p, query_box(p),
                    p.get_by_role("option", name=re.compile(rf"^#{s.query_id} ")))
         for p in pages:
             wait_ready(p)

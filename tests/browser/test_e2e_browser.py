@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from tests.lens_browser import (app_url, browser, browser_marks, goto_page as _goto_page, lens_app,  # noqa: F401 - fixtures
-                          shot as _shot, wait_ready as _wait_ready)
+                          query_box, sample_box, shot as _shot, wait_ready as _wait_ready)
 
 pytestmark = browser_marks
 
@@ -23,7 +23,7 @@ def test_user_journey(app_url, browser, tmp_path):
     _wait_ready(page)
     expect(page.get_by_role("heading", name="AQE Lens")).to_be_visible()
     # pick a bundled sample: the Spark 3.5.9 zstd event log
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    sample_box(page).click()
     page.get_by_role("option", name="event log: Spark 3.5.9 single file, zstd").click()
     _wait_ready(page)
     expect(page.get_by_text("Spark 3.5.9").first).to_be_visible()
@@ -59,7 +59,7 @@ def test_user_journey(app_url, browser, tmp_path):
 
     # Share: pick another query, download the report, open it with the network blocked
     _goto_page(page, "Share")
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").last.click()
+    query_box(page).click()
     page.get_by_role("option", name="#6 runtime broadcast join").click()
     _wait_ready(page)
     with page.expect_download() as dl:
@@ -142,7 +142,7 @@ def test_overview_says_which_size_decided_each_join(app_url, browser):
     page.set_default_timeout(60_000)
     page.goto(app_url)
     _wait_ready(page)
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    sample_box(page).click()
     page.get_by_role("option", name=re.compile("an aggregate over a small shuffle stage")).click()
     _wait_ready(page)
     expect(page.get_by_text("3/3 joins agree").first).to_be_visible()

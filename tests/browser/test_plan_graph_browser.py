@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 from tests.lens_browser import (ARTIFACTS, CHROMIUM_ARGS, CHROMIUM, app_url, browser, browser_marks,  # noqa: F401 - fixtures
-                          goto_page, lens_app, pick_sample, wait_ready)
+                          goto_page, lens_app, pick_sample, query_box, wait_ready)
 
 pytestmark = browser_marks
 
@@ -68,8 +68,7 @@ def check_legible(charts: list[dict], what: str) -> None:
 
 
 def _open_query(page, query: str) -> None:
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_test_id("stSelectbox").nth(1).click()
+    query_box(page).click()
     page.get_by_role("option").filter(has_text=f"#{query} ").first.click()
     wait_ready(page)
 
