@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -51,8 +52,7 @@ def _sample_events() -> list[tuple[bytes, list[bytes]]]:
         if p.name.startswith(".") or p.name.endswith(".json"):
             continue
         lines = _events_of(p)
-        app = next(m.group(0) for ln in lines if b"ApplicationStart" in ln[:60] for m in [_APP_RE.search(ln)] if m)
-        out.append((app, lines))
+        out.append((_app_id(lines), lines))
     return out
 
 
@@ -73,23 +73,20 @@ def _scaled(lines: list[bytes], factor: int) -> list[bytes]:
         return dst.read_bytes().splitlines(keepends=True)
 
 
-def generate(out: Path, n: int, log_mb: float = 0) -> tuple[list[str], list[float]]:
-    """``n`` logs under ``out``: the samples with new application ids, plain or zstd, some scaled
-    (``log_mb`` > 0: all, to about that many MB each); and each log's uncompressed MB."""
+def _app_id(lines: list[bytes]) -> bytes:
+    """The application id a log's ApplicationStart event names."""
+    return next(m.group(0) for ln in lines if b"ApplicationStart" in ln[:60] for m in [_APP_RE.search(ln)] if m)
+
+
+def _write_fleet(out: Path, n: int, log_of: Callable[[int], tuple[bytes, list[bytes]]]) -> tuple[list[str], list[float]]:
+    """``n`` logs under ``out``: log i is the events ``log_of(i)`` gives (its application id and
+    lines) under a new application id, plain or zstd in turn; and each log's uncompressed MB."""
     from tools.generate_eventlogs import _zstd_frames
 
-    samples = _sample_events()
-
-    def factor(lines: list[bytes]) -> int:
-        return max(1, round(log_mb * 1e6 / sum(map(len, lines)))) if log_mb > 0 else 3
-
-    scaled = {i: _scaled(lines, factor(lines)) for i, (_, lines) in enumerate(samples)}
     out.mkdir(parents=True, exist_ok=True)
     paths, raw_mb = [], []
     for i in range(n):
-        k = i % len(samples)
-        app, lines = samples[k]
-        lines = scaled[k] if i % 5 == 4 or log_mb > 0 else lines
+        app, lines = log_of(i)
         new = f"local-{1900000000000 + i}".encode()
         lines = [ln.replace(app, new) for ln in lines]
         name = new.decode() + (".zstd" if i % 2 else "")
@@ -100,23 +97,32 @@ def generate(out: Path, n: int, log_mb: float = 0) -> tuple[list[str], list[floa
     return paths, raw_mb
 
 
+def generate(out: Path, n: int, log_mb: float = 0) -> tuple[list[str], list[float]]:
+    """``n`` logs under ``out``: the samples with new application ids, plain or zstd, some scaled
+    (``log_mb`` > 0: all, to about that many MB each); and each log's uncompressed MB."""
+    samples = _sample_events()
+
+    def factor(lines: list[bytes]) -> int:
+        return max(1, round(log_mb * 1e6 / sum(map(len, lines)))) if log_mb > 0 else 3
+
+    scaled = {i: _scaled(lines, factor(lines)) for i, (_, lines) in enumerate(samples)}
+
+    def log_of(i: int) -> tuple[bytes, list[bytes]]:
+        k = i % len(samples)
+        app, lines = samples[k]
+        return app, scaled[k] if i % 5 == 4 or log_mb > 0 else lines
+
+    return _write_fleet(out, n, log_of)
+
+
 def generate_like(out: Path, n: int, log: Path) -> tuple[list[str], list[float]]:
     """``n`` copies of one recorded log under ``out``, each with a new application id, plain or
     zstd in turn (a fleet of one job's nightly runs); and each copy's uncompressed MB."""
-    from tools.generate_eventlogs import _events_of, _zstd_frames
+    from tools.generate_eventlogs import _events_of
 
     lines = _events_of(log)
-    app = next(m.group(0) for ln in lines if b"ApplicationStart" in ln[:60] for m in [_APP_RE.search(ln)] if m)
-    out.mkdir(parents=True, exist_ok=True)
-    paths, raw_mb = [], []
-    for i in range(n):
-        new = f"local-{1900000000000 + i}".encode()
-        copy = [ln.replace(app, new) for ln in lines]
-        name = new.decode() + (".zstd" if i % 2 else "")
-        (out / name).write_bytes(_zstd_frames(copy) if i % 2 else b"".join(copy))
-        paths.append(str(out / name))
-        raw_mb.append(sum(map(len, copy)) / 1e6)
-    return paths, raw_mb
+    app = _app_id(lines)
+    return _write_fleet(out, n, lambda i: (app, lines))
 
 
 def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
