@@ -322,10 +322,9 @@ def _source_banner(src: LoadedSource) -> None:
         st.warning("  \n".join(lines))
 
 
-def pick_query(src: LoadedSource, where: Optional[Any] = None) -> Optional[QueryView]:
-    """Sidebar selector of the SQL execution that drives every page (``where``: the sidebar
-    container to draw it in, by default the sidebar's end)."""
-    where = st.sidebar if where is None else where
+def pick_query(src: LoadedSource, where: Any) -> Optional[QueryView]:
+    """Sidebar selector of the SQL execution that drives every page, drawn in ``where`` (a
+    container of the sidebar, see :func:`current`)."""
     views = [v for v in src.views if v.shuffles or v.adaptive] or src.views
     if not views:
         where.warning("This source holds no SQL executions.")
