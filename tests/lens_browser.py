@@ -107,9 +107,10 @@ def wait_ready(page, timeout=90_000) -> None:
 
 def choose(page, box, option, tries: int = 6) -> None:
     """Open selectbox ``box`` and click ``option`` (a locator), clicking the box again when its
-    list did not open. With eight sessions on one server, the Query picker at the sidebar's
-    bottom edge sometimes took a click (focused) without opening its list; why is not known. A
-    person clicks again too. A list that never opens still fails, after ``tries`` clicks."""
+    list did not open. With eight sessions on one server, the Query picker, when it still sat at
+    the sidebar's bottom edge (below the source's pickers), sometimes took a click (focused)
+    without opening its list; why is not known. A person clicks again too. A list that never
+    opens still fails, after ``tries`` clicks."""
     from playwright.sync_api import TimeoutError as NotShown
 
     for attempt in range(tries):
