@@ -84,6 +84,68 @@ def test_spark_submit_with_the_listener_writes_an_exact_log(tmp_path):
 
 
 
+_BEHIND = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+from aqe_core.listener import spark_conf
+from pyspark.java_gateway import ensure_callback_server_started
+from pyspark.sql import SparkSession
+
+b = SparkSession.builder.master("local[2]").appName("listener-behind")
+for k, v in dict(spark_conf(), **{conf!r}).items():
+    b = b.config(k, v)
+spark = b.getOrCreate()
+jsc = spark.sparkContext._jsc.sc()
+ensure_callback_server_started(spark.sparkContext._gateway)
+seen = []
+
+class HoldTheQueue:
+    # a listener on the event-log queue that holds it at the first job's end until stop() began
+    def __getattr__(self, name):
+        if name.startswith("on"):
+            return lambda event: None
+        raise AttributeError(name)
+
+    def onJobEnd(self, event):
+        if not seen:
+            deadline = time.time() + 60
+            while not jsc.isStopped() and time.time() < deadline:
+                time.sleep(0.05)
+            seen.append(jsc.isStopped())
+
+    class Java:
+        implements = ["org.apache.spark.scheduler.SparkListenerInterface"]
+
+jsc.listenerBus().addToEventLogQueue(HoldTheQueue())
+spark.conf.set("spark.sql.adaptive.enabled", "true")
+spark.conf.set("spark.sql.shuffle.partitions", "20")
+spark.sql("SELECT id % 7 AS g, count(*) FROM range(0, 20000, 1, 4) GROUP BY id % 7").collect()
+spark.stop()
+print(json.dumps({{"queue_behind_stop": seen}}))
+"""
+
+
+@pytest.mark.slow
+def test_a_job_that_stops_while_its_event_log_queue_is_behind_keeps_its_last_query(tmp_path):
+    """spark.stop() right after the last query, with the event-log queue still before that query's
+    end: the listener records it anyway (SparkContext.defaultParallelism refuses once stop() has
+    begun; a CI run lost a query this way) with the parallelism the query ran with."""
+    from aqe_core.opening import load_exact
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(logs), "spark.eventLog.rolling.enabled": "false",
+            "spark.eventLog.compress": "false", "spark.ui.enabled": "false"}
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(_BEHIND.format(root=str(ROOT), conf=conf)))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '"queue_behind_stop": [true]' in done.stdout, done.stdout[-500:]  # the race happened
+    assert "AQE Lens listener" not in done.stderr, done.stderr[-2000:]
+    cap = load_exact(str(next(logs.iterdir())))
+    assert len(cap.queries) == 1 and cap.queries[0].default_parallelism == 2  # local[2]
+
+
 @pytest.mark.slow
 def test_a_session_with_the_listener_logs_what_the_recorder_records(tmp_path):
     """SQL through a SparkSession built with the listener's settings (PySpark 4.3 in CI): its log

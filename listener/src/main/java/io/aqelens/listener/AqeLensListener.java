@@ -20,7 +20,8 @@ import org.apache.spark.scheduler.SparkListenerEvent;
  * decided with (see {@link PlanRecorder}), as an {@link AqeLensQueryEvent}.
  *
  * <p>It never fails or slows the job: it runs on the listener bus thread after the execution
- * ended, catches every error (logged once per kind), and keeps no state between executions.
+ * ended, catches every error (logged once per kind), and keeps no state between executions but
+ * the default parallelism last read while the context was live.
  */
 public class AqeLensListener extends SparkListener {
     static final int SCHEMA = 1;
@@ -30,17 +31,22 @@ public class AqeLensListener extends SparkListener {
     private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
     /** Spark's EventLoggingListener, for the delegate that records on its queue (null otherwise). */
     private final Object eventLogger;
+    /** The SparkContext whose event-log queue the delegate is on (null otherwise). */
+    private final Object context;
+    /** Spark's default parallelism as last read while the context was live (-1: never read). */
+    private volatile int liveParallelism = -1;
     private volatile boolean moved;
     private volatile int attempts;
     private volatile String sideFile;
 
     public AqeLensListener() {
-        this(null);
+        this(null, null);
         joinWhileSparkContextIsBuilt();
     }
 
-    private AqeLensListener(Object eventLogger) {
+    private AqeLensListener(Object eventLogger, Object context) {
         this.eventLogger = eventLogger;
+        this.context = context;
     }
 
     @Override
@@ -51,6 +57,14 @@ public class AqeLensListener extends SparkListener {
     @Override
     public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart event) {
         moveToEventLogQueue();
+        try {
+            Object sc = context != null ? context : sparkContext(false);
+            if (sc != null) {
+                parallelism(sc);
+            }
+        } catch (Throwable t) {
+            logOnce("reading the default parallelism failed", t);
+        }
     }
 
     @Override
@@ -118,7 +132,7 @@ public class AqeLensListener extends SparkListener {
             attempts = Integer.MAX_VALUE;  // event logging is off: record here, to the side file
             return;
         }
-        R.call(R.call(sc, "listenerBus"), "addToEventLogQueue", new AqeLensListener(logger));
+        R.call(R.call(sc, "listenerBus"), "addToEventLogQueue", new AqeLensListener(logger, sc));
         moved = true;
     }
 
@@ -138,8 +152,7 @@ public class AqeLensListener extends SparkListener {
             cap = Long.parseLong(capText.toString().trim());
         }
         PlanRecorder rec = new PlanRecorder(sc, version, cap);
-        int parallelism = ((Number) R.call(sc, "defaultParallelism")).intValue();
-        Map<String, Object> query = rec.record(qe, eid, parallelism);
+        Map<String, Object> query = rec.record(qe, eid, parallelism(sc));
         if (!Boolean.TRUE.equals(query.get("adaptive"))) {
             return;
         }
@@ -160,6 +173,22 @@ public class AqeLensListener extends SparkListener {
         } else {
             writeSideFile(conf, sc, eid, payload);
         }
+    }
+
+    /**
+     * SparkContext.defaultParallelism, read where it cannot refuse: that method throws once
+     * {@code stop()} has begun, and a job that stops right after its last query often has the
+     * event-log queue still on that query's end. Spark drains the queue after stopping its
+     * schedulers, whose executors may be gone by then (a cluster's parallelism then drops to 2),
+     * so a stopped context gives the value last read while it was live (at a job's start).
+     */
+    private int parallelism(Object sc) throws Exception {
+        int now = ((Number) R.call(R.call(sc, "taskScheduler"), "defaultParallelism")).intValue();
+        if (!Boolean.TRUE.equals(R.call(sc, "isStopped"))) {
+            liveParallelism = now;
+            return now;
+        }
+        return liveParallelism > 0 ? liveParallelism : now;
     }
 
     private synchronized void writeSideFile(Object conf, Object sc, long eid, String payload) throws Exception {
