@@ -26,9 +26,12 @@ def big_log(tmp_path_factory) -> Path:
     if os.environ.get("AQE_LENS_JOURNEY_LOG"):  # a log made by the same command, to iterate faster
         return Path(os.environ["AQE_LENS_JOURNEY_LOG"])
     out = tmp_path_factory.mktemp("big-log") / "app-61-queries"
-    subprocess.run([sys.executable, str(REPO / "tools" / "generate_eventlogs.py"), "large", "--out", str(out),
-                    "--queries", "61", "--partitions", "40", "--listener"], check=True, capture_output=True,
-                   timeout=900)
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "generate_eventlogs.py"), "large", "--out", str(out),
+                           "--queries", "61", "--partitions", "40", "--listener"], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # a query the listener could not record is said once on the driver's stderr, and only there
+    assert "AQE Lens listener:" not in done.stderr, done.stderr[-2000:]
     return out
 
 
