@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Optional, Sequence, TypeVar
 
+from aqe_core.engine.results import QueryResult
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
@@ -227,6 +228,9 @@ class LoadedSource:
     incomplete: list[str] = field(default_factory=list)
     #: estimated memory held (charged to the server's budget while this object lives; 0: not charged)
     memory_bytes: int = 0
+    #: ``plans=False`` only: the replay behind each exact view, by query id (the fleet scan
+    #: compares every preset with it instead of replaying what Spark did again)
+    replays: dict[str, QueryResult] = field(default_factory=dict)
 
     def view(self, query_id: str) -> Optional[QueryView]:
         return next((v for v in self.views if v.query_id == str(query_id)), None)
@@ -311,9 +315,10 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
 
     ``limits`` bound decoding (default: the reader's generous CLI limits); ``roots``, when
     given, confine every file read; ``meter`` counts the source against per-source limits and a
-    memory budget (the app passes all three, see :func:`open_on_server`). ``plans=False``: an
-    event log's views without their initial plan and plan versions (what the fleet scan's rows
-    read: :func:`aqe_core.views.from_eventlog.view_from_execution`)."""
+    memory budget (the app passes all three, see :func:`open_on_server`). ``plans=False``: what
+    the fleet scan's rows read: an event log's views without their initial plan and plan versions
+    (:func:`aqe_core.views.from_eventlog.view_from_execution`), exact views with only the first
+    and last plan AQE posted, and the replays behind exact views kept (``replays``)."""
     try:
         return _load_source(path, progress, limits, roots, meter, plans)
     except SourceError:
@@ -341,7 +346,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     if is_capture:
         try:
-            return _metered_capture(_open_capture(node, limits), meter)
+            return _metered_capture(_open_capture(node, limits, keep_replays=not plans), meter)
         finally:
             node.close()
     try:
@@ -357,11 +362,14 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
     views, notes = _views(log, meter, plans), list(log.notes)
-    exact = listener_capture(log)
+    exact = listener_capture(log, versions=plans)
     if meter is not None:
         meter.check_time()
+    replays: dict[str, QueryResult] = {}
     if exact is not None:
         exact_views, report = views_from_capture(exact)
+        if not plans:
+            replays = {v.query_id: qr for v, qr in zip(exact_views, report.queries)}
         by_id = {v.query_id: v for v in exact_views}
         for v in views:
             if v.query_id in by_id:
@@ -371,7 +379,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         notes += report.notes
     return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes,
                         app_id=log.application.id, app_name=log.application.name,
-                        app_start_ms=log.application.start_time, incomplete=list(log.cut))
+                        app_start_ms=log.application.start_time, incomplete=list(log.cut), replays=replays)
 
 
 def _views(log, meter: Optional[LoadMeter], plans: bool = True) -> list[QueryView]:
@@ -397,13 +405,13 @@ def _metered_capture(src: LoadedSource, meter: Optional[LoadMeter]) -> LoadedSou
     return src
 
 
-def _open_capture(node: Node, limits: Optional[Limits]) -> LoadedSource:
+def _open_capture(node: Node, limits: Optional[Limits], keep_replays: bool = False) -> LoadedSource:
     """A capture's views, decoding bounded by ``limits``; errors as :class:`SourceError`."""
     max_bytes = DEFAULT_MAX_CAPTURE_BYTES if limits is None else min(DEFAULT_MAX_CAPTURE_BYTES, limits.max_decompressed_bytes)
     p = Path(node.path)
     try:
         capture = load_capture(node.reader(), max_bytes=max_bytes, max_seconds=None if limits is None else limits.max_seconds)
-        return _capture_source(capture, node.path)
+        return _capture_source(capture, node.path, keep_replays)
     except CaptureFormatError as exc:
         raise SourceError(f"cannot read this capture: {exc}") from None
     except OSError as exc:
@@ -417,10 +425,11 @@ def views_from_capture_file(path: str, *, max_bytes: int = DEFAULT_MAX_CAPTURE_B
     return _capture_source(load_capture(path, max_bytes=max_bytes, max_seconds=max_seconds), path)
 
 
-def _capture_source(capture: Capture, path: str) -> LoadedSource:
+def _capture_source(capture: Capture, path: str, keep_replays: bool = False) -> LoadedSource:
     views, report = views_from_capture(capture)
     return LoadedSource("capture", capture_label(capture, report), path, capture.spark_version, views,
-                        warnings=list(capture.warnings), notes=list(report.notes))
+                        warnings=list(capture.warnings), notes=list(report.notes),
+                        replays={v.query_id: qr for v, qr in zip(views, report.queries)} if keep_replays else {})
 
 
 def load_exact(path: str) -> Capture:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import total_ordering
 
 _VERSION_RE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
+#: strings already parsed (SparkVersion is frozen, so one object serves every caller)
+_PARSED: dict[str, "SparkVersion"] = {}
 
 #: Release profiles whose rule behaviour differs, oldest first; each maps to the first release
 #: it covers and runs to the next one. A name is "first" or "first-last" ("3.4.2-3.4.x": the
@@ -54,6 +56,9 @@ class SparkVersion:
         """Parse "3.5.1", "4.3.0-SNAPSHOT", "3.2" (patch 0); SparkVersion passes through."""
         if isinstance(value, SparkVersion):
             return value
+        hit = _PARSED.get(value) if isinstance(value, str) else None
+        if hit is not None:  # rules compare with literals ("3.2") in every replay
+            return hit
         m = _VERSION_RE.match(str(value))
         if not m:
             raise UnsupportedSparkVersion(f"not a Spark version: {value!r}")
@@ -62,6 +67,8 @@ class SparkVersion:
             raise UnsupportedSparkVersion(
                 f"Spark {value} has no Adaptive Query Execution rules to model (AQE starts in 3.0)"
             )
+        if isinstance(value, str) and len(_PARSED) < 1024:  # bounded: version strings come from logs too
+            _PARSED[value] = v
         return v
 
     def _key(self) -> tuple[int, int, int]:

@@ -17,9 +17,10 @@ from aqe_core.engine.estimate import (
     ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
 )
 from aqe_core.engine.histogram_lines import ShuffleLines, shuffle_lines
-from aqe_core.engine.results import NOT_PREDICTED, STAGE_NOT_CREATED
+from aqe_core.engine.results import NOT_PREDICTED, STAGE_NOT_CREATED, QueryResult
 from aqe_core.engine.simulate import SimulationReport, one_query, simulate
 from aqe_core.engine.spec_sizes import spec_reducers, spec_sizes
+from aqe_core.model.capture import QueryCapture
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
@@ -55,9 +56,15 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
     q = next(x for x in capture.queries if x.index == index)
     overrides = {k: val for k, val in conf.to_strings().items() if val is not None}
     rep = simulate(one_query(capture, q), overrides, conf.spark_version)
-    qr = rep.queries[0]
+    return replay_outcome(q, rep.queries[0], rep.notes, conf, name, actual), rep
+
+
+def replay_outcome(q: QueryCapture, qr: QueryResult, notes: Sequence[str], conf: AQEConf, name: str,
+                   actual: bool) -> PresetOutcome:
+    """The outcome of query ``q``'s replay ``qr`` under ``conf`` (``notes``: the replay's own;
+    ``actual``: Spark's own decisions, read by the replay)."""
     out = PresetOutcome(name, str(conf.spark_version), True,
-                        EXACT_NOTE + ("; " + "; ".join(rep.notes) if rep.notes else ""), settings=dict(conf.explicit),
+                        EXACT_NOTE + ("; " + "; ".join(notes) if notes else ""), settings=dict(conf.explicit),
                         evidence=Evidence.EXACT)
     if actual:
         out.note = "what Spark did (captured)"
@@ -93,7 +100,7 @@ def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[Prese
                            + (" (skew)" if (j.spark_skew if actual else j.simulated_skew) else
                               " (skew split: not predicted)" if not actual and j.simulated_skew is None else "")
                            for j in qr.joins]
-    return out, rep
+    return out
 
 
 def _estimate(shuffles: Sequence[ShuffleSizes], joins: list[str], conf: AQEConf, name: str, actual: bool,
@@ -181,11 +188,20 @@ def query_what_if(view: QuerySizes, conf: AQEConf, name: str, *, actual: bool = 
                    default_parallelism=view.default_parallelism, lines=lines, decisions=decisions)
 
 
-def simulate_preset(view: QuerySizes, preset: Preset, conf: Optional[AQEConf] = None) -> PresetOutcome:
+def simulate_preset(view: QuerySizes, preset: Preset, conf: Optional[AQEConf] = None, *,
+                    replay: Optional[QueryResult] = None) -> PresetOutcome:
     """What AQE does to ``view``'s query under ``preset`` (exact for a capture, else estimated).
     ``conf``: ``preset.conf_for(view.conf)`` when the caller has it already (the fleet scan
-    makes it once per preset for the executions that share a conf)."""
+    makes it once per preset for the executions that share a conf). ``replay``: for the
+    ``actual`` preset of an exact view, the replay the view was made from; what Spark did is read
+    from it, not from a replay made again (partitions, splits and joins are the same)."""
     conf = preset.conf_for(view.conf) if conf is None else conf
+    model = view.model
+    if (replay is not None and preset.name == "actual" and model is not None and model.evidence is Evidence.EXACT
+            and model.raw is not None):
+        capture, index = model.raw
+        q = next(x for x in capture.queries if x.index == index)
+        return replay_outcome(q, replay, (), conf, preset.name, True)
     got = query_what_if(view, conf, preset.name, actual=preset.name == "actual", lines=False)
     assert got.outcome is not None
     return got.outcome

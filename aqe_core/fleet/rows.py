@@ -8,11 +8,11 @@ its error (``execution_id`` null), never an exception: one bad log must not stop
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from aqe_core.config import AQEConf
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
-from aqe_core.opening import SourceError, load_source, scan_limits
+from aqe_core.opening import LoadedSource, SourceError, load_source, scan_limits
 from aqe_core.advise.whatif import simulate_preset
 from aqe_core.views.query import QueryView
 from aqe_core.views.triage import FINDINGS, triage_row
@@ -80,9 +80,11 @@ def _preset_conf(v: QueryView, p: Preset, confs: dict[tuple[str, int], tuple[AQE
     return conf
 
 
-def _changes(v: QueryView, confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]]) -> dict[str, str]:
-    """For each preset: partitions, splits and join strategies that differ from what Spark did."""
-    actual = simulate_preset(v, ACTUAL, _preset_conf(v, ACTUAL, confs))
+def _changes(v: QueryView, confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]],
+             replays: Mapping[str, Any]) -> dict[str, str]:
+    """For each preset: partitions, splits and join strategies that differ from what Spark did
+    (``replays``: the source's kept replays, where what Spark did is read for an exact view)."""
+    actual = simulate_preset(v, ACTUAL, _preset_conf(v, ACTUAL, confs), replay=replays.get(v.query_id))
     out: dict[str, str] = {}
     for p in PRESETS:
         try:
@@ -101,7 +103,7 @@ def _changes(v: QueryView, confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]]
     return out
 
 
-def _row(path: str, src: Any, v: QueryView, presets: bool,
+def _row(path: str, src: LoadedSource, v: QueryView, presets: bool,
          confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]]) -> tuple[ExecutionRow, list[FindingRow]]:
     t = triage_row(v)
     app = src.app_id
@@ -115,7 +117,7 @@ def _row(path: str, src: Any, v: QueryView, presets: bool,
                      ",".join(t.findings), t.summary.split(" | ")[0] if "skew_not_split" in t.findings else "",
                      t.stage_time, t.wasted_ms, round(t.score, 3), v.outcome[:500])
     if presets and v.adaptive:
-        r.preset_changes = _changes(v, confs)
+        r.preset_changes = _changes(v, confs, src.replays)
     found = [FindingRow(path, app, r.execution_id if r.execution_id is not None else -1, f, FINDINGS[f][0],
                         r.unsplit_why if f == "skew_not_split" else (t.stage_time if f == "straggler" else ""))
              for f in t.findings]

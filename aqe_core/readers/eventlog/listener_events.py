@@ -11,11 +11,11 @@ warning (the execution is then shown from the plain log).
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
 from aqe_core.model.capture import Capture, CaptureFormatError, CapturedPlan, PlanUpdate, QueryCapture, SparkStageTiming
 from aqe_core.model.eventlog import EventLog, SQLExecution
+from aqe_core.readers.eventlog.jsonfast import parse_json
 from aqe_core.readers.eventlog.packed import unpack
 from aqe_core.model.scala_text import parse_specs, split_top_level
 from aqe_core.model.specs import spec_to_dict
@@ -24,8 +24,10 @@ from aqe_core.model.specs import spec_to_dict
 SCHEMAS = (1,)
 
 
-def listener_capture(log: EventLog) -> Optional[Capture]:
-    """The listener's executions of ``log`` as a capture (None when the log has none)."""
+def listener_capture(log: EventLog, *, versions: bool = True) -> Optional[Capture]:
+    """The listener's executions of ``log`` as a capture (None when the log has none).
+    ``versions=False``: of the plans AQE posted, only the first and the last (what a replay and
+    the fleet scan's rows read; the ones between are built only to be drawn)."""
     if not log.listener_payloads:
         return None
     queries: list[QueryCapture] = []
@@ -33,7 +35,7 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
     payload_version = None
     for eid in sorted(log.listener_payloads):
         try:
-            doc = _payload(payload_text(log.listener_payloads[eid]), eid)
+            doc = _payload(log.listener_payloads[eid], eid)
             q = QueryCapture.from_dict(_as_capture(doc["query"]), f"listener event of execution {eid}")
         except (ValueError, CaptureFormatError, RecursionError) as e:
             log.warnings.append(f"listener event of execution {eid} ignored: {str(e)[:300]}")
@@ -42,7 +44,7 @@ def listener_capture(log: EventLog) -> Optional[Capture]:
         if isinstance(doc.get("spark_version"), str):
             payload_version = payload_version or doc["spark_version"]
         ex = log.executions.get(eid)
-        _from_log(q, eid, ex, log)
+        _from_log(q, eid, ex, log, versions)
         queries.append(q)
     if not queries:
         return None
@@ -58,8 +60,8 @@ def payload_text(stored: bytes) -> str:
     return unpack(stored).decode("utf-8", "surrogatepass")
 
 
-def _payload(text: str, eid: int) -> dict[str, Any]:
-    doc = json.loads(text)
+def _payload(stored: bytes, eid: int) -> dict[str, Any]:
+    doc = parse_json(unpack(stored))  # as json.loads(payload_text(stored)) reads it, in C
     if not isinstance(doc, dict) or not isinstance(doc.get("query"), dict):
         raise ValueError("the payload is not a listener document (no \"query\" object)")
     if doc.get("schema") not in SCHEMAS:
@@ -92,7 +94,7 @@ def _as_capture(query: dict[str, Any]) -> dict[str, Any]:
     return query
 
 
-def _from_log(q: QueryCapture, eid: int, ex: Optional[SQLExecution], log: EventLog) -> None:
+def _from_log(q: QueryCapture, eid: int, ex: Optional[SQLExecution], log: EventLog, versions: bool = True) -> None:
     """What the log itself holds about the execution: its description, the plans AQE posted
     (the initial plan is the start event's), its timings and stages."""
     q.index = eid
@@ -110,7 +112,7 @@ def _from_log(q: QueryCapture, eid: int, ex: Optional[SQLExecution], log: EventL
         seq += 1
         if initial.name == "AdaptiveSparkPlan" and initial.children:
             q.initial_plan = CapturedPlan(initial.children[0], [])
-    for plan in ex.plan_versions:
+    for plan in ex.plan_versions if versions else [p for p in [ex.final_plan] if p is not None and ex.num_plan_versions]:
         q.plan_updates.append(PlanUpdate(eid, "update", "isFinalPlan=true" in plan.description, plan, seq))
         seq += 1
     for sid in ex.stage_ids:
