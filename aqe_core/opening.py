@@ -21,12 +21,14 @@ import os
 import stat
 import threading
 import zlib
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Optional, Sequence, TypeVar
 
 from aqe_core.engine.results import QueryResult
+from aqe_core.engine.simulate import SimulationReport
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
@@ -369,7 +371,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     if exact is not None:
         exact_views, report = views_from_capture(exact)
         if not plans:
-            replays = {v.query_id: qr for v, qr in zip(exact_views, report.queries)}
+            replays = _replays(exact_views, report)
         by_id = {v.query_id: v for v in exact_views}
         for v in views:
             if v.query_id in by_id:
@@ -429,7 +431,14 @@ def _capture_source(capture: Capture, path: str, keep_replays: bool = False) -> 
     views, report = views_from_capture(capture)
     return LoadedSource("capture", capture_label(capture, report), path, capture.spark_version, views,
                         warnings=list(capture.warnings), notes=list(report.notes),
-                        replays={v.query_id: qr for v, qr in zip(views, report.queries)} if keep_replays else {})
+                        replays=_replays(views, report) if keep_replays else {})
+
+
+def _replays(views: list[QueryView], report: SimulationReport) -> dict[str, QueryResult]:
+    """Each exact view's replay by query id; none for an id that several views share (a capture
+    of several workloads repeats indexes): theirs are made again, as before."""
+    ids = Counter(v.query_id for v in views)
+    return {v.query_id: qr for v, qr in zip(views, report.queries) if ids[v.query_id] == 1}
 
 
 def load_exact(path: str) -> Capture:

@@ -25,3 +25,19 @@ def test_the_scan_only_views_give_the_full_views_rows(log):
     full = scan_file(str(log), plans=True)
     assert json.dumps(fast, sort_keys=True) == json.dumps(full, sort_keys=True)
     assert fast[0] and all(r["error"] is None for r in fast[0])
+
+
+def test_a_capture_whose_workloads_repeat_an_index_gives_the_full_views_rows(tmp_path):
+    """Two queries with one index (a capture of several workloads): neither reads what Spark did
+    from the other's replay."""
+    from dataclasses import replace
+
+    from aqe_core.readers.capture_file import load_capture, save_capture
+
+    cap = load_capture(FIXTURES / "captures" / "4.3.0" / "skew_join_then_aggregate.json.gz")
+    q = cap.queries[0]
+    other = replace(load_capture(FIXTURES / "captures" / "4.3.0" / "aggregate_coalesce.json.gz").queries[0], index=q.index)
+    path = save_capture(replace(cap, queries=[q, other]), tmp_path / "two.json.gz")
+    fast = scan_file(str(path))
+    assert len(fast[0]) == 2 and all(r["error"] is None for r in fast[0])
+    assert json.dumps(fast, sort_keys=True) == json.dumps(scan_file(str(path), plans=True), sort_keys=True)
