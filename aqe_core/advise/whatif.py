@@ -20,7 +20,7 @@ from aqe_core.engine.histogram_lines import ShuffleLines, shuffle_lines
 from aqe_core.engine.results import NOT_PREDICTED, STAGE_NOT_CREATED, QueryResult
 from aqe_core.engine.simulate import SimulationReport, one_query, simulate
 from aqe_core.engine.spec_sizes import spec_reducers, spec_sizes
-from aqe_core.model.capture import QueryCapture
+from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
@@ -52,11 +52,16 @@ class WhatIf:
 def _replay(query: Query, conf: AQEConf, name: str, actual: bool) -> tuple[PresetOutcome, SimulationReport]:
     """Spark's rules replayed on the captured statistics (``actual``: what Spark did, captured),
     with the replay's report."""
-    capture, index = query.raw
-    q = next(x for x in capture.queries if x.index == index)
+    capture, q = _captured(query)
     overrides = {k: val for k, val in conf.to_strings().items() if val is not None}
     rep = simulate(one_query(capture, q), overrides, conf.spark_version)
     return replay_outcome(q, rep.queries[0], rep.notes, conf, name, actual), rep
+
+
+def _captured(query: Query) -> tuple[Capture, QueryCapture]:
+    """An exact query's capture and its captured query (the first with its index)."""
+    capture, index = query.raw
+    return capture, next(x for x in capture.queries if x.index == index)
 
 
 def replay_outcome(q: QueryCapture, qr: QueryResult, notes: Sequence[str], conf: AQEConf, name: str,
@@ -199,9 +204,7 @@ def simulate_preset(view: QuerySizes, preset: Preset, conf: Optional[AQEConf] = 
     model = view.model
     if (replay is not None and preset.name == "actual" and model is not None and model.evidence is Evidence.EXACT
             and model.raw is not None):
-        capture, index = model.raw
-        q = next(x for x in capture.queries if x.index == index)
-        return replay_outcome(q, replay, (), conf, preset.name, True)
+        return replay_outcome(_captured(model)[1], replay, (), conf, preset.name, True)
     got = query_what_if(view, conf, preset.name, actual=preset.name == "actual", lines=False)
     assert got.outcome is not None
     return got.outcome

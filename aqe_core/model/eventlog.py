@@ -351,7 +351,7 @@ class EventLog:
     event_counts: dict[str, int] = field(default_factory=dict)
     #: SQL execution id -> the AQE Lens listener's payload (JSON text) as logged, packed:
     #: per-map sizes make it the largest thing a listener log keeps, and it is read once, for
-    #: the views (``readers.eventlog.listener_events.payload_text``)
+    #: the views (``readers.eventlog.listener_events.listener_capture``)
     listener_payloads: MutableMapping[int, bytes] = field(default_factory=dict)
 
     @property

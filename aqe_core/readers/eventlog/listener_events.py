@@ -55,13 +55,8 @@ def listener_capture(log: EventLog, *, versions: bool = True) -> Optional[Captur
     return cap
 
 
-def payload_text(stored: bytes) -> str:
-    """A payload as the log had it (the reader keeps it compressed)."""
-    return unpack(stored).decode("utf-8", "surrogatepass")
-
-
 def _payload(stored: bytes, eid: int) -> dict[str, Any]:
-    doc = parse_json(unpack(stored))  # as json.loads(payload_text(stored)) reads it, in C
+    doc = parse_json(unpack(stored))  # the reader keeps it packed; parsed as json.loads would, in C
     if not isinstance(doc, dict) or not isinstance(doc.get("query"), dict):
         raise ValueError("the payload is not a listener document (no \"query\" object)")
     if doc.get("schema") not in SCHEMAS:
@@ -112,7 +107,8 @@ def _from_log(q: QueryCapture, eid: int, ex: Optional[SQLExecution], log: EventL
         seq += 1
         if initial.name == "AdaptiveSparkPlan" and initial.children:
             q.initial_plan = CapturedPlan(initial.children[0], [])
-    for plan in ex.plan_versions if versions else [p for p in [ex.final_plan] if p is not None and ex.num_plan_versions]:
+    posted = ex.plan_versions if versions else [ex.final_plan] if ex.num_plan_versions else []
+    for plan in (p for p in posted if p is not None):
         q.plan_updates.append(PlanUpdate(eid, "update", "isFinalPlan=true" in plan.description, plan, seq))
         seq += 1
     for sid in ex.stage_ids:
