@@ -57,6 +57,9 @@ public class AqeLensListener extends SparkListener {
     @Override
     public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart event) {
         moveToEventLogQueue();
+        if (eventLogger == null && moved) {
+            return;  // the delegate on the event-log queue records, and reads it there
+        }
         try {
             Object sc = context != null ? context : sparkContext(false);
             if (sc != null) {
