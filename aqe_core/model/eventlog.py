@@ -296,8 +296,40 @@ class SQLExecution:
     def plan_with_values(self, plan: PlanNode | None, formatted: dict | None = None) -> PlanNode | None:
         """A copy of ``plan`` whose metrics carry the aggregated values (``formatted``: see
         :meth:`plan_dict_with_values`)."""
-        d = self.plan_dict_with_values(plan, formatted)
-        return None if d is None else PlanNode.from_dict(d)
+        if plan is None:
+            return None
+        with_values = self._metrics_with_values(formatted)
+        root = PlanNode(plan.id, plan.name, plan.description, with_values(plan.metrics))
+        stack = [(plan, root)]
+        while stack:  # node by node, as PlanNode.from_dict(plan_dict_with_values(...)) builds it
+            src, out = stack.pop()
+            for c in src.children:
+                copy = PlanNode(c.id, c.name, c.description, with_values(c.metrics))
+                out.children.append(copy)
+                stack.append((c, copy))
+        return root
+
+    def _metrics_with_values(self, formatted: dict | None) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+        """A copy of a node's metrics with each one's aggregated value, the UI strings of an
+        accumulator formatted once in ``formatted`` (see :meth:`plan_dict_with_values`)."""
+        values = self.metric_values
+        done = {} if formatted is None else formatted
+
+        def copy(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            out = []
+            for m in metrics:
+                m = dict(m)
+                acc = m.get("accumulator_id")
+                f = done.get(acc)
+                if f is None:
+                    v = values.get(acc)
+                    if v is not None:
+                        f = done[acc] = dict(v)
+                if f is not None:
+                    m.update(f)
+                out.append(m)
+            return out
+        return copy
 
     def plan_dict_with_values(self, plan: PlanNode | None, formatted: dict | None = None) -> dict[str, Any] | None:
         """``plan.to_dict()`` with the aggregated values in its metrics (what JSON output writes,

@@ -224,6 +224,20 @@ def test_plan_node_ids_match_ui_numbering_and_roundtrip():
     assert {m["name"] for m in read.metrics} >= {"number of partitions", "partition data size"}
 
 
+@pytest.mark.parametrize("key", ["spark430_lz4", "spark359_zstd", "spark301_plain"])
+def test_a_plan_with_values_is_the_plan_the_json_output_writes(key):
+    """Views copy a plan with its values node by node; JSON output writes the dicts: the same
+    tree, the same metric values, the source plan untouched."""
+    log = load(str(sample(key)))
+    for ex in log.executions_by_id():
+        for plan in (ex.initial_plan, *ex.plan_versions, ex.final_plan):
+            before = plan.to_dict() if plan is not None else None
+            got = ex.plan_with_values(plan)
+            want = ex.plan_dict_with_values(plan)
+            assert (got.to_dict() if got is not None else None) == want
+            assert (plan.to_dict() if plan is not None else None) == before
+
+
 def test_json_document_schema():
     log = load(str(sample("spark359_zstd")))
     doc = json.loads(json.dumps(log_json(log)))
