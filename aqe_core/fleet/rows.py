@@ -7,7 +7,7 @@ its error (``execution_id`` null), never an exception: one bad log must not stop
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from aqe_core.config import AQEConf
@@ -124,15 +124,21 @@ def _row(path: str, src: LoadedSource, v: QueryView, presets: bool,
     return r, found
 
 
+def _fields(row: ExecutionRow | FindingRow) -> dict[str, Any]:
+    """A row's fields as a dict (``dataclasses.asdict`` without its deep copy: a row's one
+    container, ``preset_changes``, is made for that row alone)."""
+    return dict(vars(row))
+
+
 def scan_file(path: str, *, presets: bool = True, plans: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rows (as dicts) for every SQL execution of the log or capture at ``path``, from views
     without the plans no row reads (``plans=True``: from the full views, the same rows)."""
     try:
         src = load_source(path, plans=plans, limits=scan_limits())
     except SourceError as e:
-        return [asdict(ExecutionRow(path, error=str(e)[:500]))], []
+        return [_fields(ExecutionRow(path, error=str(e)[:500]))], []
     except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
-        return [asdict(ExecutionRow(path, error=f"cannot read: {type(e).__name__}"))], []
+        return [_fields(ExecutionRow(path, error=f"cannot read: {type(e).__name__}"))], []
     execs: list[dict[str, Any]] = []
     finds: list[dict[str, Any]] = []
     confs: dict[tuple[str, int], tuple[AQEConf, AQEConf]] = {}
@@ -142,9 +148,9 @@ def scan_file(path: str, *, presets: bool = True, plans: bool = False) -> tuple[
         except Exception as e:  # noqa: BLE001 - a fleet scan reports, never aborts
             r, f = ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
                                 error=f"execution {v.query_id}: {type(e).__name__}"), []
-        execs.append(asdict(r))
-        finds.extend(asdict(x) for x in f)
+        execs.append(_fields(r))
+        finds.extend(_fields(x) for x in f)
     if not execs:
-        execs.append(asdict(ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
+        execs.append(_fields(ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
                                          error="no SQL execution in this log")))
     return execs, finds
