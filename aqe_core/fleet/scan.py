@@ -137,6 +137,8 @@ def _scan_blobs(group: tuple[str, Iterable[tuple[str, bytes]]], presets: bool) -
 
 
 _SHIPPED: set[tuple[int, str]] = set()
+#: local applications whose workers' Python passed :func:`check_executor_python`
+_CHECKED: set[str] = set()
 
 
 def _ship_package(sc: Any, where: str) -> None:
@@ -283,7 +285,12 @@ class ExecutorPythonError(RuntimeError):
 def check_executor_python(sc: Any) -> None:
     """One small job (a task per core) that imports what reading a log needs, so a Python
     without the project's packages fails the scan at once, naming the modules and the fix,
-    instead of turning every compressed log into an error row."""
+    instead of turning every compressed log into an error row. On a local master it runs once
+    per application: its workers are the driver host's, started with the Python the context
+    fixed at its start; a cluster may add executors on other hosts, so there it runs every scan."""
+    local = str(sc.master).startswith("local")
+    if local and sc.applicationId in _CHECKED:
+        return
     n = max(1, min(sc.defaultParallelism, 64))
     try:
         seen = sc.parallelize(range(n), n).map(missing_modules).distinct().collect()
@@ -294,6 +301,8 @@ def check_executor_python(sc: Any) -> None:
     if bad:
         said = "; ".join(f"{python} lacks {', '.join(missing)}" for python, missing in bad)
         raise ExecutorPythonError(f"the executors' Python cannot read logs: {said}. " + _PYTHON_FIX)
+    if local:
+        _CHECKED.add(sc.applicationId)
 
 
 _PYTHON_FIX = ("Fix: PYSPARK_PYTHON naming a Python with requirements.txt on every node, or scan --ship-python"

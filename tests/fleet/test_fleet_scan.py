@@ -44,6 +44,25 @@ def test_a_scan_writes_every_execution_and_finding(spark, tmp_path):
 
 
 @pytest.mark.slow
+def test_on_a_local_master_the_workers_python_is_checked_once_per_application(spark):
+    """The check is a Spark job; on a local master the workers' Python cannot change while the
+    context lives, so a second scan does not run it again."""
+    from aqe_core.fleet import scan
+
+    sc = spark.sparkContext
+    scan._CHECKED.discard(sc.applicationId)
+    jobs = []
+    for group in ("aqe-lens-test-check-1", "aqe-lens-test-check-2"):
+        sc.setJobGroup(group, "check")
+        try:
+            scan.check_executor_python(sc)
+        finally:
+            sc.setLocalProperty("spark.jobGroup.id", None)
+        jobs.append(len(sc.statusTracker().getJobIdsForGroup(group)))
+    assert jobs == [1, 0] and sc.applicationId in scan._CHECKED
+
+
+@pytest.mark.slow
 def test_cli_scan_csv(tmp_path, capsys, monkeypatch):
     from aqe_core.cli import main
 
