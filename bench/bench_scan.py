@@ -15,13 +15,15 @@
    a recorded job's log, like a production one, is mostly task events).
 2. Sequential baseline, one Python process, one core: our ``inspect`` on every log (the reader's
    load and the CLI's outcome line per execution), and ``scan_file`` on every log (the same work
-   one scan task does per log: triage, findings, presets).
+   one scan task does per log: triage, findings, presets); and the parse floor, every log's event
+   lines parsed with the standard ``json.loads`` and nothing else.
 3. ``run_scan`` (Parquet out) on one SparkSession for the first N logs, the best of ``--repeat``
    scans per N, after one warm-up scan (JVM, Python workers and the shipped package are not counted against any N).
 
 Prints N, total MB (on disk, and uncompressed: the events' bytes), wall seconds, logs/s, MB/s of
 uncompressed log, growth (seconds per log at N over
-seconds per log at the smallest N), and the sequential times for the same N with the ratio.
+seconds per log at the smallest N), the sequential times for the same N with the ratio, and the
+floor's time with the scan's MB/s over the floor's (which holds on another machine, where MB/s does not).
 Rows written by the scan are checked against the sequential ``scan_file`` rows.
 """
 from __future__ import annotations
@@ -125,6 +127,25 @@ def generate_like(out: Path, n: int, log: Path) -> tuple[list[str], list[float]]
     return _write_fleet(out, n, lambda i: (app, lines))
 
 
+def json_floor(paths: list[str]) -> list[float]:
+    """Per-log seconds of the parse floor: the log's event lines (decoded first, untimed) parsed
+    with the standard ``json.loads`` and nothing else, on this core. It is measured in the same
+    run as the scan, so the scan's MB/s over the floor's holds from one machine to another where
+    the MB/s alone does not."""
+    import json
+
+    from tools.generate_eventlogs import _events_of
+
+    out = []
+    for p in paths:
+        lines = _events_of(Path(p))
+        t = time.perf_counter()
+        for ln in lines:
+            json.loads(ln)
+        out.append(time.perf_counter() - t)
+    return out
+
+
 def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
     """Per-log seconds of ``inspect`` and of ``scan_file``, and the scan_file execution rows."""
     from aqe_core.fleet.rows import scan_file
@@ -183,6 +204,7 @@ def _measure(paths: list[str], mb: list[float], raw: list[float], sizes: list[in
 
     sequential(paths[:7])  # imports and caches warm, as in a long-lived process
     insp, seq_scan, seq_rows = sequential(paths)
+    floor = json_floor(paths)
     rt = get_runtime(master, {"spark.ui.enabled": "false"}, app_name="AQE Lens bench_scan", log_level="OFF",
                      event_log=False)
     print(f"Spark {rt.version} on {rt.master}; sequential baseline on one core", file=sys.stderr)
@@ -194,21 +216,25 @@ def _measure(paths: list[str], mb: list[float], raw: list[float], sizes: list[in
         best, _ = timeit(lambda: got.append(run_scan(rt.spark, paths[:n], str(work / f"out-{n}"), incremental=False)),
                          repeat)
         res = got[-1]
-        rows.append((n, sum(mb[:n]), sum(raw[:n]), best, sum(insp[:n]), sum(seq_scan[:n])))
+        rows.append((n, sum(mb[:n]), sum(raw[:n]), best, sum(insp[:n]), sum(seq_scan[:n]), sum(floor[:n])))
         if n == len(paths):
             ok = res.executions == seq_rows and res.errors == 0 and res.files == n
             print(f"N={n}: scan rows {res.executions} executions, {res.findings} findings, {res.errors} errors;"
                   f" sequential scan_file rows {seq_rows}: {'same' if ok else 'DIFFERENT'}", file=sys.stderr)
     base = rows[0][3] / rows[0][0]
     print(f"{'N':>5} {'disk MB':>8} {'log MB':>8} {'wall s':>7} {'logs/s':>7} {'MB/s':>7} {'growth':>6} |"
-          f" {'inspect s':>9} {'scan/insp':>9} | {'scan_file s':>11} {'MB/s':>7} {'scan/seq':>8}")
-    for n, m, r, s, i, f in rows:
+          f" {'inspect s':>9} {'scan/insp':>9} | {'scan_file s':>11} {'MB/s':>7} {'scan/seq':>8} |"
+          f" {'json.loads s':>12} {'MB/s':>7} {'scan/json':>9}")
+    for n, m, r, s, i, f, j in rows:
         print(f"{n:>5} {m:>8.1f} {r:>8.1f} {s:>7.2f} {n / s:>7.1f} {r / s:>7.2f} {s / n / base:>6.2f} |"
-              f" {i:>9.2f} {s / i:>8.2f}x | {f:>11.2f} {r / f:>7.2f} {s / f:>7.2f}x")
+              f" {i:>9.2f} {s / i:>8.2f}x | {f:>11.2f} {r / f:>7.2f} {s / f:>7.2f}x |"
+              f" {j:>12.2f} {r / j:>7.2f} {j / s:>8.2f}x")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print("MB/s: uncompressed log per second (the scan's, then the sequential scan_file's on one core). growth:"
           " seconds per log at N / at the smallest N (1.00 = linear). scan/insp, scan/seq: the Spark scan's wall"
-          " time over the sequential time for the same logs (< 1: the scan is faster).")
+          " time over the sequential time for the same logs (< 1: the scan is faster). json.loads: the same logs'"
+          " event lines parsed with the standard json.loads and nothing else, one core (the parse floor);"
+          " scan/json: the scan's MB/s over the floor's, a figure that holds from machine to machine.")
     return 0 if ok else 1
 
 
