@@ -1,16 +1,18 @@
 """Loading real Spark event logs (3.0.1, 3.5.9, 4.3.0; every codec and layout)."""
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import subprocess
 import sys
+import weakref
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from aqe_core.api import EventLogError, load_event_log as load
+from aqe_core.api import EventLogError, Limits, load_event_log as load
 from aqe_core.model.plan_walk import graph_nodes
 from aqe_core.views.eventlog_summary import log_json
 from aqe_core.model.plan import PlanNode
@@ -236,6 +238,22 @@ def test_a_plan_with_values_is_the_plan_the_json_output_writes(key):
             want = ex.plan_dict_with_values(plan)
             assert (got.to_dict() if got is not None else None) == want
             assert (plan.to_dict() if plan is not None else None) == before
+
+
+@pytest.mark.parametrize("limits", [None, Limits(spill_after=0)], ids=["in memory", "spilled"])
+def test_a_read_log_is_freed_as_soon_as_it_is_dropped(limits):
+    """No reference cycle keeps a log alive for the cyclic collector to find: a fleet scan reads
+    one log after another with the collector running seldom (fleet.rows)."""
+    gc.collect()
+    gc.disable()
+    try:
+        log = load(str(sample("spark430_lz4")), **({"limits": limits} if limits is not None else {}))
+        assert log.executions_by_id()
+        gone = weakref.ref(log)
+        del log
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 def test_json_document_schema():

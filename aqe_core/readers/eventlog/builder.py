@@ -103,6 +103,13 @@ class _Builder(Spilling):
         # handlers that want the raw line (fast paths); the others get the parsed dict
         self.raw = {self.on_task_end, self.on_stage_submitted, self.on_stage_completed}
 
+    def close(self) -> None:
+        """Drop the handler tables: their bound methods hold the builder, and through it the log,
+        in a reference cycle that only the cyclic collector frees. Without them a log is freed as
+        soon as its last reader drops it (a fleet scan reads one log after another)."""
+        self.handlers = self.handlers_str = {}
+        self.raw = set()
+
     # -- dispatch ------------------------------------------------------------------------------
     def feed(self, lines: list[bytes]) -> None:
         handlers = self.handlers

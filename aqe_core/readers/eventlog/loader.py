@@ -177,20 +177,23 @@ def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, ke
     log.warnings.extend(src.warnings)
     log.notes.extend(src.notes)
     b = _Builder(log, keep_tasks, limits, meter)
-    reading = _Reading(src, progress, limits, meter)
-    fatal: str | None = None
-    for idx, part in enumerate(src.parts):
-        fatal = _read_part(src, part, idx == len(src.parts) - 1, b, reading)
-        if fatal:
-            break
-    log.bytes_read = reading.done
-    if b.line_no == 0 and fatal is None and not log.warnings:
-        raise EventLogError(f"{os.path.basename(src.path)}: no events found (empty log)")
-    if fatal is not None and not b.order:
-        raise LimitExceeded(fatal)
-    b.finish()
-    _sum_up(src, log, b)
-    return log
+    try:
+        reading = _Reading(src, progress, limits, meter)
+        fatal: str | None = None
+        for idx, part in enumerate(src.parts):
+            fatal = _read_part(src, part, idx == len(src.parts) - 1, b, reading)
+            if fatal:
+                break
+        log.bytes_read = reading.done
+        if b.line_no == 0 and fatal is None and not log.warnings:
+            raise EventLogError(f"{os.path.basename(src.path)}: no events found (empty log)")
+        if fatal is not None and not b.order:
+            raise LimitExceeded(fatal)
+        b.finish()
+        _sum_up(src, log, b)
+        return log
+    finally:
+        b.close()
 
 
 def _read_part(src: LogSource, part: Part, last: bool, b: _Builder, reading: _Reading) -> str | None:
