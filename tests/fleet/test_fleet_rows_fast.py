@@ -41,3 +41,12 @@ def test_a_capture_whose_workloads_repeat_an_index_gives_the_full_views_rows(tmp
     fast = scan_file(str(path))
     assert len(fast[0]) == 2 and all(r["error"] is None for r in fast[0])
     assert json.dumps(fast, sort_keys=True) == json.dumps(scan_file(str(path), plans=True), sort_keys=True)
+
+
+@pytest.mark.parametrize("log", [LOGS[0], Path(__file__)], ids=["a log", "not a log"])
+def test_a_scan_leaves_the_collectors_thresholds_as_they_were(log):
+    import gc
+
+    before = gc.get_threshold()
+    scan_file(str(log))
+    assert gc.get_threshold() == before
