@@ -144,9 +144,10 @@ _gc_saved: tuple[int, int, int] = (700, 10, 10)
 def _fewer_collections() -> Iterator[None]:
     """The cyclic collector runs less often while a log is scanned, and as before after it.
     A scan allocates hundreds of thousands of dicts and lists that live until the log's rows are
-    made, so at the default threshold the collector runs thousands of times and finds nothing:
-    about 5% of a plan-heavy log's time. A read log leaves no cycles (the reader drops its
-    own), so the memory is what it was. Nested or concurrent scans restore once, at the last."""
+    made, so at the default threshold the collector runs thousands of times over them: about 5%
+    of a plan-heavy log's time. A read log leaves no cycle (the reader drops its own); an exact
+    replay's stage trees are cycles, which the collector still frees, a little later (+1 MB on
+    a listener log). Nested or concurrent scans restore the thresholds once, at the last."""
     global _gc_scans, _gc_saved
     with _gc_lock:
         if _gc_scans == 0:
