@@ -5,7 +5,11 @@
 #   tools/build_listener.sh [OUT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${PYTHON:-python3}"
+# the Python whose PySpark jars to compile against: $PYTHON, else the project's venv, else python3
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+  if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
+fi
 OUT="${1:-aqe_core/listener/aqe-lens-listener.jar}"
 JARS="$("$PY" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
 CLASSES="$(mktemp -d)"
