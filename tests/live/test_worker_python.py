@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import socket
 import subprocess
 import sys
@@ -39,9 +40,15 @@ def test_masters_whose_workers_run_here():
 
 
 def _run_in_venv(tmp_path: Path, extra_env: dict[str, str]) -> dict:
+    """A venv of its own (another interpreter path) that imports the packages this test's Python
+    has: a .pth names this Python's site-packages, whatever the system Python holds (a stock
+    one has none of them when the project lives in its .venv/)."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
+    own = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    Path(own, "aqe_lens_test_packages.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
     env.update(PYTHONPATH=str(ROOT), AQE_LENS_HOME=str(tmp_path / "home"), **extra_env)
     proc = subprocess.run([str(python), "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
