@@ -295,41 +295,24 @@ class SQLExecution:
 
     def plan_with_values(self, plan: PlanNode | None, formatted: dict | None = None) -> PlanNode | None:
         """A copy of ``plan`` whose metrics carry the aggregated values (``formatted``: see
-        :meth:`plan_dict_with_values`)."""
+        :meth:`plan_dict_with_values`), made node by node: the tree that
+        ``PlanNode.from_dict(plan_dict_with_values(...))`` gives, without the dicts."""
         if plan is None:
             return None
-        with_values = self._metrics_with_values(formatted)
-        root = PlanNode(plan.id, plan.name, plan.description, with_values(plan.metrics))
+        put = self._value_setter(formatted)
+
+        def copy(n: PlanNode) -> PlanNode:
+            return PlanNode(n.id, n.name, n.description, put([dict(m) for m in n.metrics]))
+
+        root = copy(plan)
         stack = [(plan, root)]
-        while stack:  # node by node, as PlanNode.from_dict(plan_dict_with_values(...)) builds it
+        while stack:
             src, out = stack.pop()
             for c in src.children:
-                copy = PlanNode(c.id, c.name, c.description, with_values(c.metrics))
-                out.children.append(copy)
-                stack.append((c, copy))
+                child = copy(c)
+                out.children.append(child)
+                stack.append((c, child))
         return root
-
-    def _metrics_with_values(self, formatted: dict | None) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
-        """A copy of a node's metrics with each one's aggregated value, the UI strings of an
-        accumulator formatted once in ``formatted`` (see :meth:`plan_dict_with_values`)."""
-        values = self.metric_values
-        done = {} if formatted is None else formatted
-
-        def copy(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            out = []
-            for m in metrics:
-                m = dict(m)
-                acc = m.get("accumulator_id")
-                f = done.get(acc)
-                if f is None:
-                    v = values.get(acc)
-                    if v is not None:
-                        f = done[acc] = dict(v)
-                if f is not None:
-                    m.update(f)
-                out.append(m)
-            return out
-        return copy
 
     def plan_dict_with_values(self, plan: PlanNode | None, formatted: dict | None = None) -> dict[str, Any] | None:
         """``plan.to_dict()`` with the aggregated values in its metrics (what JSON output writes,
@@ -338,12 +321,22 @@ class SQLExecution:
         if plan is None:
             return None
         d = plan.to_dict()
-        values = self.metric_values
-        done = {} if formatted is None else formatted
+        put = self._value_setter(formatted)
         stack = [d]
         while stack:
             n = stack.pop()
-            for m in n["metrics"]:
+            put(n["metrics"])
+            stack.extend(n["children"])
+        return d
+
+    def _value_setter(self, formatted: dict | None) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+        """What puts each metric's aggregated value into a node's own copy of its metrics (in
+        place, and returned), an accumulator's UI strings formatted once in ``formatted``."""
+        values = self.metric_values
+        done = {} if formatted is None else formatted
+
+        def put(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            for m in metrics:
                 acc = m.get("accumulator_id")
                 f = done.get(acc)
                 if f is None:
@@ -352,8 +345,8 @@ class SQLExecution:
                         continue
                     f = done[acc] = dict(v)
                 m.update(f)
-            stack.extend(n["children"])
-        return d
+            return metrics
+        return put
 
 
 @dataclass
