@@ -136,23 +136,26 @@ def _scan_blobs(group: tuple[str, Iterable[tuple[str, bytes]]], presets: bool) -
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-_SHIPPED: set[tuple[int, str]] = set()
+#: (application id, code digest) of each package shipped (an id of the Java context object could
+#: come back for a later context in the same process; an application id does not)
+_SHIPPED: set[tuple[str, str]] = set()
 #: local applications whose workers' Python passed :func:`check_executor_python`
 _CHECKED: set[str] = set()
 
 
-def _ship_package(sc: Any, where: str) -> None:
+def _ship_package(sc: Any) -> None:
     """The ``aqe_core`` package (its ``.py`` files) to every executor with ``addPyFile``, once per
-    SparkContext and version of the code (Spark refuses a second file of the same name)."""
+    application and version of the code (Spark refuses a second file of the same name), from a
+    folder of its own that is kept: executors fetch it from the driver."""
     import hashlib
 
     root = Path(__file__).resolve().parent.parent
     files = [p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()[:16]
-    key = (id(sc._jsc), digest)
+    key = (sc.applicationId, digest)
     if key in _SHIPPED:
         return
-    out = os.path.join(where, f"aqe_core-{digest}.zip")
+    out = os.path.join(tempfile.mkdtemp(prefix="aqe-lens-ship-"), f"aqe_core-{digest}.zip")
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for p in files:
             z.write(p, str(p.relative_to(root.parent)))
@@ -208,7 +211,7 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
     blobs = [b for b in blobs if b[0] not in same]
     prints.update(uri_prints)
     skipped = len(prints) - len(paths) - len({r for r, *_ in blobs})
-    _ship_package(sc, tempfile.mkdtemp(prefix="aqe-lens-ship-"))  # kept: executors fetch it from the driver
+    _ship_package(sc)
     check_executor_python(sc)
     slices = max(1, min(len(paths), 4 * sc.defaultParallelism))
     rdd = sc.parallelize(paths, slices).mapPartitions(lambda it: _scan_paths(it, presets)) if paths else sc.emptyRDD()
