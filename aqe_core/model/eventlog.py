@@ -300,19 +300,7 @@ class SQLExecution:
         if plan is None:
             return None
         put = self._value_setter(formatted)
-
-        def copy(n: PlanNode) -> PlanNode:
-            return PlanNode(n.id, n.name, n.description, put([dict(m) for m in n.metrics]))
-
-        root = copy(plan)
-        stack = [(plan, root)]
-        while stack:
-            src, out = stack.pop()
-            for c in src.children:
-                child = copy(c)
-                out.children.append(child)
-                stack.append((c, child))
-        return root
+        return plan.copied(lambda n: PlanNode(n.id, n.name, n.description, put([dict(m) for m in n.metrics])))
 
     def plan_dict_with_values(self, plan: PlanNode | None, formatted: dict | None = None) -> dict[str, Any] | None:
         """``plan.to_dict()`` with the aggregated values in its metrics (what JSON output writes,

@@ -36,6 +36,19 @@ class PlanNode:
             yield node
             stack.extend(reversed(node.children))
 
+    def copied(self, node_copy: Callable[["PlanNode"], "PlanNode"]) -> "PlanNode":
+        """A copy of the tree: each node made by ``node_copy`` (a childless node), children in
+        order. Iterative, so deep plans do not hit the recursion limit."""
+        root = node_copy(self)
+        stack = [(self, root)]
+        while stack:
+            src, out = stack.pop()
+            for child in src.children:
+                c = node_copy(child)
+                out.children.append(c)
+                stack.append((child, c))
+        return root
+
     def find(self, predicate: Callable[["PlanNode"], bool]) -> list["PlanNode"]:
         return [n for n in self.walk() if predicate(n)]
 

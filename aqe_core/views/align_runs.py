@@ -73,15 +73,7 @@ def normal_plan(plan: PlanNode) -> tuple[PlanNode, dict[int, PlanNode]]:
         back[id(new)] = node
         return new
 
-    root = copy(plan)
-    stack = [(plan, root)]
-    while stack:
-        orig, new = stack.pop()
-        for child in orig.children:
-            c = copy(child)
-            new.children.append(c)
-            stack.append((child, c))
-    return root, back
+    return plan.copied(copy), back
 
 
 def plan_shape(plan: Optional[PlanNode]) -> str:
