@@ -231,6 +231,10 @@ ARCHIVES = "spark.archives"
 #: Spark's switch for SQL over files by path (`` parquet.`/dir` ``). Guarded runs and the SQL
 #: guard's own analysis turn it off, so a path can never resolve to a file relation.
 RUN_SQL_ON_FILES = "spark.sql.runSQLOnFiles"
+#: ``SQLConf.VARIABLE_SUBSTITUTE_ENABLED``: Spark's parser replaces ``${env:NAME}``,
+#: ``${system:prop}`` and ``${spark:key}`` in the text before parsing it (``VariableSubstitution``),
+#: so a stranger's query could read the server's environment. Guarded sessions turn it off.
+VARIABLE_SUBSTITUTE = "spark.sql.variable.substitute"
 
 #: every registry key's name, any release (what :meth:`AQEConf.resolve` files as unknown, not other)
 _KEY_NAMES = frozenset(k.key for k in _KEYS)

@@ -13,6 +13,12 @@ import os
 
 import pytest
 
+#: a made-up secret in the environment of the test process, so of the suite's JVM and of every
+#: server, CLI and MCP process the tests start: the SQL guard's tests prove that no query, capture or
+#: page can read it (``${env:...}`` substitution, issue 37). Set before any JVM starts.
+TEST_SECRET = "aqe-lens-fake-secret-5f1c9e2a"
+os.environ["AQE_LENS_TEST_SECRET"] = TEST_SECRET
+
 
 @pytest.fixture(scope="session")
 def spark_runtime():

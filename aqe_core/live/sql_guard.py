@@ -31,6 +31,11 @@ script transformation, relations without a catalog table (files by path), IDENTI
 as a name (the guard must see every name), and anything it does not recognise. Analysis and the
 guarded run itself have ``spark.sql.runSQLOnFiles`` off, so a path cannot name a file either way.
 
+Spark's parser substitutes ``${env:NAME}``, ``${system:prop}`` and ``${spark:key}`` before it
+parses (``SparkSqlParser`` through ``VariableSubstitution``), so a string literal could carry the
+server's secrets into the plan. Guarded sessions run with ``spark.sql.variable.substitute`` off
+and :func:`check_text` refuses ``${`` outright, with or without Spark.
+
 ``raise_error``/``assert_true`` are allowed: instead, a guarded run that fails during execution
 reports Spark's error class and a generic sentence, never Spark's message text (which can carry
 data: ``raise_error(secret)``, a failed cast's value); see :mod:`aqe_core.live.runner`.
@@ -155,6 +160,9 @@ def check_text(sql: Any) -> str:
         raise UnsafeSQL(f"the query is longer than {MAX_SQL_CHARS:,} characters")
     if "\x00" in text:
         raise UnsafeSQL("the query holds a NUL character")
+    if "${" in text:
+        raise UnsafeSQL("the query holds ${...}: Spark would substitute the server's environment variables, JVM "
+                        "properties or settings into it, so it is not allowed")
     return text
 
 
@@ -211,10 +219,15 @@ def trusted_by_default() -> bool:
 
 
 def guard_session(spark: Any) -> Any:
-    """Turn off SQL on files in ``spark`` (a session a guarded query analyses or runs in)."""
-    from aqe_core.config import RUN_SQL_ON_FILES
+    """Turn off SQL on files and variable substitution in ``spark`` (a session a guarded query
+    analyses or runs in): with substitution on, Spark's parser puts ``${env:NAME}``,
+    ``${system:prop}`` and ``${spark:key}`` values into the text before anything sees it, and
+    neither environment variables nor JVM properties are redacted. :func:`check_text` refuses
+    ``${`` as well, so a query never depends on which of the two holds."""
+    from aqe_core.config import RUN_SQL_ON_FILES, VARIABLE_SUBSTITUTE
 
     spark.conf.set(RUN_SQL_ON_FILES, "false")
+    spark.conf.set(VARIABLE_SUBSTITUTE, "false")
     return spark
 
 

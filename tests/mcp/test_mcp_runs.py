@@ -12,6 +12,7 @@ import pytest
 
 from aqe_core.mcp.schemas import answer_schema
 from aqe_core.server_settings import SAMPLES_DIR
+from tests.conftest import TEST_SECRET
 from tests.mcp.test_mcp_server import ROOT, Session
 
 CAPTURE = str(SAMPLES_DIR / "captures" / "4.3.0-skew_join_inner.json.gz")
@@ -27,7 +28,8 @@ def home(tmp_path_factory):
 def runs(home):
     pytest.importorskip("pyspark")
     env = {"AQE_LENS_HOME": str(home), "AQE_LENS_CONFIG": str(home / "none.toml"), "PYTHONPATH": str(ROOT),
-           "AQE_LENS_TRUSTED": "1", "AQE_LENS_RUN_TIME_LIMIT": "600"}  # trusted: the MCP runs stay guarded
+           "AQE_LENS_TRUSTED": "1", "AQE_LENS_RUN_TIME_LIMIT": "600",  # trusted: the MCP runs stay guarded
+           "AQE_LENS_TEST_SECRET": TEST_SECRET}  # a secret in the server's environment: never read by SQL
     s = Session(env, args=["--allow-runs"])
     yield s
     s.close()
@@ -61,3 +63,11 @@ def test_a_fix_reruns_on_spark_and_unsafe_sql_never_runs(runs, home):
     assert not got.is_error, got.content[0].text
     answer = got.structured_content["answer"]
     assert not answer["verified"] and answer["result"].startswith("not verified"), answer["result"]
+    for q in doc["queries"]:  # Spark would substitute the server's environment into the text
+        q["sql"] = 'SELECT id FROM range(3) WHERE cast(id AS string) <> "${env:AQE_LENS_TEST_SECRET}"'
+    doc["run"]["sql"] = doc["queries"][0]["sql"]
+    unsafe.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    got = runs.call("verify_fix", {"source": str(unsafe), "execution": "0", "fix": 0})
+    answer = got.structured_content["answer"]
+    assert not answer["verified"] and "${" in answer["result"], answer["result"]
+    assert TEST_SECRET not in json.dumps(got.structured_content)
