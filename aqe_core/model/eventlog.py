@@ -183,6 +183,10 @@ class ShuffleRead:
 #: execution's final plan several times builds it once, and a pass over every execution of a
 #: big log keeps no more than this many built
 _BUILT_MAX = 32
+#: ... and no more than this many bytes of their JSON (a hostile log's plan strings can be tens
+#: of MB each, and this cache outlives the source that built them)
+_BUILT_MAX_BYTES = 64 << 20
+_built_bytes = 0
 _built_plans: "OrderedDict[LazyPlan, PlanNode]" = OrderedDict()
 _built_lock = threading.Lock()
 
@@ -195,14 +199,15 @@ class LazyPlan:
     earlier versions). The last plans built are kept (:data:`_BUILT_MAX`), so a caller gets the
     same object while it is recent: treat a built plan as read-only."""
 
-    __slots__ = ("raw", "build", "adaptive", "size_accs")
+    __slots__ = ("raw", "build", "adaptive", "size_accs", "size")
 
     def __init__(self, raw: bytes, build: "Callable[[bytes], PlanNode]", adaptive: bool,
-                 size_accs: frozenset[int]) -> None:
+                 size_accs: frozenset[int], size: int = 0) -> None:
         self.raw, self.build, self.adaptive, self.size_accs = raw, build, adaptive, size_accs
+        self.size = size  # bytes of the JSON ``raw`` packs: about what its built tree's strings take
 
     def __reduce__(self):  # (pickled to a big log's spill file: the fast form for a slotted class)
-        return LazyPlan, (self.raw, self.build, self.adaptive, self.size_accs)
+        return LazyPlan, (self.raw, self.build, self.adaptive, self.size_accs, self.size)
 
     def plan(self) -> PlanNode:
         with _built_lock:
@@ -211,10 +216,13 @@ class LazyPlan:
                 _built_plans.move_to_end(self)
                 return hit
         built = self.build(self.raw)
+        global _built_bytes
         with _built_lock:
+            if self not in _built_plans:
+                _built_bytes += self.size
             _built_plans[self] = built
-            while len(_built_plans) > _BUILT_MAX:
-                _built_plans.popitem(last=False)
+            while len(_built_plans) > 1 and (len(_built_plans) > _BUILT_MAX or _built_bytes > _BUILT_MAX_BYTES):
+                _built_bytes -= _built_plans.popitem(last=False)[0].size
         return built
 
 

@@ -4,7 +4,9 @@ of it (issue 24: limits per load let three loads of one small log reach 6 GB tog
 Memory is estimated from what the reader counts, not measured: a process's RSS says neither
 which load holds what nor shrinks when objects are freed. A load is charged as it reads, per
 SQL execution, per plan node of every plan version and per task value (sizes measured on real
-logs, below), so a hostile log is stopped before it allocates, not after. A loaded source keeps
+logs, below), and for every string it keeps at that string's size (descriptions, messages,
+settings, names, plan JSON: :mod:`aqe_core.readers.eventlog.kept_text`), so a hostile log is
+stopped before it allocates, not after. A loaded source keeps
 its charge until the last reference to it goes (the cache's included, see
 :func:`hold_until_freed`); a load that needs room first asks the cache to let sources go
 (:meth:`MemoryBudget.add_reclaimer`).
@@ -93,7 +95,7 @@ class LoadMeter:
         self.max_task_slots = max_task_slots
         self.max_seconds = max_seconds
         self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        self.executions = self.plan_nodes = self.task_slots = 0
+        self.executions = self.plan_nodes = self.task_slots = self.text_bytes = 0
         self.used = 0  # estimated bytes of what was read
         self.held = 0  # bytes taken from the budget (used, rounded up to a step)
         self._closed = False
@@ -119,6 +121,13 @@ class LoadMeter:
             raise BudgetExceeded(f"this source's stages declare more tasks than the server keeps values for"
                                  f" ({self.max_task_slots:,} per-task values)", "max_task_slots")
         self._use(n * SLOT_BYTES)
+
+    def text(self, n: int) -> None:
+        """``n`` bytes of strings kept (descriptions, messages, settings, names, plan JSON:
+        :mod:`aqe_core.readers.eventlog.kept_text`), charged as they are: unlike executions or
+        nodes, a string has no typical size."""
+        self.text_bytes += n
+        self._use(n)
 
     def check_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:

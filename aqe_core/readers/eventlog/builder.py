@@ -19,6 +19,7 @@ from aqe_core.readers.eventlog.spill_file import SpillMap
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
 from aqe_core.readers.eventlog.jsonfast import parse_json
+from aqe_core.readers.eventlog import kept_text as K
 from aqe_core.readers.eventlog.executions import (
     _build_final, _effective_conf, _opt_str, _set_status, _shuffle_reads, planned_shuffles,
 )
@@ -51,6 +52,11 @@ _FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Re
 LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
 #: listener payloads kept per log (one per SQL execution)
 MAX_LISTENER_EVENTS = 100_000
+#: one stage id of an execution: its entries in the execution's stage list and maps and the
+#: reader's stage-to-execution map (a job start can list a million stages)
+STAGE_ID_BYTES = 256
+#: one stage's :class:`StageInfo` (its attempts and per-task arrays are charged as they grow)
+STAGE_INFO_BYTES = 512
 
 class _Builder(Spilling):
     """Feeds lines to one handler per event type and fills ``log``; :meth:`finish` ends the
@@ -76,7 +82,8 @@ class _Builder(Spilling):
         self.field_errors: dict[str, int] = defaultdict(int)
         self.field_samples: list[str] = []
         self.unknown: dict[str, int] = defaultdict(int)
-        self.counts: dict[str, int] = defaultdict(int)
+        self.counts: dict[bytes, int] = {}
+        self.kept = K.KeptText(meter)  # free text, cut per kind and charged to the meter
         self.saw_app_end = False
         self.saw_log_start = False
         self.init_spilling(log, limits.spill_after)
@@ -121,10 +128,11 @@ class _Builder(Spilling):
             if line.startswith(b'{"Event":"'):
                 end = line.find(b'"', 10)
                 name_b = line[10:end]
-                counts[name_b] += 1
                 handler = handlers.get(name_b)
                 if handler is None:
+                    self._count(name_b)
                     continue
+                counts[name_b] = counts.get(name_b, 0) + 1
                 if handler in raw:
                     try:
                         handler(line, None)
@@ -156,7 +164,7 @@ class _Builder(Spilling):
                 self._bad_line(line, ValueError("a JSON value without an \"Event\" field"))
                 continue
             name = d["Event"]
-            counts[name.encode("utf-8", "replace")] += 1
+            self._count(name.encode("utf-8", "replace"))
             handler = self.handlers_str.get(name)
             if handler is None:
                 continue
@@ -164,6 +172,19 @@ class _Builder(Spilling):
                 handler(None, d) if handler not in raw else handler(stripped, d)
             except _FIELD_ERRORS as e:
                 self._field_error(name, e)
+
+    def _count(self, name: bytes) -> None:
+        """One event of type ``name``: at most :data:`~kept_text.EVENT_NAMES` names are counted
+        one by one (a log can make up a new name per line), each charged when first seen."""
+        counts = self.counts
+        if name not in counts:
+            if len(counts) >= K.EVENT_NAMES or len(name) > K.EVENT_NAME_BYTES:
+                name = K.OTHER_EVENTS.encode()
+                if name not in counts:
+                    self.kept.charge(K.ENTRY_OVERHEAD + len(name))
+            else:
+                self.kept.charge(K.ENTRY_OVERHEAD + len(name))
+        counts[name] = counts.get(name, 0) + 1
 
     def _bad_line(self, line: bytes, e: Exception) -> None:
         # Never quote the line: a file that is not an event log must not be echoed back.
@@ -200,10 +221,11 @@ class _Builder(Spilling):
 
     def on_app_start(self, line, d) -> None:
         app = self.log.application
-        app.name = _opt_str(d.get("App Name"))
-        app.id = _opt_str(d.get("App ID"))
-        app.attempt_id = _opt_str(d.get("App Attempt ID"))
-        app.user = _opt_str(d.get("User"))
+        kept = self.kept
+        app.name = kept.text(d.get("App Name"), K.NAME_CHARS, "application name")
+        app.id = kept.text(d.get("App ID"), K.NAME_CHARS, "application id")
+        app.attempt_id = kept.text(d.get("App Attempt ID"), K.NAME_CHARS, "attempt id")
+        app.user = kept.text(d.get("User"), K.NAME_CHARS, "user name")
         ts = d.get("Timestamp")
         app.start_time = ts if isinstance(ts, int) else None
 
@@ -217,12 +239,11 @@ class _Builder(Spilling):
     def on_env(self, line, d) -> None:
         self.env_updates += 1
         props = d.get("Spark Properties")
+        if isinstance(props, list):  # very old layout: [[k, v], ...]
+            props = dict(kv for kv in props if isinstance(kv, (list, tuple)) and len(kv) == 2)
         if isinstance(props, dict):
-            self.log.spark_properties.update({str(k): str(v) for k, v in props.items()})
-        elif isinstance(props, list):  # very old layout: [[k, v], ...]
-            for kv in props:
-                if isinstance(kv, (list, tuple)) and len(kv) == 2:
-                    self.log.spark_properties[str(kv[0])] = str(kv[1])
+            self.kept.settings(props, "Spark properties", value_cap=K.ENV_SETTING_CHARS, max_keys=K.ENV_SETTINGS,
+                               into=self.log.spark_properties)
 
     # -- executions ----------------------------------------------------------------------------
     def _exec(self, eid: int) -> _LiveExec:
@@ -255,6 +276,13 @@ class _Builder(Spilling):
             if kind:
                 ex.read_ids[acc] = kind
 
+    def _plan_text(self, ex: _LiveExec, text: Any) -> None:
+        """The latest ``physicalPlanDescription``, held until the execution ends: charged (it
+        replaces the last one, whose charge stays: a load's charge only grows)."""
+        ex.plan_text = _opt_str(text)
+        if ex.plan_text is not None:
+            self.kept.charge(K.str_bytes(ex.plan_text))
+
     def _lazy(self, ex: _LiveExec, info: Any) -> LazyPlan:
         """A plan version's metrics registered (as the History Server adds every version's), the
         tree kept unbuilt until a view asks (finish() builds the final one)."""
@@ -262,7 +290,10 @@ class _Builder(Spilling):
         if self.meter is not None:
             self.meter.nodes(facts.nodes)
         self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
-        return lazy_plan(info, facts)
+        plan = lazy_plan(info, facts)
+        # kept packed, and built into a view's tree with every string of its JSON
+        self.kept.charge(len(plan.raw) + plan.size)
+        return plan
 
     def on_sql_start(self, line, d) -> None:
         eid = _as_int(d["executionId"])
@@ -271,7 +302,7 @@ class _Builder(Spilling):
         if m.initial_source is not None:
             m.warnings.append("a second SQLExecutionStart for this execution id was ignored")
             return
-        m.description = _opt_str(d.get("description"))
+        m.description = self.kept.text(d.get("description"), K.DESCRIPTION_CHARS, "description")
         root = d.get("rootExecutionId")
         m.root_execution_id = root if isinstance(root, int) else eid
         m.query_id = _opt_str(d.get("queryId"))
@@ -279,15 +310,15 @@ class _Builder(Spilling):
         m.submission_time = t if isinstance(t, int) else None
         mc = d.get("modifiedConfigs")
         if isinstance(mc, dict):
-            m.modified_configs = {str(k): str(v) for k, v in mc.items()}
-        ex.plan_text = _opt_str(d.get("physicalPlanDescription"))
+            m.modified_configs = self.kept.settings(mc, "modifiedConfigs")
+        self._plan_text(ex, d.get("physicalPlanDescription"))
         m.initial_source = self._lazy(ex, d.get("sparkPlanInfo"))
         self._update(ex)
 
     def on_sql_update(self, line, d) -> None:
         ex = self._exec(_as_int(d["executionId"]))
         ex.model.version_sources.append(self._lazy(ex, d.get("sparkPlanInfo")))
-        ex.plan_text = _opt_str(d.get("physicalPlanDescription"))
+        self._plan_text(ex, d.get("physicalPlanDescription"))
         self._update(ex)
 
     def on_sql_metric_updates(self, line, d) -> None:
@@ -313,7 +344,7 @@ class _Builder(Spilling):
         t = d.get("time")
         m.completion_time = t if isinstance(t, int) else None
         err = d.get("errorMessage")
-        m.error_message = err if isinstance(err, str) and err else None
+        m.error_message = self.kept.text(err, K.MESSAGE_CHARS, "error message") if err else None
         ex.keep_plan_text()
         self._update(ex)
         if not ex.live:
@@ -329,7 +360,10 @@ class _Builder(Spilling):
         eid, payload = d.get("executionId"), d.get("payload")
         if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
             if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
-                self.log.listener_payloads[eid] = pack(payload.encode("utf-8", "surrogatepass"))
+                self.log.listener_payloads[eid] = packed = pack(payload.encode("utf-8", "surrogatepass"))
+                # kept packed, then decoded into a capture when views are built: JSON numbers
+                # and lists take up to four times their text as Python objects
+                self.kept.charge(len(packed) + 4 * len(payload))
                 self.spill_into(self.log.listener_payloads, eid)
 
     def on_driver_accum(self, line, d) -> None:
@@ -420,6 +454,7 @@ class _Builder(Spilling):
             st = self._stage_revived(sid)
             if st is None:
                 st = self.log.stages[sid] = StageInfo(stage_id=sid)
+                self.kept.charge(STAGE_INFO_BYTES)
         return st
 
     def on_job_start(self, line, d) -> None:
@@ -429,7 +464,7 @@ class _Builder(Spilling):
             sid = _as_int(si["Stage ID"])
             st = self._stage(sid)
             if not st.name:
-                st.name = _opt_str(si.get("Stage Name")) or ""
+                st.name = self.kept.text(si.get("Stage Name"), K.NAME_CHARS, "stage name") or ""
             nt = si.get("Number of Tasks")
             if isinstance(nt, int) and not st.num_tasks:
                 st.num_tasks = nt
@@ -460,13 +495,16 @@ class _Builder(Spilling):
             if sid not in ex.stages:
                 ex.stages[sid] = None
                 m.stage_ids.append(sid)
+                self.kept.charge(STAGE_ID_BYTES)
             owner = self.stage_to_exec.setdefault(sid, eid)
             if owner != eid:  # a stage of another execution (reused): both stay in memory
                 self._known(owner)
                 self.pinned.update((owner, eid))
-        for k, v in props.items():
-            if isinstance(k, str) and k.startswith(config.SQL_PREFIX) and not k.startswith(config.EXECUTION_PROPERTY_PREFIX):
-                m.job_properties[k] = str(v)
+        sql_props = {k: v for k, v in props.items()
+                     if isinstance(k, str) and k.startswith(config.SQL_PREFIX)
+                     and not k.startswith(config.EXECUTION_PROPERTY_PREFIX)}
+        if sql_props:
+            self.kept.settings(sql_props, "job properties", into=m.job_properties)
         self._update(ex)
 
     def on_job_end(self, line, d) -> None:
@@ -489,8 +527,8 @@ class _Builder(Spilling):
         sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
         st = self._stage(sid)
         stages.submitted(st, attempt, num_tasks)
-        if name:
-            st.name = name
+        if name and name != st.name:
+            st.name = self.kept.text(name, K.NAME_CHARS, "stage name")
         st.submission_time = sub
         sm = self.stage_metrics.get(sid)
         if sm is not None and sm.attempt != attempt and self._is_sql_stage(sid):

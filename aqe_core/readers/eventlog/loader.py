@@ -273,6 +273,7 @@ def _sum_up(src: LogSource, log: EventLog, b: _Builder) -> None:
         kinds = ", ".join(f"{k} x{v}" for k, v in sorted(b.field_errors.items()))
         log.warnings.append(f"{total_err} event(s) lack expected fields and were skipped ({kinds})")
         log.warnings.extend(b.field_samples)
+    log.notes.extend(b.kept.notes())
     if b.line_no and not log.executions and not b.counts:
         log.warnings.append("no Spark events recognised")
     unknown = [k for k in log.event_counts

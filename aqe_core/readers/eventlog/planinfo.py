@@ -239,7 +239,8 @@ def is_malformed(plan: PlanNode | None) -> bool:
 
 def lazy_plan(info: Any, facts: PlanFacts) -> LazyPlan:
     """``info`` kept compressed, built by :func:`build_plan` when a view asks for it."""
-    return LazyPlan(pack(dump_json(info)), _build_raw, facts.adaptive, frozenset(facts.size_accs))
+    data = dump_json(info)
+    return LazyPlan(pack(data), _build_raw, facts.adaptive, frozenset(facts.size_accs), len(data))
 
 
 def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
