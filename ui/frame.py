@@ -17,7 +17,7 @@ from aqe_core.views.query import QueryView
 from aqe_core.plain_text import md_text
 from aqe_core.server_settings import SettingsError, lens_home, server_settings
 from aqe_core.storage import remove_interrupted_saves
-from aqe_core.share import ShareError, load_view_state, store_upload, upload_path
+from aqe_core.share import ShareError, load_view_state, upload_path
 from aqe_core.opening import (
     LoadedSource, SourceError, content_fingerprint, default_sample, internal_cause, open_on_server, resolve_in_roots,
     sample_sources, server_budget,
@@ -228,20 +228,26 @@ def _sample_picker() -> None:
 
 
 def _upload_picker() -> None:
+    """The upload arrives spooled to disk (ui.upload_spool), never as bytes in the session: it is
+    kept from its file, and when it replaces the source the session's earlier uploads go."""
+    from ui.upload_spool import drop_other_uploads, keep_upload, widget_limit_mb
+
     max_mb = server_settings().max_upload_mb
     up = st.file_uploader("Event log, zipped log directory, or capture", key="upload",
+                          max_upload_size=widget_limit_mb(max_mb),
                           help=f"up to {max_mb:g} MB; any Spark codec (zstd, lz4, snappy, lzf), .zip/.gz")
     if up is None:
         return
     try:
         if up.size > server_settings().max_upload_bytes:
             raise ShareError(f"this file is over the server's upload limit of {max_mb:g} MB")
-        digest = store_upload(up.name, up.getvalue())
+        digest = keep_upload(up)
     except ShareError as exc:
         st.error(md_text(exc))
     else:
         path = str(upload_path(digest))
         if path != st.session_state.get(state.SOURCE_PATH) or up.name != st.session_state.get(state.SOURCE_LABEL):
+            drop_other_uploads(up)
             _set_source(path, up.name, {"kind": "upload", "digest": digest, "name": up.name})
 
 

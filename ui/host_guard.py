@@ -8,7 +8,7 @@ A page on another site can make a viewer's browser talk to a server listening on
 * **Another local site**: Streamlit accepts a WebSocket from every ``localhost`` origin, any
   port, so a page served by any other program (or user) on this machine could drive the app.
 
-:class:`HostGuard` is a plain ASGI middleware (no Streamlit import) that ``app.py`` puts in front
+:class:`HostGuard` is a plain ASGI middleware that ``app.py`` puts in front
 of every HTTP request and WebSocket handshake through ``st.App(middleware=...)``, Streamlit's
 supported hook, so it holds from the first request on. A request passes when its ``Host`` names
 an entry of the ``allowed_hosts`` server setting and, when a browser sent one, so does its
@@ -17,6 +17,10 @@ listens on; ``name:port`` any other port (a reverse proxy's public one, e.g.
 ``lens.example.com:443``); a Host or Origin without a port came through port 80 or 443. Anything
 else gets ``403`` (a WebSocket is closed before it is accepted, which is a 403 too). Requests
 without an ``Origin`` (``curl``, health checks) are judged by their Host alone.
+
+Behind the check, :class:`ui.upload_endpoint.UploadEndpoint` answers Streamlit's upload URLs
+itself: uploads are spooled to disk under the upload quota, only to file ids the server handed
+out (Streamlit's own handler keeps them in memory, under any id).
 """
 from __future__ import annotations
 
@@ -113,7 +117,9 @@ class HostGuard:
 
     def __init__(self, app: Callable[..., Awaitable[None]],
                  entries: Optional[Callable[[], tuple[str, ...]]] = None) -> None:
-        self.app = app
+        from ui.upload_endpoint import UploadEndpoint
+
+        self.app = UploadEndpoint(app)  # uploads spooled to disk, behind this check (ui.upload_endpoint)
         self.entries = entries or (lambda: server_settings().allowed_hosts)
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
