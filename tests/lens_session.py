@@ -75,7 +75,7 @@ class LensSession:
         from websockets.sync.client import connect
 
         self.ws = connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
-                          max_size=None, open_timeout=30)
+                          max_size=None, open_timeout=30, close_timeout=1)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -93,6 +93,10 @@ class LensSession:
         for state in self.states.values():
             back.rerun_script.widget_states.widgets.append(state)
         self.ws.send(back.SerializeToString())
+        return self.finished_run()
+
+    def finished_run(self) -> list[str]:
+        """The texts of the run under way (the next one, if none is), once it has finished."""
         self.texts = []
         while True:
             msg = self._recv()

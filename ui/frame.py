@@ -230,12 +230,15 @@ def _sample_picker() -> None:
 def _upload_picker() -> None:
     """The upload arrives spooled to disk (ui.upload_spool), never as bytes in the session: it is
     kept from its file, and when it replaces the source the session's earlier uploads go."""
-    from ui.upload_spool import drop_other_uploads, keep_upload, widget_limit_mb
+    from ui.upload_spool import drop_other_uploads, keep_upload, upload_refusal, widget_limit_mb
 
     max_mb = server_settings().max_upload_mb
     up = st.file_uploader("Event log, zipped log directory, or capture", key="upload",
                           max_upload_size=widget_limit_mb(max_mb),
                           help=f"up to {max_mb:g} MB; any Spark codec (zstd, lz4, snappy, lzf), .zip/.gz")
+    refused = upload_refusal()
+    if refused:
+        st.error(f"Upload refused: {md_text(refused)}")
     if up is None:
         return
     try:

@@ -14,7 +14,10 @@ app, so it sits behind the host check) answers those PUTs and DELETEs itself:
   ``0600`` file in the session's spool folder and are hashed on the way, so no more than a MiB
   of an upload is ever in memory; a body that grows past the limit stops at once and its
   partial file is removed;
+* a body that sends nothing for a minute is dropped (it would hold its room in the quota);
 * every refusal is one line of text with a 4xx status; nothing raises into the server's log.
+  The browser's widget shows only the status, so a refusal of a session's own upload also
+  reruns that session's page, whose uploader says why (:func:`ui.upload_spool.upload_refusal`).
 
 It also installs :class:`ui.upload_spool.SpoolingUploadedFileManager` into the runtime and
 sweeps the files of sessions that ended every few seconds.
@@ -41,6 +44,8 @@ FRAMING_BYTES = 64 * 1024
 MAX_PARTS = 8
 #: bytes gathered before a write to the spooled file (off the event loop)
 FLUSH_BYTES = 1 << 20
+#: seconds a request body may send nothing before the upload is dropped
+BODY_IDLE_S = 60.0
 #: how often the files of ended sessions are looked for
 SWEEP_S = 2.0
 
@@ -299,6 +304,10 @@ class UploadEndpoint:
             except BaseException:
                 spool.discard()
                 raise
+        except (_Refused, UploadRefused) as exc:
+            self.manager.abort(session, file_id)
+            self._tell(session, str(exc))
+            raise
         except BaseException:
             self.manager.abort(session, file_id)
             raise
@@ -307,13 +316,30 @@ class UploadEndpoint:
         self.manager.finish(session, Spooled(file_id, body.name, body.type, spool.path, body.file_bytes,
                                              spool.sha.hexdigest()))
 
+    def _tell(self, session: str, message: str) -> None:
+        """The refusal of a PUT from the session's own widget shown on its page: the session
+        runs again with its last state (as Streamlit does when a source file changes), and the
+        uploader says why (the browser's widget only shows "status code 413")."""
+        self.manager.note_refusal(session, message)
+        from streamlit.runtime import Runtime
+
+        sessions = getattr(Runtime.instance(), "_session_mgr", None)
+        active = sessions.get_active_session_info(session) if sessions is not None else None
+        app_session = getattr(active, "session", None)
+        last_state = getattr(app_session, "_client_state", None)
+        if last_state is not None:
+            app_session.request_rerun(last_state)
+
     async def _stream(self, receive: Receive, parser: Any, body: _Body, spool: _Spool, limit: int, key: int) -> None:
         """The request body through the parser into ``spool``, a MiB at a time."""
         from python_multipart.exceptions import MultipartParseError
 
         received = 0
         while True:
-            message = await receive()
+            try:  # a body that stalls would hold its room in the quota
+                message = await asyncio.wait_for(receive(), BODY_IDLE_S)
+            except asyncio.TimeoutError:
+                raise _Refused(408, f"the upload stalled for {BODY_IDLE_S:g} s; nothing was kept") from None
             if message["type"] == "http.disconnect":
                 raise _ClientGone()
             chunk = message.get("body", b"")

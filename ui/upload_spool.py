@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,8 @@ ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 MAX_URLS_PER_REQUEST = 16
 MAX_UNUSED_IDS = 64
 MAX_FILES_PER_SESSION = 16
+#: how long a refused upload's reason waits for the page to show it
+REFUSAL_SHOWN_S = 60.0
 _RECEIVING = "receiving"
 
 
@@ -184,6 +187,7 @@ class SpoolingUploadedFileManager(MemoryUploadedFileManager):
     def __init__(self, upload_endpoint: str) -> None:
         super().__init__(upload_endpoint)
         self._ids: dict[str, dict[str, "Spooled | str | None"]] = {}  # None: handed out, not sent yet
+        self._refusals: dict[str, tuple[float, str]] = {}  # why a session's last upload was refused
         self._ids_lock = threading.Lock()
 
     # -- Streamlit's interface -----------------------------------------------------------------
@@ -217,6 +221,7 @@ class SpoolingUploadedFileManager(MemoryUploadedFileManager):
     def remove_session_files(self, session_id: str) -> None:
         with self._ids_lock:
             self._ids.pop(session_id, None)
+            self._refusals.pop(session_id, None)
         if ID_RE.match(session_id):
             shutil.rmtree(spool_folder() / session_id, ignore_errors=True)
 
@@ -276,6 +281,19 @@ class SpoolingUploadedFileManager(MemoryUploadedFileManager):
                 ids[spooled.file_id] = spooled
         if not live:
             spooled.path.unlink(missing_ok=True)
+
+    def note_refusal(self, session_id: str, message: str) -> None:
+        """A PUT of the session's widget was refused: the page says why on its next run (the
+        browser's widget only shows the HTTP status)."""
+        with self._ids_lock:
+            if session_id in self._ids:
+                self._refusals[session_id] = (time.monotonic(), message)
+
+    def take_refusal(self, session_id: str) -> Optional[str]:
+        """The refusal, once, if recent (one not shown within a minute is old news)."""
+        with self._ids_lock:
+            when, message = self._refusals.pop(session_id, (0.0, None))
+        return message if time.monotonic() - when < REFUSAL_SHOWN_S else None
 
     def keep_only(self, session_id: str, file_id: str) -> None:
         """The app opened ``file_id`` as the session's source: its other uploads go."""
@@ -367,6 +385,14 @@ def drop_other_uploads(up: UploadedFile) -> None:
     mgr, ctx = spooled_manager(), get_script_run_ctx()
     if mgr is not None and ctx is not None:
         mgr.keep_only(ctx.session_id, up.file_id)
+
+
+def upload_refusal() -> Optional[str]:
+    """Why this session's last upload was refused, once (None if it was not)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    mgr, ctx = spooled_manager(), get_script_run_ctx()
+    return mgr.take_refusal(ctx.session_id) if mgr is not None and ctx is not None else None
 
 
 def widget_limit_mb(max_mb: float) -> int:

@@ -167,12 +167,17 @@ def test_spooled_uploads_count_in_the_quota_with_the_kept_ones(lens):
     os.utime(old / "old.log", (1_000_000, 1_000_000))
     part = int(3.9 * MiB)
     with LensSession(lens.port) as s:
+        s.run()
+        s.set_choice("source_mode", "Upload")
+        s.run()
         a, b, c, d = s.upload_urls(4)
         assert s.put(a, b"a" * part) == (204, "")  # 4 + 3.9
         assert old.is_dir()
         assert s.put(b, b"b" * part) == (204, "")  # 4 + 7.8: the old kept upload made room
         assert not old.exists()
         _one_line(*s.put(c, b"c" * (3 * MiB)), 413, "upload_quota_mb")  # 7.8 + 3 > 10: both are open
+        # the browser's widget only shows the status: the page runs again and says why
+        assert any(t.startswith("Upload refused: the server's space for uploads") for t in s.finished_run())
         assert len(_spooled(lens)) == 2
         assert request(lens.port, "DELETE", a.url, headers=XSRF) == (204, "")
         assert s.put(d, b"d" * (3 * MiB)) == (204, "")  # room again

@@ -192,3 +192,13 @@ def test_a_put_finished_after_its_session_ended_is_not_kept(home):
     spooled = _spool(SESSION, info.file_id, b"late")
     mgr.finish(SESSION, spooled)
     assert not spooled.path.exists() and mgr.held(SESSION) == []
+
+
+def test_a_refusal_is_told_once_to_its_own_session(home):
+    mgr = SpoolingUploadedFileManager("/_stcore/upload_file")
+    mgr.note_refusal(SESSION, "made up")  # no id handed out: not this server's session
+    assert mgr.take_refusal(SESSION) is None
+    mgr.get_upload_urls(SESSION, ["a"])
+    mgr.note_refusal(SESSION, "over the quota")
+    assert mgr.take_refusal(OTHER) is None
+    assert mgr.take_refusal(SESSION) == "over the quota" and mgr.take_refusal(SESSION) is None
