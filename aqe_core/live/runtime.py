@@ -357,6 +357,7 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
         merged["spark.driver.extraJavaOptions"] = " ".join([own, *java_options]).strip()
     for k, v in merged.items():
         b = b.config(k, v)
+    _one_line_accumulator_refusals()
     for attempt in (1, 2):
         try:
             with _worker_python(master):
@@ -375,6 +376,26 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
         _wait_for_executors(spark, master, executor_wait_s())
     return SparkRuntime(spark, master, java, owned=True)
 
+
+def _one_line_accumulator_refusals() -> None:
+    """A connection to PySpark's accumulator port with a wrong token (any local program can try)
+    is refused by PySpark, which then prints a Python traceback to the server console
+    (``socketserver``'s ``handle_error``). Say it in one line instead, naming the peer."""
+    try:
+        from pyspark import accumulators
+    except ImportError:  # pragma: no cover - no PySpark, no port
+        return
+    server = getattr(accumulators, "AccumulatorTCPServer", None) or getattr(accumulators, "AccumulatorServer", None)
+    if server is None or getattr(server, "_aqe_lens_one_line", False):
+        return
+
+    def handle_error(self: Any, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        print(f"aqe-lens: PySpark's accumulator port refused a connection from {client_address!r}: "
+              f"{reason_line(exc) if exc is not None else 'unknown error'}", file=sys.stderr)
+
+    server.handle_error = handle_error
+    server._aqe_lens_one_line = True
 
 @contextmanager
 def _worker_python(master: str) -> Iterator[None]:

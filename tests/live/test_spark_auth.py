@@ -74,3 +74,32 @@ def test_the_secret_is_drawn_by_spark_not_passed_in(spark_runtime):
     if proc is not None:  # the JVM's command line, readable by every local user
         cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
         assert b"spark.authenticate.secret" not in cmdline
+
+
+def test_a_wrong_token_on_the_accumulator_port_is_one_line_not_a_traceback(spark_runtime, capfd):
+    """PySpark refuses it; the server console says so in one line (it printed a traceback). The
+    context's own server serves one connection at a time and the JVM holds it once a Python
+    function ran, so this is PySpark's server started anew, as a context starts it."""
+    import time
+    from pyspark import accumulators
+
+    token = "t" * 64
+    server = accumulators._start_update_server(token, False)
+    try:
+        host, port = server.server_address[:2]
+        with socket.create_connection((host, port), timeout=10) as s:
+            s.sendall(b"x" * len(token))
+            try:
+                s.recv(16)
+            except OSError:
+                pass
+        deadline = time.time() + 10
+        err = ""
+        while "accumulator port refused" not in err and time.time() < deadline:
+            time.sleep(0.1)
+            err += capfd.readouterr().err
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "accumulator port refused a connection" in err and "Traceback" not in err, err
+    assert len([ln for ln in err.splitlines() if "accumulator" in ln]) == 1
