@@ -37,6 +37,7 @@ from aqe_core.readers.eventlog.planinfo import lazy_plan, plan_facts
 from aqe_core.readers.eventlog.scala_set import stage_order
 from aqe_core.readers.eventlog import stages
 from aqe_core.readers.eventlog.spilling import Spilling
+from aqe_core.readers.eventlog.app_events import AppEvents
 
 if TYPE_CHECKING:
     from aqe_core.readers.budget import LoadMeter
@@ -58,7 +59,7 @@ STAGE_ID_BYTES = 256
 #: one stage's :class:`StageInfo` (its attempts and per-task arrays are charged as they grow)
 STAGE_INFO_BYTES = 512
 
-class _Builder(Spilling):
+class _Builder(AppEvents, Spilling):
     """Feeds lines to one handler per event type and fills ``log``; :meth:`finish` ends the
     executions still running when the log stops (as the History Server does)."""
 
@@ -130,7 +131,7 @@ class _Builder(Spilling):
                 name_b = line[10:end]
                 handler = handlers.get(name_b)
                 if handler is None:
-                    self._count(name_b)
+                    self.kept.count_event(self.counts, name_b)
                     continue
                 counts[name_b] = counts.get(name_b, 0) + 1
                 if handler in raw:
@@ -164,7 +165,7 @@ class _Builder(Spilling):
                 self._bad_line(line, ValueError("a JSON value without an \"Event\" field"))
                 continue
             name = d["Event"]
-            self._count(name.encode("utf-8", "replace"))
+            self.kept.count_event(self.counts, name.encode("utf-8", "replace"))
             handler = self.handlers_str.get(name)
             if handler is None:
                 continue
@@ -172,19 +173,6 @@ class _Builder(Spilling):
                 handler(None, d) if handler not in raw else handler(stripped, d)
             except _FIELD_ERRORS as e:
                 self._field_error(name, e)
-
-    def _count(self, name: bytes) -> None:
-        """One event of type ``name``: at most :data:`~kept_text.EVENT_NAMES` names are counted
-        one by one (a log can make up a new name per line), each charged when first seen."""
-        counts = self.counts
-        if name not in counts:
-            if len(counts) >= K.EVENT_NAMES or len(name) > K.EVENT_NAME_BYTES:
-                name = K.OTHER_EVENTS.encode()
-                if name not in counts:
-                    self.kept.charge(K.ENTRY_OVERHEAD + len(name))
-            else:
-                self.kept.charge(K.ENTRY_OVERHEAD + len(name))
-        counts[name] = counts.get(name, 0) + 1
 
     def _bad_line(self, line: bytes, e: Exception) -> None:
         # Never quote the line: a file that is not an event log must not be echoed back.
@@ -211,39 +199,6 @@ class _Builder(Spilling):
             else:
                 what = f"unexpected structure ({type(e).__name__})"
             self.field_samples.append(f"line {self.line_no}: {short} skipped ({what})")
-
-    # -- application ---------------------------------------------------------------------------
-    def on_log_start(self, line, d) -> None:
-        self.saw_log_start = True
-        v = d.get("Spark Version")
-        if isinstance(v, str):
-            self.log.application.spark_version = v
-
-    def on_app_start(self, line, d) -> None:
-        app = self.log.application
-        kept = self.kept
-        app.name = kept.text(d.get("App Name"), K.NAME_CHARS, "application name")
-        app.id = kept.text(d.get("App ID"), K.NAME_CHARS, "application id")
-        app.attempt_id = kept.text(d.get("App Attempt ID"), K.NAME_CHARS, "attempt id")
-        app.user = kept.text(d.get("User"), K.NAME_CHARS, "user name")
-        ts = d.get("Timestamp")
-        app.start_time = ts if isinstance(ts, int) else None
-
-    def on_app_end(self, line, d) -> None:
-        self.saw_app_end = True
-        ts = d.get("Timestamp")
-        self.log.application.end_time = ts if isinstance(ts, int) else None
-        ec = d.get("ExitCode")
-        self.log.application.exit_code = ec if isinstance(ec, int) else None
-
-    def on_env(self, line, d) -> None:
-        self.env_updates += 1
-        props = d.get("Spark Properties")
-        if isinstance(props, list):  # very old layout: [[k, v], ...]
-            props = dict(kv for kv in props if isinstance(kv, (list, tuple)) and len(kv) == 2)
-        if isinstance(props, dict):
-            self.kept.settings(props, "Spark properties", value_cap=K.ENV_SETTING_CHARS, max_keys=K.ENV_SETTINGS,
-                               into=self.log.spark_properties)
 
     # -- executions ----------------------------------------------------------------------------
     def _exec(self, eid: int) -> _LiveExec:

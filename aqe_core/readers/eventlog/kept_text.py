@@ -102,6 +102,18 @@ class KeptText:
             self.caps[kind] = f"cut to {max_keys:,} settings (values to {value_cap:,} characters)"
         return out
 
+    def count_event(self, counts: dict[bytes, int], name: bytes) -> None:
+        """One event of type ``name`` into ``counts``: at most :data:`EVENT_NAMES` names are
+        counted one by one (a log can make up a new name a line), each charged when first seen."""
+        if name not in counts:
+            if len(counts) >= EVENT_NAMES or len(name) > EVENT_NAME_BYTES:
+                name = OTHER_EVENTS.encode()
+                if name not in counts:
+                    self.charge(ENTRY_OVERHEAD + len(name))
+            else:
+                self.charge(ENTRY_OVERHEAD + len(name))
+        counts[name] = counts.get(name, 0) + 1
+
     def notes(self) -> list[str]:
         """One line for the log's notes, or none."""
         if not self.cut:
