@@ -24,7 +24,9 @@ from struct import error as struct_error
 from typing import BinaryIO, Callable, Iterator, Sequence
 
 from aqe_core.readers.eventlog import codecs
-from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, EventLogError, LimitExceeded, Limits
+from aqe_core.readers.eventlog.errors import (
+    DEFAULT_LIMITS, BudgetExceeded, DecodeError, EventLogError, LimitExceeded, Limits,
+)
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 
 ROLLING_DIR_PREFIX = "eventlog_v2_"
@@ -177,8 +179,11 @@ def _read_head(node: Node, n: int = _HEAD) -> bytes:
 
 
 def open_source(path: "str | os.PathLike[str] | Node", limits: Limits = DEFAULT_LIMITS,
-                roots: "Sequence[str] | Roots | None" = None) -> LogSource:
+                roots: "Sequence[str] | Roots | None" = None,
+                checkpoint: Callable[[], None] | None = None) -> LogSource:
     """Resolve ``path`` into a :class:`LogSource`. Raises :class:`EventLogError`.
+    ``checkpoint()`` is called while a gzip's head is looked for and a tar is listed (a tar of
+    300,000 folders lists for 24 s before any event is read); it may raise to stop.
 
     ``roots``: when given, ``path`` and every file read for it must resolve (symlinks followed)
     inside one of these folders, and is then opened by descriptor from its root's folder
@@ -200,7 +205,7 @@ def open_source(path: "str | os.PathLike[str] | Node", limits: Limits = DEFAULT_
             path = real
         node = walker.open(path)
     try:
-        src = _open_node(node, limits, walker)
+        src = _open_node(node, limits, walker, checkpoint)
     except BaseException:
         node.close()
         raise
@@ -208,14 +213,15 @@ def open_source(path: "str | os.PathLike[str] | Node", limits: Limits = DEFAULT_
     return src
 
 
-def _open_node(node: Node, limits: Limits, walker: Unconfined) -> LogSource:
+def _open_node(node: Node, limits: Limits, walker: Unconfined,
+               checkpoint: Callable[[], None] | None = None) -> LogSource:
     """The log held by ``node`` (kept open by the caller while the source is read)."""
     path = node.path
     if node.is_dir:
-        return _open_dir(node, limits, walker)
+        return _open_dir(node, limits, walker, checkpoint)
     parent = os.path.dirname(os.path.abspath(path))
     if _EVENTS_RE.match(os.path.basename(path)) and _is_rolling_name(os.path.basename(parent)):
-        src = open_source(walker.open(parent), limits, getattr(walker, "roots", None))
+        src = open_source(walker.open(parent), limits, getattr(walker, "roots", None), checkpoint)
         src.notes.append(f"{os.path.basename(path)} is one part of a rolling log: read the whole directory {parent}")
         return src
     try:
@@ -226,11 +232,11 @@ def _open_node(node: Node, limits: Limits, walker: Unconfined) -> LogSource:
     if fmt == "zip":
         return _open_zip(node, limits)
     if fmt == "tar":
-        return _open_tar(node, limits, None)
+        return _open_tar(node, limits, None, checkpoint)
     if fmt == "gzip":
-        inner_head = _gzip_head(node, limits)
+        inner_head = _gzip_head(node, limits, checkpoint)
         if codecs.sniff(inner_head) == "tar":
-            return _open_tar(node, limits, "gzip")
+            return _open_tar(node, limits, "gzip", checkpoint)
         name = os.path.basename(path)
         inner_name = name[:-3] if name.endswith(".gz") else name
         part = Part(name=path, size=node.size, opener=node.reader, wrapper="gzip")
@@ -244,18 +250,19 @@ def _complete_from_name(name: str) -> bool | None:
     return False if name.endswith(".inprogress") else None
 
 
-def _gzip_head(node: Node, limits: Limits) -> bytes:
+def _gzip_head(node: Node, limits: Limits, checkpoint: Callable[[], None] | None = None) -> bytes:
     with node.reader() as f:
         r = codecs.CountingReader(f)
         try:
-            for chunk in codecs.decode("gzip", r, limits):
+            for chunk in codecs.decode("gzip", r, limits, checkpoint):
                 return chunk[:_HEAD]
         except DecodeError:
             return b""
     return b""
 
 
-def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
+def _open_dir(folder: Node, limits: Limits, walker: Unconfined,
+              checkpoint: Callable[[], None] | None = None) -> LogSource:
     """A rolling directory, a Databricks-style rolled log, or a folder holding one log. Every
     file is opened under the folder's descriptor; messages never list the folder's names."""
     path = folder.path
@@ -290,10 +297,10 @@ def _open_dir(folder: Node, limits: Limits, walker: Unconfined) -> LogSource:
     if len(candidates) > 1:  # no names: a folder's listing is not for messages (report ids, uploads)
         raise EventLogError(f"{path} holds {len(candidates)} event logs; pass one of them")
     if not isinstance(walker, Confined):
-        return open_source(walker.child(folder, candidates[0]), limits)
+        return open_source(walker.child(folder, candidates[0]), limits, checkpoint=checkpoint)
     hide = _hider(candidates[0])
     try:
-        src = open_source(walker.child(folder, candidates[0]), limits, walker.roots)
+        src = open_source(walker.child(folder, candidates[0]), limits, walker.roots, checkpoint)
     except EventLogError as e:
         raise EventLogError(hide(str(e))) from None
     src.path = hide(src.path)
@@ -367,13 +374,19 @@ def _open_zip(node: Node, limits: Limits) -> LogSource:
     return src
 
 
+#: decoded bytes a tar.gz skips between two checkpoints (~20 ms of gzip)
+_SEEK_STEP = 8 << 20
+
+
 class _CappedStream(io.RawIOBase):
     """A seekable view of a decompressing stream that refuses to go past ``limit`` decoded
     bytes, past ``ratio`` times the compressed size, or past ``max_seconds`` of CPU time:
     ``tarfile`` skips members by seeking, and a gzip seek decompresses everything skipped."""
 
-    def __init__(self, inner: BinaryIO, limits: Limits, compressed_size: int):
+    def __init__(self, inner: BinaryIO, limits: Limits, compressed_size: int,
+                 checkpoint: Callable[[], None] | None = None):
         self._inner = inner
+        self._checkpoint = checkpoint
         cap = limits.max_decompressed_bytes
         if compressed_size * limits.max_expansion_ratio > limits.ratio_grace_bytes:
             cap = min(cap, max(limits.ratio_grace_bytes, compressed_size * limits.max_expansion_ratio))
@@ -382,6 +395,8 @@ class _CappedStream(io.RawIOBase):
         self._started = time.thread_time()
 
     def _check(self, pos: int) -> None:
+        if self._checkpoint is not None:
+            self._checkpoint()
         if pos > self._cap:
             raise LimitExceeded(codecs.size_limit_message(self._cap))
         if self._limits.max_seconds is not None and time.thread_time() - self._started > self._limits.max_seconds:
@@ -401,6 +416,10 @@ class _CappedStream(io.RawIOBase):
         if target is None:
             raise OSError("cannot seek from the end of a compressed tar")
         self._check(target)
+        here = self._inner.tell()
+        while target - here > _SEEK_STEP:  # skipping decompresses: in steps, each a checkpoint
+            here = self._inner.seek(here + _SEEK_STEP)
+            self._check(here)
         return self._inner.seek(target)
 
     def read(self, n: int = -1) -> bytes:
@@ -422,13 +441,15 @@ class _CappedStream(io.RawIOBase):
         super().close()
 
 
-def _open_tar(node: Node, limits: Limits, wrapper: str | None) -> LogSource:
+def _open_tar(node: Node, limits: Limits, wrapper: str | None,
+              checkpoint: Callable[[], None] | None = None) -> LogSource:
     path = node.path
     name = os.path.basename(path)
     fobj: BinaryIO | None = None
     try:
         if wrapper == "gzip":
-            fobj = _CappedStream(gzip.GzipFile(fileobj=node.reader(), mode="rb"), limits, node.size)  # type: ignore[assignment]
+            fobj = _CappedStream(gzip.GzipFile(fileobj=node.reader(), mode="rb"), limits, node.size,  # type: ignore[assignment]
+                                 checkpoint)
             tf = tarfile.open(fileobj=fobj, mode="r:")
         else:
             tf = tarfile.open(fileobj=node.reader(), mode="r:")
@@ -437,10 +458,14 @@ def _open_tar(node: Node, limits: Limits, wrapper: str | None) -> LogSource:
         listing_stopped = None
         it = iter(tf)
         while True:  # one header at a time: stop at the member limit, not after reading them all
+            if checkpoint is not None:
+                checkpoint()
             try:
                 m = next(it)
             except StopIteration:
                 break
+            except BudgetExceeded:  # (from the checkpoint) the whole load stops
+                raise
             except LimitExceeded as e:  # the members found so far are still read (partially)
                 if not members:
                     raise

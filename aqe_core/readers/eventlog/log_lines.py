@@ -86,7 +86,13 @@ def _cut(chunk: bytes, start: int, end: int, max_line: int, oversize: list[int])
     >>> skipped = []; _cut(b"ab\\n\\nlong line\\ncd\\nrest", 0, 16, 4, skipped), skipped
     ([b'ab', b'', b'cd'], [9])
     """
-    out: list[bytes] = []
+    # lines of under 64 bytes on average (a MiB of newlines is a million lines): bytes.split's own
+    # loop, ~4 times faster than the one below (0.5 s a MiB); this one when a line is too long
+    if chunk.count(b"\n", start, end) > (end - start) >> 6:
+        out = chunk[start:end].split(b"\n")
+        if max(map(len, out)) <= max_line:
+            return out
+    out = []
     append = out.append
     find = chunk.find
     i = start
