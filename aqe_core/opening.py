@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import stat
-import threading
 import zlib
 from collections import Counter
 from contextlib import contextmanager
@@ -33,6 +32,7 @@ from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
 from aqe_core.readers.budget import LoadMeter, MemoryBudget
+from aqe_core.readers.load_slots import LoadSlots, Slot
 from aqe_core.readers.eventlog.errors import BudgetExceeded, Limits, LimitExceeded, internal_cause
 from aqe_core.readers.eventlog.listener_events import listener_capture
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
@@ -91,8 +91,8 @@ def scan_limits() -> Limits:
 
 
 _BUDGET = MemoryBudget(0)
-_SLOTS: dict[int, threading.BoundedSemaphore] = {}
-_SLOTS_LOCK = threading.Lock()
+#: the server's load slots (their number follows ``max_concurrent_loads``)
+_SLOTS = LoadSlots(2)
 
 
 def server_budget() -> MemoryBudget:
@@ -103,37 +103,39 @@ def server_budget() -> MemoryBudget:
 
 
 @contextmanager
-def _load_slot(n: int, wait_s: float) -> Iterator[None]:
-    """One of the server's ``n`` loads at once (the CPU budget); waits up to ``wait_s``."""
-    with _SLOTS_LOCK:
-        sem = _SLOTS.setdefault(n, threading.BoundedSemaphore(n))
-    if not sem.acquire(timeout=wait_s):
-        raise BudgetExceeded(f"the server is opening {n} other source(s) and this one waited {wait_s:g} s;"
-                             " try again in a moment", "max_concurrent_loads", transient=True)
-    try:
-        yield
-    finally:
-        sem.release()
+def _load_slot(n: int, wait_s: float, owner: Optional[str] = None) -> Iterator[Slot]:
+    """One of the server's ``n`` load slots (the CPU budget), shared fairly
+    (:mod:`aqe_core.readers.load_slots`): after ``owner``'s earlier load has ended, given up to
+    waiting loads at checkpoints; waits up to ``wait_s`` in all."""
+    _SLOTS.resize(n)
+    with _SLOTS.load(owner, wait_s) as slot:
+        yield slot
 
 
-def server_meter() -> LoadMeter:
+def server_meter(slot: Optional[Slot] = None) -> LoadMeter:
     """A new load's meter: the per-source limits of the server settings, charged to
-    :func:`server_budget`."""
+    :func:`server_budget`; at its checkpoints ``slot`` may pause it for other loads (the time
+    waited is not counted against ``max_load_s``)."""
     s = server_settings()
     return LoadMeter(server_budget(), max_executions=s.max_executions, max_plan_nodes=s.max_plan_nodes,
-                     max_task_slots=s.max_task_slots, max_seconds=s.max_load_s)
+                     max_task_slots=s.max_task_slots, max_seconds=s.max_load_s,
+                     pause=None if slot is None else slot.checkpoint)
 
 
-def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None) -> "LoadedSource":
+def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None, owner: Optional[str] = None) -> "LoadedSource":
     """:func:`load_source` as the app does it: confined to the roots, bounded by the limits,
     one of ``max_concurrent_loads`` at once, charged to the server's memory budget while the
-    source lives (its estimate in :attr:`LoadedSource.memory_bytes`)."""
+    source lives (its estimate in :attr:`LoadedSource.memory_bytes`).
+
+    ``owner`` (a session's id, ``"mcp"``): one load at a time per owner, a second one waits
+    for the first to end; None: no such limit. Loads share the slots by turns, so a small
+    source is not queued behind bombs (:mod:`aqe_core.readers.load_slots`)."""
     s = server_settings()
     roots = [str(r) for r in s.all_roots()]
     real = str(resolve_in_roots(path, roots))
     try:
-        with _load_slot(s.max_concurrent_loads, s.max_load_s):
-            meter = server_meter()
+        with _load_slot(s.max_concurrent_loads, s.max_load_s, owner) as slot:
+            meter = server_meter(slot)
             try:
                 src = load_source(real, progress=progress, limits=server_limits(), roots=roots, meter=meter)
             except BaseException:

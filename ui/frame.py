@@ -55,14 +55,23 @@ def _open_shared(real: str) -> LoadedSource:
 
 
 def _read(real: str) -> LoadedSource:
+    owner = _session_id()  # one load at a time per session (aqe_core.readers.load_slots)
     size = os.path.getsize(real) if os.path.isfile(real) else None
     if size and size > 20 * 1024 * 1024:
         bar = st.progress(0.0, text=f"reading {md_text(os.path.basename(real))}")
-        src = open_on_server(real, progress=lambda done, total: bar.progress(
+        src = open_on_server(real, owner=owner, progress=lambda done, total: bar.progress(
             min(1.0, done / (total or size)), text=f"read {done // 2**20} of {(total or size) // 2**20} MiB"))
         bar.empty()
         return src
-    return open_on_server(real)
+    return open_on_server(real, owner=owner)
+
+
+def _session_id() -> Optional[str]:
+    """The running session's id (None outside a session)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "session_id", None) if ctx is not None else None
 
 
 @st.cache_resource(show_spinner=False)

@@ -70,7 +70,7 @@ class SourceStore:
 
         def load() -> Opened:
             start = time.perf_counter()
-            src = open_on_server(real)
+            src = open_on_server(real, owner="mcp")  # one server, one user: its loads one at a time
             # the application's replays for recommend, made once with the read, top-ranked queries first;
             # frozen meanwhile so that their collections do not walk the log's objects (2.2 s -> 1.3 s
             # on bench_mcp's 472 MB log); _settle collects after

@@ -88,13 +88,16 @@ class LoadMeter:
 
     def __init__(self, budget: Optional[MemoryBudget], *, max_executions: Optional[int] = None,
                  max_plan_nodes: Optional[int] = None, max_task_slots: Optional[int] = None,
-                 max_seconds: Optional[float] = None) -> None:
+                 max_seconds: Optional[float] = None, pause: Optional[Callable[[], float]] = None) -> None:
         self.budget = budget
         self.max_executions = max_executions
         self.max_plan_nodes = max_plan_nodes
         self.max_task_slots = max_task_slots
         self.max_seconds = max_seconds
         self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        #: at each checkpoint: let other loads read a while, returning the seconds waited (a
+        #: :class:`~aqe_core.readers.load_slots.Slot`'s ``checkpoint``), not counted against max_seconds
+        self.pause = pause
         self.executions = self.plan_nodes = self.task_slots = self.text_bytes = 0
         self.used = 0  # estimated bytes of what was read
         self.held = 0  # bytes taken from the budget (used, rounded up to a step)
@@ -130,6 +133,12 @@ class LoadMeter:
         self._use(n)
 
     def check_time(self) -> None:
+        """A checkpoint (the readers call it at least every ~0.2 s of work): the load may give
+        its slot to others here (``pause``), and stops past ``max_seconds`` of its own time."""
+        if self.pause is not None:
+            waited = self.pause()
+            if waited and self.deadline is not None:
+                self.deadline += waited
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise BudgetExceeded(f"opening this source took more than {self.max_seconds:g} s", "max_load_s")
 
