@@ -97,6 +97,25 @@ def test_a_small_load_gets_a_slot_within_a_quantum_behind_two_long_ones_and_keep
     assert all(len(_record(slots, o).waits) >= 2 for o in ("a", "b"))
 
 
+def test_loads_far_ahead_wait_while_a_new_one_reads_alone_even_with_a_slot_free():
+    """Loads share one GIL: a second slot would let a bomb slow the new load down 3-8 times."""
+    slots = LoadSlots(2, quantum_s=QUANTUM)
+    loads = Loads(slots)
+    loads.start("bomb a", "a", 0.8)
+    loads.start("bomb b", "b", 0.8)
+    time.sleep(0.4)
+    loads.start("small", "c", 0.2)
+    time.sleep(0.15)  # the bombs reach a checkpoint past their quantum and give way
+    alone = []
+    while loads.threads[2].is_alive():
+        with loads.lock:
+            alone.append(loads.reading.get("a", 0) + loads.reading.get("b", 0) == 0 and slots.running <= 1)
+        time.sleep(0.01)
+    loads.join()
+    assert loads.errors == {} and len(alone) > 3 and all(alone)
+    assert len(_record(slots, "c").waits) == 1
+
+
 def test_long_loads_take_turns_by_quanta():
     slots = LoadSlots(1, quantum_s=QUANTUM)
     loads = Loads(slots)
