@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+
+from aqe_core.cli.common import add_budget_argument, budget_meter
 import json
 import sys
 
@@ -9,6 +11,7 @@ import sys
 def add_explain_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="an event log (any codec, rolling directory) or a capture")
     p.add_argument("--execution", help="only this SQL execution (its id)")
+    add_budget_argument(p)
     p.add_argument("--json", action="store_true", help="the view model as JSON (docs/explain-json.md)")
 
 
@@ -17,7 +20,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from aqe_core.views.explain import explain_views
 
     try:
-        src = load_source(args.source)
+        src = load_source(args.source, meter=budget_meter(args))
     except SourceError as e:
         print(f"explain: {args.source}: {e}", file=sys.stderr)
         return 2

@@ -7,7 +7,7 @@ import json
 import re
 import sys
 
-from aqe_core.cli.common import _kv
+from aqe_core.cli.common import add_budget_argument, budget_meter, _kv
 from aqe_core.versions import SparkVersion, as_version
 
 _LINE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.[xX*])?\s*$")
@@ -34,6 +34,7 @@ def release_arg(text: str) -> SparkVersion:
 def add_lint_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", nargs="?", help="an event log or a capture (its queries' settings); or use --conf")
     p.add_argument("--execution", help="only this SQL execution (its id)")
+    add_budget_argument(p)
     p.add_argument("--conf", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="settings to check instead of a source's (repeatable)")
     p.add_argument("--source-version", help="with --conf: the release the settings were written for (4.1.4, or a"
@@ -63,7 +64,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         from aqe_core.opening import SourceError, load_source
 
         try:
-            src = load_source(args.source)
+            src = load_source(args.source, meter=budget_meter(args))
         except SourceError as e:
             print(f"lint: {args.source}: {e}", file=sys.stderr)
             return 2

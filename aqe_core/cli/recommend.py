@@ -4,6 +4,8 @@ on every read and join of the query and of the application, with the lines to ap
 from __future__ import annotations
 
 import argparse
+
+from aqe_core.cli.common import add_budget_argument, budget_meter
 import json
 import sys
 
@@ -12,6 +14,7 @@ def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="a capture or an event log: exact with a capture or a log written with the AQE "
                    "Lens listener, estimated (with what it assumes) on a plain log")
     p.add_argument("--execution", help="only this SQL execution (its id)")
+    add_budget_argument(p)
     p.add_argument("--json", action="store_true", help="the fixes as JSON")
     p.add_argument("--verify", action="store_true",
                    help="run the query again on Spark with each exact fix and score the prediction (needs its SQL text)")
@@ -25,7 +28,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from aqe_core.views.answers import recommend_entry, select_views
 
     try:
-        src = load_source(args.source)
+        src = load_source(args.source, meter=budget_meter(args))
     except SourceError as e:
         print(f"recommend: {args.source}: {e}", file=sys.stderr)
         return 2

@@ -3,6 +3,8 @@ what differs between neighbouring releases and why."""
 from __future__ import annotations
 
 import argparse
+
+from aqe_core.cli.common import add_budget_argument, budget_meter
 import json
 import sys
 
@@ -10,6 +12,7 @@ import sys
 def add_releases_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="an event log or a capture")
     p.add_argument("--execution", help="only this SQL execution (its id)")
+    add_budget_argument(p)
     p.add_argument("--json", action="store_true", help="the comparison as JSON")
 
 
@@ -19,7 +22,7 @@ def cmd_releases(args: argparse.Namespace) -> int:
     from aqe_core.views.answers import releases_entry, select_views
 
     try:
-        src = load_source(args.source)
+        src = load_source(args.source, meter=budget_meter(args))
     except SourceError as e:
         print(f"releases: {args.source}: {e}", file=sys.stderr)
         return 2

@@ -41,8 +41,9 @@ def _mb(n: int) -> str:
 class MemoryBudget:
     """Bytes (estimated) held by every load in progress and every loaded source still alive."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, setting: str = "memory_budget_mb") -> None:
         self.limit = limit
+        self.setting = setting  # what a refusal names: the server's setting, or the CLI's --budget
         self.used = 0
         # reentrant: a source freed by the garbage collector inside a locked section gives back here
         self._lock = threading.RLock()
@@ -62,7 +63,7 @@ class MemoryBudget:
         hold the rest, remembered when this one source is bigger than the whole budget."""
         if own + n > self.limit:
             raise BudgetExceeded(f"this source needs more memory than the server's budget for all sources"
-                                 f" ({_mb(self.limit)})", "memory_budget_mb")
+                                 f" ({_mb(self.limit)})", self.setting)
         for attempt in range(2):
             with self._lock:
                 if self.used + n <= self.limit:
@@ -75,7 +76,7 @@ class MemoryBudget:
                     if fn is not None:
                         fn(short)
         raise BudgetExceeded(f"the server's memory budget ({_mb(self.limit)}) is held by other sources now;"
-                             " try again in a moment", "memory_budget_mb", transient=True)
+                             " try again in a moment", self.setting, transient=True)
 
     def give(self, n: int) -> None:
         with self._lock:
@@ -101,6 +102,7 @@ class LoadMeter:
         self.executions = self.plan_nodes = self.task_slots = self.text_bytes = 0
         self.used = 0  # estimated bytes of what was read
         self.held = 0  # bytes taken from the budget (used, rounded up to a step)
+        self.reserved = 0  # bytes taken for the load's passing work only (see reserve)
         self._closed = False
 
     def execution(self) -> None:
@@ -132,6 +134,14 @@ class LoadMeter:
         self.text_bytes += n
         self._use(n)
 
+    def reserve(self, n: int) -> None:
+        """Take ``n`` bytes for as long as the load runs: the line being parsed and what its
+        parse allocates, which no count above sees (a 16 MiB description is its bytes and its
+        string at once). Given back when the load ends, kept or not."""
+        if self.budget is not None and n > 0:
+            self.budget.take(n, self.held)
+            self.reserved += n
+
     def check_time(self) -> None:
         """A checkpoint (the readers call it at least every ~0.2 s of work): the load may give
         its slot to others here (``pause``), and stops past ``max_seconds`` of its own time."""
@@ -147,7 +157,7 @@ class LoadMeter:
         if self.used > self.held:
             more = max(self.used - self.held, _STEP)
             if self.budget is not None:
-                self.budget.take(more, self.held)
+                self.budget.take(more, self.held + self.reserved)
             self.held += more
 
     def release(self) -> None:
@@ -155,12 +165,13 @@ class LoadMeter:
         if not self._closed:
             self._closed = True
             if self.budget is not None:
-                self.budget.give(self.held)
+                self.budget.give(self.held + self.reserved)
 
     def hold_until_freed(self, obj: object) -> int:
         """Keep the charge while ``obj`` (the loaded source) lives; the estimate in bytes."""
         if not self._closed:
             self._closed = True
             if self.budget is not None:
+                self.budget.give(self.reserved)
                 weakref.finalize(obj, self.budget.give, self.held)
         return self.used
