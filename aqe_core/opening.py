@@ -393,7 +393,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     if is_capture:
         try:
-            return _metered_capture(_open_capture(node, limits, keep_replays=not plans), meter)
+            return _metered_capture(_open_capture(node, limits, keep_replays=not plans, meter=meter), meter)
         finally:
             node.close()
     if meter is not None and meter.budget is not None:
@@ -456,12 +456,15 @@ def _metered_capture(src: LoadedSource, meter: Optional[LoadMeter]) -> LoadedSou
     return src
 
 
-def _open_capture(node: Node, limits: Optional[Limits], keep_replays: bool = False) -> LoadedSource:
-    """A capture's views, decoding bounded by ``limits``; errors as :class:`SourceError`."""
+def _open_capture(node: Node, limits: Optional[Limits], keep_replays: bool = False,
+                  meter: Optional[LoadMeter] = None) -> LoadedSource:
+    """A capture's views, decoding bounded by ``limits`` (and the meter's checkpoints); errors
+    as :class:`SourceError`."""
     max_bytes = DEFAULT_MAX_CAPTURE_BYTES if limits is None else min(DEFAULT_MAX_CAPTURE_BYTES, limits.max_decompressed_bytes)
     p = Path(node.path)
     try:
-        capture = load_capture(node.reader(), max_bytes=max_bytes, max_seconds=None if limits is None else limits.max_seconds)
+        capture = load_capture(node.reader(), max_bytes=max_bytes, max_seconds=None if limits is None else limits.max_seconds,
+                               checkpoint=None if meter is None else meter.check_time)
         return _capture_source(capture, node.path, keep_replays)
     except CaptureFormatError as exc:
         raise SourceError(f"cannot read this capture: {exc}") from None

@@ -61,6 +61,16 @@ def empty_members_gzip(path: Path, members: int = 200_000) -> Path:
     return path
 
 
+def capture_then_empty_members(path: Path, members: int = 2_000_000) -> Path:
+    """A real capture (gzip) followed by ``members`` empty gzip members: a capture whose decoding
+    never grows (before issue 37 it held a load slot with no checkpoint until max_decompress_s)."""
+    from aqe_core.server_settings import SAMPLES_DIR
+
+    real = (SAMPLES_DIR / "captures" / "4.3.0-skew_join_inner.json.gz").read_bytes()
+    path.write_bytes(real + gzip.compress(b"", 9) * members)
+    return path
+
+
 def newlines_gzip(path: Path, mib: int = 4000) -> Path:
     """A gzip of ``mib`` MiB of empty lines (a million a MiB), as repeated members (~1 KB each)."""
     path.write_bytes(gzip.compress(b"\n" * MiB, 9) * mib)

@@ -10,7 +10,7 @@ import os
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from aqe_core import storage
 from aqe_core.readers.eventlog.errors import describe_bytes
@@ -44,9 +44,12 @@ def save_capture(capture: Capture, path: PathLike, *, compress: Optional[bool] =
     return p
 
 
-def _read_limited(fh: Any, max_bytes: int, max_seconds: Optional[float]) -> bytes:
+def _read_limited(fh: Any, max_bytes: int, max_seconds: Optional[float],
+                  checkpoint: Optional[Callable[[], None]] = None) -> bytes:
     """The decoded bytes of a plain or gzip stream, never more than ``max_bytes`` (a gzip bomb
-    stops at the cap, with memory bounded by it) nor more than ``max_seconds`` of CPU time."""
+    stops at the cap, with memory bounded by it) nor more than ``max_seconds`` of CPU time.
+    ``checkpoint()`` runs after every chunk and every gzip member (a server's load meter: its
+    wall time and its turn in the load slots; a file of empty members decodes to nothing)."""
     start = time.thread_time()
     head = fh.read(2)
     out = bytearray()
@@ -58,6 +61,8 @@ def _read_limited(fh: Any, max_bytes: int, max_seconds: Optional[float]) -> byte
                                      " one capture")
         if max_seconds is not None and time.thread_time() - start > max_seconds:
             raise CaptureFormatError(f"decoding this capture took more than {max_seconds:g} s of CPU time, the limit")
+        if checkpoint is not None:
+            checkpoint()
 
     if head != b"\x1f\x8b":
         out += head
@@ -126,15 +131,15 @@ def _parse(raw: bytes) -> Capture:
 
 
 def load_capture(source: "PathLike | bytes | io.IOBase", *, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
-                 max_seconds: Optional[float] = None) -> Capture:
+                 max_seconds: Optional[float] = None, checkpoint: Optional[Callable[[], None]] = None) -> Capture:
     """Read a capture from a path (plain or gzip JSON), bytes, or a binary file object.
 
     At most ``max_bytes`` of JSON are decoded (gzip bombs stop there) and at most
     ``max_seconds`` of CPU time spent; raises only :class:`CaptureFormatError` (and
-    ``OSError`` when a path cannot be opened)."""
+    ``OSError`` when a path cannot be opened, and what ``checkpoint`` raises)."""
     if isinstance(source, (bytes, bytearray)):
         return loads(bytes(source), max_bytes=max_bytes, max_seconds=max_seconds)
     if hasattr(source, "read"):
-        return _parse(_read_limited(source, max_bytes, max_seconds))
+        return _parse(_read_limited(source, max_bytes, max_seconds, checkpoint))
     with open(source, "rb") as fh:
-        return _parse(_read_limited(fh, max_bytes, max_seconds))
+        return _parse(_read_limited(fh, max_bytes, max_seconds, checkpoint))

@@ -17,7 +17,7 @@ from aqe_core import opening
 from aqe_core.opening import SourceError, SourceRefused, open_on_server
 from aqe_core.readers.budget import LoadMeter
 from aqe_core.server_settings import SAMPLES_DIR
-from tests.zip_bombs import empty_members_gzip, empty_members_zip_bomb, folders_tgz, newlines_gzip, task_zip_bomb
+from tests.zip_bombs import capture_then_empty_members, empty_members_gzip, empty_members_zip_bomb, folders_tgz, newlines_gzip, task_zip_bomb
 
 SMALL = SAMPLES_DIR / "eventlogs" / "local-1795649029734.zstd"  # the tpcds-like sample: ~1 s alone
 MAX_LOAD_S = re.compile(r"^refused: opening this source took more than [\d.]+ s; the limit is max_load_s in server\.toml$")
@@ -136,6 +136,7 @@ def test_one_session_never_reads_two_sources_at_once(root, monkeypatch):
     empty_members_gzip,
     newlines_gzip,  # a million lines a MiB: ~1 s between checkpoints
     folders_tgz,  # listed for 24 s before any event was read
+    capture_then_empty_members,  # a capture: no checkpoint at all before issue 37
 ], ids=lambda f: f.__name__)
 def test_bombs_that_decode_to_nothing_meet_checkpoints_and_stop_on_time(root, monkeypatch, make: Callable):
     monkeypatch.setenv("AQE_LENS_MAX_LOAD_S", "1")
