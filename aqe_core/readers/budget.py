@@ -75,7 +75,9 @@ class MemoryBudget:
                 for fn in reclaimers:  # (outside the lock: a reclaimer gives back through give())
                     if fn is not None:
                         fn(short)
-        raise BudgetExceeded(f"the server's memory budget ({_mb(self.limit)}) is held by other sources now;"
+        others = max(0, self.used - own)
+        raise BudgetExceeded(f"the server's memory budget ({_mb(self.limit)}) is held by other sources now"
+                             f" ({_mb(others)}; this one had taken {_mb(own)} and needed more);"
                              " try again in a moment", self.setting, transient=True)
 
     def give(self, n: int) -> None:
