@@ -105,6 +105,19 @@ def wait_ready(page, timeout=90_000) -> None:
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
 
 
+def upload_sidebar(browser, url: str, viewport: dict[str, int]):
+    """A new browser context on the app with the sidebar's *Upload* chosen: (context, page, sidebar)."""
+    ctx = browser.new_context(viewport=viewport)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    wait_ready(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Upload", exact=True).click()
+    wait_ready(page)
+    return ctx, page, sidebar
+
+
 def choose(page, box, option, tries: int = 6) -> None:
     """Open selectbox ``box`` and click ``option`` (a locator), clicking the box again when its
     list did not open. With eight sessions on one server, the Query picker, when it still sat at

@@ -19,7 +19,7 @@ import pytest
 
 from tests.listening import listen_addresses
 from tests.lens_browser import (PAGE_TITLES, ROOT, browser, browser_marks, free_port, goto_page,  # noqa: F401 - fixtures
-                          lens_app, shot, wait_ready)
+                          lens_app, shot, upload_sidebar, wait_ready)
 
 pytestmark = browser_marks
 
@@ -116,14 +116,7 @@ def test_markdown_and_html_in_a_log_are_text_and_fetched_by_nobody(lens_app, bro
     port, hits = bait
     log = tmp_path / "hostile_app"
     md_img, html_img = _hostile_log(log, port)
-    ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(lens_app.url)
-    wait_ready(page)
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Upload", exact=True).click()
-    wait_ready(page)
+    ctx, page, sidebar = upload_sidebar(browser, lens_app.url, {"width": 1500, "height": 1100})
     sidebar.locator('input[type="file"]').set_input_files(str(log))
     wait_ready(page)
     sidebar_text = _text(sidebar)

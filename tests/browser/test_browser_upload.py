@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lens_browser import ROOT, browser, browser_marks, running_app, wait_ready  # noqa: F401 - fixtures
+from tests.lens_browser import ROOT, browser, browser_marks, running_app, upload_sidebar, wait_ready  # noqa: F401 - fixtures
 
 pytestmark = browser_marks
 PLAIN = ROOT / "sample_logs" / "eventlogs" / "local-1795309249168"  # Spark 3.0.1, JSON lines
@@ -37,14 +37,7 @@ def _until(check, seconds: float = 10) -> bool:
 
 
 def test_an_upload_in_the_browser_lives_on_disk_as_long_as_its_session(lens, browser, tmp_path):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(lens.url)
-    wait_ready(page)
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Upload", exact=True).click()
-    wait_ready(page)
+    ctx, page, sidebar = upload_sidebar(browser, lens.url, {"width": 1400, "height": 1000})
     picker = sidebar.locator('input[type="file"]')
 
     picker.set_input_files(str(PLAIN))
