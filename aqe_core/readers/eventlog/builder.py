@@ -232,11 +232,12 @@ class _Builder(AppEvents, Spilling):
                 ex.read_ids[acc] = kind
 
     def _plan_text(self, ex: _LiveExec, text: Any) -> None:
-        """The latest ``physicalPlanDescription``, held until the execution ends: charged (it
-        replaces the last one, whose charge stays: a load's charge only grows)."""
+        """The latest ``physicalPlanDescription``, held until the execution ends (then packed,
+        smaller): charged by what it adds to the one it replaces."""
+        before = K.str_bytes(ex.plan_text) if ex.plan_text is not None else 0
         ex.plan_text = _opt_str(text)
         if ex.plan_text is not None:
-            self.kept.charge(K.str_bytes(ex.plan_text))
+            self.kept.charge(max(0, K.str_bytes(ex.plan_text) - before))
 
     def _lazy(self, ex: _LiveExec, info: Any) -> LazyPlan:
         """A plan version's metrics registered (as the History Server adds every version's), the
@@ -246,8 +247,9 @@ class _Builder(AppEvents, Spilling):
             self.meter.nodes(facts.nodes)
         self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
         plan = lazy_plan(info, facts)
-        # kept packed, and built into a view's tree with every string of its JSON
-        self.kept.charge(len(plan.raw) + plan.size)
+        # kept packed, and built into a view's tree with every string of its JSON; the strings
+        # of a plan node of real size are in what meter.nodes charged already
+        self.kept.charge(len(plan.raw) + max(0, plan.size - facts.nodes * K.PLAN_JSON_PER_NODE))
         return plan
 
     def on_sql_start(self, line, d) -> None:

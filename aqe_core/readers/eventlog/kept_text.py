@@ -29,6 +29,9 @@ STR_OVERHEAD = 64
 #: one dict entry of settings beside its two strings
 ENTRY_OVERHEAD = 104
 
+#: JSON of one plan node whose strings :data:`~aqe_core.readers.budget.NODE_BYTES` covers (it was
+#: measured with the built views, strings included: real plans take 300-700 bytes of JSON a node)
+PLAN_JSON_PER_NODE = 1024
 #: a SQL execution's description: the query's SQL text for spark-sql, notebooks and Thrift (real
 #: TPC-DS queries are 1-8 KB of SQL)
 DESCRIPTION_CHARS = 16 * 1024
