@@ -262,7 +262,7 @@ class _Builder(AppEvents, Spilling):
         m.description = self.kept.text(d.get("description"), K.DESCRIPTION_CHARS, "description")
         root = d.get("rootExecutionId")
         m.root_execution_id = root if isinstance(root, int) else eid
-        m.query_id = _opt_str(d.get("queryId"))
+        m.query_id = self.kept.text(d.get("queryId"), K.NAME_CHARS, "query id")
         t = d.get("time")
         m.submission_time = t if isinstance(t, int) else None
         mc = d.get("modifiedConfigs")
