@@ -26,7 +26,7 @@ SMALL = "SELECT id % 3 AS k, count(*) AS n FROM range(0, 1000, 1, 2) GROUP BY id
 @pytest.fixture(autouse=True)
 def _home(tmp_path, monkeypatch):
     monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))
-    for var in ("AQE_LENS_MASTERS", "AQE_LENS_RUN_TIME_LIMIT", "AQE_LENS_CONFIG"):
+    for var in ("AQE_LENS_MASTERS", "AQE_LENS_RUN_TIME_LIMIT", "AQE_LENS_CONFIG", "AQE_LENS_TRUSTED"):
         monkeypatch.delenv(var, raising=False)
 
 

@@ -19,6 +19,7 @@ import pytest
 from aqe_core.config import VARIABLE_SUBSTITUTE
 from aqe_core.live.sql_guard import UnsafeSQL, check_setup, check_text, guard_session, verdict
 from tests.conftest import TEST_SECRET
+from tests.live.test_run_jobs import _home  # noqa: F401 - autouse: a fresh home, no server settings, guarded
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_logs" / "captures" / "4.3.0-skew_join_inner.json.gz"
@@ -27,13 +28,6 @@ HOSTILE = json.loads((Path(__file__).parents[1] / "fixtures" / "sql_guard" / "ho
 SUBSTITUTING = [h for h in HOSTILE if "${" in h["sql"]]
 PROPERTY = "aqe.lens.test.secret"
 ISSUE_SQL = 'SELECT id FROM range(3) WHERE cast(id AS string) <> "${env:AQE_LENS_TEST_SECRET}"'
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "home"))
-    for var in ("AQE_LENS_TRUSTED", "AQE_LENS_MASTERS", "AQE_LENS_CONFIG"):
-        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture(scope="module")
