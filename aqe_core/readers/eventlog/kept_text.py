@@ -57,6 +57,11 @@ def str_bytes(s: str) -> int:
     return STR_OVERHEAD + (len(s) if s.isascii() else 4 * len(s))
 
 
+def _cut(s: str, cap: int) -> str:
+    """``s`` cut to ``cap`` characters, saying how many were left out."""
+    return f"{s[:cap]} … [{len(s) - cap:,} more characters not kept]"
+
+
 class KeptText:
     """One load's cutting and charging of text; :meth:`notes` says what was cut."""
 
@@ -76,7 +81,7 @@ class KeptText:
         if len(value) > cap:
             self.cut[kind] += 1
             self.caps[kind] = f"cut to {cap:,} characters"
-            value = f"{value[:cap]} … [{len(value) - cap:,} more characters not kept]"
+            value = _cut(value, cap)
         self.charge(str_bytes(value))
         return value
 
@@ -97,7 +102,7 @@ class KeptText:
             text = v if isinstance(v, str) else str(v)
             if len(text) > value_cap:
                 dropped = True
-                text = f"{text[:value_cap]} … [{len(text) - value_cap:,} more characters not kept]"
+                text = _cut(text, value_cap)
             self.charge(ENTRY_OVERHEAD + str_bytes(key) + str_bytes(text))
             out[key] = text
         if dropped:
