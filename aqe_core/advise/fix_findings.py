@@ -20,6 +20,11 @@ from aqe_core.config import AQEConf, default_conf
 from aqe_core.engine.results import JoinResult, QueryResult, ReadResult
 from aqe_core.engine.trace import trace_read
 from aqe_core.model.capture import QueryCapture
+from aqe_core.model.shared_vocabulary import MAP_OUTPUTS_CUT, NO_SPLIT
+from aqe_core.rules import optimize_skewed_join as osj_rule, optimize_skewed_join_stream as stream_rule
+from aqe_core.rules.dynamic_join_selection import DEMOTE_BROADCAST
+from aqe_core.rules.join_selection_helper import BROADCAST_OFF, RUNTIME_BROADCAST, TOO_BIG_TO_BROADCAST
+from aqe_core.rules.join_selection_helper import DEMOTED as DEMOTED_CODE
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
@@ -102,9 +107,9 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
     stop = osj.first_failed if osj is not None else None
     if stop is None:
         return []
-    if stop.id == "skew.enabled":
+    if stop.id == osj_rule.ENABLED.id:
         return [{config.SKEW_JOIN_ENABLED: "true"}]
-    if stop.id == "skew.no_extra_shuffle":
+    if stop.id == osj_rule.NO_EXTRA_SHUFFLE.id:
         # (the setting exists from 3.3: the registry knows each release's SQLConf)
         return [{config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN: "true"}] if config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN in \
             config.keys_for(v) else []
@@ -112,19 +117,19 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
     if not sizes:
         return []
     largest, median = max(sizes), median_size(sizes)
-    if stop.id in ("skew.over_threshold", "skew.stream.over_threshold"):
+    if stop.id in (osj_rule.OVER_THRESHOLD.id, stream_rule.OVER_THRESHOLD.id):
         threshold = {}
         if largest <= conf.get_or(config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD, 0):
             threshold[config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD] = bytes_below(largest)
         # the median Spark used: 3.0/3.1 take it over the coalesced partitions (the no_split reason says)
-        used = [m for x in r.reasons if x.code == "no_split" for m in (x.numbers.get("left_median"),
+        used = [m for x in r.reasons if x.code == NO_SPLIT for m in (x.numbers.get("left_median"),
                                                                      x.numbers.get("right_median")) if m]
         factors = sorted({f for m in [median, *used] if (f := factor_below(largest / m, v)) is not None},
                          key=float, reverse=True)
         at = conf.get_or(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, 5)
         options = [{**threshold, config.SKEW_JOIN_SKEWED_PARTITION_FACTOR: f} for f in factors if float(f) < at]
         return ([threshold] if threshold else []) + options
-    if stop.id == "split.map_outputs_cut":
+    if stop.id == MAP_OUTPUTS_CUT.id:
         return [{config.ADVISORY_PARTITION_SIZE_IN_BYTES: bytes_below(largest // 2)}]
     return []
 
@@ -204,8 +209,8 @@ def _coalescing(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion) 
 
 
 def _demoted(j: JoinResult, v: SparkVersion) -> Optional[Finding]:
-    r = next((x for x in j.reasons if x.code == "demote_broadcast"), None)
-    demoted = next((x for x in j.reasons if x.code == "demoted"), None)
+    r = next((x for x in j.reasons if x.code == DEMOTE_BROADCAST), None)
+    demoted = next((x for x in j.reasons if x.code == DEMOTED_CODE), None)
     if r is None or demoted is None or (j.spark or "").startswith("Broadcast"):
         return None
     ratio = r.numbers["non_empty"] / max(r.numbers["partitions"], 1)
@@ -229,10 +234,10 @@ def _strategy(qr: QueryResult, node: int) -> str:
 def missed_broadcast(j: JoinResult, probe: QueryResult, v: SparkVersion) -> Optional[Finding]:
     """``probe``: the replay under Spark's default broadcast thresholds. A side that it
     broadcasts, where this query's thresholds kept a shuffled join, is a missed broadcast."""
-    if (j.spark or "").startswith("Broadcast") or any(x.code in ("demoted", "demote_broadcast") for x in j.reasons):
+    if (j.spark or "").startswith("Broadcast") or any(x.code in (DEMOTED_CODE, DEMOTE_BROADCAST) for x in j.reasons):
         return None
     pj = next((x for x in probe.joins if x.node == j.node), None)
-    took = next((x for x in (pj.reasons if pj else []) if x.code == "runtime_broadcast"), None)
+    took = next((x for x in (pj.reasons if pj else []) if x.code == RUNTIME_BROADCAST), None)
     if pj is None or took is None or not (pj.simulated or "").startswith("Broadcast"):
         return None
     size, key = took.numbers["size"], took.config_keys[0] if took.config_keys else config.AUTO_BROADCASTJOIN_THRESHOLD
@@ -240,7 +245,7 @@ def missed_broadcast(j: JoinResult, probe: QueryResult, v: SparkVersion) -> Opti
     cands = [{key: bytes_above(size)}]
     if key == config.AUTO_BROADCASTJOIN_THRESHOLD and config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD in config.keys_for(v):
         cands.insert(0, {config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD: bytes_above(size)})
-    now = next((x for x in j.reasons if x.code in ("broadcast_off", "too_big_to_broadcast")
+    now = next((x for x in j.reasons if x.code in (BROADCAST_OFF, TOO_BIG_TO_BROADCAST)
                 and x.subject.get("side") == side), None)
     limit = (f" ({now.config_keys[0]} = {format_bytes(now.numbers['threshold'])})" if now is not None and
              now.config_keys and now.numbers.get("threshold", -1) >= 0 else

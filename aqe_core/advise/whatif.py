@@ -25,6 +25,7 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.model.query import Query
+from aqe_core.rules.coalesce_shuffle_partitions import COALESCED
 from aqe_core.model.specs import CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec
 from aqe_core.versions import SparkVersion
 
@@ -87,7 +88,7 @@ def replay_outcome(q: QueryCapture, qr: QueryResult, notes: Sequence[str], conf:
         if r.stage_id is not None and specs_now and isinstance(specs_now[0], (PartialMapperPartitionSpec,
                                                                              CoalescedMapperPartitionSpec)):
             out.local_stages.add(r.stage_id)
-        target = next((x.numbers.get("target_size") for x in r.reasons if x.code == "coalesced"), None)
+        target = next((x.numbers.get("target_size") for x in r.reasons if x.code == COALESCED), None)
         if r.stage_id is not None and isinstance(target, int):
             out.coalesce_targets[r.stage_id] = target
         sh = q.shuffle(r.shuffle_id)

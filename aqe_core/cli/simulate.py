@@ -7,6 +7,9 @@ import sys
 from typing import Callable, Optional, TextIO
 
 from aqe_core.cli.common import _kv
+from aqe_core.rules.coalesce_shuffle_partitions import MIN_NUM_FROM_CONF, MIN_NUM_FROM_PARALLELISM, MIN_NUM_ONE
+from aqe_core.engine.results import UNCHANGED
+from aqe_core.rules.join_selection_helper import CANNOT_BUILD_SIDE
 
 
 def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,7 +38,7 @@ def _format_joins(w: Callable[[str], object], rep, qr) -> None:
             mark = "  (undecided)"
         w(f"  join {j.join_type} on {j.keys}: {init}{j.spark}{' (skew)' if j.spark_skew else ''}{sim}{mark}\n")
         for r in j.reasons:
-            if r.code not in ("unchanged", "cannot_build_side"):
+            if r.code not in (UNCHANGED, CANNOT_BUILD_SIDE):
                 w(f"      - {r.message}\n")
 
 
@@ -55,7 +58,7 @@ def _format_reads(w: Callable[[str], object], rep, qr, specs: bool) -> None:
             w(f"  stage {r.stage_id} read [{r.description or '-'}]: {n_sim}{extra} ({change})\n")
         seen = set()
         for reason in r.reasons:
-            if reason.message in seen or reason.code in ("min_num_from_parallelism", "min_num_from_conf", "min_num_one"):
+            if reason.message in seen or reason.code in (MIN_NUM_FROM_PARALLELISM, MIN_NUM_FROM_CONF, MIN_NUM_ONE):
                 continue
             seen.add(reason.message)
             w(f"      - {reason.message}\n")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Optional
 from aqe_core.engine.results import NOT_PREDICTED, JoinResult, ReadResult
 from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, FragmentState, StageNode, required_of
 from aqe_core.rules.coalesce_shuffle_partitions import COALESCE_DISABLED, UNSUPPORTED_SHUFFLE
+from aqe_core.rules.optimize_skewed_join import FORCED
 from aqe_core.model.shared_vocabulary import FINAL_STAGE_RULE_EXCLUDED, FINAL_STAGE_RULES_OFF
 from aqe_core.model.specs import spec_to_dict
 from aqe_core.versions import SparkVersion
@@ -136,7 +137,7 @@ def cut_after_forced_split(ctx: Context, fr: Fragment, state: FragmentState) -> 
     Spark adds: ``fr`` becomes the plan under the exchange (a stage of its own, whose shuffles
     are coalesced together without those above) and the fragment above it is returned, with a
     stage leaf for the new shuffle. None when the split needs no new exchange."""
-    forced = [st for st in fr.stages if any(r.code == "forced" for r in state.reasons.get(st.idx, []))]
+    forced = [st for st in fr.stages if any(r.code == FORCED for r in state.reasons.get(st.idx, []))]
     if not forced:
         return None
     points = {}

@@ -10,6 +10,7 @@ from typing import Any, Optional
 from aqe_core.engine.adaptive import AdaptiveVerdict
 from aqe_core.model.reasons import Reason
 from aqe_core.model.vocabulary import Vocabulary
+from aqe_core.rules.join_selection_helper import SIZE_UNKNOWN
 from aqe_core.model.specs import ShufflePartitionSpec, spec_to_dict
 from aqe_core.versions import as_version
 
@@ -83,7 +84,7 @@ UNPLACED_READ = V.code("unplaced_read", "A read Spark made that no stage fragmen
 NOT_PREDICTED = V.code("not_predicted", "The read's size depends on a stage the change adds or runs differently:"
                        " only a run can tell.", "not predicted: {why}")
 #: reason codes that leave a join's strategy undecided
-UNDECIDED_CODES = frozenset({UNDECIDED_SHAPE, UNDECIDED_INITIAL, "size_unknown", UNDECIDED_NEW_STAGE})
+UNDECIDED_CODES = frozenset({UNDECIDED_SHAPE, UNDECIDED_INITIAL, SIZE_UNKNOWN, UNDECIDED_NEW_STAGE})
 
 
 @dataclass

@@ -17,6 +17,7 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
+from aqe_core.views.from_eventlog import NO_READ_METRICS
 from aqe_core.views.plan_timeline import read_versions
 from aqe_core.views.query import QueryView, ShuffleView, join_type_of
 
@@ -125,7 +126,7 @@ def _logged_read(s: ShuffleView) -> dict[str, Any]:
     kind = "local" if s.local else "reducer" if plain else "unknown"
     partitions = [{"position": i, "bytes": b, "kind": kind, "reducers": [i, i + 1] if plain else None}
                   for i, b in enumerate(sizes)]
-    no_metrics = any(r.code == "no_read_metrics" for r in s.reasons)
+    no_metrics = any(r.code == NO_READ_METRICS for r in s.reasons)
     if no_metrics:
         skewed: Optional[list[dict[str, Any]]] = None  # the source cannot tell
     elif s.skewed_partitions:

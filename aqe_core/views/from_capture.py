@@ -20,6 +20,7 @@ from aqe_core.model.query import query_from_capture
 from aqe_core.model.reasons import Reason
 from aqe_core.model.shared_vocabulary import MAP_SIZES_UNKNOWN as _MAP_SIZES_UNKNOWN
 from aqe_core.model.vocabulary import Vocabulary
+from aqe_core.rules.coalesce_shuffle_partitions import COALESCED
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
@@ -247,7 +248,7 @@ def _replayed_targets(qr: QueryResult) -> dict[int, int]:
     """Stage id -> the coalescing target our replay used (the coalesce rule's reason)."""
     out: dict[int, int] = {}
     for r in qr.reads:
-        t = next((x.numbers.get("target_size") for x in r.reasons if x.code == "coalesced"), None)
+        t = next((x.numbers.get("target_size") for x in r.reasons if x.code == COALESCED), None)
         if r.stage_id is not None and isinstance(t, int):
             out[r.stage_id] = t
     return out

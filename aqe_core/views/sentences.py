@@ -13,13 +13,20 @@ from aqe_core.engine.results import DIFFERS, UNDECIDED, JoinResult
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.reasons import Reason
 from aqe_core.engine.trace import STREAM_BLOCKING_CODES, stream_split_why
+from aqe_core.engine.results import UNDECIDED_INITIAL, UNDECIDED_NEW_STAGE, UNDECIDED_SHAPE
+from aqe_core.model.shared_vocabulary import FINAL_STAGE_RULES_OFF, SPLIT
+from aqe_core.rules.convert_sort_merge_join_to_shuffled_hash_join import CONVERT_TO_SHJ
+from aqe_core.rules.dynamic_join_selection import PREFER_SHUFFLED_HASH
+from aqe_core.rules.join_selection_helper import (
+    BROADCAST_BEFORE_STAGE, BROADCAST_OFF, DEMOTED, PLANNED_BROADCAST, RUNTIME_BROADCAST, SIZE_UNKNOWN, TOO_BIG_TO_BROADCAST)
+from aqe_core.rules.optimize_skewed_join import DISTRIBUTION_BROKEN, SKEW_JOIN_DISABLED, SKEW_JOIN_ERROR
 from aqe_core.units import mib, num
 
 __all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "join_decision_sentence",
            "skew_split_sentence", "skew_row_sentence"]
 
 #: reasons that stop every skew split of a join (their sentence follows each partition's)
-BLOCKING_CODES = ("distribution_broken", "skew_join_disabled", "final_stage_rules_off", "skew_join_error",
+BLOCKING_CODES = (DISTRIBUTION_BROKEN, SKEW_JOIN_DISABLED, FINAL_STAGE_RULES_OFF, SKEW_JOIN_ERROR,
                   *STREAM_BLOCKING_CODES)
 
 _SPLIT_NUMBERS = ("size", "factor", "median", "threshold_bytes", "splits", "target")
@@ -45,7 +52,7 @@ def skew_split_sentence(reason: Reason, *, hypothetical: bool = False) -> Option
     skewed: 300 MiB > 5 x median 10 MiB and > 256 MiB; split into 4 parts of about 64 MiB" (or
     "would split into"). None when ``reason`` is not such a split (other rules word their own)."""
     n, s = reason.numbers, reason.subject or {}
-    if reason.code != "split" or "side" not in s or "partition" not in s or any(k not in n for k in _SPLIT_NUMBERS):
+    if reason.code != SPLIT or "side" not in s or "partition" not in s or any(k not in n for k in _SPLIT_NUMBERS):
         return None
     cond = f"> {num(n['factor'])} x median {mib(n['median'])} and > {mib(n['threshold_bytes'])}"
     verb = "would split into" if hypothetical else "split into"
@@ -83,9 +90,9 @@ def adaptive_reason(verdict: AdaptiveVerdict) -> str:
 
 
 #: join reasons that say which size (or setting) decided the strategy
-_JOIN_DECIDING = ("runtime_broadcast", "broadcast_before_stage", "planned_broadcast", "too_big_to_broadcast",
-                  "broadcast_off", "demoted", "prefer_shuffled_hash", "convert_to_shj", "size_unknown",
-                  "undecided_shape", "undecided_initial", "undecided_new_stage")
+_JOIN_DECIDING = (RUNTIME_BROADCAST, BROADCAST_BEFORE_STAGE, PLANNED_BROADCAST, TOO_BIG_TO_BROADCAST,
+                  BROADCAST_OFF, DEMOTED, PREFER_SHUFFLED_HASH, CONVERT_TO_SHJ, SIZE_UNKNOWN,
+                  UNDECIDED_SHAPE, UNDECIDED_INITIAL, UNDECIDED_NEW_STAGE)
 
 
 def join_decision_sentence(j: JoinResult, evidence: Evidence = Evidence.EXACT) -> Sentence:

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from aqe_core import config
 from aqe_core.model.task_time import TaskTime
 from aqe_core.engine.pipeline import skew_join_splits
+from aqe_core.rules.join_selection_helper import DEMOTED
 from aqe_core.units import mib
 from aqe_core.views.query import QueryView, ShuffleView
 
@@ -81,7 +82,7 @@ def triage_row(v: QueryView) -> TriageRow:
         row.findings.append("broadcast")
     if "-> ShuffledHashJoin" in changes:
         row.findings.append("shuffled_hash")
-    if "demoted" in v.join_reason_codes:  # DemoteBroadcastHashJoin kept a small side from broadcasting
+    if DEMOTED in v.join_reason_codes:  # DemoteBroadcastHashJoin kept a small side from broadcasting
         row.findings.append("demoted")
     slow_read = _slowest_read(v)
     if slow_read is not None:
