@@ -11,6 +11,8 @@ from typing import Any, Callable, Mapping, Optional
 
 from aqe_core.figures.plan_hover import format_metric
 from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import exchange_below
+from aqe_core.views.plan_diff import _partitioning_count as partitioning_count
 from aqe_core.views.plan_stages import NodeTimes
 
 _READS = ("AQEShuffleRead", "CustomShuffleReader")
@@ -34,19 +36,19 @@ def node_numbers(node: PlanNode) -> list[str]:
     >>> read = PlanNode(1, "AQEShuffleRead", "AQEShuffleRead coalesced and skewed", [
     ...     {"name": "number of partitions", "value": "4"}, {"name": "number of coalesced partitions", "value": "2"},
     ...     {"name": "number of skewed partitions", "value": "1"}, {"name": "number of skewed partition splits", "value": "4"}])
-    >>> node_numbers(read)
-    ['4 partitions: 2 coalesced, 1 skewed into 4']
+    >>> node_numbers(read)  # no exchange below: the shuffle's own count is not known
+    ['? -> 4 (2 coalesced, 1 skewed into 4)']
+    >>> ex = PlanNode(3, "Exchange", "Exchange hashpartitioning(k#1L, 200), ENSURE_REQUIREMENTS")
+    >>> node_numbers(PlanNode(1, "AQEShuffleRead", "AQEShuffleRead coalesced", [
+    ...     {"name": "number of partitions", "value": "17"}, {"name": "number of coalesced partitions", "value": "17"}],
+    ...     [PlanNode(2, "ShuffleQueryStage", "ShuffleQueryStage 0", [], [ex])]))
+    ['200 -> 17 (coalesced)']
     >>> node_numbers(PlanNode(2, "BroadcastHashJoin", "BroadcastHashJoin [k#1L], [k#2L], Inner, BuildRight, false"))
     ['BuildRight']
     """
     m = _metrics(node)
     if node.name in _READS:
-        n, coalesced = _short(m.get("number of partitions")), _short(m.get("number of coalesced partitions"))
-        skewed, splits = _short(m.get("number of skewed partitions")), _short(m.get("number of skewed partition splits"))
-        parts = [f"{coalesced} coalesced" if coalesced and coalesced != "0" else "",
-                 f"{skewed} skewed into {splits}" if skewed and skewed != "0" else ""]
-        detail = ", ".join(x for x in parts if x)
-        return [f"{n} partitions" + (f": {detail}" if detail else "")] if n else ([detail] if detail else [])
+        return [_read_numbers(node, m)] if m else []
     if node.name.startswith("Exchange"):
         for key, label in (("shuffle bytes written", "written"), ("data size", "data")):
             if _short(m.get(key)):
@@ -56,6 +58,28 @@ def node_numbers(node: PlanNode) -> list[str]:
         build = _BUILD.search(node.description or "")
         return [build.group(1)] if build else []
     return []
+
+
+def _read_numbers(node: PlanNode, m: Mapping[str, Mapping[str, Any]]) -> str:
+    """``200 -> 17 (coalesced)``: the shuffle's partitions (its exchange's ``number of
+    partitions``, else its partitioning's count) and the read's, with what the read did."""
+    n, coalesced = _short(m.get("number of partitions")), _short(m.get("number of coalesced partitions"))
+    skewed, splits = _short(m.get("number of skewed partitions")), _short(m.get("number of skewed partition splits"))
+    is_skewed = bool(skewed and skewed != "0")
+    parts = [("coalesced" if coalesced == n and not is_skewed else f"{coalesced} coalesced")
+             if coalesced and coalesced != "0" else "",
+             f"{skewed} skewed into {splits}" if is_skewed else "",
+             "local" if "local" in (node.description or "").split() else ""]
+    detail = ", ".join(x for x in parts if x)
+    ex = exchange_below(node)
+    before = (_short(_metrics(ex).get("number of partitions")) or _count_text(partitioning_count(ex.description or ""))
+              if ex is not None else None)
+    head = f"{before or '?'} -> {n or '?'}"
+    return head + (f" ({detail})" if detail else "")
+
+
+def _count_text(n: Optional[int]) -> Optional[str]:
+    return str(n) if n is not None else None
 
 
 def output_rows(node: PlanNode) -> Optional[str]:

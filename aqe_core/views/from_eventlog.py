@@ -6,7 +6,7 @@ shuffle's lines are computed over those sizes and say so (``approx_reason``).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Optional, Sequence
 
 from aqe_core import config
 from aqe_core.config import AQEConf, checked_layers
@@ -27,6 +27,7 @@ from aqe_core.views.query import (
     read_join_context,
 )
 from aqe_core.views.plan_stages import final_node_stages
+from aqe_core.views.left_alone import coalesce_why, skew_why
 from aqe_core.views.sentences import adaptive_reason
 
 # -- the reasons a plain log gives (:mod:`aqe_core.model.vocabulary`): what Spark's metrics say it
@@ -112,7 +113,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     for r in ex.planned_shuffles:
         if r.partitions == 1:
             continue  # (a single partition, e.g. a global aggregate's: nothing for AQE to do, nothing to show)
-        sv = planned_shuffle(r, qv.final_plan, conf)
+        sv = planned_shuffle(r, qv.final_plan, conf, dp)
         if r.node_id in planned_ctx:
             sv.join, sv.side, sv.join_type, sv.group_key = planned_ctx[r.node_id]
             sv.label += f": {sv.side} side of {sv.join}"
@@ -206,7 +207,8 @@ _PLANNED_APPROX = ("AQE left this shuffle as planned: the sizes are the bytes ea
                    " reads reducer i; task metrics, not the MapStatus sizes AQE would have used)")
 
 
-def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf) -> ShuffleView:
+def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf,
+                    cores: Optional[int] = None) -> ShuffleView:
     """A shuffle no adaptive read reads: its partitions as planned, and why AQE left it alone,
     in the log's numbers."""
     node = next((n for n in final.walk() if n.id == r.node_id), None) if final is not None and r.node_id is not None else None
@@ -217,22 +219,30 @@ def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf) ->
         node_id=r.node_id, stage_id=r.stage_id, read_description=r.description, partitions_before=r.partitions,
         partitions_after=r.partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
         skewed_partitions=0, skew_splits=0, adaptive_read=False, exact=False, approx_reason=_PLANNED_APPROX)
+    ctx = exchange_join_context(final).get(r.node_id) if r.node_id is not None else None
     sv.reasons.append(left_alone_reason(r.partitions, total if isinstance(total, int) else None, conf,
-                                        r.description))
+                                        r.description, sizes=r.partition_sizes, cores=cores,
+                                        join=ctx[:3] if ctx else None))
     return sv
 
 
-def left_alone_reason(partitions: Optional[int], written: Optional[int], conf: AQEConf, description: str) -> Reason:
-    """Why AQE did not touch a shuffle, in the log's numbers: bytes written per partition against
-    the advisory size, and whether coalescing and skew handling were on.
+def left_alone_reason(partitions: Optional[int], written: Optional[int], conf: AQEConf, description: str, *,
+                      sizes: Optional[Sequence[int]] = None, cores: Optional[int] = None,
+                      join: Optional[tuple[str, str, Optional[str]]] = None) -> Reason:
+    """Why AQE did not touch a shuffle, in the log's numbers (:mod:`aqe_core.views.left_alone`):
+    bytes written per partition against the advisory size; whether coalescing was on and, if
+    so, the target it aimed at (``cores``: the cluster's, None when the log does not say);
+    why no reducer was split (``join``: the join, side and join type the shuffle feeds;
+    ``sizes``: what each reduce task read).
 
     >>> from aqe_core.config import AQEConf
     >>> c = AQEConf.resolve("4.3.0", [{"spark.sql.adaptive.coalescePartitions.enabled": "false"}])
     >>> print(left_alone_reason(128, 128 * 1024 * 1024, c, "Exchange hashpartitioning(a, 128), ENSURE_REQUIREMENTS").message)
-    AQE left this shuffle as planned (no adaptive read): it wrote 128 MiB into 128 partitions (1 MiB each on average, against an advisory size of 64 MiB); coalescing is off (spark.sql.adaptive.coalescePartitions.enabled=false), so AQE keeps every partition; no reducer was split (the skew-join rule splits only the sides of a sort-merge join)
+    AQE left this shuffle as planned (no adaptive read): it wrote 128 MiB into 128 partitions (1 MiB each on average, against an advisory size of 64 MiB); coalescing is off (spark.sql.adaptive.coalescePartitions.enabled=false), so AQE keeps every partition; no reducer was split: the skew-join rule splits only the sides of a sort-merge or shuffled hash join, and this shuffle is not one
     """
     advisory = conf.advisory_partition_size
     parts = []
+    numbers: dict = {"partitions": partitions, "bytes_written": written, "advisory": advisory}
     if written is not None and partitions:
         parts.append(f"it wrote {mib(written)} into {partitions} partition{'s' if partitions != 1 else ''}"
                      f" ({mib(written // partitions)} each on average, against an advisory size of {mib(advisory)})")
@@ -244,17 +254,13 @@ def left_alone_reason(partitions: Optional[int], written: Optional[int], conf: A
         parts.append(f"coalescing is off ({config.COALESCE_PARTITIONS_ENABLED}=false), so AQE keeps every partition")
     elif "REPARTITION_BY_NUM" in description:
         parts.append("a repartition to a fixed number of partitions: AQE keeps the number the query asked for")
-    elif written is not None and partitions and written / partitions >= advisory:
-        parts.append("the partitions are already at or above the advisory size: nothing to merge")
-    else:
-        parts.append("coalescing is on, yet AQE added no read here (the stage was not re-optimised: e.g. a shuffle"
-                     " whose reader is not a query stage AQE optimises)")
-    if not conf.get_or(config.SKEW_JOIN_ENABLED, True):
-        parts.append(f"skew-join handling is off ({config.SKEW_JOIN_ENABLED}=false)")
-    else:
-        parts.append("no reducer was split (the skew-join rule splits only the sides of a sort-merge join)")
-    return LEFT_ALONE.reason(numbers={"partitions": partitions, "bytes_written": written, "advisory": advisory},
-                             why="; ".join(parts))
+    elif partitions:
+        why, got = coalesce_why(partitions, written, sizes, conf, conf.spark_version, cores)
+        parts.append(why)
+        numbers.update(got)
+    j, side, jtype = join if join else (None, None, None)
+    parts.append(skew_why(sizes, conf, conf.spark_version, j, side, jtype))
+    return LEFT_ALONE.reason(numbers=numbers, why="; ".join(parts))
 
 
 def logged_read_reasons(before: Optional[int], after: Optional[int], coalesced: Optional[int], skewed: Optional[int],
