@@ -20,11 +20,10 @@ from aqe_core.config import AQEConf, default_conf
 from aqe_core.engine.results import JoinResult, QueryResult, ReadResult
 from aqe_core.engine.trace import trace_read
 from aqe_core.model.capture import QueryCapture
-from aqe_core.model.shared_vocabulary import MAP_OUTPUTS_CUT, NO_SPLIT
-from aqe_core.rules import optimize_skewed_join as osj_rule, optimize_skewed_join_stream as stream_rule
-from aqe_core.rules.dynamic_join_selection import DEMOTE_BROADCAST
-from aqe_core.rules.join_selection_helper import BROADCAST_OFF, RUNTIME_BROADCAST, TOO_BIG_TO_BROADCAST
-from aqe_core.rules.join_selection_helper import DEMOTED as DEMOTED_CODE
+from aqe_core.engine.codes import (
+    BROADCAST_OFF, DEMOTE_BROADCAST, MAP_OUTPUTS_CUT, NO_SPLIT, RUNTIME_BROADCAST, SKEW_ENABLED, SKEW_NO_EXTRA_SHUFFLE,
+    SKEW_OVER_THRESHOLD, STREAM_OVER_THRESHOLD, TOO_BIG_TO_BROADCAST)
+from aqe_core.engine.codes import DEMOTED as DEMOTED_CODE
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )
@@ -107,9 +106,9 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
     stop = osj.first_failed if osj is not None else None
     if stop is None:
         return []
-    if stop.id == osj_rule.ENABLED.id:
+    if stop.id == SKEW_ENABLED.id:
         return [{config.SKEW_JOIN_ENABLED: "true"}]
-    if stop.id == osj_rule.NO_EXTRA_SHUFFLE.id:
+    if stop.id == SKEW_NO_EXTRA_SHUFFLE.id:
         # (the setting exists from 3.3: the registry knows each release's SQLConf)
         return [{config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN: "true"}] if config.ADAPTIVE_FORCE_OPTIMIZE_SKEWED_JOIN in \
             config.keys_for(v) else []
@@ -117,7 +116,7 @@ def next_settings(r: ReadResult, q: QueryCapture, conf: AQEConf, v: SparkVersion
     if not sizes:
         return []
     largest, median = max(sizes), median_size(sizes)
-    if stop.id in (osj_rule.OVER_THRESHOLD.id, stream_rule.OVER_THRESHOLD.id):
+    if stop.id in (SKEW_OVER_THRESHOLD.id, STREAM_OVER_THRESHOLD.id):
         threshold = {}
         if largest <= conf.get_or(config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD, 0):
             threshold[config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD] = bytes_below(largest)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
 from aqe_core.config import AQEConf
+from aqe_core.engine.codes import COALESCED
 from aqe_core.engine.estimate import (
     ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
 )
@@ -25,7 +26,6 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.presets import BUILTIN_PRESETS, Preset
 from aqe_core.model.query import Query
-from aqe_core.rules.coalesce_shuffle_partitions import COALESCED
 from aqe_core.model.specs import CoalescedMapperPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec
 from aqe_core.versions import SparkVersion
 

@@ -7,9 +7,8 @@ import sys
 from typing import Callable, Optional, TextIO
 
 from aqe_core.cli.common import _kv
-from aqe_core.rules.coalesce_shuffle_partitions import MIN_NUM_FROM_CONF, MIN_NUM_FROM_PARALLELISM, MIN_NUM_ONE
+from aqe_core.engine.codes import CANNOT_BUILD_SIDE, MIN_NUM_FROM_CONF, MIN_NUM_FROM_PARALLELISM, MIN_NUM_ONE
 from aqe_core.engine.results import UNCHANGED
-from aqe_core.rules.join_selection_helper import CANNOT_BUILD_SIDE
 
 
 def add_simulate_arguments(p: argparse.ArgumentParser) -> None:

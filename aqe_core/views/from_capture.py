@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from aqe_core.config import AQEConf, checked_layers
 from aqe_core.engine import QueryResult, ReadResult, SimulationReport, adaptive_verdict, one_query, simulate
+from aqe_core.engine.codes import COALESCED
 from aqe_core.engine.pipeline import skew_after_coalescing
 from aqe_core.engine.spec_sizes import spec_reducers, spec_sizes
 from aqe_core.engine.trace import trace_join, trace_read
@@ -20,7 +21,6 @@ from aqe_core.model.query import query_from_capture
 from aqe_core.model.reasons import Reason
 from aqe_core.model.shared_vocabulary import MAP_SIZES_UNKNOWN as _MAP_SIZES_UNKNOWN
 from aqe_core.model.vocabulary import Vocabulary
-from aqe_core.rules.coalesce_shuffle_partitions import COALESCED
 from aqe_core.model.specs import (
     CoalescedMapperPartitionSpec, CoalescedPartitionSpec, PartialMapperPartitionSpec, PartialReducerPartitionSpec,
 )

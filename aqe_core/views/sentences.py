@@ -14,12 +14,10 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.model.reasons import Reason
 from aqe_core.engine.trace import STREAM_BLOCKING_CODES, stream_split_why
 from aqe_core.engine.results import UNDECIDED_INITIAL, UNDECIDED_NEW_STAGE, UNDECIDED_SHAPE
-from aqe_core.model.shared_vocabulary import FINAL_STAGE_RULES_OFF, SPLIT
-from aqe_core.rules.convert_sort_merge_join_to_shuffled_hash_join import CONVERT_TO_SHJ
-from aqe_core.rules.dynamic_join_selection import PREFER_SHUFFLED_HASH
-from aqe_core.rules.join_selection_helper import (
-    BROADCAST_BEFORE_STAGE, BROADCAST_OFF, DEMOTED, PLANNED_BROADCAST, RUNTIME_BROADCAST, SIZE_UNKNOWN, TOO_BIG_TO_BROADCAST)
-from aqe_core.rules.optimize_skewed_join import DISTRIBUTION_BROKEN, SKEW_JOIN_DISABLED, SKEW_JOIN_ERROR
+from aqe_core.engine.codes import (
+    BROADCAST_BEFORE_STAGE, BROADCAST_OFF, CONVERT_TO_SHJ, DEMOTED, DISTRIBUTION_BROKEN, FINAL_STAGE_RULES_OFF,
+    PLANNED_BROADCAST, PREFER_SHUFFLED_HASH, RUNTIME_BROADCAST, SIZE_UNKNOWN, SKEW_JOIN_DISABLED, SKEW_JOIN_ERROR, SPLIT,
+    TOO_BIG_TO_BROADCAST)
 from aqe_core.units import mib, num
 
 __all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "join_decision_sentence",

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from aqe_core import config
 from aqe_core.model.task_time import TaskTime
 from aqe_core.engine.pipeline import skew_join_splits
-from aqe_core.rules.join_selection_helper import DEMOTED
+from aqe_core.engine.codes import DEMOTED
 from aqe_core.units import mib
 from aqe_core.views.query import QueryView, ShuffleView
 
