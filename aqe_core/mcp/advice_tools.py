@@ -109,6 +109,9 @@ class AdviceTools(Tools):
                       source_version: Any = None) -> Answer:
         target_v, given = _release("target", target), _release("source_version", source_version)
         key = query = None
+        # how the settings checked are known, as the app shows their query: the settings an
+        # assistant gives are checked as given (exact); a plain log's are Spark's record (issue 38)
+        levels = [Evidence.EXACT]
         if settings is not None:
             if target_v is None and given is None:
                 raise ToolInputError("with settings, give target (and optionally source_version)")
@@ -121,6 +124,7 @@ class AdviceTools(Tools):
                 raise ToolInputError(f"this source has {len(views)} SQL executions: give execution")
             query = views[0].query_id if execution is not None else None
             subjects = [lint_subject(v) for v in views]
+            levels = [query_evidence(v) for v in views] or levels
         else:
             raise ToolInputError("give a source (its queries' settings) or settings to check")
         doc, errors = [], 0
@@ -131,7 +135,7 @@ class AdviceTools(Tools):
         found = [f for d in doc for f in d["findings"]]
         summary = (f"{len(doc)} subject(s) checked against Spark {doc[0]['target'] if doc else '?'}: {errors} error(s),"
                    f" {len(found) - errors} other finding(s)" + "".join(f"\n{f['severity']}: {f['message']}" for f in found[:8]))
-        return bounded(Answer("lint_settings", summary, doc, Evidence.EXACT, source=key, query=query,
+        return bounded(Answer("lint_settings", summary, doc, _worst(levels), source=key, query=query,
                               notes=["checked against the key registry, itself checked against each release's"
                                      " recorded SQLConf"]))
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from aqe_core.model.evidence import Evidence
 from aqe_core.views.triage import FINDINGS
 
 __all__ = ["EVIDENCE_LEVELS", "answer_schema", "envelope_schema", "TOOL_ANSWERS"]
 
-EVIDENCE_LEVELS = ["exact", "spark-metric", "estimate"]
+EVIDENCE_LEVELS = [e.value for e in Evidence]
 
 _S: dict[str, Any] = {"type": "string"}
 _S0: dict[str, Any] = {"type": ["string", "null"]}
@@ -24,6 +25,8 @@ _N: dict[str, Any] = {"type": "number"}
 _B: dict[str, Any] = {"type": "boolean"}
 _STRS: dict[str, Any] = {"type": "array", "items": _S}
 _EV: dict[str, Any] = {"enum": EVIDENCE_LEVELS}
+#: the same levels as people read them (a field of its own, never in a level's field)
+_LABEL: dict[str, Any] = {"enum": [e.label for e in Evidence]}
 
 
 def _obj(required: dict[str, Any], **optional: Any) -> dict[str, Any]:
@@ -64,17 +67,19 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
     "explain_query": _obj({"executions": {**_arr(_EXECUTION), "minItems": 1, "maxItems": 1}}),
     "histogram": _obj({"node_id": _I0, "stage_id": _I0, "evidence": _EV, "partitions_before": _I0,
                        "partitions": _arr(_PARTITION), "sizes_before": {"type": ["array", "null"], "items": _I},
-                       "partitions_before_total": _I0, "largest": _I0, "median": _I0, "lines": _arr(_LINE),
+                       "partitions_before_total": _I0, "largest_after_aqe": _I0, "median_after_aqe": _I0,
+                       "lines": _arr(_LINE),
                        "sentences": _STRS}),
     "what_if": _obj({"query": _S, "description": _S, "settings": {"type": "object", "additionalProperties": _S},
                      "errors": _STRS, "note": _S0,
                      "outcomes": _arr(_obj({"preset": _S, "spark_version": _S, "exact": _B, "evidence": _EV, "note": _S,
-                                            "summary": {"type": "object"}, "joins": _STRS,
+                                            "summary": _obj({"evidence": _EV, "evidence_label": _LABEL}), "joins": _STRS,
                                             "reads": _arr(_OUTCOME_READ)})),
                      "lines": _arr(_obj({"key": _S, "stage_id": _I0, "evidence": _EV, "lines": _arr(_LINE)}))}),
     "recommend": _arr(_obj({"query": _S, "description": _S, "fixes": _arr(_FIX)})),
     "compare_releases": _arr(_obj({"query": _S, "description": _S, "exact": _B, "note": _S,
-                                   "releases": _arr({"type": "object"}), "lint": {"type": "object"},
+                                   "releases": _arr(_obj({"release": _S, "evidence": _EV, "evidence_label": _LABEL})),
+                                   "lint": {"type": "object"},
                                    "differences": _arr(_obj({"from": _S, "to": _S, "changes": _STRS,
                                                              "rules_said": _STRS, "changed_between": _STRS}))})),
     "lint_settings": _arr(_obj({"query": _S, "release": _S0, "target": _S,
@@ -98,7 +103,7 @@ _PAGE = {"type": ["object", "null"], "required": ["offset", "limit", "total", "n
 def envelope_schema() -> dict[str, Any]:
     """What every tool answers, whatever its ``answer``."""
     return _obj({"tool": _S, "source": _S0, "query": _S0,
-                 "evidence": _obj({"level": _EV, "label": {"enum": ["exact", "Spark's metric", "estimate"]}, "note": _S}),
+                 "evidence": _obj({"level": _EV, "label": _LABEL, "note": _S}),
                  "summary": _S, "answer": {}, "page": _PAGE, "notes": _STRS})
 
 

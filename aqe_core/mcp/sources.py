@@ -82,7 +82,9 @@ class SourceStore:
                 raise
             return Opened(src, real, time.perf_counter() - start)
 
-        got, cached = self._cache.open(key, load)  # one read per source: calls meanwhile wait for it
+        # one read per source: calls meanwhile wait for it. A refusal is remembered with the settings
+        # it was refused under (as the app does): raising a limit reads the source again (issue 38)
+        got, cached = self._cache.open(key, load, (key, server_settings()))
         if cached:
             return Opened(got.source, got.key, got.load_s, cached=True, memo=got.memo)
         _settle()

@@ -227,11 +227,14 @@ class Tools:
         answer = {**{k: v for k, v in read.items() if k not in ("partitions", "trace")}, "partitions": parts,
                   "sizes_before": before[offset:offset + limit] if before is not None else None,
                   "partitions_before_total": len(before) if before is not None else None,
-                  "largest": max(sizes) if sizes else None,
-                  "median": sorted(sizes)[len(sizes) // 2] if sizes else None}
+                  # the partitions Spark read after AQE; the skew rule's median (over the reducers before
+                  # AQE) is a line of kind "median": two meanings, two names (issue 38)
+                  "largest_after_aqe": max(sizes) if sizes else None,
+                  "median_after_aqe": sorted(sizes)[len(sizes) // 2] if sizes else None}
         shown = "; ".join(f"{ln['kind']} {ln['value']} B [{ln['evidence']}]" for ln in read["lines"])
         summary = (f"read node {read['node_id']} of #{view.query_id} [{read['evidence']}]: {len(read['partitions'])}"
-                   f" partitions after AQE" + (f", largest {answer['largest']} B, median {answer['median']} B" if sizes else "")
+                   f" partitions after AQE" + (f", largest {answer['largest_after_aqe']} B, median"
+                                               f" {answer['median_after_aqe']} B after AQE" if sizes else "")
                    + (f"; lines: {shown}" if shown else ""))
         return bounded(Answer("histogram", summary, answer, Evidence(read["evidence"]), source=opened.key,
                               query=view.query_id, page=page))

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Optional
 from aqe_core.model.evidence import Evidence
 from aqe_core.views.query import QueryView
 
-__all__ = ["diff_entry", "lint_entry", "lint_subject", "query_evidence", "recommend_entry", "releases_entry", "select_views",
+__all__ = ["diff_entry", "levelled", "lint_entry", "lint_subject", "query_evidence", "recommend_entry", "releases_entry", "select_views",
            "triage_entries", "whatif_entry"]
 
 
@@ -26,6 +26,24 @@ def query_evidence(view: QueryView) -> Evidence:
     return view.model.evidence if view.model is not None else Evidence.SPARK_METRIC
 
 
+#: an evidence label (what a table cell shows people) -> its level
+_BY_LABEL = {e.label: e for e in Evidence}
+
+
+def levelled(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A table row for people (its ``evidence`` a label, e.g. "Spark's metric") as answer data:
+    ``evidence`` the level (``spark-metric``), as in every other field of an answer, and the
+    label beside it as ``evidence_label``. One vocabulary per field (issue 38)."""
+    out = dict(row)
+    got = out.get("evidence")
+    level = got if isinstance(got, Evidence) else _BY_LABEL.get(got) if isinstance(got, str) else None
+    if level is None and isinstance(got, str) and got in {e.value for e in Evidence}:
+        level = Evidence(got)
+    if level is not None:
+        out["evidence"], out["evidence_label"] = level.value, level.label
+    return out
+
+
 def recommend_entry(view: QueryView, fixes: list[Any]) -> dict[str, Any]:
     """``recommend --json``'s entry for one query: its fixes (``advise.fixes.fixes_for_view``)."""
     return {"query": view.query_id, "description": view.description, "fixes": [f.to_dict() for f in fixes]}
@@ -33,7 +51,9 @@ def recommend_entry(view: QueryView, fixes: list[Any]) -> dict[str, Any]:
 
 def releases_entry(view: QueryView, comparison: Any) -> dict[str, Any]:
     """``releases --json``'s entry for one query (``advise.releases.compare_releases``)."""
-    return {"query": view.query_id, "description": view.description, **comparison.to_dict()}
+    doc = comparison.to_dict()
+    doc["releases"] = [levelled(r) for r in doc["releases"]]
+    return {"query": view.query_id, "description": view.description, **doc}
 
 
 def lint_subject(view: QueryView) -> tuple[str, dict[str, str], Any]:
@@ -76,7 +96,7 @@ def whatif_entry(view: QueryView, overrides: Mapping[str, str]) -> dict[str, Any
 
     got = whatif(view, dict(overrides))
     outcomes = [{"preset": o.preset, "spark_version": o.spark_version, "exact": o.exact, "evidence": o.evidence.value,
-                 "note": o.note, "summary": o.summary_row(), "joins": list(o.join_strategies),
+                 "note": o.note, "summary": levelled(o.summary_row()), "joins": list(o.join_strategies),
                  "reads": [s.to_dict() for s in o.shuffles]} for o in got.outcomes]
     lines = [{"key": s.key, "stage_id": s.stage_id, "node_id": s.node_id, "evidence": s.evidence.value,
               "lines": lines_json(s, s.evidence)} for s in got.view.shuffles]

@@ -213,12 +213,14 @@ def test_histogram_is_one_read_of_explain(session, source, execution):
 @pytest.mark.parametrize("source,execution", [(CAPTURE, "0"), (LOG, "2")])
 def test_what_if_is_the_apps_what_if(session, source, execution):
     from aqe_core.api import load_source, whatif
+    from aqe_core.views.answers import levelled
 
     key = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
     doc = answer(session, "what_if", {"source": source, "execution": execution, "settings": {key: "1m"}})
     view = load_source(source).view(execution)
     ours = whatif(view, {key: "1m"})
-    assert [o["summary"] for o in doc["answer"]["outcomes"]] == [json.loads(json.dumps(o.summary_row()))
+    # the app's table rows, their evidence as a level with the label beside it (one vocabulary per field)
+    assert [o["summary"] for o in doc["answer"]["outcomes"]] == [json.loads(json.dumps(levelled(o.summary_row())))
                                                                  for o in ours.outcomes]
     assert doc["evidence"]["level"] == ours.outcomes[1].evidence.value
 
