@@ -129,10 +129,10 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
                 raise ValueError(value)
             return out
         if kind in (float, "float"):
-            out = float(value)
-            if not out > 0:
+            real = float(value)
+            if not real > 0:
                 raise ValueError(value)
-            return out
+            return real
         if isinstance(value, str):
             sep = os.pathsep if name == "roots" else ","
             value = [x.strip() for x in value.split(sep) if x.strip()]

@@ -116,6 +116,7 @@ def default_changes(source: "str | SparkVersion", target: "str | SparkVersion",
         if a is None or b is None:
             have, lack = (t, s) if a is None else (s, t)
             entry = b or a
+            assert entry is not None  # (both None was skipped above)
             out.append(LintFinding(key, "default_changed", f"{key}: in Spark {have} (default {_default(entry)}), not"
                                    f" in Spark {lack}"))
             continue

@@ -16,7 +16,7 @@ _JSON_TYPES = {dict: "object", list: "array", int: "number", float: "number", bo
 def _statements(raw: str) -> list[str]:
     try:
         data = json.loads(raw)
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         raise ValueError(f"stdin is not JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
     if not isinstance(data, list):
         raise ValueError(f"stdin must hold a JSON array of SQL strings, not a JSON {_JSON_TYPES.get(type(data), 'value')}")

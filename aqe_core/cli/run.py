@@ -43,7 +43,7 @@ class ProgressBar:
     def __init__(self, stream: Optional[TextIO] = None, width: int = 28) -> None:
         self.stream = stream or sys.stderr  # looked up now: sys.stderr may have been swapped since import
         self.width = width
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.tty = stream is not None and hasattr(stream, "isatty") and stream.isatty()
         self._last = ""
 
     def __call__(self, p) -> None:  # p: aqe_core.live.runner.Progress

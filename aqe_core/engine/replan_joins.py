@@ -110,7 +110,7 @@ def _broadcastable(ctx: Context, name: str, side: JoinSide, hint: Optional[str],
         " (Spark's size-only statistics of the operators above the query stage are not runtime statistics,"
         " so the static threshold applies)")
     numbers = {"size": size, "threshold": thr}
-    fields = {"name": name, "size": format_bytes(size), "how": side.how, "kind": kind, "threshold": format_bytes(thr)}
+    fields: dict[str, Any] = {"name": name, "size": format_bytes(size), "how": side.how, "kind": kind, "threshold": format_bytes(thr)}
     if not jsh.fits_broadcast_threshold(size, thr):
         return False, jsh.TOO_BIG_TO_BROADCAST.reason(numbers=numbers, config_keys=(key,), subject=subject, why=why,
                                                       **fields)
@@ -153,7 +153,7 @@ def _decide_join(ctx: Context, jr: JoinResult, node: StageNode) -> None:
         jr.reasons += [r for r in (lwhy, rwhy) if r is not None and r.code == jsh.SIZE_UNKNOWN]
         return
     if lok and rok:
-        build = "right" if (right.size or 0) <= (left.size or 0) else "left"
+        build: Optional[str] = "right" if (right.size or 0) <= (left.size or 0) else "left"
     else:
         build = "left" if lok else "right" if rok else None
     if build is not None:

@@ -235,7 +235,7 @@ def mark_unknown_inputs(ctx: Context, frags: list[Fragment], qr: "QueryResult", 
     captured statistics, which Spark measured for the tasks it ran; it is marked not predicted,
     with why, unless its outcome does not depend on sizes (a user repartition, coalescing off)."""
     by_root = {f.root.idx: f for f in frags}
-    reads_of = {}
+    reads_of: dict[int, list[ReadResult]] = {}
     for r in qr.reads:
         reads_of.setdefault(r.fragment, []).append(r)
     changed_nodes = {j.node for j in joins if (j.simulated is not None and j.simulated != j.spark)

@@ -138,7 +138,7 @@ def simulate_query(q: QueryCapture, overrides: Mapping[str, str], v: SparkVersio
     if changed:
         frags = rewrite_joins(ctx, frags, changed, qr)
     skew_joins: set[int] = set()
-    queue, done, cut_from = list(frags), [], {}
+    queue, done, cut_from = list(frags), list[Fragment](), dict[int, int]()
     while queue:  # a forced split may cut a fragment: the part above it is simulated after it
         fr = queue.pop(0)
         fr.fid = len(done) if fr.fid not in cut_from else fr.fid

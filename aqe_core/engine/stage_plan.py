@@ -282,10 +282,12 @@ def _unknown_partitioning(specs: list[ShufflePartitionSpec]) -> bool:
     """Does a read with these specs lose its child's partitioning (``UnknownPartitioning``)?"""
     if not specs:
         return False
-    if all(isinstance(s, CoalescedPartitionSpec) for s in specs):
-        return any(a.end_reducer_index != b.start_reducer_index for a, b in zip(specs, specs[1:]))
-    if all(isinstance(s, PartialMapperPartitionSpec) for s in specs):
-        return len({s.map_index for s in specs}) != len(specs)
+    coalesced = [s for s in specs if isinstance(s, CoalescedPartitionSpec)]
+    if len(coalesced) == len(specs):
+        return any(a.end_reducer_index != b.start_reducer_index for a, b in zip(coalesced, coalesced[1:]))
+    mappers = [s for s in specs if isinstance(s, PartialMapperPartitionSpec)]
+    if len(mappers) == len(specs):
+        return len({s.map_index for s in mappers}) != len(specs)
     return True
 
 

@@ -61,8 +61,8 @@ def format_metric(m: Mapping[str, Any]) -> str | None:
     if total is not None:
         text = _fmt_value(mtype, total)
         count = m.get("count")
-        multi = mn is not None and med is not None and mx is not None and (count is None or count > 1) and mtype != "sum"
-        if multi and not (mn == mx == total):
+        multi = (count is None or count > 1) and mtype != "sum"
+        if multi and mn is not None and med is not None and mx is not None and not (mn == mx == total):
             text += f" (min {_fmt_value(mtype, mn)}, med {_fmt_value(mtype, med)}, max {_fmt_value(mtype, mx)})"
         return text
     if isinstance(value, str) and value.strip():

@@ -64,7 +64,7 @@ def pack_executor_env(where: Path) -> Path:
         site = _site_packages(env)
         for d in dists:
             for f in d.files or []:
-                src = Path(d.locate_file(f))
+                src = Path(str(d.locate_file(f)))
                 if ".." in f.parts or "__pycache__" in f.parts or not src.is_file():
                     continue  # scripts outside site-packages, byte code: the executor compiles its own
                 dst = site / f

@@ -125,7 +125,7 @@ def required_java(pyspark_version: Optional[str]) -> tuple[int, Optional[int]]:
 def needs_vector_shim(pyspark_version: Optional[str]) -> bool:
     """PySpark 4.x launches the JVM with ``--add-modules=jdk.incubator.vector``."""
     m = re.match(r"(\d+)", pyspark_version or "4")
-    return bool(m) and int(m.group(1)) >= 4
+    return m is not None and int(m.group(1)) >= 4
 
 
 def default_shim_root() -> Path:

@@ -216,7 +216,7 @@ def _spec(v: Any, where: str) -> ShufflePartitionSpec:
     if not isinstance(kind, str) or kind not in _SPEC_FIELDS:
         raise _bad(f"{where}.type", "is not a known shuffle partition spec")
     required, optional = _SPEC_FIELDS[kind]
-    fields_ = {"type": kind}
+    fields_: dict[str, Any] = {"type": kind}
     for f in required:
         fields_[f] = _count(d.get(f), f"{where}.{f}")
     for f in optional:

@@ -490,8 +490,9 @@ class Capture:
             raise CaptureFormatError(f"capture format version {v} is newer than this AQE Lens reads ({FORMAT_VERSION}); upgrade AQE Lens")
         spark = _dict(d.get("spark"), "spark", optional=True)
         version = spark.get("version")
+        version = version if isinstance(version, str) else ""  # ("" is refused just below)
         try:
-            as_version(version if isinstance(version, str) else "")
+            as_version(version)
         except ValueError:
             raise _bad("spark.version", "is not a Spark version AQE Lens models (3.0 or later)") from None
         queries = [QueryCapture.from_dict(q, f"queries[{i}]") for i, q in enumerate(_list(d.get("queries"), "queries"))]

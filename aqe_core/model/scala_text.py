@@ -22,7 +22,8 @@ def split_top_level(text: str) -> list[str]:
         t = m.group(1)
     elif t in ("Nil", ""):
         return []
-    items, depth, cur = [], 0, []
+    items: list[str] = []
+    depth, cur = 0, list[str]()
     for ch in t:
         if ch in "([{":
             depth += 1

@@ -156,7 +156,7 @@ class LoadSlots:
             try:
                 self._queue(slot, start)
             except BaseException:
-                self._owners.discard(owner)  # type: ignore[arg-type]
+                self._owners.discard(owner)
                 self._cond.notify_all()
                 raise
             return slot

@@ -257,7 +257,8 @@ def coalesce_partitions(
     if v < SparkVersion(3, 2, 0):
         return _coalesce_3_0(stats, advisory_target_size, min_num_partitions, v)
 
-    specs = list(input_partition_specs) if input_partition_specs is not None else [None] * len(stats)
+    specs: list[Optional[Sequence[ShufflePartitionSpec]]] = (
+        list(input_partition_specs) if input_partition_specs is not None else [None] * len(stats))
     if len(specs) != len(stats):
         raise AssertionError("mapOutputStatistics and inputPartitionSpecs differ in length")
     if not stats:

@@ -154,8 +154,8 @@ class _Tree:
         self.size = [1] * n
         for i in range(n - 1, -1, -1):  # reverse pre-order: children before parents
             ch = self.children[i]
-            k = (self.sig[i], tuple(self.key[c] for c in ch))
-            self.key[i] = intern.setdefault(k, len(intern))
+            shape = (self.sig[i], tuple(self.key[c] for c in ch))
+            self.key[i] = intern.setdefault(shape, len(intern))
             for c in ch:
                 self.size[i] += self.size[c]
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Any, BinaryIO, Callable, Iterator
+from types import ModuleType
+from typing import Any, BinaryIO, Callable, Iterator, Optional
 
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, LimitExceeded, Limits, describe_bytes
 
@@ -193,8 +194,11 @@ def _coalesce(blocks: Iterator[bytes], size: int = CHUNK) -> Iterator[bytes]:
 # --------------------------------------------------------------------------------------------
 # xxHash32 (for lz4-java's block checksums)
 
+_xxhash: Optional[ModuleType]
 try:  # optional accelerator
-    import xxhash as _xxhash
+    import xxhash
+
+    _xxhash = xxhash
 except ImportError:  # pragma: no cover - depends on the environment
     _xxhash = None
 
@@ -269,7 +273,8 @@ def decode_zstd(r: CountingReader, limits: Limits = DEFAULT_LIMITS) -> Iterator[
 
     dctx = zstandard.ZstdDecompressor(max_window_size=1 << 27)
     try:
-        reader = dctx.stream_reader(r, read_size=CHUNK, read_across_frames=True)
+        # zstandard reads any object with read(); its stubs name only IO[bytes]
+        reader = dctx.stream_reader(r, read_size=CHUNK, read_across_frames=True)  # type: ignore[arg-type]
         while True:
             data = reader.read(CHUNK)
             if not data:

@@ -89,8 +89,9 @@ def internal_cause(exc: BaseException) -> str:
     ...     internal_cause(e).startswith("OverflowError: a number past the 64-bit range")
     True
     """
-    meaning = {OverflowError: "a number past the 64-bit range", RecursionError: "nested too deeply",
-               MemoryError: "out of memory"}.get(type(exc))
+    meanings: dict[type[BaseException], str] = {
+        OverflowError: "a number past the 64-bit range", RecursionError: "nested too deeply", MemoryError: "out of memory"}
+    meaning = meanings.get(type(exc))
     if isinstance(exc, ImportError) and exc.name:  # a Python without the project's packages (a Spark worker's)
         meaning = f"this Python ({sys.executable}) lacks the module {exc.name!r} (requirements.txt)"
     where = ""

@@ -72,7 +72,8 @@ def _before_41(version: str) -> bool:
 
 def messages(excluded: dict[str, str]) -> tuple[list[str], list[str]]:
     """(notes, warnings) about the events left out (:func:`excluded_events`)."""
-    notes, warnings = [], []
+    notes: list[str] = []
+    warnings: list[str] = []
     for event, what in excluded.items():
         short = event.rsplit(".", 1)[-1]
         text = f"{short} events were excluded from this log by {config.EVENT_LOG_EXCLUDED_PATTERNS}: {what}"

@@ -3,10 +3,15 @@ module, the standard module for whatever it refuses."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Optional
 
+_fast_loads: Optional[Callable[[bytes], Any]]
+_fast_dumps: Optional[Callable[[Any], bytes]]
 try:  # a well-kept C parser and encoder (parsing: about 5% of a full load's CPU, measured A/B)
-    from orjson import JSONDecodeError as _FastError, dumps as _fast_dumps, loads as _fast_loads
+    import orjson
+    from orjson import JSONDecodeError as _FastError
+
+    _fast_loads, _fast_dumps = orjson.loads, orjson.dumps
 except ImportError:  # pragma: no cover - the standard module alone gives the same results
     _fast_loads = _fast_dumps = None
 

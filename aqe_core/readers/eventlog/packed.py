@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import threading
 import zlib
+from types import ModuleType
+from typing import Optional
 
+_zstd: Optional[ModuleType]
 try:
-    import zstandard as _zstd
+    import zstandard
+
+    _zstd = zstandard
 except ImportError:  # pragma: no cover - zlib alone gives the same bytes back
     _zstd = None
 
