@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from aqe_core.engine.stage_plan import Context, Fragment, FragmentState, all_origins
+from aqe_core.engine.stage_plan import Context, all_origins
+from aqe_core.model.stage import Fragment as StageFragment, SpecState, StageStats
 from aqe_core.rules import (
     coalesce_shuffle_partitions,
     optimize_shuffle_with_local_read,
@@ -33,7 +34,9 @@ from aqe_core.rules import (
 from aqe_core.rules.optimize_skewed_join import splits_join
 from aqe_core.versions import SparkVersion, as_version
 
-StepFn = Callable[[Context, Fragment, FragmentState], None]
+#: a rule's ``apply`` sees the stage through the model's protocols (Context, Fragment and
+#: FragmentState of the stage plan are what the engine passes)
+StepFn = Callable[[StageStats, StageFragment, SpecState], None]
 
 #: final-stage filters (``Pipeline.final_stage``)
 ALL_RULES = "all"  # every rule runs on the final stage too (3.0, 3.2 - 3.4.1)

@@ -11,7 +11,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import pandas as pd
 
@@ -120,7 +120,7 @@ _EX_TYPES = {**{c: str for c in ("file", "description", "findings", "error", "pr
 _FI_TYPES = {c: str for c in ("file", "finding", "label", "detail", "app_id", SCAN_COLUMN)}
 
 
-def _typed(df: pd.DataFrame, types: dict[str, type]) -> pd.DataFrame:
+def _typed(df: pd.DataFrame, types: Mapping[str, type]) -> pd.DataFrame:
     """``df`` with every known column of its type: numbers that are not become missing, any
     other value of a text column its text; a missing column is empty. The page code then meets
     only the types it expects, whatever the table held."""

@@ -205,10 +205,10 @@ def align_shuffles(a: QueryView, b: QueryView) -> list[tuple[Optional[ShuffleVie
         if s.key in pairs:
             out.append((s, by_key_b[pairs[s.key]]))
             continue
-        partner = next((x for x in left_b if _role(x) == _role(s)), None)
-        if partner is not None:
-            left_b.remove(partner)
-        out.append((s, partner))
+        same_role = next((x for x in left_b if _role(x) == _role(s)), None)
+        if same_role is not None:
+            left_b.remove(same_role)
+        out.append((s, same_role))
     out.extend((None, s) for s in left_b)
     return out
 

@@ -7,7 +7,7 @@ Alignment is :mod:`aqe_core.views.align_runs`; the causes are the advice's
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, cast
 
 from aqe_core.advise.attribute_runs import JOIN_STRATEGY, PARTITIONS_AFTER, SKEW_SPLIT, Attribution, attribute, settings_changed
 from aqe_core.model.evidence import Evidence
@@ -186,7 +186,7 @@ def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str 
 def diff_rows(d: RunDiff, *, only_changed: bool = False) -> list[dict[str, object]]:
     """The aligned query list as table rows, most time lost first (``only_changed``: the queries
     where AQE decided differently or that took longer)."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for q in d.matched:
         if only_changed and not q.causes and (q.time_lost_ms or 0) <= 0:
             continue
@@ -212,7 +212,7 @@ def _cell(value: object, unit: Optional[str]) -> str:
     if unit == "bytes":
         return f"{format_bytes(value)} ({value:,} B)"  # type: ignore[arg-type]
     if unit == "reducer":
-        reducer, size = value  # type: ignore[misc]
+        reducer, size = cast(tuple[int, int], value)
         return f"#{reducer}: {format_bytes(size)}"
     if unit == "yes":
         return "yes" if value else "no"
