@@ -227,6 +227,17 @@ SHUFFLE_CHECKSUM_MISMATCH_FULL_RETRY_ENABLED = "spark.sql.shuffle.orderIndepende
 EVENT_LOG_EXCLUDED_PATTERNS = "spark.eventLog.excludedPatterns"
 #: core ``ARCHIVES``: archives every executor unpacks into its working directory (``path#name``)
 ARCHIVES = "spark.archives"
+#: core settings that say how many cores an application had (SparkContext.defaultParallelism: the
+#: first if set, else the cores of the registered executors, or N of a ``local[N]`` master)
+DEFAULT_PARALLELISM = "spark.default.parallelism"
+MASTER = "spark.master"
+EXECUTOR_CORES = "spark.executor.cores"
+EXECUTOR_INSTANCES = "spark.executor.instances"
+DYNAMIC_ALLOCATION_ENABLED = "spark.dynamicAllocation.enabled"
+DYNAMIC_ALLOCATION_MIN_EXECUTORS = "spark.dynamicAllocation.minExecutors"
+DYNAMIC_ALLOCATION_MAX_EXECUTORS = "spark.dynamicAllocation.maxExecutors"
+#: Databricks' cluster tag naming the runtime ("13.3.x-photon-scala2.12"; Databricks' docs)
+DATABRICKS_SPARK_VERSION_TAG = "spark.databricks.clusterUsageTags.sparkVersion"
 
 #: Spark's switch for SQL over files by path (`` parquet.`/dir` ``). Guarded runs and the SQL
 #: guard's own analysis turn it off, so a path can never resolve to a file relation.

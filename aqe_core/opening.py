@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Optional, Sequence, TypeVar
 
+from aqe_core.model.log_release import release_of
 from aqe_core.engine.results import QueryResult
 from aqe_core.engine.simulate import SimulationReport
 from aqe_core.model.capture import Capture, CaptureFormatError
@@ -411,7 +412,8 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         raise SourceError(str(exc)) from None
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
-    label = f"{log.application.name or p.name} ({log.application.id or '?'}), Spark {log.spark_version or '?'}"
+    release = release_of(log)  # (the log's own evidence: a vendor runtime, else "release unknown")
+    label = f"{log.application.name or p.name} ({log.application.id or '?'}), {release.label}"
     views, notes = _views(log, meter, plans), list(log.notes)
     exact = listener_capture(log, versions=plans)
     if meter is not None:
@@ -428,7 +430,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         views = [by_id.pop(v.query_id, v) for v in views] + list(by_id.values())
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes
-    return LoadedSource("eventlog", label, str(p), log.spark_version, views, warnings=list(log.warnings), notes=notes,
+    return LoadedSource("eventlog", label, str(p), release.apache, views, warnings=list(log.warnings), notes=notes,
                         app_id=log.application.id, app_name=log.application.name,
                         app_start_ms=log.application.start_time, incomplete=list(log.cut), replays=replays)
 

@@ -83,7 +83,9 @@ def build_report(
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts: list[str] = []
     parts.append(f"<h1>AQE Lens report</h1><p class='meta'>Source: {_e(source_label)} &middot; query {_e(view.query_id)}:"
-                 f" {_e(view.description)} &middot; Spark {_e(view.spark_version)} &middot; status {_e(view.status)}"
+                 f" {_e(view.description)} &middot; {_e(view.release_label)}"
+                 + (f" &middot; default parallelism {_e(view.parallelism_how)}" if view.parallelism_how else "")
+                 + f" &middot; status {_e(view.status)}"
                  f" &middot; generated {now} by AQE Lens {_e(aqe_core.__version__)}"
                  + (f" &middot; link: <code>{_e(link)}</code>" if link else "") + "</p>")
     parts.append(f"<section><h2>What AQE did</h2><p>{_e(view.outcome)}</p>"

@@ -28,7 +28,11 @@ if view is not None:
     c1, c2, c3 = st.columns(3)
     c1.metric("Plan versions", len(view.plan_versions))
     c2.metric("Adaptive shuffle reads", len(view.shuffles))
-    c3.metric("Spark", str(view.spark_version))
+    c3.metric("Spark", str(view.spark_version) if view.release_known else "unknown")
+    if view.release and view.release != f"Spark {view.spark_version}":
+        st.caption(md_text(view.release))
+    if view.parallelism_how:
+        st.caption("Default parallelism: " + md_text(view.parallelism_how))
     if view.spark_ids():
         st.caption(md_text(view.spark_ids()))
     for retry in view.stage_retries:

@@ -7,6 +7,7 @@ from typing import Optional
 
 import streamlit as st
 
+from aqe_core.advise.fix_estimate import NO_CORES
 from aqe_core.advise.fixes import fixes_for_view
 from aqe_core.advise.recommend import Fix
 from aqe_core.figures.fix_figure import fix_figure
@@ -34,6 +35,8 @@ def fix_box(view: QueryView, fixes: list[Fix], stage_id: Optional[int], drawn: s
 def other_fixes(view: QueryView, fixes: list[Fix], shown: set) -> None:
     """Fixes about no shown read (a join whose side is not a stage, a read without sizes)."""
     rest = [(i, f) for i, f in enumerate(fixes) if f.stage_id not in shown]
+    if view.source_kind == "eventlog" and view.default_parallelism is None:
+        st.caption("No fix for small partitions: " + md_text(NO_CORES))
     if rest:
         st.subheader("Other fixes")
     for i, f in rest:

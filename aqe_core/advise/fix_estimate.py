@@ -19,7 +19,12 @@ from aqe_core.advise.whatif import QuerySizes, what_if_beside_run
 from aqe_core.engine.histogram_lines import can_split_left, can_split_right, median_size
 from aqe_core.units import format_bytes, num
 
-__all__ = ["recommend_estimated"]
+__all__ = ["NO_CORES", "recommend_estimated"]
+
+#: why a plain log's query gets no fix for small partitions when its cores are unknown
+NO_CORES = ("the log does not say how many cores the application had (no executor-added events,"
+            f" {config.DEFAULT_PARALLELISM} or local master): too many small partitions is not judged, and no"
+            " coalescing fix is proposed")
 
 ASSUMES = ("estimate: re-applies skew detection and coalescing to the partition sizes after AQE (a plain event"
            " log has no pre-AQE or per-map sizes); joins are not re-planned; a capture or a log written with"
@@ -53,7 +58,10 @@ def _small_settings(s: Any, view: QuerySizes) -> Optional[tuple[str, dict[str, s
     sizes = s.sizes_after or []
     if s.local or not sizes:
         return None
-    conf, cores = view.conf, max(view.default_parallelism or 1, 1)
+    if view.default_parallelism is None:
+        return None  # (how many partitions are too many, and what coalescing would aim at, needs the cores)
+    conf, cores = view.conf, view.default_parallelism
+    how = getattr(view, "parallelism_how", "") or f"{cores} cores"
     advisory, total = conf.advisory_partition_size, sum(sizes)
     needed = -(-total // max(advisory, 1))
     if len(sizes) <= max(2 * cores, 2 * needed) or median_size(sizes) >= advisory // 4:
@@ -64,12 +72,15 @@ def _small_settings(s: Any, view: QuerySizes) -> Optional[tuple[str, dict[str, s
     elif conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, False):  # (a key from 3.2)
         settings[config.COALESCE_PARTITIONS_PARALLELISM_FIRST] = "false"
     why = (f"{len(sizes)} partitions of {format_bytes(total)} in all (median {format_bytes(median_size(sizes))}), more"
-           f" than twice the {cores} cores and twice the {needed} the advisory size {format_bytes(advisory)} calls for")
+           f" than twice the default parallelism ({how}) and twice the {needed} the advisory size"
+           f" {format_bytes(advisory)} calls for")
     return (why, settings) if settings else None
 
 
 def recommend_estimated(view: QuerySizes) -> list[Fix]:
-    """Estimated fixes for a query of a plain event log (see the module doc)."""
+    """Estimated fixes for a query of a plain event log (see the module doc). Too many small
+    partitions is judged against the cluster's cores: where the log does not say them, no such
+    fix is proposed (:data:`NO_CORES` says why)."""
     out: list[Fix] = []
     for s in view.shuffles:
         for kind, found in ((SKEW, _skew_settings(s, view)), (SMALL, _small_settings(s, view))):
@@ -91,6 +102,14 @@ def recommend_estimated(view: QuerySizes) -> list[Fix]:
                        + (f", {x.skewed} skewed to split" if x.skewed else "")
                        for k, x in after.items() if k in before and (x.partitions_after != before[k].partitions_after
                                                                      or x.skewed != before[k].skewed)]
-            out.append(Fix(kind, s.stage_id, why, settings, None, effects, assumes=[ASSUMES],
-                           today=list(s.sizes_after or []), after=None if kind == SKEW else list(mine.sizes_after)))
+            fix = Fix(kind, s.stage_id, why, settings, None, effects, assumes=[ASSUMES],
+                      today=list(s.sizes_after or []), after=None if kind == SKEW else list(mine.sizes_after))
+            if not any(_same_fix(x, fix) for x in out):  # one finding, one box (a join's sides share a stage)
+                out.append(fix)
     return out
+
+
+def _same_fix(a: Fix, b: Fix) -> bool:
+    """The same change proposed for the same stage: the two sides of one join read in one stage
+    find the same small partitions, and the page would draw the same box twice."""
+    return a.stage_id == b.stage_id and a.finding == b.finding and a.settings == b.settings

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 
-from aqe_core.advise.fix_estimate import recommend_estimated
+from aqe_core.advise.fix_estimate import NO_CORES, recommend_estimated
 from aqe_core.advise.recommend import Fix, recommend
 from aqe_core.advise.session_replay import warm
 from aqe_core.advise.whatif import QuerySizes
 from aqe_core.model.evidence import Evidence
 
-__all__ = ["PLAIN_NOTE", "WARM_BUDGET_S", "fixes_for_view", "prepare_fixes"]
+__all__ = ["PLAIN_NOTE", "WARM_BUDGET_S", "fix_notes", "fixes_for_view", "prepare_fixes"]
 
 #: seconds a server spends after a read replaying the application under its queries' fixes
 WARM_BUDGET_S = 3.0
@@ -45,6 +45,13 @@ def prepare_fixes(views: list[QuerySizes], budget_s: float = WARM_BUDGET_S) -> N
         q = next((x for x in capture.queries if x.index == index), None)
         if q is not None and time.perf_counter() < stop:
             warm(capture, (fix.settings for fix in recommend(capture, q, application=False)))
+
+
+def fix_notes(view: QuerySizes) -> list[str]:
+    """What a plain log's fixes cannot see: its sizes, and its cores where it does not say them."""
+    if _exact(view) is not None:
+        return []
+    return [PLAIN_NOTE] + ([NO_CORES] if view.default_parallelism is None else [])
 
 
 def fixes_for_view(view: QuerySizes) -> list[Fix]:

@@ -31,6 +31,8 @@ __all__ = ["RELEASES", "ReleaseComparison", "ReleaseRow", "compare_releases"]
 
 #: the releases AQE Lens models, one per line of Spark it was checked against
 RELEASES = ("3.0.1", "3.1.3", "3.2.4", "3.3.4", "3.4.4", "3.5.9", "4.0.0", "4.1.4", "4.2.1", "4.3.0")
+#: the row of Spark's own record when the log does not say which release ran
+UNKNOWN = "release unknown"
 
 
 #: the settings AQE's decisions read (a default change elsewhere, e.g. the log level, is not news)
@@ -67,6 +69,8 @@ class ReleaseRow:
 
     @property
     def label(self) -> str:
+        if self.own and self.release == UNKNOWN:
+            return "as run (release unknown)"
         if self.own:
             return self.release + " (as run)"
         return self.release + (" (estimate)" if self.outcome.evidence is Evidence.ESTIMATE else "")
@@ -115,17 +119,27 @@ class ReleaseComparison:
 def compare_releases(view: QuerySizes, releases: tuple[str, ...] = RELEASES) -> ReleaseComparison:
     """The query under each release's rules, its own settings carried where the release has them."""
     settings = {**view.conf.explicit, **view.conf.unknown}
-    own = str(view.spark_version)
+    # the release the log names (a view whose log names none is replayed as the newest modelled,
+    # which is not the release it ran on: Spark's record then gets a row of its own)
+    known = getattr(view, "release_known", True)
+    own = str(view.spark_version) if known else ""
+    if known and not any(as_version(r) == view.spark_version for r in releases):
+        releases = tuple(sorted({*releases, own}, key=as_version))
     rows = []
+    if not known:
+        ran = what_if(view.model, view.shuffles, join_names(view), view.conf, name=UNKNOWN, lines=False, actual=True,
+                      default_parallelism=view.default_parallelism).outcome
+        assert ran is not None
+        rows.append(ReleaseRow(UNKNOWN, ran, own=True))
     for rel in releases:
         layers, _notes = checked_layers(rel, [settings])
         conf = AQEConf.resolve(rel, layers, validate=False)
         got = what_if(view.model, view.shuffles, join_names(view), conf, name=rel, lines=False,
                       default_parallelism=view.default_parallelism)
         assert got.outcome is not None
-        lint = [f for f in lint_settings(settings, rel, source=own) if f.severity != "info"]
+        lint = [f for f in lint_settings(settings, rel, source=own or None) if f.severity != "info"]
         row = ReleaseRow(rel, got.outcome, lint, reasons=_reasons(got.replay), caveats=_planner_caveats(view, conf))
-        if as_version(rel) == as_version(own):
+        if known and as_version(rel) == as_version(own):
             ran = what_if(view.model, view.shuffles, join_names(view), conf, name=rel, lines=False, actual=True,
                           default_parallelism=view.default_parallelism).outcome
             assert ran is not None
@@ -136,11 +150,14 @@ def compare_releases(view: QuerySizes, releases: tuple[str, ...] = RELEASES) -> 
                 row.outcome, row.rules = ran, got.outcome
             row.own = True
         rows.append(row)
-    exact = bool(rows) and rows[0].outcome.exact
+    exact = bool(rows) and rows[-1].outcome.exact
     compared = [r for r in rows if r.outcome.evidence is not Evidence.SPARK_METRIC]
     diffs = [d for a, b in zip(compared, compared[1:]) if (d := _diff(a, b, set(settings))) is not None]
     # (the replay's note about plan-changing settings does not apply: every release gets the query's own)
-    note = "exact: each release's rules replayed over the captured statistics" if exact else (rows[0].outcome.note if rows else "")
+    note = "exact: each release's rules replayed over the captured statistics" if exact else (rows[-1].outcome.note if rows else "")
+    if not known:
+        note += (f". The log does not say which release it ran on ({getattr(view, 'release', '') or 'release unknown'}):"
+                 " Spark's own record is the first row, and no release is marked as run")
     note += _calibration(rows)
     return ReleaseComparison(rows, diffs, exact, note)
 
@@ -151,14 +168,20 @@ def _calibration(rows: list[ReleaseRow]) -> str:
     ran = next((r for r in rows if r.own and r.outcome.evidence is Evidence.SPARK_METRIC and r.rules), None)
     if ran is None or ran.rules is None:
         return ""
-    got = " + ".join(str(s.partitions_after) for s in ran.rules.shuffles) or "none"
-    did = " + ".join(str(s.partitions_after) for s in ran.outcome.shuffles) or "none"
+    got, did = _partitions(ran.rules), _partitions(ran.outcome)
     if got == did:
         return (f". For {ran.release}, the release it ran on, the estimate gives what Spark's metrics say"
-                f" ({did} partitions)")
-    return (f". For {ran.release}, the release it ran on, the estimate gives {got} partitions where Spark's metrics"
+                f" ({did})")
+    return (f". For {ran.release}, the release it ran on, the estimate gives {got} where Spark's metrics"
             f" say {did}: the estimate cannot see the pre-AQE sizes or what a skew split kept apart, so read the"
             " estimated rows as a direction, not a count")
+
+
+def _partitions(o: PresetOutcome) -> str:
+    """"21 + 17 partitions", or "no adaptive read" (never "none partitions")."""
+    if not o.shuffles:
+        return "no adaptive read"
+    return " + ".join(str(s.partitions_after) for s in o.shuffles) + " partitions"
 
 
 def _planner_caveats(view: QuerySizes, conf: AQEConf) -> list[str]:

@@ -15,7 +15,8 @@ from typing import Optional, Protocol, Sequence
 from aqe_core.config import AQEConf
 from aqe_core.engine.codes import COALESCED
 from aqe_core.engine.estimate import (
-    ESTIMATE_NOTE, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
+    ESTIMATE_NOTE, PARALLELISM_UNKNOWN, PresetOutcome, ShuffleOutcome, ShuffleSizes, as_logged, estimate_shuffles,
+    needs_parallelism,
 )
 from aqe_core.engine.histogram_lines import ShuffleLines, shuffle_lines
 from aqe_core.engine.results import NOT_PREDICTED, STAGE_NOT_CREATED, QueryResult
@@ -120,6 +121,8 @@ def _estimate(shuffles: Sequence[ShuffleSizes], joins: list[str], conf: AQEConf,
         out.shuffles = as_logged(shuffles)
     else:
         out.shuffles = estimate_shuffles(shuffles, conf, default_parallelism)
+        if default_parallelism is None and needs_parallelism(conf):
+            out.note += "; " + PARALLELISM_UNKNOWN
     out.join_strategies = list(joins)
     return out
 

@@ -71,6 +71,7 @@ def _inspect_load(args: argparse.Namespace):
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from aqe_core.model.log_release import release_of
     from aqe_core.views.eventlog_summary import outcome_line, spark_ids, write_log_json
 
     if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
@@ -92,7 +93,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         state = "complete" if log.complete else "incomplete"
         print(f"{app.name or '?'}  {app.id or '?'}"
               + (f" attempt {app.attempt_id}" if app.attempt_id else "")
-              + f"  Spark {app.spark_version or '?'}  {log.layout} {log.codec or ''} log, {state}, "
+              + f"  {release_of(log).label}  {log.layout} {log.codec or ''} log, {state}, "
               f"{len(log.executions)} SQL executions")
         for ex in log.executions_by_id():
             ids = spark_ids(ex)  # (the root of a sub-execution, 4.2's query id)

@@ -23,7 +23,7 @@ def add_recommend_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_recommend(args: argparse.Namespace) -> int:
     from aqe_core.model.evidence import Evidence
-    from aqe_core.advise.fixes import PLAIN_NOTE, fixes_for_view
+    from aqe_core.advise.fixes import PLAIN_NOTE, fix_notes, fixes_for_view
     from aqe_core.opening import SourceError, load_source
     from aqe_core.views.answers import recommend_entry, select_views
 
@@ -61,6 +61,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
                        " demoted broadcast")
         if plain:
             out.append(f"\nnote: {PLAIN_NOTE}")
+            out += [f"note: {n}" for n in dict.fromkeys(n for v in views for n in fix_notes(v)) if n != PLAIN_NOTE]
         sys.stdout.write("\n".join(out) + "\n")
     return 0
 

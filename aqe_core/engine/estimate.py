@@ -17,6 +17,10 @@ from aqe_core.rules.optimize_skewed_join import analyze_side
 from aqe_core.rules.shuffle_partitions_util import coalesce_partitions
 from aqe_core.units import mib
 
+#: said with an estimate whose coalescing needs the cores a plain log does not hold
+PARALLELISM_UNKNOWN = ("coalescing is not estimated: it aims at the default parallelism (the cluster's cores), which"
+                       " the log does not say; the partitions are shown as Spark read them")
+
 ESTIMATE_NOTE = ("approximate: re-applies coalescing and skew detection to the partition sizes after AQE"
                  " (an event log has no pre-AQE or per-map sizes)")
 
@@ -148,11 +152,21 @@ def as_logged(shuffles: Sequence[ShuffleSizes]) -> list[ShuffleOutcome]:
     return out
 
 
+def needs_parallelism(conf: AQEConf) -> bool:
+    """Whether coalescing's minimum partition number comes from the default parallelism (3.0/3.1,
+    or ``parallelismFirst`` without ``minPartitionNum``): then it cannot be estimated without it."""
+    _, why = min_num_partitions(conf, spark_version=conf.spark_version, default_parallelism=0)
+    return "default_parallelism" in why.numbers
+
+
 def estimate_shuffles(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
                       default_parallelism: Optional[int]) -> list[ShuffleOutcome]:
     """Coalescing and skew detection re-run over the post-AQE sizes: the sides of a join are
-    coalesced together when their partition counts are equal (as Spark does), else one by one."""
+    coalesced together when their partition counts are equal (as Spark does), else one by one.
+    Where coalescing needs the default parallelism and it is unknown, it is not re-run (never a
+    default in the cores' place): :data:`PARALLELISM_UNKNOWN`."""
     v = conf.spark_version
+    unknown = default_parallelism is None and needs_parallelism(conf)
     min_num, _ = min_num_partitions(conf, spark_version=v, default_parallelism=default_parallelism or 1)
     min_size = min_partition_size(conf, spark_version=v)
     groups: dict[str, list[ShuffleSizes]] = {}
@@ -166,8 +180,9 @@ def estimate_shuffles(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
         same = len({len(x) for x in stats}) == 1
         index_groups = [list(range(len(members)))] if same else [[i] for i in range(len(members))]
         for idxs in index_groups:
-            specs = coalesce_partitions([stats[i] for i in idxs], advisory_target_size=conf.advisory_partition_size,
-                                        min_num_partitions=min_num, min_partition_size=min_size, spark_version=v)
+            specs = None if unknown else coalesce_partitions(
+                [stats[i] for i in idxs], advisory_target_size=conf.advisory_partition_size,
+                min_num_partitions=min_num, min_partition_size=min_size, spark_version=v)
             for pos, i in enumerate(idxs):
                 m, sizes = members[i], stats[i]
                 after = ([sum(sizes[sp.start_reducer_index:sp.end_reducer_index]) for sp in specs[pos]]

@@ -67,7 +67,7 @@ class AdviceTools(Tools):
         return bounded(Answer("what_if", summary, entry, evidence, source=opened.key, query=view.query_id))
 
     def recommend(self, source: Any, execution: Any = None) -> Answer:
-        from aqe_core.advise.fixes import PLAIN_NOTE, fixes_for_view
+        from aqe_core.advise.fixes import fix_notes, fixes_for_view
 
         opened = self._source(source)
         view = self._view(opened.source, execution)
@@ -82,7 +82,7 @@ class AdviceTools(Tools):
             lines.append("nothing a setting would fix: no skew left unsplit, no over- or under-coalescing, no missed"
                          " or demoted broadcast")
         levels = [Evidence.EXACT if f.exact else Evidence.ESTIMATE for f in fixes] or [query_evidence(view)]
-        notes = [] if query_evidence(view) is Evidence.EXACT else [PLAIN_NOTE]
+        notes = [] if query_evidence(view) is Evidence.EXACT else fix_notes(view)
         notes.append("to confirm an exact fix on Spark: verify_fix (served when the operator allows runs) or"
                      " recommend --verify")
         return bounded(Answer("recommend", "\n".join(lines), [entry], _worst(levels), source=opened.key,

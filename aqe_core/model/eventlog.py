@@ -35,13 +35,35 @@ class Application:
     start_time: int | None = None
     end_time: int | None = None
     exit_code: int | None = None
+    #: the "Spark Version" of Databricks' ``DBCEventLoggingListenerMetadata`` event (a Databricks
+    #: log may have no SparkListenerLogStart): the Apache Spark release under the runtime
+    dbc_spark_version: str | None = None
+    #: executor id -> what the executor-added / removed events say of it (bounded: :data:`MAX_EXECUTORS`)
+    executors: dict[str, "ExecutorSpan"] = field(default_factory=dict)
+    #: executor-added events beyond :data:`MAX_EXECUTORS` (not kept: the cores are then not known)
+    executors_dropped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.name, "spark_version": self.spark_version,
             "attempt_id": self.attempt_id, "user": self.user, "start_time": self.start_time,
-            "end_time": self.end_time, "exit_code": self.exit_code,
+            "end_time": self.end_time, "exit_code": self.exit_code, "dbc_spark_version": self.dbc_spark_version,
+            "executors": len(self.executors),
         }
+
+
+#: executors an application's facts keep (a log claiming more names no cores)
+MAX_EXECUTORS = 100_000
+
+
+@dataclass
+class ExecutorSpan:
+    """One executor as ``SparkListenerExecutorAdded`` / ``Removed`` state it: its cores (``Total
+    Cores``) and when it was there (ms; None where the event has no time)."""
+
+    cores: int
+    added: int | None = None
+    removed: int | None = None
 
 
 @dataclass

@@ -42,4 +42,5 @@ def query_from_execution(log: Any, ex: Any, default_parallelism: int | None = No
     conf: dict[str, str] = {}
     for layer in getattr(ex, "conf_layers", None) or []:
         conf.update({str(k): str(v) for k, v in layer.items()})
-    return Query("eventlog", log.spark_version or "", conf, Evidence.SPARK_METRIC, default_parallelism)
+    from aqe_core.model.log_release import release_of  # (the log's own evidence, never the installed PySpark)
+    return Query("eventlog", str(release_of(log).replayed_as), conf, Evidence.SPARK_METRIC, default_parallelism)

@@ -37,7 +37,8 @@ def _execution(view: QueryView) -> dict[str, Any]:
     if not joins:  # a plain log: the strategies of its final plan, as run
         joins = [{"decision": j, "trace": []} for j in plan_joins(view)]
     return {"id": view.query_id, "description": view.description, "spark_version": str(view.spark_version),
-            "adaptive": view.adaptive, "reads": reads, "joins": joins, "join_changes": list(view.join_changes)}
+            "release": view.release_label, "default_parallelism": view.default_parallelism,
+            "parallelism": view.parallelism_how, "adaptive": view.adaptive, "reads": reads, "joins": joins, "join_changes": list(view.join_changes)}
 
 
 def lines_json(s: Optional[ShuffleView], evidence: Evidence) -> list[dict[str, Any]]:

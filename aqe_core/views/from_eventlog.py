@@ -12,7 +12,9 @@ from aqe_core import config
 from aqe_core.config import AQEConf, checked_layers
 from aqe_core.engine import adaptive_verdict
 from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
+from aqe_core.model.cluster import parallelism_of
 from aqe_core.model.evidence import Evidence
+from aqe_core.model.log_release import release_of
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below
 from aqe_core.model.query import query_from_execution
@@ -20,10 +22,10 @@ from aqe_core.model.reasons import Reason
 from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.model.task_time import TaskTime
 from aqe_core.units import mib
-from aqe_core.versions import SparkVersion, as_version
+from aqe_core.versions import SparkVersion
 from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_before_partitions
 from aqe_core.views.query import (
-    QueryView, ShuffleView, compute_group_lines, default_parallelism_from_properties, exchange_join_context, join_keys,
+    QueryView, ShuffleView, compute_group_lines, exchange_join_context, join_keys,
     read_join_context,
 )
 from aqe_core.views.plan_stages import final_node_stages
@@ -56,12 +58,9 @@ def views_from_eventlog(log: EventLog) -> list[QueryView]:
 
 
 def _conf(log: EventLog, ex: SQLExecution) -> tuple[SparkVersion, AQEConf, list[str]]:
-    """The release (4.3.0 when the log does not say) and the execution's AQE conf, with notes."""
-    version_text = log.spark_version or "4.3.0"
-    try:
-        v = as_version(version_text)
-    except ValueError:
-        v = as_version("4.3.0")
+    """The release whose rules replay the execution (the log's own, else the nearest modelled:
+    :mod:`aqe_core.model.log_release`) and the execution's AQE conf, with notes."""
+    v = release_of(log).replayed_as
     if isinstance(ex.aqe_conf, AQEConf):
         return v, ex.aqe_conf, []
     layers, notes = checked_layers(v, ex.conf_layers or [])
@@ -73,7 +72,9 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     ``plans=False`` (the fleet scan's rows, which read no plan but the final one): no initial
     plan and no plan versions, so their trees are neither built nor given metric values."""
     v, conf, notes = _conf(log, ex)
-    dp = default_parallelism_from_properties(log.spark_properties)
+    rel = release_of(log)
+    par = parallelism_of(log, ex.submission_time, ex.completion_time)
+    dp = par.value
     initial = ex.initial_plan  # (built from the log's JSON on each read: once here)
     formatted: dict = {}  # each metric's UI strings, once for all plan versions
     qv = QueryView(
@@ -95,6 +96,9 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
         warnings=list(ex.warnings) + notes,
         model=query_from_execution(log, ex, dp),
     )
+    qv.parallelism_how, qv.release, qv.release_known = par.how, rel.label, rel.known
+    if not rel.known:
+        qv.warnings.append(f"The Spark release is unknown ({rel.source}): {rel.label}")
     qv.spark_query_id = ex.query_id
     qv.root_execution_id = ex.root_execution_id if ex.root_execution_id not in (None, ex.id) else None
     qv.stage_retries = list(ex.stage_retries)
@@ -193,7 +197,8 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
         # Spark posts a read's metrics once, the skew pair only when it split: without the
         # partition count posted (Spark 3.0, or no map statistics) a missing pair says nothing
         has_read_metrics=r.num_partitions is not None,
-        approx_reason=_APPROX + ("" if dp is not None else ", but the default parallelism is unknown"),
+        approx_reason=_APPROX + ("" if dp is not None else ", but the default parallelism is unknown (the log"
+                                 " names no cores): the target is not drawn"),
     )
     sv.group_key = keys.get(r.node_id) if r.node_id is not None else None
     if r.partition_sizes_source == "task_shuffle_read":

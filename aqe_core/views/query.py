@@ -23,12 +23,10 @@ from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
 
 __all__ = ["JoinRead", "Line", "QueryView", "ShuffleView", "SkewRow", "compute_group_lines", "compute_lines",
-           "default_parallelism_from_properties", "join_keys", "join_reads", "join_type_of", "read_join_context",
+           "join_keys", "join_reads", "join_type_of", "read_join_context",
            "regroup_coalesce_lines"]
 
 _JOIN_TYPE_RE = re.compile(r"\b(Inner|Cross|LeftOuter|RightOuter|FullOuter|LeftSemi|LeftAnti|ExistenceJoin)\b")
-_MASTER_LOCAL_RE = re.compile(r"^local\[(\d{1,10})\b")
-_MAX_PARALLELISM = 2 ** 31 - 1  # an int in Spark; a log claiming more is not believed
 
 
 @dataclass
@@ -159,8 +157,20 @@ class QueryView:
     root_execution_id: Optional[int] = None
     #: one sentence per stage that ran more than once (event logs), each counted once
     stage_retries: list[str] = field(default_factory=list)
+    #: how ``default_parallelism`` is known ("60 cores: 15 executors x 4 cores, from executor-added
+    #: events"), or why it is not ("unknown: ..."); "" where the source states it (a capture)
+    parallelism_how: str = ""
+    #: the release as the source states it, with the rules that replay it ("Spark 3.4.1 (Databricks
+    #: Runtime 13.3; replayed as Apache Spark 3.4.1 rules)", "release unknown: rules replayed as ...")
+    release: str = ""
+    release_known: bool = True
     #: the query behind the view (the engine's what-if works on it); not part of the view's data
     model: Optional[Query] = field(default=None, repr=False, compare=False)
+
+    @property
+    def release_label(self) -> str:
+        """The release for headers: the source's own words, else "Spark <version>"."""
+        return self.release or f"Spark {self.spark_version}"
 
     def spark_ids(self) -> str:
         """Spark's ids of the query, as its SQL tab shows them ("" when the log has none)."""
@@ -173,7 +183,9 @@ class QueryView:
         return {
             "source_kind": self.source_kind, "query_id": self.query_id, "description": self.description,
             "spark_version": str(self.spark_version), "conf": dict(self.conf.explicit),
-            "default_parallelism": self.default_parallelism, "status": self.status, "duration_ms": self.duration_ms,
+            "default_parallelism": self.default_parallelism, "parallelism_how": self.parallelism_how,
+            "release": self.release_label, "release_known": self.release_known,
+            "status": self.status, "duration_ms": self.duration_ms,
             "adaptive": self.adaptive, "adaptive_reason": self.adaptive_reason, "outcome": self.outcome,
             "join_changes": list(self.join_changes), "join_decisions": list(self.join_decisions),
             "warnings": list(self.warnings), "spark_query_id": self.spark_query_id,
@@ -262,20 +274,6 @@ def join_keys(plan: Optional[PlanNode]) -> dict[int, str]:
         if jr.read.id is not None:
             out.setdefault(jr.read.id, f"join-{jr.join_index}")
     return out
-
-
-def default_parallelism_from_properties(props: dict[str, str]) -> Optional[int]:
-    """``spark.default.parallelism`` if set, else N of a ``local[N]`` master (None if unknown)."""
-    dp = props.get("spark.default.parallelism")
-    if dp and dp.strip().isdigit() and len(dp.strip()) <= 10 and 0 < int(dp) <= _MAX_PARALLELISM:
-        return int(dp)
-    m = _MASTER_LOCAL_RE.match(props.get("spark.master", ""))
-    if m:
-        n = int(m.group(1))
-        return n if 0 < n <= _MAX_PARALLELISM else None
-    if props.get("spark.master", "").strip() == "local":
-        return 1
-    return None
 
 
 def compute_lines(view: ShuffleView, conf: AQEConf, default_parallelism: Optional[int],

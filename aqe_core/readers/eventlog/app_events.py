@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from aqe_core.model.eventlog import MAX_EXECUTORS, ExecutorSpan
 from aqe_core.readers.eventlog import kept_text as K
 
 if TYPE_CHECKING:
@@ -26,6 +27,33 @@ class AppEvents:
         v = self.kept.text(d.get("Spark Version"), K.NAME_CHARS, "Spark version")
         if v is not None:
             self.log.application.spark_version = v
+
+    def on_dbc_metadata(self, line, d) -> None:
+        """Databricks' first event: its "Spark Version" is the Apache Spark release under the
+        runtime (a Databricks log may have no SparkListenerLogStart)."""
+        v = self.kept.text(d.get("Spark Version"), K.NAME_CHARS, "Spark version")
+        if v is not None:
+            self.log.application.dbc_spark_version = v
+
+    def on_executor_added(self, line, d) -> None:
+        """An executor and its cores (``Total Cores``): the cluster's parallelism is theirs."""
+        app = self.log.application
+        eid, info = d.get("Executor ID"), d.get("Executor Info")
+        cores = info.get("Total Cores") if isinstance(info, dict) else None
+        if not isinstance(eid, str) or type(cores) is not int or not 0 < cores < 1 << 31:
+            return
+        if eid not in app.executors and len(app.executors) >= MAX_EXECUTORS:
+            app.executors_dropped += 1
+            return
+        ts = d.get("Timestamp")
+        app.executors[eid] = ExecutorSpan(cores, ts if type(ts) is int else None)
+
+    def on_executor_removed(self, line, d) -> None:
+        eid = d.get("Executor ID")
+        span = self.log.application.executors.get(eid) if isinstance(eid, str) else None
+        ts = d.get("Timestamp")
+        if span is not None:
+            span.removed = ts if type(ts) is int else (span.added or 0)
 
     def on_app_start(self, line, d) -> None:
         app = self.log.application
