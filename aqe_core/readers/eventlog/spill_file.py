@@ -18,7 +18,7 @@ import pickle
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Generic, TypeVar
 
 
@@ -90,7 +90,7 @@ class SpillMap(MutableMapping[K, V], Generic[K, V]):
     ({1: 'a', 2: 'b'}, 1)
     """
 
-    def __init__(self, items: "dict[K, V] | None" = None, file: SpillFile | None = None,
+    def __init__(self, items: "Mapping[K, V] | None" = None, file: SpillFile | None = None,
                  keep: int = KEEP_READ) -> None:
         #: values in memory (readers on a hot path may use it directly)
         self.mem: dict[K, V] = dict(items or {})

@@ -10,14 +10,15 @@ properties, which are checked at the end (a change finalises it again from its s
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from aqe_core.model.eventlog import EventLog, StageInfo
 from aqe_core.readers.eventlog.spill_file import SpillFile, SpillMap
 from aqe_core.server_settings import lens_home
 
 if TYPE_CHECKING:
-    from aqe_core.readers.eventlog.live_state import _LiveExec, _ReadStore
+    from aqe_core.model.eventlog import SQLExecution
+    from aqe_core.readers.eventlog.live_state import _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
 
 
 def spill_file() -> SpillFile | None:
@@ -40,6 +41,25 @@ class Spilling:
     whose execution, stage and read-store tables it moves). An execution stays in memory while
     a stage of it is shared with another execution or still has live metric slots: one pickle
     holds an execution with its read stores, so what they share stays shared when it is back."""
+
+    # the builder's tables this half moves (set by the builder's __init__)
+    log: EventLog
+    execs: dict[int, _LiveExec]
+    read_store: dict[int, _ReadStore]
+    stage_to_exec: dict[int, int]
+    stage_metrics: dict[int, _StageMetrics]
+    task_read_sizes: set[int]
+    budget: _SlotBudget
+    if TYPE_CHECKING:
+        def finalize(self, ex: _LiveExec) -> SQLExecution: ...
+
+    @property
+    def _stage_map(self) -> SpillMap[int, StageInfo]:
+        return cast("SpillMap[int, StageInfo]", self.log.stages)  # (init_spilling made it one)
+
+    @property
+    def _payload_map(self) -> SpillMap[int, bytes]:
+        return cast("SpillMap[int, bytes]", self.log.listener_payloads)  # (init_spilling made it one)
 
     def init_spilling(self, log: EventLog, spill_after: int | None) -> None:
         self.spill_after = spill_after
@@ -87,6 +107,7 @@ class Spilling:
                 stores[sid] = rs
         if self.spill_file is None and not self._start_spilling():
             return
+        assert self.spill_file is not None  # (_start_spilling opened one)
         try:
             state = self.spill_file.put((ex, stores))  # (as it is: the model is finalised next, in place)
         except OSError as e:
@@ -99,7 +120,7 @@ class Spilling:
         own = [sid for sid in ex.stages if sid in self.stages_mem]
         try:
             final = self.spill_file.put(self.finalize(ex))
-            self.log.stages.spill_together(own)
+            self._stage_map.spill_together(own)
         except OSError as e:
             self.spill_failed(e)
             self._revive(eid)  # its state from before finalising, in memory again
@@ -120,10 +141,10 @@ class Spilling:
         if f is None:  # no temporary file can be made: keep everything in memory
             self.spill_after = None
             return False
-        self.spill_file = self.cold.file = self.log.stages.file = self.log.listener_payloads.file = f
+        self.spill_file = self.cold.file = self._stage_map.file = self._payload_map.file = f
         try:
             for eid in list(self.log.listener_payloads):
-                self.log.listener_payloads.spill(eid)
+                self._payload_map.spill(eid)
         except OSError as e:
             self.spill_failed(e)
             return False
@@ -148,7 +169,7 @@ class Spilling:
         for sid in ex.stages:
             if self.spilled_owner.get(sid) == eid:
                 del self.spilled_owner[sid]
-                self.log.stages.take(sid)
+                self._stage_map.take(sid)
         if not ex.live:
             self.ended.append(eid)
         return ex
