@@ -136,14 +136,14 @@ def _effects(before: QueryResult, after: QueryResult, q: Optional[QueryCapture] 
         if b.shuffle_id is None and _reason(b, NOT_PREDICTED):
             out.append(f"a new stage: {_reason(b, NOT_PREDICTED)}")
     joins = {j.node: j for j in after.joins}
-    for a in before.joins:
-        b = joins.get(a.node)
-        if b is not None and a.spark != (b.simulated or a.spark):
-            out.append(f"{a.join_type} join: {a.spark} -> {b.simulated}")
-        elif b is not None and b.simulated is None and _reason(b, UNDECIDED_NEW_STAGE):
-            out.append(f"{a.join_type} join: strategy not predicted: {_reason(b, UNDECIDED_NEW_STAGE)}")
-        elif b is not None and b.simulated_skew is None and b.simulated is not None:
-            out.append(f"{a.join_type} join: whether it splits skewed partitions is not predicted (it reads the new"
+    for ja in before.joins:
+        jb = joins.get(ja.node)
+        if jb is not None and ja.spark != (jb.simulated or ja.spark):
+            out.append(f"{ja.join_type} join: {ja.spark} -> {jb.simulated}")
+        elif jb is not None and jb.simulated is None and _reason(jb, UNDECIDED_NEW_STAGE):
+            out.append(f"{ja.join_type} join: strategy not predicted: {_reason(jb, UNDECIDED_NEW_STAGE)}")
+        elif jb is not None and jb.simulated_skew is None and jb.simulated is not None:
+            out.append(f"{ja.join_type} join: whether it splits skewed partitions is not predicted (it reads the new"
                        " shuffle, whose size only a run can tell)")
     return out
 

@@ -176,7 +176,7 @@ class ScanResult:
     unchanged: int = 0  # logs not read again: as their latest scan recorded them
 
 
-def _schemas() -> tuple[Any, Any]:
+def _schemas() -> tuple[Any, Any, Any]:
     from pyspark.sql import types as T
 
     kinds = {"execution_id": T.LongType(), "app_start_ms": T.LongType(), "duration_ms": T.LongType(), "partitions_before": T.LongType(),
@@ -217,8 +217,8 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
     rdd = sc.parallelize(paths, slices).mapPartitions(lambda it: _scan_paths(it, presets)) if paths else sc.emptyRDD()
     if blobs:
         roots = {f: r for r, f, *_ in blobs}
-        files = sc.binaryFiles(",".join(sorted(roots)))
-        rdd = rdd.union(files.map(lambda kv: (roots.get(kv[0], kv[0]), (kv[0], kv[1])))
+        blob_files = sc.binaryFiles(",".join(sorted(roots)))
+        rdd = rdd.union(blob_files.map(lambda kv: (roots.get(kv[0], kv[0]), (kv[0], kv[1])))
                         .groupByKey().flatMap(lambda g: _scan_blobs(g, presets)))
     rdd = rdd.cache()
     group = f"aqe-lens-scan-{os.getpid()}-{int(t0)}"

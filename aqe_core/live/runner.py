@@ -154,7 +154,7 @@ class Runner:
         cap.queries.append(q)
         return cap
 
-    def rerun(self, sql: str, runs: list[tuple[str, Mapping[str, Any]]], *, setup: Sequence[str] = (),
+    def rerun(self, sql: str, runs: Sequence[tuple[str, Mapping[str, Any]]], *, setup: Sequence[str] = (),
               label: str = "rerun", tag: Optional[str] = None, progress: Optional[ProgressFn] = None,
               run_info: Optional[Mapping[str, Any]] = None) -> Capture:
         """Run ``sql`` once per ``(name, settings)`` in ``runs``, each in a fresh session where the
@@ -270,7 +270,7 @@ class Runner:
             self._timed_out.add(tag)
         self.cancel(tag)
 
-    def _checked_runs(self, runs: list[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, dict[str, str]]]:
+    def _checked_runs(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, dict[str, str]]]:
         """The conf guard over every run's settings, dropping those that cannot matter: static
         keys (a session cannot change them; a capture records the warehouse dir) and values the
         fresh guarded session already has (a guarded SQL run records the guard's own

@@ -46,7 +46,7 @@ def _pre_split_sizes(specs: list[Any], bytes_: list[int]) -> list[int]:
     prev: Any = None
     for s in specs:
         if isinstance(s, PartialReducerPartitionSpec):
-            key = ("r", s.reducer_index)
+            key: tuple[Any, ...] = ("r", s.reducer_index)
             size = bytes_[s.reducer_index]
         else:
             key = ("c", s.start_reducer_index, s.end_reducer_index)
@@ -72,7 +72,7 @@ def _base_view(q: QueryCapture, r: ReadResult, ctx: dict, keys: dict) -> Shuffle
     specs = r.spark_specs
     after = spec_sizes(specs, before, q, r.shuffle_id) if specs is not None else before
     join, side, jtype = ctx.get(r.read_node, (None, None, None)) if r.read_node is not None else (None, None, None)
-    local = bool(specs) and any(isinstance(s, (PartialMapperPartitionSpec, CoalescedMapperPartitionSpec)) for s in specs)
+    local = bool(specs) and any(isinstance(s, (PartialMapperPartitionSpec, CoalescedMapperPartitionSpec)) for s in specs or ())
     desc = r.description or ("no adaptive read" if specs is None else "")
     label = f"shuffle {r.shuffle_id} (stage {r.stage_id})" + (f": {desc}" if desc else "")
     if join:
@@ -235,8 +235,8 @@ def _read_metric_values(view: QueryView, q: QueryCapture, qr: QueryResult) -> No
             ordered = sorted(sizes)
             values["partition data size"] = {"total": sum(sizes), "min": ordered[0], "med": ordered[len(ordered) // 2],
                                              "max": ordered[-1], "count": len(sizes)}
-        node.metrics = [dict(m, **values[m.get("name")], source="capture")
-                        if m.get("name") in values and values[m.get("name")].get("total") is not None else m
+        node.metrics = [dict(m, **values[m["name"]], source="capture")
+                        if m.get("name") in values and values[m["name"]].get("total") is not None else m
                         for m in node.metrics]
 
 

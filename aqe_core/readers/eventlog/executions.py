@@ -187,10 +187,11 @@ def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: 
     if version is None:
         return
     key = (version, tuple(tuple(sorted(layer.items())) for layer in m.conf_layers))
+    err: list[str]
     if key in cache:
         m.aqe_conf, err = cache[key]
     else:
-        err: list[str] = []
+        err = []
         try:
             from aqe_core.config import AQEConf, checked_layers
 

@@ -448,12 +448,13 @@ def _open_tar(node: Node, limits: Limits, wrapper: str | None,
     fobj: BinaryIO | None = None
     try:
         if wrapper == "gzip":
-            fobj = _CappedStream(gzip.GzipFile(fileobj=node.reader(), mode="rb"), limits, node.size,  # type: ignore[assignment]
+            # (GzipFile and _CappedStream are binary streams; typeshed's BinaryIO is a nominal class)
+            fobj = _CappedStream(gzip.GzipFile(fileobj=node.reader(), mode="rb"), limits, node.size,  # type: ignore[assignment, arg-type]
                                  checkpoint)
             tf = tarfile.open(fileobj=fobj, mode="r:")
         else:
             tf = tarfile.open(fileobj=node.reader(), mode="r:")
-        members = []
+        members: list[tarfile.TarInfo] = []
         skipped = 0
         listing_stopped = None
         it = iter(tf)

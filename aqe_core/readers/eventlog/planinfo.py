@@ -78,8 +78,8 @@ class _Builder:
                 # accumulator ids belong to one SparkPlan instance: equal ids mean the same subtree.
                 # Every node with metrics is keyed so, whether asked for itself or met under an
                 # ancestor (two ways gave a reused exchange two keys, and it was not seen as reused)
-                sig = ("#acc", node.get("nodeName"), node.get("simpleString"), accs)
-                self._keys[id(node)] = self._intern.setdefault(sig, len(self._intern))
+                acc_sig = ("#acc", node.get("nodeName"), node.get("simpleString"), accs)
+                self._keys[id(node)] = self._intern.setdefault(acc_sig, len(self._intern))
                 continue
             kids = [c for c in (node.get("children") or []) if isinstance(c, dict)]
             if not ready:
