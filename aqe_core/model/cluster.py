@@ -96,7 +96,9 @@ def parallelism_of(log: Any, start: Optional[int] = None, end: Optional[int] = N
             n, cores = next(iter(seen))
             if cores:
                 per = {e.cores for k, e in executors.items() if k != "driver"}
-                shape = f"{n} executors x {next(iter(per))} cores" if len(per) == 1 else f"{n} executors"
+                each = next(iter(per)) if len(per) == 1 else None
+                shape = f"{n} executor{'s' if n != 1 else ''}" + (
+                    f" x {each} core{'s' if each != 1 else ''}" if each is not None else "")
                 value = max(cores, 2)
                 floor = " (Spark's floor of 2)" if value != cores else ""
                 return Parallelism(value, f"{value} cores{floor}: {shape}, from executor-added events", dyn)

@@ -53,7 +53,7 @@ def releases_entry(view: QueryView, comparison: Any) -> dict[str, Any]:
     """``releases --json``'s entry for one query (``advise.releases.compare_releases``)."""
     doc = comparison.to_dict()
     doc["releases"] = [levelled(r) for r in doc["releases"]]
-    return {"query": view.query_id, "description": view.description, **doc}
+    return {"query": view.query_id, "description": view.description, "release": view.release_label, **doc}
 
 
 def lint_subject(view: QueryView) -> tuple[str, dict[str, str], Any]:

@@ -84,6 +84,33 @@ def test_a_capture_on_a_standalone_cluster_agrees(cluster, tmp_path):
     assert any(r.specs and len(r.specs) > 1 for r in q.reads)
 
 
+def test_a_cluster_log_gives_the_default_parallelism_spark_used(cluster, tmp_path):
+    """Issue 38: the event log of a run on the cluster names its executors' cores, and the
+    default parallelism read from them is the one the SparkContext reported (the capture
+    records ``sparkContext.defaultParallelism``): 1 executor of 1 core, Spark's floor of 2."""
+    from aqe_core.model.cluster import parallelism_of
+    from aqe_core.opening import load_source
+    from aqe_core.readers.capture_file import load_capture
+    from aqe_core.readers.eventlog import load
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    out = tmp_path / "cluster.json.gz"
+    r = _run(cluster.master_url, out, "--workload", "skew_join_inner", "--preset", "default", "--trusted",
+             "--spark-conf", "spark.eventLog.enabled=true", "--spark-conf", f"spark.eventLog.dir={logs}")
+    assert r.returncode == 0, r.stderr[-2000:]
+    spark_said = load_capture(str(out)).queries[0].default_parallelism
+    (path,) = [p for p in logs.iterdir() if not p.name.endswith(".inprogress")]
+    log = load(str(path))
+    assert {e.cores for e in log.application.executors.values()} == {1}
+    p = parallelism_of(log)
+    assert p.value == spark_said == 2
+    assert p.how == "2 cores (Spark's floor of 2): 1 executor x 1 core, from executor-added events"
+    src = load_source(str(path))
+    assert src.spark_version and src.label.endswith(f"Spark {src.spark_version}")
+    assert {v.default_parallelism for v in src.views} == {2}
+
+
 def _running_tasks(cluster: StandaloneCluster, app: str) -> bool:
     return any("Running task" in p.read_text(errors="replace") for p in cluster.dir.glob(f"work-*/{app}/*/stderr"))
 
