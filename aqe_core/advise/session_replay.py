@@ -20,6 +20,7 @@ queries propose, so that no question waits for a replay of the application).
 """
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections import OrderedDict
@@ -103,11 +104,16 @@ def _session(capture: Capture) -> _Session:
         try:
             session = _Session(capture)
             with _LOCK:
-                _SESSIONS[key] = (weakref.ref(capture, lambda _ref, k=key: _forget(k)), session)
+                _SESSIONS[key] = (weakref.ref(capture, functools.partial(_forget_ref, key)), session)
         finally:
             with _LOCK:
                 _MAKING.pop(key, None)
     return session
+
+
+def _forget_ref(key: int, _ref: object) -> None:
+    """The weak reference's callback: its capture is gone."""
+    _forget(key)
 
 
 def _forget(key: int) -> None:

@@ -401,7 +401,7 @@ class Recorder:
             seen_shuffles[shuffle_id] = sc
             q.shuffles[shuffle_id] = sc
         for ridx, robj, child_idx in walk.read_objs:
-            st = stage_by_node.get(child_idx) if child_idx is not None else None
+            read_st = stage_by_node.get(child_idx) if child_idx is not None else None
             text = str(robj.partitionSpecs().toString())
             specs = parse_specs(text)
             try:
@@ -413,7 +413,8 @@ class Recorder:
             node_desc = self._node_desc(walk, ridx)
             name = self._node_name(walk, ridx)
             short = node_desc[len(name):].strip() if node_desc.startswith(name) else node_desc
-            q.reads.append(ReadCapture(ridx, st.stage_id if st else None, st.shuffle_id if st else None, short, specs))
+            q.reads.append(ReadCapture(ridx, read_st.stage_id if read_st else None, read_st.shuffle_id if read_st else None,
+                                       short, specs))
             infos[ridx]["read"] = True
 
     def _node_name(self, walk: _Walk, idx: int) -> str:

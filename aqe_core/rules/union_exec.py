@@ -50,7 +50,9 @@ _ATTR = re.compile(r"#(\d+)")
 class _Node(Protocol):
     name: str
     description: str
-    children: Sequence[Any]
+
+    @property
+    def children(self) -> Sequence[Any]: ...  # (read only: a list of plan nodes is one)
 
 
 def unknown(partitioning: Optional[str]) -> bool:
