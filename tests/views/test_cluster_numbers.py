@@ -193,3 +193,18 @@ def test_a_query_without_an_adaptive_read_never_says_none_partitions(tmp_path):
 def test_release_from_each_form(log_start, dbc, tag, apache, label):
     r = release_from(log_start, dbc, {DBR_TAG: tag} if tag else {})
     assert (r.apache, r.label) == (apache, label)
+
+
+def test_bad_executor_events_are_left_out_without_a_traceback(tmp_path):
+    """Untrusted input: executor events with a wrong type, a huge id or an id that is no string."""
+    path = Path(derive(tmp_path / "bad.json", executors=[(4, None)]))
+    bad = [{"Event": "SparkListenerExecutorAdded", "Timestamp": 1, "Executor ID": "2", "Executor Info": {"Total Cores": "4"}},
+           {"Event": "SparkListenerExecutorAdded", "Timestamp": 1, "Executor ID": "x" * 100_000,
+            "Executor Info": {"Total Cores": 4}},
+           {"Event": "SparkListenerExecutorAdded", "Timestamp": 1, "Executor ID": 3, "Executor Info": {"Total Cores": 4}},
+           {"Event": "SparkListenerExecutorRemoved", "Timestamp": 1, "Executor ID": {"a": 1}},
+           {"Event": "DBCEventLoggingListenerMetadata", "Spark Version": ["3.4.1"]}]
+    path.write_text("\n".join(json.dumps(b) for b in bad) + "\n" + path.read_text())
+    log = load(str(path))
+    assert list(log.application.executors) == ["1"] and log.application.dbc_spark_version is None
+    assert parallelism_of(log).value == 4

@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from aqe_core.model.eventlog import EventLog
 
 
+#: bytes one kept executor takes (its span and its id's entry), charged to the load's meter
+EXECUTOR_BYTES = 200
+
+
 class AppEvents:
     """Handlers of the builder (a mixin: ``log``, ``kept`` and the flags are the builder's)."""
 
@@ -40,12 +44,14 @@ class AppEvents:
         app = self.log.application
         eid, info = d.get("Executor ID"), d.get("Executor Info")
         cores = info.get("Total Cores") if isinstance(info, dict) else None
-        if not isinstance(eid, str) or type(cores) is not int or not 0 < cores < 1 << 31:
-            return
+        if not isinstance(eid, str) or len(eid) > 64 or type(cores) is not int or not 0 < cores < 1 << 31:
+            return  # (Spark's executor ids are short numbers, "driver" in local mode)
         if eid not in app.executors and len(app.executors) >= MAX_EXECUTORS:
             app.executors_dropped += 1
             return
         ts = d.get("Timestamp")
+        if eid not in app.executors:
+            self.kept.charge(EXECUTOR_BYTES + len(eid))  # (a long application adds thousands: charged like stages)
         app.executors[eid] = ExecutorSpan(cores, ts if type(ts) is int else None)
 
     def on_executor_removed(self, line, d) -> None:
