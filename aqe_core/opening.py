@@ -25,7 +25,7 @@ from collections import Counter, OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Optional, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Iterator, Optional, Sequence, TypeVar
 
 from aqe_core.model.log_release import release_of
 from aqe_core.engine.results import QueryResult
@@ -35,7 +35,7 @@ from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_captur
 from aqe_core.readers.eventlog import EventLogError, load
 from aqe_core.readers.budget import LoadMeter, MemoryBudget
 from aqe_core.readers.load_slots import LoadSlots, Slot
-from aqe_core.readers.eventlog.errors import BudgetExceeded, Limits, LimitExceeded, internal_cause
+from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, BudgetExceeded, Limits, LimitExceeded, internal_cause
 from aqe_core.readers.eventlog.listener_events import listener_capture
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
@@ -55,7 +55,7 @@ class SourceError(ValueError):
 _LIMIT_HINT = "the server's limits are max_decompressed_mb and max_decompress_s in server.toml"
 
 
-def resolve_in_roots(path: str, roots: Optional[Sequence["str | os.PathLike[str]"]] = None) -> Path:
+def resolve_in_roots(path: "str | os.PathLike[str]", roots: Optional[Sequence["str | os.PathLike[str]"]] = None) -> Path:
     """``path`` with symlinks resolved, if that lies inside one of ``roots`` (default: the
     server's :meth:`~aqe_core.server_settings.ServerSettings.all_roots`); else
     :class:`SourceError` with a message that does not tell whether the path exists."""
@@ -237,10 +237,10 @@ def read_checked_files(folder: "str | os.PathLike[str]", suffix: str, read: Call
     lie inside ``roots`` (default: the server's), as :func:`open_on_server` opens: the folder
     by descriptor from its root without following links, each file under the folder's
     descriptor (a FIFO or a swapped-in link is refused, never waited on or followed)."""
-    roots = [os.fspath(r) for r in (server_settings().all_roots() if roots is None else roots)]
-    walker = Confined(Roots(roots))
+    root_paths = [os.fspath(r) for r in (server_settings().all_roots() if roots is None else roots)]
+    walker = Confined(Roots(root_paths))
     try:
-        node = walker.open(str(resolve_in_roots(folder, roots)))
+        node = walker.open(str(resolve_in_roots(folder, root_paths)))
         try:
             if not node.is_dir:
                 raise SourceError(f"{os.path.basename(node.path)} is not a folder")
@@ -300,7 +300,7 @@ def sample_sources() -> list[Sample]:
     if cap_dir.is_dir():
         for p in sorted(cap_dir.iterdir()):
             if p.suffix in (".json", ".gz") and not p.name.startswith("MANIFEST"):
-                entry = next((e for e in cap_manifest.values() if e.get("file") == p.name), {})
+                entry: dict[str, Any] = next((e for e in cap_manifest.values() if e.get("file") == p.name), {})
                 version = entry.get("spark_version") or p.name.split("-", 1)[0]
                 what = entry.get("description") or p.name.split(".json")[0]
                 out.append(Sample(f"capture:{p.name}", f"capture (Spark {version}): {what}", str(p), "capture"))
@@ -403,7 +403,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         meter.reserve(2 * limits.max_line_bytes)  # the line in hand and its parse, beside the counts
     try:
         log = load(node, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
-                   **({"limits": limits} if limits is not None else {}))
+                   limits=limits if limits is not None else DEFAULT_LIMITS)
     except BudgetExceeded:
         raise
     except LimitExceeded as exc:

@@ -356,6 +356,8 @@ class SQLExecution:
         def put(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for m in metrics:
                 acc = m.get("accumulator_id")
+                if acc is None:  # (no value is kept under None)
+                    continue
                 f = done.get(acc)
                 if f is None:
                     v = values.get(acc)

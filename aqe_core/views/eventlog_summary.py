@@ -20,7 +20,8 @@ def exchange_partitions(ex: SQLExecution, exchange: PlanNode) -> int | None:
     """Shuffle partitions an exchange was planned with (before AQE changed the read)."""
     m = exchange.metric("number of partitions")
     if m is not None:
-        v = ex.metric_values.get(m.get("accumulator_id"))
+        acc = m.get("accumulator_id")
+        v = ex.metric_values.get(acc) if acc is not None else None
         if v is not None and v.get("total"):
             return int(v["total"])
     if "SinglePartition" in exchange.description:

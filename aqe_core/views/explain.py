@@ -63,7 +63,8 @@ def _exact_reads(view: QueryView) -> list[dict[str, Any]]:
         sh = q.shuffle(r.shuffle_id)
         before = list(sh.bytes_by_partition_id) if sh and sh.bytes_by_partition_id is not None else None
         sizes = spec_sizes(r.specs, before, q, r.shuffle_id) if before is not None else None
-        partitions, split = [], {}
+        partitions: list[dict[str, Any]] = []
+        split: dict[int, list[Any]] = {}
         for i, spec in enumerate(r.specs):
             b = sizes[i] if sizes is not None and i < len(sizes) else None
             partitions.append({"position": i, "bytes": b, **_spec_kind(spec)})

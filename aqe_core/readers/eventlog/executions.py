@@ -55,9 +55,9 @@ def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> lis
         if not is_shuffle_exchange(node) or id(node) in read:
             continue
         r = ShuffleRead(node_id=node.id, name=node.name, description=node.description)
-        acc = next((m["accumulator_id"] for m in node.metrics if m["name"] == "number of partitions"), None)
-        if acc is not None and driver.get(acc):
-            r.num_partitions = driver[acc][-1]
+        parts_acc = next((m["accumulator_id"] for m in node.metrics if m["name"] == "number of partitions"), None)
+        if parts_acc is not None and driver.get(parts_acc):
+            r.num_partitions = driver[parts_acc][-1]
         _task_reads(r, node, ex)
         if r.bytes_read is not None:
             r.partition_sizes, r.partition_sizes_source = list(r.bytes_read), "task_shuffle_read"
