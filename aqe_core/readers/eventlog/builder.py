@@ -118,7 +118,7 @@ class _Builder(AppEvents, Spilling):
         """Drop the handler tables: their bound methods hold the builder, and through it the log,
         in a reference cycle that only the cyclic collector frees. Without them a log is freed as
         soon as its last reader drops it (a fleet scan reads one log after another)."""
-        self.handlers = self.handlers_str = {}
+        self.handlers, self.handlers_str = {}, {}
         self.raw = set()
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -324,7 +324,7 @@ class _Builder(AppEvents, Spilling):
                 # kept packed, then decoded into a capture when views are built: JSON numbers
                 # and lists take up to four times their text as Python objects
                 self.kept.charge(len(packed) + 4 * len(payload))
-                self.spill_into(self.log.listener_payloads, eid)
+                self.spill_into(self._payload_map, eid)
 
     def on_driver_accum(self, line, d) -> None:
         eid = _as_int(d["executionId"])
@@ -479,9 +479,9 @@ class _Builder(AppEvents, Spilling):
                 ex.end_events += 1
                 self._update(ex)
         eid = self.job_to_exec.get(job_id)
-        ex = self._known(eid) if eid is not None else None
-        if ex is not None and not ex.live and job_id in ex.model.job_status:
-            ex.model.job_status[job_id] = status  # executions no longer tracked live still get it
+        known = self._known(eid) if eid is not None else None
+        if known is not None and not known.live and job_id in known.model.job_status:
+            known.model.job_status[job_id] = status  # executions no longer tracked live still get it
 
     def on_stage_submitted(self, line, d) -> None:
         sid, attempt, name, num_tasks, sub = self._stage_info(line, d)
@@ -585,13 +585,13 @@ class _Builder(AppEvents, Spilling):
         for eid in self.order:
             if meter is not None:
                 meter.check_time()
-            ex = self.execs.pop(eid, None)
-            if ex is None:
+            left = self.execs.pop(eid, None)
+            if left is None:
                 ref = self.finished_spilled(eid)
                 if ref is not None:
                     done.add_spilled(eid, ref)
                     continue
-                ex = self.cold.pop(eid)[0]
-            done[eid] = self.finalize(ex)
+                left = self.cold.pop(eid)[0]
+            done[eid] = self.finalize(left)
             self.spill_into(done, eid)
         self.log.executions = done
