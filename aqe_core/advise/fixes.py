@@ -3,6 +3,7 @@ log (:mod:`.recommend`), estimated on a plain event log (:mod:`.fix_estimate`)."
 from __future__ import annotations
 
 import time
+from typing import Sequence
 
 from aqe_core.advise.fix_estimate import NO_CORES, recommend_estimated
 from aqe_core.advise.recommend import Fix, recommend
@@ -25,7 +26,7 @@ def _exact(view: QuerySizes):
     return m.raw if m is not None and m.raw is not None and m.evidence is Evidence.EXACT else None
 
 
-def prepare_fixes(views: list[QuerySizes], budget_s: float = WARM_BUDGET_S) -> None:
+def prepare_fixes(views: Sequence[QuerySizes], budget_s: float = WARM_BUDGET_S) -> None:
     """Make now what every later fix's "set for the session" line replays
     (:func:`aqe_core.advise.session_replay.warm`): the application's replays once, then its
     replays under every fix an exact query proposes, query by query in the order of ``views``
