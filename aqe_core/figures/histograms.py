@@ -56,7 +56,7 @@ def _widen(lo: float, hi: float, log: bool) -> tuple[float, float]:
     return lo, hi
 
 
-def bin_edges(values: Sequence[int], *, log: bool, bins: int = 40, lo: Optional[float] = None,
+def bin_edges(values: Sequence[float], *, log: bool, bins: int = 40, lo: Optional[float] = None,
               hi: Optional[float] = None) -> np.ndarray:
     """Bin edges shared by several histograms (pass the same lo/hi to compare on one axis)."""
     arr = np.asarray(values, dtype=float)

@@ -153,6 +153,7 @@ def _rolling_parts(entries: list[tuple[str, int | None, Callable[[], BinaryIO]]]
     # The History Server requires contiguous indices.
     idx = [p.index for p in parts if not p.compact]
     first = parts[0].index
+    assert first is not None  # (every part of a rolling log was given its number above)
     expected = list(range(first + (1 if parts[0].compact else 0), first + (1 if parts[0].compact else 0) + len(idx)))
     if idx != expected:
         warnings.append(
