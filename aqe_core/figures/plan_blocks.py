@@ -87,6 +87,24 @@ class BoxGraph:
         return len(self.boxes)
 
 
+def changed_operator(box: Box, path: str, node: Optional[PlanNode]) -> str:
+    """The operator an AQE change names inside a collapsed stage box ("" when the change is the
+    stage itself: its head or a boundary of it), so a change to one operator never reads as a
+    change to the whole stage.
+
+    >>> b = Box("stage:0", "0", "0", True, ("0", "0.0", "0.0.0"), "Stage", [], "join")
+    >>> changed_operator(b, "0.0", PlanNode(5, "Sort", "Sort [k#1 ASC NULLS FIRST], false, 0"))
+    'Sort #5'
+    >>> changed_operator(b, "0", PlanNode(4, "Exchange", "Exchange hashpartitioning(k#1, 4)"))
+    ''
+    """
+    if not box.collapsed or path == box.head or node is None or len(box.members) < 2:
+        return ""
+    if is_boundary(node, False) and path.startswith(box.head + ".") and path.count(".") == box.head.count(".") + 1:
+        return ""  # (a stage wrapper over its exchange: the stage itself)
+    return node.name + (f" #{node.id}" if node.id is not None else "")
+
+
 def split_blocks(plan: PlanNode) -> tuple[dict[str, Block], dict[str, str], dict[str, PlanNode]]:
     """(blocks by head path, path -> block head, path -> node) in pre-order.
 

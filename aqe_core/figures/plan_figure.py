@@ -27,7 +27,7 @@ from aqe_core.figures.plan_hover import (  # noqa: F401  (format_* are this modu
     _esc, _hover, format_bytes, format_metric, format_ms, stage_hover,
 )
 from aqe_core.figures.layered_layout import layered_layout
-from aqe_core.figures.plan_blocks import STAGE_KEY, Box, BoxGraph, box_graph  # noqa: F401 (STAGE_KEY: public)
+from aqe_core.figures.plan_blocks import STAGE_KEY, Box, BoxGraph, box_graph, changed_operator  # noqa: F401 (STAGE_KEY: public)
 from aqe_core.figures.plan_paths import CODEGEN_PREFIX, INPUT_ADAPTER, codegen_stage_id, iter_paths, node_at, short_label
 from aqe_core.figures.text_width import fit_text, text_px
 from aqe_core.model.plan import PlanNode
@@ -301,8 +301,9 @@ class _Frame:
         self.changes: dict[str, list[tuple[str, str, str]]] = {}
         for path, items in ch_by_path.items():
             key = bg.box_of.get(path)
-            if key is not None:
-                self.changes.setdefault(key, []).extend(items)
+            if key is not None:  # a change to one operator of a stage names it, not the stage
+                op = changed_operator(bg.boxes[key], path, node_at(plan, path))
+                self.changes.setdefault(key, []).extend((k, f"{lbl}: {op}" if op else lbl, e) for k, lbl, e in items)
         self.text: dict[str, list[str]] = {}
         size: dict[str, tuple[float, float]] = {}
         for key, box in bg.boxes.items():

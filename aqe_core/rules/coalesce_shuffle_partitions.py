@@ -80,8 +80,8 @@ PARTITION_COUNTS_DIFFER = V.code("partition_counts_differ", "3.0/3.1: the group'
 NO_CHANGE = V.code("no_change", "Coalescing towards the target would not reduce the number of partitions.",
                    "coalescing towards {target} would not reduce the {before} partitions")
 COALESCED = V.code("coalesced", "Partitions of the read are merged into coalesced ranges.",
-                   "{before} partitions coalesced into {after}: target {target} ({why}; advisory {advisory}, at least"
-                   " {min_num} partitions, minimum size {min_size})")
+                   "{before} partitions{split} coalesced into {after}: target {target} ({why}; advisory {advisory},"
+                   " at least {min_num} partitions, minimum size {min_size})")
 
 ENABLED = V.condition("coalesce.enabled", "coalescing is enabled", "The rule's switch.",
                       settings=(config.COALESCE_PARTITIONS_ENABLED,), fails=(COALESCE_DISABLED,))
@@ -286,11 +286,15 @@ def coalesce_group(
     target_why = ("the advisory size" if tgt.target_size == advisory else
                   f"total {mib(tgt.total_size)} / {min_num} partitions" if tgt.target_size == tgt.max_target_size else
                   "the minimum partition size")
+    # the shuffle's reducers (what its chart draws); a skew split's parts are counted apart
+    reducers = max((len(b) for b in stats if b is not None), default=before)
+    split = f" ({before} with the skew split's parts)" if before != reducers else ""
     d.reasons.append(COALESCED.reason(
-        numbers={"before": before, "after": d.partitions_after, **tgt.__dict__},
+        numbers={"before": reducers, "specs_before": before, "after": d.partitions_after, **tgt.__dict__},
         config_keys=(config.ADVISORY_PARTITION_SIZE_IN_BYTES, config.COALESCE_PARTITIONS_MIN_PARTITION_SIZE,
                      config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, config.COALESCE_PARTITIONS_PARALLELISM_FIRST),
-        before=before, after=d.partitions_after, target=mib(tgt.target_size), why=target_why, advisory=mib(advisory),
+        before=reducers, split=split, after=d.partitions_after, target=mib(tgt.target_size), why=target_why,
+        advisory=mib(advisory),
         min_num=min_num, min_size=mib(min_size)))
     return d
 

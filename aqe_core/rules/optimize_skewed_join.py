@@ -97,6 +97,8 @@ NOT_SPLITTABLE = V.reuse(shared.NOT_SPLITTABLE, _SKEWED + " ({size}) but its {ma
                          " or more parts of about {target}")
 SPLIT = V.reuse(shared.SPLIT, _SKEWED + ": {size} {cond}; split into {n} parts of about {target}")
 NO_SPLIT = V.reuse(shared.NO_SPLIT, "no partition was split: {why}")
+SIDE_NOT_SKEWED = V.code("side_not_skewed", "The other side was split, this one has no partition over the skew"
+                         " threshold.", "no {name} partition is skewed: {why}")
 SKEW_JOIN_ERROR = V.code("skew_join_error", "Spark's rule would throw on this join (an assertion of its own).",
                          "OptimizeSkewedJoin would fail: {error}")
 FORCED = V.code("forced", "The split breaks the plan's distribution but forceOptimizeSkewedJoin=true keeps it (3.3+,"
@@ -118,7 +120,8 @@ JOIN_TYPE = V.condition("skew.join_type", "the join type lets this side be split
 OVER_THRESHOLD = V.condition(
     "skew.over_threshold", "a partition is over the skew threshold", "``isSkewed``: over factor x median and the bytes.",
     settings=(config.SKEW_JOIN_SKEWED_PARTITION_FACTOR, config.SKEW_JOIN_SKEWED_PARTITION_THRESHOLD),
-    fails=(NO_SPLIT, NO_LARGE_PARTITION), meets=(SPLIT, NOT_SPLITTABLE, SIDE_NOT_SPLITTABLE, DISTRIBUTION_BROKEN))
+    fails=(NO_SPLIT, NO_LARGE_PARTITION, SIDE_NOT_SKEWED),
+    meets=(SPLIT, NOT_SPLITTABLE, SIDE_NOT_SPLITTABLE, DISTRIBUTION_BROKEN))
 NO_EXTRA_SHUFFLE = V.condition(
     "skew.no_extra_shuffle", "splitting needs no extra shuffle (or forceOptimizeSkewedJoin is on)",
     "Spark keeps a split only if the plan's distribution holds (3.3+: unless forced).",
@@ -432,6 +435,11 @@ def optimize_skewed_join(
             result.sections[i] = ([lp for lp in lparts for _ in rparts], [rp for _ in lparts for rp in rparts])
     if result.num_skewed_left > 0 or result.num_skewed_right > 0:
         result.applied = True
+        for name, a in (("left", la), ("right", ra)):  # the side the split left alone: why, in its numbers
+            why = a.why_not_skewed(name)
+            if why:
+                reasons.append(SIDE_NOT_SKEWED.reason(numbers={"median": a.median, "largest": max(a.sizes)},
+                                                      subject={"side": name}, name=name, why=why))
     else:
         why = [w for w in (la.why_not_skewed("left"), ra.why_not_skewed("right")) if w]
         reasons.append(NO_SPLIT.reason(numbers={"left_median": la.median, "right_median": ra.median},

@@ -29,7 +29,7 @@ from aqe_core.views.query import (
     read_join_context,
 )
 from aqe_core.views.plan_stages import final_node_stages
-from aqe_core.views.left_alone import coalesce_why, skew_why
+from aqe_core.engine.left_alone import coalesce_why, skew_why
 from aqe_core.views.sentences import adaptive_reason
 
 # -- the reasons a plain log gives (:mod:`aqe_core.model.vocabulary`): what Spark's metrics say it
@@ -114,10 +114,15 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     for s in qv.shuffles:
         s.rebalance = s.node_id in rebalanced
     planned_ctx = exchange_join_context(qv.final_plan)
+    groups: dict[str, list[list[int]]] = {}  # a join's sides are coalesced together: one target over both
+    for r in ex.planned_shuffles:
+        if r.node_id in planned_ctx and r.partition_sizes:
+            groups.setdefault(planned_ctx[r.node_id][3], []).append(list(r.partition_sizes))
     for r in ex.planned_shuffles:
         if r.partitions == 1:
             continue  # (a single partition, e.g. a global aggregate's: nothing for AQE to do, nothing to show)
-        sv = planned_shuffle(r, qv.final_plan, conf, dp)
+        sv = planned_shuffle(r, qv.final_plan, conf, dp,
+                             groups.get(planned_ctx[r.node_id][3]) if r.node_id in planned_ctx else None)
         if r.node_id in planned_ctx:
             sv.join, sv.side, sv.join_type, sv.group_key = planned_ctx[r.node_id]
             sv.label += f": {sv.side} side of {sv.join}"
@@ -213,7 +218,7 @@ _PLANNED_APPROX = ("AQE left this shuffle as planned: the sizes are the bytes ea
 
 
 def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf,
-                    cores: Optional[int] = None) -> ShuffleView:
+                    cores: Optional[int] = None, group: Optional[list[list[int]]] = None) -> ShuffleView:
     """A shuffle no adaptive read reads: its partitions as planned, and why AQE left it alone,
     in the log's numbers."""
     node = next((n for n in final.walk() if n.id == r.node_id), None) if final is not None and r.node_id is not None else None
@@ -227,14 +232,15 @@ def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf,
     ctx = exchange_join_context(final).get(r.node_id) if r.node_id is not None else None
     sv.reasons.append(left_alone_reason(r.partitions, total if isinstance(total, int) else None, conf,
                                         r.description, sizes=r.partition_sizes, cores=cores,
-                                        join=ctx[:3] if ctx else None))
+                                        join=ctx[:3] if ctx else None, group=group))
     return sv
 
 
 def left_alone_reason(partitions: Optional[int], written: Optional[int], conf: AQEConf, description: str, *,
                       sizes: Optional[Sequence[int]] = None, cores: Optional[int] = None,
-                      join: Optional[tuple[str, str, Optional[str]]] = None) -> Reason:
-    """Why AQE did not touch a shuffle, in the log's numbers (:mod:`aqe_core.views.left_alone`):
+                      join: Optional[tuple[str, str, Optional[str]]] = None,
+                      group: Optional[list[list[int]]] = None) -> Reason:
+    """Why AQE did not touch a shuffle, in the log's numbers (:mod:`aqe_core.engine.left_alone`):
     bytes written per partition against the advisory size; whether coalescing was on and, if
     so, the target it aimed at (``cores``: the cluster's, None when the log does not say);
     why no reducer was split (``join``: the join, side and join type the shuffle feeds;
@@ -260,7 +266,7 @@ def left_alone_reason(partitions: Optional[int], written: Optional[int], conf: A
     elif "REPARTITION_BY_NUM" in description:
         parts.append("a repartition to a fixed number of partitions: AQE keeps the number the query asked for")
     elif partitions:
-        why, got = coalesce_why(partitions, written, sizes, conf, conf.spark_version, cores)
+        why, got = coalesce_why(partitions, written, sizes, conf, conf.spark_version, cores, group)
         parts.append(why)
         numbers.update(got)
     j, side, jtype = join if join else (None, None, None)

@@ -431,6 +431,9 @@ def _new_explanation(B: _Tree, b: int, mb: list[int], join_changed_at: dict[int,
             return f"Added when AQE re-planned the join above it ({join_changed_at[p]})."
         p = B.parent[p]
         hops += 1
+    if name == "ReusedExchange":  # reuse is reuse: no new exchange runs here
+        return ("Reuse: this stage reads the output of an identical exchange elsewhere in the plan, which runs"
+                " once (exchange reuse); nothing new is shuffled here.")
     if name.endswith("Exchange"):
         return "A new exchange: added by EnsureRequirements after a runtime re-plan."
     return "Operator that is not in the earlier plan (added by a runtime re-plan)."

@@ -25,9 +25,11 @@ _TASK_SIZES = "each reduce task's read, not the map statistics AQE used"
 
 
 def coalesce_why(partitions: int, written: Optional[int], sizes: Optional[Sequence[int]], conf: AQEConf,
-                 v: SparkVersion, cores: Optional[int]) -> tuple[str, dict]:
+                 v: SparkVersion, cores: Optional[int], group: Optional[Sequence[Sequence[int]]] = None) -> tuple[str, dict]:
     """Coalescing was on and allowed to change this shuffle: the target Spark aimed at, and
     whether the shuffle's sizes could merge toward it (returns the clause and its numbers).
+    ``group``: the sizes of every shuffle coalesced with this one (a join's two sides), which
+    share one target over their total, as ``CoalesceShufflePartitions`` does.
 
     >>> c = AQEConf.resolve("4.3.0", [{"spark.sql.adaptive.coalescePartitions.minPartitionSize": "1"}])
     >>> print(coalesce_why(128, 128 * 10 * 1024, [10 * 1024] * 128, c, c.spark_version, 128)[0])
@@ -49,19 +51,21 @@ def coalesce_why(partitions: int, written: Optional[int], sizes: Optional[Sequen
               f"{config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=false")
     advisory = conf.advisory_partition_size
     min_size = min_partition_size(conf, spark_version=v, advisory=advisory)
-    stats = [list(sizes)] if sizes and len(sizes) == partitions else None
-    total = sum(stats[0]) if stats else written
+    stats = ([list(g) for g in group] if group and len(group) > 1 and all(len(g) == partitions for g in group) else
+             [list(sizes)] if sizes and len(sizes) == partitions else None)
+    total = sum(map(sum, stats)) if stats else written
+    shared = f"the {len(stats)} shuffles coalesced together: " if stats and len(stats) > 1 else ""
     if total is None:
         return (f"coalescing is on (at least {min_num} partitions: {whence}), but the log has no sizes for this"
                 " shuffle, so why nothing merged is not known", {"min_num_partitions": min_num, "cores": cores})
-    tgt = coalesce_target([stats[0] if stats else [total]], advisory_target_size=advisory, min_num_partitions=min_num,
+    tgt = coalesce_target(stats or [[total]], advisory_target_size=advisory, min_num_partitions=min_num,
                           min_partition_size=min_size, spark_version=v).target_size
     numbers = {"target": tgt, "min_num_partitions": min_num, "cores": cores, "total": total}
     source = ("the advisory size" if tgt == advisory else "the minimum partition size" if tgt == min_size and
-              tgt != -(-total // min_num) else f"{partitions} partitions' {mib(total)} over at least {min_num} partitions,"
-              f" {whence}")
+              tgt != -(-total // min_num) else f"{shared}{partitions} partitions' {mib(total)} over at least {min_num}"
+              f" partitions, {whence}")
     head = f"the coalescing target is {mib(tgt)} ({source})"
-    avg = total // partitions
+    avg = total // partitions  # (a group's: the reducers' summed sizes, as the rule merges them)
     if stats is None:
         if avg >= tgt:
             return f"{head}: the partitions average {mib(avg)}, at or above it, so nothing merges", numbers
