@@ -17,7 +17,7 @@ search, found = st.columns([2, 3])
 text = search.text_input("Search", key="triage_search", placeholder="description, SQL, outcome ... e.g. skew")
 chosen = found.multiselect("Findings", list(FINDINGS), format_func=lambda f: FINDINGS[f][0], key="triage_findings")
 rows = triage(src.views, text, chosen)
-open_row(st.session_state.get(state.TRIAGE_TABLE), rows, src.path)  # a row picked: open it before drawing the rest
+open_row(st.session_state.get(state.TRIAGE_TABLE), rows, src.path, [v.query_id for v in src.views])  # a row picked: open it before drawing the rest
 st.caption(f"{len(rows)} of {len(src.views)} SQL executions, ranked by what AQE did and what it cost;"
            " select a row to open it on the page that shows its finding.")
 with st.container(key="executions"):

@@ -342,8 +342,11 @@ def _source_banner(src: LoadedSource) -> None:
 
 def pick_query(src: LoadedSource, where: Any) -> Optional[QueryView]:
     """Sidebar selector of the SQL execution that drives every page, drawn in ``where`` (a
-    container of the sidebar, see :func:`current`)."""
-    views = [v for v in src.views if v.shuffles or v.adaptive] or src.views
+    container of the sidebar, see :func:`current`). It lists every execution, those AQE did not
+    apply to too (labelled "no AQE"): a query the Overview's row opens must be one the picker can
+    show, or the picker resets it, the row sets it again, and the page reruns forever (issue 38).
+    It starts on the first query with an adaptive read."""
+    views = src.views
     if not views:
         where.warning("This source holds no SQL executions.")
         return None
@@ -351,14 +354,25 @@ def pick_query(src: LoadedSource, where: Any) -> Optional[QueryView]:
     qp = st.query_params.get("q")
     wanted = st.session_state.get(state.QUERY_ID) or qp
     if wanted not in ids:
-        wanted = next((v.query_id for v in views if v.shuffles), ids[0])
+        wanted = next((v.query_id for v in views if v.shuffles),
+                      next((v.query_id for v in views if v.adaptive), ids[0]))
+    key = state.query_pick_key(src.path)
+    # set through its state at every run, not with index=: a browser then shows it too, and a page's
+    # own picker (a new widget) starts on it instead of on the first query
+    st.session_state[key] = wanted
     choice = where.selectbox(
-        "Query", ids, index=ids.index(wanted), key=state.query_pick_key(src.path),
-        format_func=lambda i: _query_label(next(v for v in views if v.query_id == i)))
+        "Query", ids, key=key, format_func=lambda i: _query_label(next(v for v in views if v.query_id == i)),
+        on_change=_query_picked, args=(key,))
     st.session_state[state.QUERY_ID] = choice
     if st.query_params.get("q") != choice:
         st.query_params["q"] = choice
     return next(v for v in views if v.query_id == choice)
+
+
+def _query_picked(key: str) -> None:
+    """A query picked by hand is the query of every page (before the run draws the picker,
+    which then shows what :data:`state.QUERY_ID` holds: a row, a link or this pick)."""
+    st.session_state[state.QUERY_ID] = st.session_state.get(key)
 
 
 def _query_label(v: QueryView) -> str:

@@ -40,6 +40,9 @@ NAVIGATION = "_navigation"
 NAV_TARGET = "_nav_target"
 #: the Overview's triage table (its selection opens a row's query)
 TRIAGE_TABLE = "triage_table"
+#: the triage row already opened: ``(source path, query id)`` (the table keeps its selection, so a
+#: selection is acted on once, when it changes; the Query picker may change the query after it)
+TRIAGE_OPENED = "_triage_opened"
 #: the plan charts' selections already taken as clicks (a chart keeps its selection across runs)
 PLAN_SELECTION_SEEN = "_plan_selection_seen"
 #: the plan node clicked last: ``("initial"|"final", path id)``
