@@ -69,6 +69,8 @@ def check_legible(charts: list[dict], what: str) -> None:
 
 def _open_query(page, query: str) -> None:
     query_box(page).click()
+    # the picker lists every query (33 here) in a virtualized list: type to bring this one into it
+    page.keyboard.type(f"#{query} ")
     page.get_by_role("option").filter(has_text=f"#{query} ").first.click()
     wait_ready(page)
 
