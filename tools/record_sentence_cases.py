@@ -9,7 +9,7 @@ still adds no read, because of the cluster's cores (issue 38, "Every sentence ho
 * ``uniform sort-merge join, 16 cores``: the same for both sides of a sort-merge join (broadcast
   off): no read over either side, and no partition over the skew threshold.
 
-  python tools/record_sentence_cases.py tests/fixtures/eventlogs/plain_cases
+  python tools/record_sentence_cases.py tests/fixtures/eventlogs/sentence_cases
 
 Runs the installed PySpark on local[16] and copies the finished log (zstd) to OUT_DIR. Nothing
 here writes events: Spark does.

@@ -22,7 +22,7 @@ from aqe_core.views.plan_diff import NEW_NODE, REMOVED, _new_explanation, _Tree,
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"
 #: tools/record_sentence_cases.py: local[16], parallelismFirst=true, minPartitionSize=1, 16 partitions
-SENTENCE_CASES = FIX / "eventlogs" / "plain_cases" / "local-1795848637016.zstd"
+SENTENCE_CASES = FIX / "eventlogs" / "sentence_cases" / "local-1795848637016.zstd"
 #: tools/record_big_plans.py (MANIFEST key spark430_tpcds_like): a q72-like query, 128 partitions
 TPCDS_LIKE = ROOT / "sample_logs" / "eventlogs" / "local-1795649029734.zstd"
 LISTENER_430 = FIX / "eventlogs" / "listener" / "4.3.0" / "local-1795485378221.zstd"
