@@ -12,7 +12,7 @@ from typing import Any, Optional, Protocol, Sequence
 
 from aqe_core.config import AQEConf
 from aqe_core.model.evidence import Evidence
-from aqe_core.rules.coalesce_shuffle_partitions import min_num_partitions, min_partition_size
+from aqe_core.rules.coalesce_shuffle_partitions import min_num_from_parallelism, min_num_partitions, min_partition_size
 from aqe_core.rules.optimize_skewed_join import analyze_side
 from aqe_core.rules.shuffle_partitions_util import coalesce_partitions
 from aqe_core.units import mib
@@ -155,8 +155,7 @@ def as_logged(shuffles: Sequence[ShuffleSizes]) -> list[ShuffleOutcome]:
 def needs_parallelism(conf: AQEConf) -> bool:
     """Whether coalescing's minimum partition number comes from the default parallelism (3.0/3.1,
     or ``parallelismFirst`` without ``minPartitionNum``): then it cannot be estimated without it."""
-    _, why = min_num_partitions(conf, spark_version=conf.spark_version, default_parallelism=0)
-    return "default_parallelism" in why.numbers
+    return min_num_from_parallelism(conf, spark_version=conf.spark_version)
 
 
 def estimate_shuffles(shuffles: Sequence[ShuffleSizes], conf: AQEConf,

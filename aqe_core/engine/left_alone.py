@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from aqe_core import config
 from aqe_core.config import AQEConf
-from aqe_core.rules.coalesce_shuffle_partitions import min_num_partitions, min_partition_size
+from aqe_core.rules.coalesce_shuffle_partitions import min_num_from_parallelism, min_num_partitions, min_partition_size
 from aqe_core.rules.optimize_skewed_join import analyze_side, can_split_left, can_split_right, splits_join
 from aqe_core.rules.shuffle_partitions_util import coalesce_partitions, coalesce_target
 from aqe_core.units import mib
@@ -38,7 +38,7 @@ def coalesce_why(partitions: int, written: Optional[int], sizes: Optional[Sequen
     coalescing is on with spark.sql.adaptive.coalescePartitions.parallelismFirst=true, so its target is the shuffle's size over the cluster's cores: the log does not say how many cores, so why nothing merged is not known
     """
     explicit = conf.get_or(config.COALESCE_PARTITIONS_MIN_PARTITION_NUM, None)
-    by_cores = explicit is None and (v < SparkVersion(3, 2, 0) or conf.get_or(config.COALESCE_PARTITIONS_PARALLELISM_FIRST, True))
+    by_cores = min_num_from_parallelism(conf, spark_version=v)
     if by_cores and cores is None:
         key = config.COALESCE_PARTITIONS_PARALLELISM_FIRST
         how = f"with {key}=true" if v >= SparkVersion(3, 2, 0) else f"(Spark {v} aims at the cores)"

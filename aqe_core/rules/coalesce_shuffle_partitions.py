@@ -134,7 +134,7 @@ def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
         return explicit, MIN_NUM_FROM_CONF.reason(numbers={"min_num_partitions": explicit},
                                                   config_keys=(config.COALESCE_PARTITIONS_MIN_PARTITION_NUM,),
                                                   n=explicit, key=config.COALESCE_PARTITIONS_MIN_PARTITION_NUM)
-    if v < SparkVersion(3, 2, 0) or c.get(config.COALESCE_PARTITIONS_PARALLELISM_FIRST):
+    if _parallelism_first(c, v):
         keys = (config.COALESCE_PARTITIONS_PARALLELISM_FIRST,) if v >= SparkVersion(3, 2, 0) else ()
         return default_parallelism, MIN_NUM_FROM_PARALLELISM.reason(
             numbers={"min_num_partitions": default_parallelism, "default_parallelism": default_parallelism},
@@ -142,6 +142,27 @@ def min_num_partitions(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spa
             because=f", because {config.COALESCE_PARTITIONS_PARALLELISM_FIRST}=true)" if keys else ")")
     key = config.COALESCE_PARTITIONS_PARALLELISM_FIRST
     return 1, MIN_NUM_ONE.reason(numbers={"min_num_partitions": 1}, config_keys=(key,), key=key)
+
+
+def _parallelism_first(c: AQEConf, v: SparkVersion) -> bool:
+    """Without ``minPartitionNum``: the minimum comes from the default parallelism (always
+    before 3.2; from 3.2 when ``parallelismFirst`` is true)."""
+    return v < SparkVersion(3, 2, 0) or bool(c.get(config.COALESCE_PARTITIONS_PARALLELISM_FIRST))
+
+
+def min_num_from_parallelism(conf: "Mapping[str, Any] | AQEConf | None" = None, *,
+                             spark_version: "str | SparkVersion") -> bool:
+    """Whether :func:`min_num_partitions` takes the default parallelism (the cluster's cores):
+    a source that does not know the cores cannot compute the target then.
+
+    >>> min_num_from_parallelism({}, spark_version="4.3.0")
+    True
+    >>> min_num_from_parallelism({"spark.sql.adaptive.coalescePartitions.minPartitionNum": "8"}, spark_version="4.3.0")
+    False
+    """
+    v = as_version(spark_version)
+    c = _conf(conf, v)
+    return c.get(config.COALESCE_PARTITIONS_MIN_PARTITION_NUM) is None and _parallelism_first(c, v)
 
 
 def min_partition_size(conf: "Mapping[str, Any] | AQEConf | None" = None, *, spark_version: "str | SparkVersion",
