@@ -34,13 +34,14 @@ def query_from_capture(capture: Any, index: int) -> Query:
                  raw=(capture, index))
 
 
-def query_from_execution(log: Any, ex: Any, default_parallelism: int | None = None) -> Query:
+def query_from_execution(ex: Any, spark_version: str, default_parallelism: int | None = None) -> Query:
     """An event log's SQL execution: only Spark's metrics after AQE, so the engine estimates.
+    ``spark_version``: the release whose rules replay it (the log's own evidence, never the
+    installed PySpark: :mod:`aqe_core.model.log_release`).
 
     The conf is the execution's layers merged (later wins). ``raw`` stays None: views are pickled
     by the app's cache and the estimate works on the view's post-AQE sizes, not the execution."""
     conf: dict[str, str] = {}
     for layer in getattr(ex, "conf_layers", None) or []:
         conf.update({str(k): str(v) for k, v in layer.items()})
-    from aqe_core.model.log_release import release_of  # (the log's own evidence, never the installed PySpark)
-    return Query("eventlog", str(release_of(log).replayed_as), conf, Evidence.SPARK_METRIC, default_parallelism)
+    return Query("eventlog", spark_version, conf, Evidence.SPARK_METRIC, default_parallelism)

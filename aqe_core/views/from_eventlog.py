@@ -57,22 +57,21 @@ def views_from_eventlog(log: EventLog) -> list[QueryView]:
     return [view_from_execution(log, ex) for ex in log.executions_by_id()]
 
 
-def _conf(log: EventLog, ex: SQLExecution) -> tuple[SparkVersion, AQEConf, list[str]]:
-    """The release whose rules replay the execution (the log's own, else the nearest modelled:
-    :mod:`aqe_core.model.log_release`) and the execution's AQE conf, with notes."""
-    v = release_of(log).replayed_as
+def _conf(v: SparkVersion, ex: SQLExecution) -> tuple[AQEConf, list[str]]:
+    """The execution's AQE conf under release ``v`` (the release whose rules replay it), with notes."""
     if isinstance(ex.aqe_conf, AQEConf):
-        return v, ex.aqe_conf, []
+        return ex.aqe_conf, []
     layers, notes = checked_layers(v, ex.conf_layers or [])
-    return v, AQEConf.resolve(v, layers, validate=False), notes
+    return AQEConf.resolve(v, layers, validate=False), notes
 
 
 def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) -> QueryView:
     """The view of one execution: its plans, each adaptive read as a shuffle, the rules' lines.
     ``plans=False`` (the fleet scan's rows, which read no plan but the final one): no initial
     plan and no plan versions, so their trees are neither built nor given metric values."""
-    v, conf, notes = _conf(log, ex)
-    rel = release_of(log)
+    rel = release_of(log)  # (the log's own, else the nearest modelled: :mod:`aqe_core.model.log_release`)
+    v = rel.replayed_as
+    conf, notes = _conf(v, ex)
     par = parallelism_of(log, ex.submission_time, ex.completion_time)
     dp = par.value
     initial = ex.initial_plan  # (built from the log's JSON on each read: once here)
@@ -94,7 +93,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
         adaptive=ex.adaptive,
         outcome=outcome_text(ex, initial),
         warnings=list(ex.warnings) + notes,
-        model=query_from_execution(log, ex, dp),
+        model=query_from_execution(ex, str(v), dp),
     )
     qv.parallelism_how, qv.release, qv.release_known = par.how, rel.label, rel.known
     if not rel.known:
@@ -121,10 +120,10 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     for r in ex.planned_shuffles:
         if r.partitions == 1:
             continue  # (a single partition, e.g. a global aggregate's: nothing for AQE to do, nothing to show)
-        sv = planned_shuffle(r, qv.final_plan, conf, dp,
-                             groups.get(planned_ctx[r.node_id][3]) if r.node_id in planned_ctx else None)
-        if r.node_id in planned_ctx:
-            sv.join, sv.side, sv.join_type, sv.group_key = planned_ctx[r.node_id]
+        ctx = planned_ctx.get(r.node_id)
+        sv = planned_shuffle(r, qv.final_plan, conf, dp, groups.get(ctx[3]) if ctx else None, ctx[:3] if ctx else None)
+        if ctx:
+            sv.join, sv.side, sv.join_type, sv.group_key = ctx
             sv.label += f": {sv.side} side of {sv.join}"
         qv.shuffles.append(sv)
     for s in qv.shuffles:
@@ -218,9 +217,11 @@ _PLANNED_APPROX = ("AQE left this shuffle as planned: the sizes are the bytes ea
 
 
 def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf,
-                    cores: Optional[int] = None, group: Optional[list[list[int]]] = None) -> ShuffleView:
+                    cores: Optional[int] = None, group: Optional[list[list[int]]] = None,
+                    join: Optional[tuple[str, str, Optional[str]]] = None) -> ShuffleView:
     """A shuffle no adaptive read reads: its partitions as planned, and why AQE left it alone,
-    in the log's numbers."""
+    in the log's numbers (``join``: the join, side and join type it feeds, from the caller's
+    one walk of the plan)."""
     node = next((n for n in final.walk() if n.id == r.node_id), None) if final is not None and r.node_id is not None else None
     written = node.metric("shuffle bytes written") if node is not None else None
     total = written.get("total") if written else None
@@ -229,10 +230,8 @@ def planned_shuffle(r: ShuffleRead, final: Optional[PlanNode], conf: AQEConf,
         node_id=r.node_id, stage_id=r.stage_id, read_description=r.description, partitions_before=r.partitions,
         partitions_after=r.partitions, sizes_after=list(r.partition_sizes) if r.partition_sizes else None,
         skewed_partitions=0, skew_splits=0, adaptive_read=False, exact=False, approx_reason=_PLANNED_APPROX)
-    ctx = exchange_join_context(final).get(r.node_id) if r.node_id is not None else None
     sv.reasons.append(left_alone_reason(r.partitions, total if isinstance(total, int) else None, conf,
-                                        r.description, sizes=r.partition_sizes, cores=cores,
-                                        join=ctx[:3] if ctx else None, group=group))
+                                        r.description, sizes=r.partition_sizes, cores=cores, join=join, group=group))
     return sv
 
 
