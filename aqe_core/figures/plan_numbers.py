@@ -11,8 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from aqe_core.figures.plan_hover import format_metric
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import exchange_below
-from aqe_core.views.plan_diff import _partitioning_count as partitioning_count
+from aqe_core.model.plan_walk import exchange_below, partitioning_count
 from aqe_core.views.plan_stages import NodeTimes
 
 _READS = ("AQEShuffleRead", "CustomShuffleReader")

@@ -7,6 +7,7 @@ in 3.0/3.1) and the query-stage wrappers of ``AdaptiveSparkPlanExec``'s executed
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from aqe_core.model.plan import PlanNode
@@ -58,3 +59,30 @@ def graph_nodes(plan: PlanNode) -> list[PlanNode]:
         if n.id is not None and n.id not in seen:
             seen[n.id] = n
     return [seen[i] for i in sorted(seen)]
+
+
+def partitioning_count(desc: str) -> int | None:
+    """Number of partitions of an Exchange description (``hashpartitioning(k#1, 40)``).
+
+    >>> partitioning_count("Exchange hashpartitioning(coalesce(k#1, 0), 40), ENSURE_REQUIREMENTS, [plan_id=7]")
+    40
+    >>> partitioning_count("Exchange SinglePartition, ENSURE_REQUIREMENTS")
+    1
+    """
+    if "SinglePartition" in desc:
+        return 1
+    lower = desc.lower()
+    i = lower.find("partitioning(")
+    if i < 0:
+        return None
+    j = i + len("partitioning(")
+    depth, start = 1, j
+    while j < len(desc) and depth:
+        if desc[j] == "(":
+            depth += 1
+        elif desc[j] == ")":
+            depth -= 1
+        j += 1
+    inner = desc[start: j - 1]
+    m = re.search(r"(\d+)\s*$", inner)
+    return int(m.group(1)) if m else None

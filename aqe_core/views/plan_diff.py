@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 
 from aqe_core import config
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, partitioning_count
 from aqe_core.views.plan_match import (  # noqa: F401  (the signature helpers stay importable from here)
     _JOINS,
     _RE_FINAL,
@@ -142,27 +142,6 @@ def _metric_total(node: PlanNode, name: str) -> int | None:
     return None
 
 
-def _partitioning_count(desc: str) -> int | None:
-    """Number of partitions of an Exchange description (``hashpartitioning(k#1, 40)``)."""
-    if "SinglePartition" in desc:
-        return 1
-    lower = desc.lower()
-    i = lower.find("partitioning(")
-    if i < 0:
-        return None
-    j = i + len("partitioning(")
-    depth, start = 1, j
-    while j < len(desc) and depth:
-        if desc[j] == "(":
-            depth += 1
-        elif desc[j] == ")":
-            depth -= 1
-        j += 1
-    inner = desc[start: j - 1]
-    m = re.search(r"(\d+)\s*$", inner)
-    return int(m.group(1)) if m else None
-
-
 def _through_wrapper(node: PlanNode) -> bool:
     return is_wrapper(node) or node.name == "ReusedExchange"
 
@@ -198,7 +177,7 @@ def read_kind(node: PlanNode) -> tuple[str, str] | None:
 
 def _read_explanation(node: PlanNode, kind: str) -> str:
     ex = _exchange_below(node)
-    before = _partitioning_count(ex.description or "") if ex is not None else None
+    before = partitioning_count(ex.description or "") if ex is not None else None
     parts_n = _metric_total(node, "number of partitions")
     coalesced = _metric_total(node, "number of coalesced partitions")
     skewed = _metric_total(node, "number of skewed partitions")
