@@ -120,10 +120,10 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     for r in ex.planned_shuffles:
         if r.partitions == 1:
             continue  # (a single partition, e.g. a global aggregate's: nothing for AQE to do, nothing to show)
-        ctx = planned_ctx.get(r.node_id)
-        sv = planned_shuffle(r, qv.final_plan, conf, dp, groups.get(ctx[3]) if ctx else None, ctx[:3] if ctx else None)
-        if ctx:
-            sv.join, sv.side, sv.join_type, sv.group_key = ctx
+        side = planned_ctx.get(r.node_id) if r.node_id is not None else None
+        sv = planned_shuffle(r, qv.final_plan, conf, dp, groups.get(side[3]) if side else None, side[:3] if side else None)
+        if side:
+            sv.join, sv.side, sv.join_type, sv.group_key = side
             sv.label += f": {sv.side} side of {sv.join}"
         qv.shuffles.append(sv)
     for s in qv.shuffles:
