@@ -16,6 +16,9 @@ app, so it sits behind the host check) answers those PUTs and DELETEs itself:
   partial file is removed;
 * a body that sends nothing for a minute is dropped (it would hold its room in the quota);
 * every refusal is one line of text with a 4xx status; nothing raises into the server's log.
+  What is left of a refused body is read and dropped for up to ``LINGER_S`` before the answer
+  and the close: a server that closes with unread bytes resets the connection, and the client
+  may lose the answer it was sent (the lingering close of RFC 9112, section 9.6).
   The browser's widget shows only the status, so a refusal of a session's own upload also
   reruns that session's page, whose uploader says why (:func:`ui.upload_spool.upload_refusal`).
 
@@ -48,6 +51,8 @@ FLUSH_BYTES = 1 << 20
 BODY_IDLE_S = 60.0
 #: how often the files of ended sessions are looked for
 SWEEP_S = 2.0
+#: seconds the rest of a refused body is read and dropped, so the refusal reaches the client
+LINGER_S = 2.0
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -70,6 +75,28 @@ async def _reply(send: Send, status: int, text: str = "") -> None:
         headers += [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+class _Reading:
+    """``receive`` that remembers whether the request's body has ended."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive, self.ended = receive, False
+
+    async def __call__(self) -> dict[str, Any]:
+        message = await self.receive()
+        self.ended = message["type"] != "http.request" or not message.get("more_body", False)
+        return message
+
+    async def drain(self) -> None:
+        """The rest of the body read and dropped, for at most ``LINGER_S``."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + LINGER_S
+        while not self.ended and (left := end - loop.time()) > 0:
+            try:
+                await asyncio.wait_for(self(), left)
+            except asyncio.TimeoutError:
+                return
 
 
 def _header(scope: dict[str, Any], name: bytes) -> Optional[str]:
@@ -259,6 +286,7 @@ class UploadEndpoint:
         """One upload request answered: 204, or a 4xx with one line; never a traceback."""
         from ui.upload_spool import UploadDenied
 
+        reading = _Reading(receive)
         try:
             if not _xsrf_ok(scope):
                 raise _Refused(403, "XSRF token missing or invalid")
@@ -266,17 +294,20 @@ class UploadEndpoint:
                 if self.manager is not None:
                     self.manager.remove_file(session, file_id)
             else:
-                await self._put(scope, receive, session, file_id)
+                await self._put(scope, reading, session, file_id)
         except _ClientGone:
             return None
         except (_Refused, UploadDenied) as exc:
-            return await _reply(send, exc.status, str(exc))
+            status, text = exc.status, str(exc)
         except (UploadRefused, SettingsError) as exc:
-            return await _reply(send, 413 if isinstance(exc, UploadRefused) else 503, str(exc))
+            status, text = 413 if isinstance(exc, UploadRefused) else 503, str(exc)
         except Exception as exc:  # noqa: BLE001 - one line in the log and to the client, no traceback
             _LOG.warning("upload failed: %s: %s", type(exc).__name__, exc)
-            return await _reply(send, 500, f"the upload failed ({type(exc).__name__}); nothing was kept")
-        return await _reply(send, 204)
+            status, text = 500, f"the upload failed ({type(exc).__name__}); nothing was kept"
+        else:
+            return await _reply(send, 204)
+        await reading.drain()
+        return await _reply(send, status, text)
 
     async def _put(self, scope: dict[str, Any], receive: Receive, session: str, file_id: str) -> None:
         from streamlit.runtime import Runtime
