@@ -3,17 +3,22 @@ outcome summary, the plan diff and the plan layout all need, and the Spark node 
 test against, spelled once.
 
 The names are Spark's ``nodeName`` values: ``AQEShuffleReadExec`` (3.2+; ``CustomShuffleReaderExec``
-in 3.0/3.1) and the query-stage wrappers of ``AdaptiveSparkPlanExec``'s executed plan.
+in 3.0/3.1) and the query-stage wrappers of ``AdaptiveSparkPlanExec``'s executed plan, and the
+engines' names for the same parts (:mod:`aqe_core.model.engines`: RAPIDS' read, Photon's exchange
+of three nodes, Gluten's and Comet's exchanges), so a walk finds an engine's exchange as Spark's.
 """
 from __future__ import annotations
 
 import re
 from typing import Callable
 
+from aqe_core.model.engines import ENGINES, Role, operator_of
 from aqe_core.model.plan import PlanNode
 
-#: adaptive shuffle reads: ``AQEShuffleReadExec`` (3.2+), ``CustomShuffleReaderExec`` (3.0, 3.1)
-SHUFFLE_READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader")
+#: adaptive shuffle reads: ``AQEShuffleReadExec`` (3.2+), ``CustomShuffleReaderExec`` (3.0, 3.1), and
+#: the engines' reads built from AQE's partition specs (RAPIDS' ``GpuCustomShuffleReader``)
+SHUFFLE_READ_NAMES = ("AQEShuffleRead", "CustomShuffleReader") + tuple(
+    op.name for e in ENGINES for op in e.operators if op.role == Role.SHUFFLE_READ)
 #: query-stage wrappers of an executed adaptive plan (the stage's plan is their only child)
 STAGE_WRAPPERS = ("ShuffleQueryStage", "BroadcastQueryStage", "TableCacheQueryStage", "ResultQueryStage")
 #: the stage wrappers that run an exchange (``SparkPlanGraph`` points a reused one at its first occurrence)
@@ -23,12 +28,20 @@ OTHER_STAGE_WRAPPERS = ("TableCacheQueryStage", "ResultQueryStage")
 
 
 def is_shuffle_exchange(node: PlanNode) -> bool:
-    """A shuffle exchange node (``Exchange``, ``ShuffleExchange``), not a broadcast one."""
+    """A shuffle exchange node (``Exchange``, ``ShuffleExchange``, an engine's exchange that
+    carries the partitioning: ``PhotonShuffleExchangeSink``, ``ColumnarExchange``), not a
+    broadcast one, nor the other nodes of an engine's exchange."""
     name = node.name or ""
+    hit = operator_of(name)
+    if hit is not None:
+        return hit[1].role == Role.EXCHANGE
     return name.endswith("Exchange") and "Broadcast" not in name
 
 
 def _any_exchange(node: PlanNode) -> bool:
+    hit = operator_of(node.name or "")
+    if hit is not None:
+        return hit[1].role in (Role.EXCHANGE, Role.BROADCAST)
     return "Exchange" in node.name
 
 

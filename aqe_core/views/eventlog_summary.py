@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from typing import Any, Callable, Optional
 
+from aqe_core.model.engines import Engine, by_key, operator_of, spark_name
 from aqe_core.model.eventlog import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.plan_walk import exchange_below
 from aqe_core.model.plan import PlanNode
@@ -44,7 +45,10 @@ def read_before_partitions(ex: SQLExecution, read: ShuffleRead) -> int | None:
 
 
 def _joins(plan: PlanNode | None) -> Counter:
-    """The joins a plan runs. A reused exchange counts the joins below the exchange it reuses:
+    """The joins a plan runs, by Spark's name and the engine that ran it (``(name, engine key)``,
+    "" for Spark's own): an engine's join is the Spark join it stands for
+    (:func:`aqe_core.model.engines.spark_name`), so ``PhotonBroadcastHashJoin`` is a
+    ``BroadcastHashJoin``. A reused exchange counts the joins below the exchange it reuses:
     the initial plan repeats a reused subtree (a CTE used four times), the final one refers to
     it, and counting only the drawn joins said 'SortMergeJoin removed' for each reuse."""
     if plan is None:
@@ -54,25 +58,71 @@ def _joins(plan: PlanNode | None) -> Counter:
     stack = [plan]
     while stack:
         n = stack.pop()
-        if "Join" in n.name:
-            out[n.name] += 1
+        name = spark_name(n.name, n.description)
+        if "Join" in name:
+            hit = operator_of(n.name)
+            out[(name, hit[0].key if hit is not None else "")] += 1
         if not n.children and n.id in full:  # the reader's childless copy of a reused node
             stack.append(full[n.id])
         stack.extend(n.children)
     return out
 
 
-def join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
-    """``SortMergeJoin -> BroadcastHashJoin`` style changes between the initial and final plan
-    (``initial``: the initial plan when the caller has built it already)."""
-    before, after = _joins(initial if initial is not None else ex.initial_plan), _joins(ex.final_plan)
+def _by_name(joins: Counter) -> Counter:
+    out: Counter = Counter()
+    for (name, _engine), k in joins.items():
+        out[name] += k
+    return out
+
+
+def _engine_rewrite(before: str, after: str, engines_after: set[str]) -> Optional[Engine]:
+    """The engine that made ``before -> after`` itself (a sort-merge join run as a shuffled hash
+    join: :attr:`Engine.own` ``smj_as_hash``), or None (AQE's change)."""
+    if _base(before) != "SortMergeJoin" or _base(after) != "ShuffledHashJoin":
+        return None
+    for key in sorted(engines_after):
+        e = by_key(key)
+        if e is not None and e.own_decision("smj_as_hash") is not None:
+            return e
+    return None
+
+
+def _base(name: str) -> str:
+    return name[: -len("(skew=true)")] if name.endswith("(skew=true)") else name
+
+
+def _paired(ex: SQLExecution, initial: PlanNode | None) -> tuple[list[tuple[str, str]], list[str], list[str], set[str]]:
+    """(changed pairs, removed, added, engines of the later plan's joins), by Spark's names."""
+    a_joins, b_joins = _joins(initial if initial is not None else ex.initial_plan), _joins(ex.final_plan)
+    before, after = _by_name(a_joins), _by_name(b_joins)
     gone = list((before - after).elements())
     new = list((after - before).elements())
+    engines_after = {e for (_n, e) in b_joins if e}
+    return list(zip(gone, new)), gone[len(new):], new[len(gone):], engines_after
+
+
+def join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
+    """``SortMergeJoin -> BroadcastHashJoin`` style changes AQE made between the initial and final
+    plan, in Spark's names (``initial``: the initial plan when the caller has built it already).
+    An engine's renaming is no change; an engine's own rewrite is in :func:`engine_join_changes`."""
+    pairs, removed, added, engines_after = _paired(ex, initial)
+    out = [f"{a} -> {b}" for a, b in pairs if _engine_rewrite(a, b, engines_after) is None]
+    out += [f"{a} removed" for a in removed]
+    out += [f"{b} added" for b in added]
+    return out
+
+
+def engine_join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
+    """The join changes the engine made itself, each naming the engine and its setting, e.g.
+    ``SortMergeJoin -> ShuffledHashJoin (NVIDIA RAPIDS: replaces a sort-merge join ...)``."""
+    pairs, _removed, _added, engines_after = _paired(ex, initial)
     out = []
-    for a, b in zip(gone, new):
-        out.append(f"{a} -> {b}")
-    out += [f"{a} removed" for a in gone[len(new):]]
-    out += [f"{b} added" for b in new[len(gone):]]
+    for a, b in pairs:
+        e = _engine_rewrite(a, b, engines_after)
+        if e is not None:
+            d = e.own_decision("smj_as_hash")
+            conf = f"; {d.conf}" if d is not None and d.conf else ""
+            out.append(f"{a} -> {b} ({e.label}'s own rewrite, not AQE{conf})")
     return out
 
 
@@ -130,6 +180,9 @@ def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
     jc = join_changes(ex, initial)
     if jc:
         parts.append("joins: " + "; ".join(jc))
+    ejc = engine_join_changes(ex, initial)
+    if ejc:
+        parts.append("engine: " + "; ".join(ejc))
     if not reads and not jc:
         parts.append("no shuffle read changes")
     return " | ".join(parts)
@@ -151,6 +204,7 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
         "stage_ids": list(ex.stage_ids),
         "num_plan_versions": ex.num_plan_versions,
         "join_changes": join_changes(ex),
+        "engine_join_changes": engine_join_changes(ex),
         "stage_retries": list(ex.stage_retries),
     }
     if plans:

@@ -39,6 +39,7 @@ from aqe_core.views.plan_match import (  # noqa: F401  (the signature helpers st
     is_join,
     is_wrapper,
     match_reused,
+    names_only,
 )
 
 # --- change kinds (stable strings, in legend / priority order) ------------------------------
@@ -271,20 +272,21 @@ def diff_plans(before: PlanNode | None, after: PlanNode) -> PlanDiff:
     if after is None:
         return PlanDiff([], {})
     intern: dict = {}
-    B = _Tree(after, intern)
+    by_names = names_only(before, after)  # Spark's names against an engine's: compare names, not descriptions
+    B = _Tree(after, intern, by_names)
     if before is None:
         changes = []
         for i, node in enumerate(B.nodes):
             for kind, label, expl in classify_node(node):
                 changes.append(Change(B.paths[i], kind, label, expl, node.name))
         return PlanDiff(_sorted(changes), {})
-    A = _Tree(before, intern)
+    A = _Tree(before, intern, by_names)
     ma, mb = _match(A, B)
     reused = match_reused(A, B, ma, mb)
     # joins first (the new/removed explanations refer to them)
     join_changed_at = _join_changes(A, B, mb)
     changes, empty_replaced = _later_changes(A, B, ma, mb, join_changed_at)
-    changes += _removed(A, ma, join_changed_at, empty_replaced, reused)
+    changes += _removed(A, ma, join_changed_at, empty_replaced, reused | A.fused)
     matches = {B.paths[b]: A.paths[mb[b]] for b in range(len(B.paths)) if mb[b] >= 0}
     return PlanDiff(_sorted(changes), matches)
 

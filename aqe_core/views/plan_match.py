@@ -11,7 +11,13 @@ one operator without the stage it points at when that stage is drawn in full els
 capture repeats it under every reuse); when it is the stage's only full drawing (an event
 log's plan info draws each exchange once), it only wraps it.
 Operator signatures ignore the numbers Spark renumbers on re-planning (``[plan_id=..]``,
-``[id=#..]``, ``isFinalPlan``, stage statistics, ``(skew=true)``). Then, GumTree-style:
+``[id=#..]``, ``isFinalPlan``, stage statistics, ``(skew=true)``). An engine's operator is the Spark
+operator it stands for (:func:`aqe_core.model.engines.spark_name`: ``PhotonBroadcastHashJoin`` is a
+``BroadcastHashJoin``), its wrappers and transitions are dropped like Spark's, and an exchange of
+several nodes (Photon's source, map stage and sink) is its sink. When one plan is in Spark's names
+and the other in an engine's (an event log's initial plan is Spark's: the engine converts each
+stage when AQE creates it), descriptions are not compared (each engine words them its own way):
+names, and an exchange's partitioning without its count. Then, GumTree-style:
 
 1. top-down: identical subtrees (same signatures all the way down) are matched;
 2. bottom-up: an unmatched operator is matched to the unmatched earlier-plan ancestor of
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from aqe_core.model.engines import engine_of_names, is_engine_wrapper, spark_name
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
 
@@ -44,6 +51,20 @@ _RE_FINAL = re.compile(r"isFinalPlan=\w+")
 # signatures
 # --------------------------------------------------------------------------------------------
 def base_name(name: str) -> str:
+    """Spark's name for an operator, without ``(skew=true)`` (an engine's operator: the Spark
+    operator it stands for).
+
+    >>> base_name("SortMergeJoin(skew=true)"), base_name("PhotonBroadcastHashJoin")
+    ('SortMergeJoin', 'BroadcastHashJoin')
+    """
+    name = spark_name(name) or name
+    return name[: -len(_SKEW_SUFFIX)] if name.endswith(_SKEW_SUFFIX) else name
+
+
+def _canonical(node: PlanNode) -> str:
+    """:func:`base_name` with the node's description (Auron's one broadcast join is a hash or a
+    nested-loop join by its keys)."""
+    name = spark_name(node.name or "", node.description or "") or (node.name or "")
     return name[: -len(_SKEW_SUFFIX)] if name.endswith(_SKEW_SUFFIX) else name
 
 
@@ -54,7 +75,7 @@ def is_join(name: str) -> bool:
 
 def is_wrapper(node: PlanNode) -> bool:
     n = node.name or ""
-    return n in _WRAPPERS or n.startswith("WholeStageCodegen")
+    return n in _WRAPPERS or n.startswith("WholeStageCodegen") or is_engine_wrapper(n)
 
 
 def is_empty_relation(node: PlanNode) -> bool:
@@ -83,16 +104,36 @@ def _partitioning(node: PlanNode) -> str:
 
 
 def _sig(node: PlanNode) -> tuple[str, str]:
-    return (base_name(node.name or ""), _norm_desc(node))
+    return (_canonical(node), _norm_desc(node))
 
 
-def _compatible(a: PlanNode, b: PlanNode) -> bool:
-    na, nb = base_name(a.name or ""), base_name(b.name or "")
+_RE_PARTITIONING = re.compile(r"\b(?:\w*[pP]artitioning\(.*\)|SinglePartition)")
+_RE_COUNT = re.compile(r",\s*\d+\)$")
+
+
+def _sig_names(node: PlanNode) -> tuple[str, str]:
+    """A signature that holds across engines: Spark's name, and for an exchange its partitioning
+    without its count (an engine may pick the count itself: Photon's auto-optimized shuffle)."""
+    name = _canonical(node)
+    if name.endswith("Exchange") and name != REUSED_EXCHANGE:
+        return (name, _partitioning_kind(node))
+    return (name, "")
+
+
+def _partitioning_kind(node: PlanNode) -> str:
+    m = _RE_PARTITIONING.search(_RE_EXPR_ID.sub("", node.description or ""))
+    return _RE_COUNT.sub(")", m.group(0)) if m else ""
+
+
+def _compatible(a: PlanNode, b: PlanNode, names_only: bool = False) -> bool:
+    na, nb = _canonical(a), _canonical(b)
     if na == nb:
         # an exchange is its partitioning: AQE never changes one in place (a new shuffle that
         # EnsureRequirements adds after a re-plan is another exchange, not this one)
         # (expression ids aside: Spark 3.0 re-numbers aliases when it re-optimizes)
-        return not na.endswith("Exchange") or na == REUSED_EXCHANGE or _partitioning(a) == _partitioning(b)
+        if not na.endswith("Exchange") or na == REUSED_EXCHANGE:
+            return True
+        return (_partitioning_kind(a) == _partitioning_kind(b)) if names_only else _partitioning(a) == _partitioning(b)
     if is_join(na) and is_join(nb):
         return True
     return na in SHUFFLE_READ_NAMES and nb in SHUFFLE_READ_NAMES
@@ -101,23 +142,44 @@ def _compatible(a: PlanNode, b: PlanNode) -> bool:
 # --------------------------------------------------------------------------------------------
 # reduced trees
 # --------------------------------------------------------------------------------------------
+def _is_exchange(node: PlanNode) -> bool:
+    name = _canonical(node)
+    return name.endswith("Exchange") and name != REUSED_EXCHANGE
+
+
 def _drawn_exchanges(plan: PlanNode) -> set[tuple[str, str]]:
     """Signatures of the exchanges drawn with their subtree outside any ``ReusedExchange``."""
     out: set[tuple[str, str]] = set()
     stack = [(plan, False)]
     while stack:
         node, under_reuse = stack.pop()
-        if not under_reuse and node.children and (node.name or "").endswith("Exchange") and node.name != REUSED_EXCHANGE:
+        if not under_reuse and node.children and _is_exchange(node):
             out.add(_sig(node))
-        reused = node.name == REUSED_EXCHANGE
+        reused = node.name == REUSED_EXCHANGE or (under_reuse and is_wrapper(node))
         stack.extend((c, reused) for c in node.children)
     return out
+
+
+def _below_wrappers(node: PlanNode) -> PlanNode:
+    """The operator under a chain of single-child wrappers (an engine's exchange parts)."""
+    while is_wrapper(node) and len(node.children) == 1:
+        node = node.children[0]
+    return node
+
+
+def names_only(a: PlanNode | None, b: PlanNode | None) -> bool:
+    """An engine ran one of the two plans: compare names, not descriptions (the engine converts
+    each stage when AQE creates it, so a plan mixes Spark's words and the engine's until the last
+    stage is converted; each engine words its descriptions its own way)."""
+    if a is None or b is None:
+        return False
+    return engine_of_names(n.name for n in a.walk()) is not None or engine_of_names(n.name for n in b.walk()) is not None
 
 
 class _Tree:
     """Operators of a plan (wrappers dropped), pre-order arrays."""
 
-    def __init__(self, plan: PlanNode, intern: dict) -> None:
+    def __init__(self, plan: PlanNode, intern: dict, names_only: bool = False) -> None:
         self.paths: list[str] = []
         self.nodes: list[PlanNode] = []
         self.parent: list[int] = []
@@ -128,7 +190,7 @@ class _Tree:
         while stack:
             node, path, p = stack.pop()
             kids = node.children
-            if node.name == REUSED_EXCHANGE and len(kids) == 1 and kids[0].children and _sig(kids[0]) not in elsewhere:
+            if node.name == REUSED_EXCHANGE and len(kids) == 1 and _only_drawing(kids[0], elsewhere):
                 kids = kids[:]  # the only full drawing of the reused stage (an event log's plan info draws each once):
                 stack.append((kids[0], f"{path}.0", p))  # the ReusedExchange only wraps it
                 continue
@@ -149,7 +211,10 @@ class _Tree:
             for k in range(len(kids) - 1, -1, -1):
                 stack.append((kids[k], f"{path}.{k}", i))
         n = len(self.paths)
-        self.sig = [_sig(nd) for nd in self.nodes]
+        self.names_only = names_only
+        #: operators an engine folded into the one below (set by the cross-engine alignment)
+        self.fused: set[int] = set()
+        self.sig = [(_sig_names if names_only else _sig)(nd) for nd in self.nodes]
         self.key = [0] * n
         self.size = [1] * n
         for i in range(n - 1, -1, -1):  # reverse pre-order: children before parents
@@ -163,15 +228,77 @@ class _Tree:
         return range(i, i + self.size[i])  # pre-order: a subtree is a contiguous range
 
 
+def _only_drawing(child: PlanNode, elsewhere: set[tuple[str, str]]) -> bool:
+    """A ``ReusedExchange``'s child is the reused stage's only full drawing (through an engine's
+    exchange parts: Photon's ``ReusedExchange > PhotonShuffleMapStage > PhotonShuffleExchangeSink``)."""
+    ex = _below_wrappers(child)
+    return bool(ex.children) and _sig(ex) not in elsewhere
+
+
 def _match(A: _Tree, B: _Tree) -> tuple[list[int], list[int]]:
     """``ma[a]`` = index in B matched to A's ``a`` (or -1), and ``mb`` the other way: identical
-    subtrees first, then bottom-up by shared matched descendants, then leftovers by position."""
+    subtrees first, then bottom-up by shared matched descendants, then leftovers by position.
+    Across engines (names only, where many subtrees look alike), the plans are first aligned top
+    down from their roots: the engine converted the plan in place."""
     ma = [-1] * len(A.paths)
     mb = [-1] * len(B.paths)
-    _match_identical(A, B, ma, mb)
+    if B.names_only:
+        _match_aligned(A, B, ma, mb)
+    else:
+        _match_identical(A, B, ma, mb)
     _match_bottom_up(A, B, ma, mb)
     _match_leftovers(A, B, ma, mb)
     return ma, mb
+
+
+#: operators an engine folds into the one below it (Photon's scan takes the filter above it: a
+#: Databricks Photon log's final plans have no filter where the initial plan's scans had one)
+_FUSED = ("Filter",)
+
+
+def _match_aligned(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
+    """Top-down from the roots, each B child taking the first compatible A child left in order,
+    looking through the adaptive reads of B (never in an initial plan) and the operators an
+    engine fuses away in A (recorded in ``A.fused``: not removed, converted)."""
+    if not A.paths or not B.paths or not _compatible(A.nodes[0], B.nodes[0], True):
+        return
+    ma[0], mb[0] = 0, 0
+    stack = [(0, 0)]
+    while stack:
+        a, b = stack.pop()
+        kids_a = list(A.children[a])
+        for kb in _through_reads(B, b):
+            for i, ka in enumerate(kids_a):
+                hit = _fused_to(A, ka, B.nodes[kb])
+                if hit is not None:
+                    ma[hit], mb[kb] = kb, hit
+                    stack.append((hit, kb))
+                    del kids_a[: i + 1]
+                    break
+
+
+def _through_reads(B: _Tree, b: int) -> list[int]:
+    out: list[int] = []
+    for c in B.children[b]:
+        if B.nodes[c].name in SHUFFLE_READ_NAMES and len(B.children[c]) == 1:
+            out.extend(B.children[c])
+        else:
+            out.append(c)
+    return out
+
+
+def _fused_to(A: _Tree, a: int, node_b: PlanNode) -> int | None:
+    """``a`` when compatible with ``node_b``, else the first compatible node down a chain of
+    operators the engine fuses (``a`` and those above the hit go into ``A.fused``)."""
+    chain = []
+    while True:
+        if _compatible(A.nodes[a], node_b, True):
+            A.fused.update(chain)
+            return a
+        if _canonical(A.nodes[a]) not in _FUSED or len(A.children[a]) != 1 or _canonical(node_b) in _FUSED:
+            return None
+        chain.append(a)
+        a = A.children[a][0]
 
 
 def _match_identical(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
@@ -223,7 +350,7 @@ def _match_bottom_up(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
             best, best_dice = -1, 0.2
             node_b = B.nodes[b]
             for a in sorted(score):
-                if not _compatible(A.nodes[a], node_b):
+                if not _compatible(A.nodes[a], node_b, B.names_only):
                     continue
                 dice = 2.0 * score[a] / max(1, (A.size[a] - 1) + (B.size[b] - 1))
                 if dice > best_dice + 1e-12:
@@ -240,10 +367,11 @@ def _match_bottom_up(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
 
 def _reused_kind(node: PlanNode) -> str:
     """``BroadcastExchange`` or ``Exchange``: what a ``ReusedExchange`` stands for (its child
-    in Spark's plan info, else its description ``ReusedExchange [out], <exchange> ...``)."""
-    if node.children and (node.children[0].name or "").endswith("Exchange"):
-        return node.children[0].name
-    return "BroadcastExchange" if ", BroadcastExchange " in (node.description or "") else "Exchange"
+    in Spark's plan info, else its description ``ReusedExchange [out], <exchange> ...``), in
+    Spark's names."""
+    if node.children and _is_exchange(_below_wrappers(node.children[0])):
+        return _canonical(_below_wrappers(node.children[0]))
+    return "BroadcastExchange" if "BroadcastExchange " in (node.description or "") else "Exchange"
 
 
 def match_reused(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> set[int]:
@@ -269,7 +397,7 @@ def match_reused(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> set[int]:
                 a = stack.pop()
                 if ma[a] >= 0:
                     continue
-                if A.nodes[a].name == kind:
+                if _canonical(A.nodes[a]) == kind:
                     cands.append((a, k))
                     continue
                 stack.extend(A.children[a])
@@ -309,14 +437,14 @@ def _match_leftovers(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
         if mb[b] >= 0:
             continue
         if B.parent[b] < 0:
-            if A.paths and ma[0] < 0 and _compatible(A.nodes[0], B.nodes[b]):
+            if A.paths and ma[0] < 0 and _compatible(A.nodes[0], B.nodes[b], B.names_only):
                 ma[0], mb[b] = b, 0
             continue
         pb, pos = _partner_parent(B, mb, b)
         if pb < 0:
             continue
         pa = mb[pb]
-        free = [a for a in A.children[pa] if ma[a] < 0 and _compatible(A.nodes[a], B.nodes[b])]
+        free = [a for a in A.children[pa] if ma[a] < 0 and _compatible(A.nodes[a], B.nodes[b], B.names_only)]
         if not free:
             continue
         same = [a for a in free if A.children[pa].index(a) == pos]
