@@ -238,6 +238,8 @@ DYNAMIC_ALLOCATION_MIN_EXECUTORS = "spark.dynamicAllocation.minExecutors"
 DYNAMIC_ALLOCATION_MAX_EXECUTORS = "spark.dynamicAllocation.maxExecutors"
 #: Databricks' cluster tag naming the runtime ("13.3.x-photon-scala2.12"; Databricks' docs)
 DATABRICKS_SPARK_VERSION_TAG = "spark.databricks.clusterUsageTags.sparkVersion"
+#: the session extensions a log's application loaded (Comet's, Auron's: aqe_core/model/engines.py)
+SQL_EXTENSIONS = "spark.sql.extensions"
 
 #: Spark's switch for SQL over files by path (`` parquet.`/dir` ``). Guarded runs and the SQL
 #: guard's own analysis turn it off, so a path can never resolve to a file relation.

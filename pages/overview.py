@@ -5,6 +5,7 @@ import streamlit as st
 from ui import frame, state
 from ui.trace import decision_trace
 from ui.triage import open_row
+from aqe_core.views.engine_view import counts_text
 from aqe_core.views.triage import FINDINGS, triage
 from aqe_core.plain_text import md_text
 
@@ -31,6 +32,8 @@ if view is not None:
     c3.metric("Spark", str(view.spark_version) if view.release_known else "unknown")
     if view.release and view.release != f"Spark {view.spark_version}":
         st.caption(md_text(view.release))
+    if view.engine:  # the vendor runtime or native engine that ran it (its renames are not AQE's decisions)
+        st.caption(md_text(f"Engine: {view.engine}" + "".join(f"; {c}" for c in view.engine_changes)))
     if view.parallelism_how:
         st.caption("Default parallelism: " + md_text(view.parallelism_how))
     if view.spark_ids():
@@ -50,7 +53,7 @@ if view is not None:
         for change in view.join_changes:
             st.write(f"Join strategy: {md_text(change)}")
     for s in view.shuffles:
-        st.write(f"- {md_text(s.label)}: {s.partitions_before or '?'} -> {s.partitions_after or '?'} partitions")
+        st.write(f"- {md_text(s.label)}: {md_text(counts_text(s.partitions_before, s.partitions_after, s.engine_numbers))}")
 for w in src.warnings[:20]:
     st.warning(md_text(w))
 for n in src.notes[:10]:

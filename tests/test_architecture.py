@@ -290,7 +290,8 @@ def test_config_handles_are_registry_keys():
     handles = {n: v for n, v in vars(config).items() if n.isupper() and isinstance(v, str)
                and v.startswith("spark.sql.") and not v.endswith(".")}
     extra = {"EXECUTION_ID_KEY", "UI_RETAINED_EXECUTIONS", "RUN_SQL_ON_FILES", "VARIABLE_SUBSTITUTE",
-             "SHUFFLE_ORDER_INDEPENDENT_CHECKSUM_ENABLED", "SHUFFLE_CHECKSUM_MISMATCH_FULL_RETRY_ENABLED"}
+             "SHUFFLE_ORDER_INDEPENDENT_CHECKSUM_ENABLED", "SHUFFLE_CHECKSUM_MISMATCH_FULL_RETRY_ENABLED",
+             "SQL_EXTENSIONS"}
     assert {n for n, v in handles.items() if v not in names} <= extra
 
 

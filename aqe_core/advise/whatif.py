@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
+from aqe_core.model.engines import spark_name
 from aqe_core.config import AQEConf
 from aqe_core.engine.codes import COALESCED
 from aqe_core.engine.estimate import (
@@ -183,11 +184,13 @@ class QuerySizes(Protocol):
 
 
 def join_names(view: QuerySizes) -> list[str]:
-    """The join operators of the view's final plan (what the estimate keeps for a plain log)."""
+    """The join operators of the view's final plan (what the estimate keeps for a plain log), by
+    Spark's names (an engine's join is the Spark join it stands for: aqe_core/model/engines.py)."""
     plan = view.final_plan
     if plan is None:
         return []
-    return [n.name for n in plan.walk() if "Join" in n.name]
+    names = [spark_name(n.name, n.description) for n in plan.walk()]
+    return [n for n in names if "Join" in n]
 
 
 def query_what_if(view: QuerySizes, conf: AQEConf, name: str, *, actual: bool = False, lines: bool = True,

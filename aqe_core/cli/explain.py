@@ -33,7 +33,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 0
     out = [src.label]
     for ex in doc["executions"]:
-        out.append(f"\n#{ex['id']} {ex['description'][:80]}")
+        out.append(f"\n#{ex['id']} {ex['description'][:80]}" + (f" [{ex['engine']}]" if ex.get("engine") else ""))
         for r in ex["reads"]:
             skewed = r["skewed_reducers"]
             what = ("skew: not in this log" if skewed is None else
@@ -41,7 +41,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     "split reducers " + ", ".join(f"{'?' if x['reducer'] is None else x['reducer']}"
                                                   f" ({x['parts'] if x['parts'] is not None else '?'} parts)" for x in skewed))
             if r.get("adaptive_read") is False:
-                out.append(f"  shuffle node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '?'} partitions"
+                out.append(f"  shuffle node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '(not in the log)'} partitions"
                            " read as planned (no adaptive read)")
             else:
                 if skewed and all(x["reducer"] is None for x in skewed):
@@ -52,7 +52,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                             f" reducer{'s' if n != 1 else ''}{'' if None not in parts else ', and the parts of each'},"
                             " the log does not say)")
                 out.append(f"  {'rebalance read' if r.get('rebalance') else 'read'} node {r['node_id']} [{r['evidence']}]:"
-                           f" {r['partitions_before'] or '?'} -> {_after(r)} partitions"
+                           f" {r['partitions_before'] or '(not in the log)'} -> {_after(r)} partitions"
                            + (" (local read)" if r.get("local") else "") + f"; {what}")
             out += [f"    - {t}" for t in r["sentences"]]
             if r.get("trace"):
@@ -62,6 +62,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if not ex["reads"] and ex.get("adaptive"):
             out.append("  no shuffle in the final plan")
         out += [f"  AQE changed a join: {c}" for c in ex.get("join_changes") or []]
+        out += [f"  the engine changed a join: {c}" for c in ex.get("engine_changes") or []]
         for j in ex.get("joins") or []:
             out.append(f"  join: {j['decision']}")
             out += trace_lines(j["trace"], "      ")

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Optional
 
+from aqe_core.model.engines import STAGE_PARTS
 from aqe_core.model.plan import PlanNode
 from aqe_core.figures.plan_paths import cross_links
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
@@ -45,7 +46,8 @@ INLINE_CHARS = 26
 def is_boundary(node: PlanNode, is_root: bool) -> bool:
     """Does ``node`` start a query stage of its own (or continue the one its parent starts)?"""
     name = node.name or ""
-    return (name in STAGE_WRAPPERS or name.endswith("Exchange") or name in _SUBQUERIES
+    return (name in STAGE_WRAPPERS or base_name(name).endswith("Exchange") or name in _SUBQUERIES
+            or name in STAGE_PARTS  # (an engine's exchange in Spark's terms: aqe_core/model/engines.py)
             or (name == "AdaptiveSparkPlan" and not is_root))
 
 

@@ -181,7 +181,8 @@ class Tools:
         doc = explain_views([view])
         ex = doc["executions"][0]
         ex["reads"], page = _page(ex["reads"], offset, limit)
-        lines = [f"#{ex['id']} {ex['description'][:80]}"]
+        lines = [f"#{ex['id']} {ex['description'][:80]}" + (f" [{ex['engine']}]" if ex.get("engine") else "")]
+        lines += [f"the engine changed a join (not AQE): {c}" for c in ex.get("engine_changes") or []]
         for r in ex["reads"][:8]:
             after = r.get("partitions_after", len(r["partitions"]))
             lines.append(f"read node {r['node_id']} [{r['evidence']}]: {r['partitions_before'] or '?'} -> {after} partitions")

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
+from aqe_core import config
+
 __all__ = [
     "ENGINES", "Engine", "EngineMetric", "Operator", "OwnDecision", "Role", "by_key", "engine_of_names",
     "engine_of_properties", "is_engine_wrapper", "operator_of", "spark_name",
@@ -82,8 +84,8 @@ class OwnDecision:
 class Engine:
     key: str
     label: str
-    operators: tuple[Operator, ...]
-    metrics: tuple[EngineMetric, ...]
+    operators: tuple[Operator, ...] = field(repr=False)
+    metrics: tuple[EngineMetric, ...] = field(repr=False)
     #: Spark properties that say the engine ran: (key, substring of its value)
     markers: tuple[tuple[str, str], ...]
     #: what stays Spark's (replay applies to it)
@@ -119,7 +121,7 @@ GLUTEN_REWRITE = f"{GLUTEN} gluten-substrait/src/main/scala/org/apache/gluten/ex
 GLUTEN_CONF = f"{GLUTEN} gluten-substrait/src/main/scala/org/apache/gluten/config/GlutenConfig.scala"
 GLUTEN_WST = f"{GLUTEN} gluten-substrait/src/main/scala/org/apache/gluten/execution/WholeStageTransformer.scala"
 GLUTEN_SCAN = f"{GLUTEN} gluten-substrait/src/main/scala/org/apache/gluten/execution/FileSourceScanExecTransformer.scala"
-GLUTEN_CLASSES = f"{GLUTEN} backends-velox/src/main/scala (case class names; nodeName = class name minus a final 'Exec')"
+GLUTEN_CLASSES = f"{GLUTEN} backends-velox/src/main/scala (case class names, nodeName = class name minus a final 'Exec')"
 COMET = "apache/datafusion-comet"
 COMET_SHUFFLE = f"{COMET} spark/src/main/scala/org/apache/spark/sql/comet/execution/shuffle/CometShuffleExchangeExec.scala"
 COMET_PLANS = f"{COMET} docs/source/user-guide/latest/understanding-comet-plans.md"
@@ -134,7 +136,7 @@ RAPIDS_COALESCE = f"{RAPIDS} sql-plugin/src/main/scala/com/nvidia/spark/rapids/G
 RAPIDS_SMJ = f"{RAPIDS} sql-plugin/src/main/scala/com/nvidia/spark/rapids/GpuSortMergeJoinMeta.scala"
 RAPIDS_CONF = f"{RAPIDS} sql-plugin/src/main/scala/com/nvidia/spark/rapids/RapidsConf.scala"
 RAPIDS_SHJ = f"{RAPIDS} sql-plugin/src/main/scala/com/nvidia/spark/rapids/GpuShuffledHashJoinExec.scala"
-RAPIDS_CLASSES = f"{RAPIDS} sql-plugin/src/main (case class names; nodeName = class name minus 'Exec')"
+RAPIDS_CLASSES = f"{RAPIDS} sql-plugin/src/main (case class names, nodeName = class name minus 'Exec')"
 RAPIDS_SCAN = f"{RAPIDS} sql-plugin/src/main/scala/org/apache/spark/sql/rapids/GpuFileSourceScanExec.scala"
 AURON = "apache/auron"
 AURON_SHUFFLE = f"{AURON} spark-extension/src/main/scala/org/apache/spark/sql/execution/auron/plan/NativeShuffleExchangeBase.scala"
@@ -231,7 +233,7 @@ PHOTON = Engine(
                    "(Spark's coalescing and skew rules)"),
     own=(
         OwnDecision("aos", "auto-optimized shuffle (AOS) picks a shuffle's partition count (the exchange's aos "
-                    "metrics)", "spark.sql.shuffle.partitions=auto", f"{DBX_AQE}; {DBX_AOS_BLOG}; {PHOTON_LOG}"),
+                    "metrics)", f"{config.SHUFFLE_PARTITIONS}=auto", f"{DBX_AQE}; {DBX_AOS_BLOG}; {PHOTON_LOG}"),
         OwnDecision("smj_as_hash", "Photon runs a sort-merge join as a hash join (PhotonShuffledHashJoin, no sort)",
                     "", PHOTON_MAP),
         OwnDecision("executor_broadcast", "Databricks plans small join sides as SinglePartition shuffles read by "
@@ -320,7 +322,7 @@ COMET_ENGINE = Engine(
                      f"{COMET_PLANS} (AQEShuffleRead stays Spark's); {SPARK_READ}"),
     ),
     #: spark.plugins=org.apache.spark.CometPlugin (docs/source/user-guide/latest/installation.md)
-    markers=(("spark.plugins", "CometPlugin"), ("spark.sql.extensions", "CometSparkSessionExtensions"),
+    markers=(("spark.plugins", "CometPlugin"), (config.SQL_EXTENSIONS, "CometSparkSessionExtensions"),
              ("spark.comet.enabled", "true")),
     spark_decides="AQE's planner and Spark's AQEShuffleRead over Comet's exchanges: coalescing, skew, join re-plans",
     own=(OwnDecision("smj_as_hash", "Comet runs a sort-merge join as a hash join (CometHashJoin) when asked",
@@ -345,8 +347,7 @@ RAPIDS_ENGINE = Engine(
             ("GpuShuffledSymmetricHashJoin", "ShuffledHashJoin"), ("GpuShuffledAsymmetricHashJoin", "ShuffledHashJoin"),
             ("GpuBroadcastNestedLoopJoin", "BroadcastNestedLoopJoin"), ("GpuCartesianProduct", "CartesianProduct"))),
         Operator("GpuHashAggregate", Role.AGGREGATE, "HashAggregate", RAPIDS_CLASSES),
-        Operator("GpuFileGpuScan", Role.SCAN, "Scan", f"{RAPIDS_SCAN} (nodeNamePrefix 'GpuFile')", prefix=True),
-        Operator("GpuScan", Role.SCAN, "Scan", RAPIDS_SCAN, prefix=True),
+        Operator("GpuScan", Role.SCAN, "Scan", f"{RAPIDS_SCAN} (nodeName 'GpuScan $relation $table')", prefix=True),
         Operator("GpuBatchScan", Role.SCAN, "BatchScan", RAPIDS_CLASSES, prefix=True),
         *_ops(Role.TRANSITION, RAPIDS_CLASSES, (("GpuColumnarToRow", ""), ("GpuRowToColumnar", ""))),
         *_ops(Role.OTHER, RAPIDS_CLASSES, (
@@ -387,8 +388,8 @@ AURON_ENGINE = Engine(
         Operator("NativeSortMergeJoin", J, "SortMergeJoin", f"{AURON_SMJ} ('(skew=true)')"),
         Operator("NativeHashAggregate", Role.AGGREGATE, "HashAggregate", AURON_AGG),
         Operator("NativeSortAggregate", Role.AGGREGATE, "SortAggregate", AURON_AGG),
-        Operator("NativeParquetScan", Role.SCAN, "Scan", AURON_SCAN, prefix=True),
-        Operator("NativeOrcScan", Role.SCAN, "Scan", f"{AURON_MAP}; {AURON_PLAN}", prefix=True),
+        Operator("NativeParquetScan", Role.SCAN, "Scan parquet", AURON_SCAN, prefix=True),
+        Operator("NativeOrcScan", Role.SCAN, "Scan orc", f"{AURON_MAP}; {AURON_PLAN}", prefix=True),
         Operator("ConvertToNative", Role.TRANSITION, "",
                  f"{AURON} spark-extension/src/main/scala/org/apache/spark/sql/execution/auron/plan/ConvertToNativeBase.scala"),
         *_ops(Role.OTHER, AURON_MAP, (
@@ -409,7 +410,7 @@ AURON_ENGINE = Engine(
     ),
     #: spark.sql.extensions=...AuronSparkSessionExtension, spark.auron.enable (README.md; AURON_DETECT);
     #: before the rename (commit dc8d7a9b "rename Blaze to Auron"): ...BlazeSparkSessionExtension, spark.blaze.enable
-    markers=(("spark.sql.extensions", "AuronSparkSessionExtension"), ("spark.sql.extensions", "BlazeSparkSessionExtension"),
+    markers=((config.SQL_EXTENSIONS, "AuronSparkSessionExtension"), (config.SQL_EXTENSIONS, "BlazeSparkSessionExtension"),
              ("spark.auron.enable", "true"), ("spark.blaze.enable", "true")),
     spark_decides="AQE's planner and Spark's AQEShuffleRead over NativeShuffleExchange: coalescing, skew, join re-plans",
     own=(OwnDecision("smj_as_hash", "Auron runs sort-merge joins as shuffled hash joins when asked",
@@ -417,6 +418,11 @@ AURON_ENGINE = Engine(
 )
 
 ENGINES: tuple[Engine, ...] = (PHOTON, GLUTEN_VELOX, COMET_ENGINE, RAPIDS_ENGINE, AURON_ENGINE)
+
+#: the nodes of an engine's exchange that are its own stage (AQE's ShuffleQueryStage wraps them):
+#: a stage boundary like Spark's Exchange
+STAGE_PARTS: tuple[str, ...] = tuple(op.name for e in ENGINES for op in e.operators
+                                     if op.role == Role.EXCHANGE_PART and op.name.endswith("MapStage"))
 
 # --------------------------------------------------------------------------------------------
 # look-ups
@@ -472,11 +478,10 @@ def spark_name(name: str, description: str = "") -> str:
         return name
     e, op = hit
     skew = _SKEW if name.endswith(_SKEW) else ""
-    if op.name == "NativeBroadcastJoin" and not _has_keys(description, op.name):
+    if op.name == "NativeBroadcastJoin" and description and not _has_keys(description, op.name):
         return "BroadcastNestedLoopJoin" + skew
-    if op.prefix and op.spark and op.role == Role.SCAN:
-        rest = name[len(op.name):]
-        return (op.spark + rest) if rest.strip() else op.spark
+    if op.prefix and op.spark and op.role == Role.SCAN:  # the format and table follow, as in Spark's "Scan parquet t"
+        return op.spark + name[len(op.name):]
     return op.spark + skew if op.spark else ""
 
 

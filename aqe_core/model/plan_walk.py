@@ -42,6 +42,9 @@ def _any_exchange(node: PlanNode) -> bool:
     hit = operator_of(node.name or "")
     if hit is not None:
         return hit[1].role in (Role.EXCHANGE, Role.BROADCAST)
+    reused_what = (node.description or "").rsplit("], ", 1)[-1]  # "ReusedExchange [out], <what it reuses>"
+    if node.name == "ReusedExchange" and "Exchange" not in reused_what and reuses_drawn_exchange(node):
+        return False  # (Photon's "ReusedExchange [..], PhotonShuffleMapStage": the sink below carries the partitioning)
     return "Exchange" in node.name
 
 
@@ -63,6 +66,36 @@ def exchange_below(node: PlanNode, *, through: Callable[[PlanNode], bool] | None
         if through is None or through(n):
             stack.extend(reversed(n.children))
     return None
+
+
+def exchange_parts(plan: PlanNode) -> dict[int, list[PlanNode]]:
+    """``id(exchange)`` -> the other nodes of that exchange in an engine's plan (Photon's
+    ``PhotonShuffleExchangeSource`` and ``PhotonShuffleMapStage`` above its sink), found down the
+    single-child chain from each part (through AQE's reads and stage wrappers)."""
+    out: dict[int, list[PlanNode]] = {}
+    for n in plan.walk():
+        hit = operator_of(n.name or "")
+        if hit is None or hit[1].role != Role.EXCHANGE_PART:
+            continue
+        c = n
+        while len(c.children) == 1 and not is_shuffle_exchange(c):
+            c = c.children[0]
+        if c is not n and is_shuffle_exchange(c):
+            out.setdefault(id(c), []).append(n)
+    return out
+
+
+def reuses_drawn_exchange(node: PlanNode) -> bool:
+    """A ``ReusedExchange`` whose reused exchange is drawn below it (Photon's log: ``ReusedExchange
+    > PhotonShuffleMapStage > PhotonShuffleExchangeSink``): that exchange is the one shuffle."""
+    if node.name != "ReusedExchange":
+        return False
+    c = node
+    while len(c.children) == 1:
+        c = c.children[0]
+        if is_shuffle_exchange(c):
+            return True
+    return False
 
 
 def graph_nodes(plan: PlanNode) -> list[PlanNode]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence, cast
 
 from aqe_core.advise.attribute_runs import JOIN_STRATEGY, PARTITIONS_AFTER, SKEW_SPLIT, Attribution, attribute, settings_changed
+from aqe_core.model.engines import spark_name
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
 from aqe_core.units import format_bytes
@@ -75,8 +76,11 @@ def _shuffle_diff(a: Optional[ShuffleView], b: Optional[ShuffleView]) -> Shuffle
 
 
 def _joins(view: QueryView) -> list[str]:
+    """The final plan's joins by Spark's names (an engine's join is the one it stands for: a run
+    on Photon and one on Spark decided the same way when their strategies are the same)."""
     plan = view.final_plan
-    return [n.name for n in plan.walk() if "Join" in (n.name or "")] if plan is not None else []
+    names = [spark_name(n.name or "", n.description or "") for n in plan.walk()] if plan is not None else []
+    return [n for n in names if "Join" in n]
 
 
 def diff_query(a: QueryView, b: QueryView) -> QueryDiff:

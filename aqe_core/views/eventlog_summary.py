@@ -19,7 +19,7 @@ _PARTITIONING = re.compile(r"(?:hashpartitioning|rangepartitioning)\(.*,\s*(\d+)
 
 def exchange_partitions(ex: SQLExecution, exchange: PlanNode) -> int | None:
     """Shuffle partitions an exchange was planned with (before AQE changed the read)."""
-    m = exchange.metric("number of partitions")
+    m = exchange.metric("number of partitions") or exchange.metric("partitions")  # (RAPIDS: "partitions")
     if m is not None:
         acc = m.get("accumulator_id")
         v = ex.metric_values.get(acc) if acc is not None else None
@@ -106,7 +106,12 @@ def join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]
     plan, in Spark's names (``initial``: the initial plan when the caller has built it already).
     An engine's renaming is no change; an engine's own rewrite is in :func:`engine_join_changes`."""
     pairs, removed, added, engines_after = _paired(ex, initial)
-    out = [f"{a} -> {b}" for a, b in pairs if _engine_rewrite(a, b, engines_after) is None]
+    out = []
+    for a, b in pairs:
+        if _engine_rewrite(a, b, engines_after) is None:
+            out.append(f"{a} -> {b}")
+        elif b.endswith("(skew=true)") and not a.endswith("(skew=true)"):
+            out.append(f"{a} -> {a}(skew=true)")  # AQE split the skewed join before the engine converted it
     out += [f"{a} removed" for a in removed]
     out += [f"{b} added" for b in added]
     return out
@@ -161,7 +166,8 @@ def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
     reads = []
     for r in ex.shuffle_reads:
         before = read_before_partitions(ex, r)
-        s = f"{before if before is not None else '?'}->{r.partitions if r.partitions is not None else '?'}"
+        s = (f"{before if before is not None else '(not in log)'}->"
+             f"{r.partitions if r.partitions is not None else '(not in log)'}")
         extra = []
         if r.local:
             extra.append("local")

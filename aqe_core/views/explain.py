@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from aqe_core.model.engines import spark_name
 from aqe_core.engine.spec_sizes import spec_sizes
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.specs import (
@@ -37,7 +38,8 @@ def _execution(view: QueryView) -> dict[str, Any]:
     if not joins:  # a plain log: the strategies of its final plan, as run
         joins = [{"decision": j, "trace": []} for j in plan_joins(view)]
     return {"id": view.query_id, "description": view.description, "spark_version": str(view.spark_version),
-            "release": view.release_label, "default_parallelism": view.default_parallelism,
+            "release": view.release_label, "engine": view.engine, "engine_changes": list(view.engine_changes),
+            "default_parallelism": view.default_parallelism,
             "parallelism": view.parallelism_how, "adaptive": view.adaptive, "reads": reads, "joins": joins, "join_changes": list(view.join_changes)}
 
 
@@ -115,7 +117,9 @@ def plan_joins(view: QueryView) -> list[str]:
             continue
         desc = n.description or ""
         build = "build right" if "BuildRight" in desc else "build left" if "BuildLeft" in desc else ""
-        what = ", ".join(x for x in (n.name, join_type_of(n) or "", build) if x)
+        spark = spark_name(n.name, desc)
+        name = n.name if spark in ("", n.name) else f"{spark} (run as {n.name})"  # (an engine's operator)
+        what = ", ".join(x for x in (name, join_type_of(n) or "", build) if x)
         out.append(f"node {n.id}: {what} (as run, from the log's final plan)")
     return out
 

@@ -23,7 +23,8 @@ from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.model.task_time import TaskTime
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
-from aqe_core.views.eventlog_summary import join_changes, outcome_text, read_before_partitions
+from aqe_core.views.engine_view import engine_label, engine_numbers, engine_of_plans, numbers_sentence
+from aqe_core.views.eventlog_summary import engine_join_changes, join_changes, outcome_text, read_before_partitions
 from aqe_core.views.query import (
     QueryView, ShuffleView, compute_group_lines, exchange_join_context, join_keys,
     read_join_context,
@@ -96,6 +97,8 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
         model=query_from_execution(ex, str(v), dp),
     )
     qv.parallelism_how, qv.release, qv.release_known = par.how, rel.label, rel.known
+    qv.engine = engine_label(engine_of_plans([initial, ex.final_plan], log.spark_properties))
+    qv.engine_changes = engine_join_changes(ex, initial)
     if not rel.known:
         qv.warnings.append(f"The Spark release is unknown ({rel.source}): {rel.label}")
     qv.spark_query_id = ex.query_id
@@ -128,6 +131,9 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
         qv.shuffles.append(sv)
     for s in qv.shuffles:
         s.task_time = qv.stage_times.get(s.stage_id) if s.stage_id is not None else None
+        s.engine_numbers = engine_numbers(qv.final_plan, s.node_id)
+        if s.engine_numbers:
+            s.approx_reason = "; ".join(x for x in (s.approx_reason, numbers_sentence(s.engine_numbers)) if x)
     qv.node_stages = final_node_stages(qv)
     compute_group_lines(qv.shuffles, conf, dp)
     for s in qv.shuffles:  # skew is Spark's claim (the read's metrics), never ours over post-AQE sizes

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from aqe_core import config
+from aqe_core.model.engines import operator_of
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, partitioning_count
 from aqe_core.views.plan_match import (  # noqa: F401  (the signature helpers stay importable from here)
@@ -26,6 +27,7 @@ from aqe_core.views.plan_match import (  # noqa: F401  (the signature helpers st
     _RE_STATS,
     _SKEW_SUFFIX,
     _WRAPPERS,
+    _canonical,
     _compatible,
     _match,
     _match_bottom_up,
@@ -180,6 +182,8 @@ def _read_explanation(node: PlanNode, kind: str) -> str:
     ex = _exchange_below(node)
     before = partitioning_count(ex.description or "") if ex is not None else None
     parts_n = _metric_total(node, "number of partitions")
+    if parts_n is None:  # (RAPIDS' GpuCustomShuffleReader calls it "partitions": aqe_core/model/engines.py)
+        parts_n = _metric_total(node, "partitions")
     coalesced = _metric_total(node, "number of coalesced partitions")
     skewed = _metric_total(node, "number of skewed partitions")
     splits = _metric_total(node, "number of skewed partition splits")
@@ -286,13 +290,24 @@ def diff_plans(before: PlanNode | None, after: PlanNode) -> PlanDiff:
     # joins first (the new/removed explanations refer to them)
     join_changed_at = _join_changes(A, B, mb)
     changes, empty_replaced = _later_changes(A, B, ma, mb, join_changed_at)
-    changes += _removed(A, ma, join_changed_at, empty_replaced, reused | A.fused)
+    converted = {a for a, node in enumerate(A.nodes) if ma[a] < 0 and base_name(node.name) == "Sort"
+                 and A.parent[a] >= 0 and ma[A.parent[a]] in B.engine_rewrites}  # (sorts the engine's hash join dropped)
+    changes += _removed(A, ma, join_changed_at, empty_replaced, reused | A.fused | converted)
     matches = {B.paths[b]: A.paths[mb[b]] for b in range(len(B.paths)) if mb[b] >= 0}
     return PlanDiff(_sorted(changes), matches)
 
 
+def _engine_rewrite(before: str, node: PlanNode) -> bool:
+    """The engine, not AQE, made this join a hash join (a sort-merge join it runs as a shuffled
+    hash join: :attr:`aqe_core.model.engines.Engine.own` ``smj_as_hash``)."""
+    hit = operator_of(node.name or "")
+    return (hit is not None and hit[0].own_decision("smj_as_hash") is not None
+            and before == "SortMergeJoin" and base_name(node.name) == "ShuffledHashJoin")
+
+
 def _join_changes(A: _Tree, B: _Tree, mb: list[int]) -> dict[int, str]:
-    """B index -> change kind, for every matched join whose strategy changed."""
+    """B index -> change kind, for every matched join whose strategy changed (AQE's: an engine's
+    renaming is no change, its own rewrite of a sort-merge join is in ``B.engine_rewrites``)."""
     join_changed_at: dict[int, str] = {}  # B index -> kind
     for b, node in enumerate(B.nodes):
         a = mb[b]
@@ -300,8 +315,10 @@ def _join_changes(A: _Tree, B: _Tree, mb: list[int]) -> dict[int, str]:
         if not is_join(name) or a < 0:
             continue
         an = A.nodes[a]
-        ba, bb = base_name(an.name), base_name(name)
-        if ba != bb:
+        ba, bb = _canonical(an), _canonical(node)
+        if ba != bb and _engine_rewrite(ba, node):
+            B.engine_rewrites.add(b)
+        elif ba != bb:
             if ba == "SortMergeJoin" and bb == "BroadcastHashJoin":
                 join_changed_at[b] = SMJ_TO_BROADCAST
             elif ba == "SortMergeJoin" and bb == "ShuffledHashJoin":
@@ -401,7 +418,7 @@ def _replaced_subtree(A: _Tree, B: _Tree, ma: list[int], mb: list[int], b: int) 
 
 def _new_explanation(B: _Tree, b: int, mb: list[int], join_changed_at: dict[int, str]) -> str:
     node = B.nodes[b]
-    name = node.name or ""
+    name = base_name(node.name or "")  # (an engine's exchange is Spark's)
     # nearest operator ancestor that changed join strategy
     p = B.parent[b]
     hops = 0

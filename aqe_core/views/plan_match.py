@@ -214,6 +214,8 @@ class _Tree:
         self.names_only = names_only
         #: operators an engine folded into the one below (set by the cross-engine alignment)
         self.fused: set[int] = set()
+        #: joins the engine itself made hash joins (a sort-merge join run as a shuffled hash join)
+        self.engine_rewrites: set[int] = set()
         self.sig = [(_sig_names if names_only else _sig)(nd) for nd in self.nodes]
         self.key = [0] * n
         self.size = [1] * n
@@ -258,8 +260,10 @@ _FUSED = ("Filter",)
 
 def _match_aligned(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
     """Top-down from the roots, each B child taking the first compatible A child left in order,
-    looking through the adaptive reads of B (never in an initial plan) and the operators an
-    engine fuses away in A (recorded in ``A.fused``: not removed, converted)."""
+    looking through the adaptive reads of B (never in an initial plan), the operators an engine
+    fuses away in A (recorded in ``A.fused``: converted, not removed), and failing a direct
+    partner, up to :data:`_LOOK` operators AQE dropped (a sort under a join it re-planned) or
+    added (the broadcast exchange of a join it made a broadcast join)."""
     if not A.paths or not B.paths or not _compatible(A.nodes[0], B.nodes[0], True):
         return
     ma[0], mb[0] = 0, 0
@@ -268,13 +272,32 @@ def _match_aligned(A: _Tree, B: _Tree, ma: list[int], mb: list[int]) -> None:
         a, b = stack.pop()
         kids_a = list(A.children[a])
         for kb in _through_reads(B, b):
-            for i, ka in enumerate(kids_a):
-                hit = _fused_to(A, ka, B.nodes[kb])
-                if hit is not None:
-                    ma[hit], mb[kb] = kb, hit
-                    stack.append((hit, kb))
-                    del kids_a[: i + 1]
-                    break
+            got = _take(A, B, kids_a, kb, 0) or _take(A, B, kids_a, kb, _LOOK)
+            if got is None:
+                continue
+            ha, hb, i = got
+            ma[ha], mb[hb] = hb, ha
+            stack.append((ha, hb))
+            del kids_a[: i + 1]
+
+
+#: operators looked through on either side when a child has no direct partner
+_LOOK = 2
+
+
+def _take(A: _Tree, B: _Tree, kids_a: list[int], kb: int, look: int) -> tuple[int, int, int] | None:
+    """(A node, B node, index in ``kids_a``) of the first compatible pair from ``kb`` down its
+    single-child chain and each A child down its own, ``look`` operators deep at most."""
+    chain_b = [kb]
+    while look and len(chain_b) <= look and len(B.children[chain_b[-1]]) == 1:
+        nxt = B.children[chain_b[-1]][0]
+        chain_b.append(nxt)
+    for nb in chain_b:
+        for i, ka in enumerate(kids_a):
+            hit = _fused_to(A, ka, B.nodes[nb], look)
+            if hit is not None:
+                return hit, nb, i
+    return None
 
 
 def _through_reads(B: _Tree, b: int) -> list[int]:
@@ -287,15 +310,24 @@ def _through_reads(B: _Tree, b: int) -> list[int]:
     return out
 
 
-def _fused_to(A: _Tree, a: int, node_b: PlanNode) -> int | None:
+def _fused_to(A: _Tree, a: int, node_b: PlanNode, look: int = 0) -> int | None:
     """``a`` when compatible with ``node_b``, else the first compatible node down a chain of
-    operators the engine fuses (``a`` and those above the hit go into ``A.fused``)."""
-    chain = []
+    operators the engine fuses (those go into ``A.fused``), or of at most ``look`` others."""
+    chain: list[int] = []
+    only_fused = True
     while True:
         if _compatible(A.nodes[a], node_b, True):
-            A.fused.update(chain)
+            if only_fused:
+                A.fused.update(chain)
             return a
-        if _canonical(A.nodes[a]) not in _FUSED or len(A.children[a]) != 1 or _canonical(node_b) in _FUSED:
+        if len(A.children[a]) != 1:
+            return None
+        if _canonical(A.nodes[a]) in _FUSED and _canonical(node_b) not in _FUSED:
+            pass  # (an engine folds it into the operator below: no cost)
+        elif look > 0:
+            look -= 1
+            only_fused = False
+        else:
             return None
         chain.append(a)
         a = A.children[a][0]

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional
 
 from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, is_shuffle_exchange
 from aqe_core.model.task_time import TaskTime
 from aqe_core.units import human_ms, mib
 from aqe_core.views.query import QueryView
 
-_READS = ("AQEShuffleRead", "CustomShuffleReader")
-#: the metric that names the stage an exchange's map side ran in
-_MAP_METRICS = ("shuffle bytes written", "shuffle records written", "data size")
+_READS = SHUFFLE_READ_NAMES  # (an engine's read too: RAPIDS' GpuCustomShuffleReader)
+#: the metric that names the stage an exchange's map side ran in ("num bytes written": Photon's
+#: sink, aqe_core/model/engines.py)
+_MAP_METRICS = ("shuffle bytes written", "shuffle records written", "data size", "num bytes written")
 #: the metrics an exchange's reduce tasks update
 _READ_METRICS = ("local bytes read", "remote bytes read", "records read")
 
@@ -42,7 +44,7 @@ def node_stage(node: PlanNode, read_stages: Mapping[int, int],
     if node.name.startswith(_READS):
         return read_stages.get(node.id) if node.id is not None else None
     by_name = {str(m.get("name", "")).strip(): m for m in node.metrics}
-    if node.name.startswith("Exchange"):
+    if _is_exchange(node):
         for key in _MAP_METRICS:
             if key in by_name and stage_of(by_name[key]) is not None:
                 return stage_of(by_name[key])
@@ -52,6 +54,11 @@ def node_stage(node: PlanNode, read_stages: Mapping[int, int],
         if sid is not None:
             return sid
     return None
+
+
+def _is_exchange(node: PlanNode) -> bool:
+    """A shuffle exchange drawn as itself (Spark's ``Exchange``, an engine's: Photon's sink)."""
+    return is_shuffle_exchange(node) and node.name != "ReusedExchange"
 
 
 def stages_by_accumulators(plan: Optional[PlanNode], acc_stage: Mapping[int, int]) -> dict[int, int]:
@@ -76,7 +83,7 @@ def stages_by_accumulators(plan: Optional[PlanNode], acc_stage: Mapping[int, int
     for node in plan.walk():
         if node.name.startswith(_READS) and node.id is not None:
             for ex in node.walk():
-                if ex.name.startswith("Exchange"):
+                if _is_exchange(ex):
                     sid = next((stage_of(m) for m in ex.metrics if str(m.get("name", "")).strip() in _READ_METRICS
                                 and stage_of(m) is not None), None)
                     if sid is not None:
@@ -135,7 +142,7 @@ class NodeTimes:
         >>> NodeTimes({4: t}, {7: 4}).label(PlanNode(7, "AQEShuffleRead", "AQEShuffleRead skewed"))
         ['stage 4: 3.2 s', 'tasks max 758 ms, med 140 ms']
         """
-        if not node.name.startswith(_READS) and not node.name.startswith("Exchange"):
+        if not node.name.startswith(_READS) and not _is_exchange(node):
             return []
         t = self.of(node)
         if t is None:
@@ -169,7 +176,7 @@ def stage_sentence(t: TaskTime, node: Optional[PlanNode]) -> str:
     """
     took = f"{human_ms(t.stage_ms)}, " if t.stage_ms is not None else ""
     what = ("Read in" if node is None or node.name.startswith(_READS)
-            else "Map side ran in" if node.name.startswith("Exchange") else "Ran in")
+            else "Map side ran in" if _is_exchange(node) else "Ran in")
     read = f", read {mib(t.slowest_bytes_read)}" if t.slowest_bytes_read is not None else ""
     ratio = f" ({t.ratio:.0f}x)" if t.ratio is not None and t.ratio >= 1.5 else ""
     return (f"{what} stage {t.stage_id}{'.' + str(t.attempt) if t.attempt else ''} ({took}{t.tasks} tasks). Slowest task:"

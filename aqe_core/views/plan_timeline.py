@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
 from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES
 from aqe_core.views.plan_diff import diff_plans
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def plan_timeline(initial: Optional[PlanNode], versions: list[PlanNode]) -> list
     return steps
 
 
-_READS = ("AQEShuffleRead", "CustomShuffleReader")
+_READS = SHUFFLE_READ_NAMES  # (RAPIDS' GpuCustomShuffleReader too: aqe_core/model/engines.py)
 
 
 def read_stage_of(node: PlanNode) -> Optional[int]:

@@ -89,6 +89,9 @@ class ShuffleView:
     #: ``predicted_note`` says over what (an exact replay, or an estimate over post-AQE sizes)
     predicted: bool = False
     predicted_note: str = ""
+    #: the engine's own numbers for this shuffle (never Spark's rules, never exact): ``{"engine",
+    #: "metric", "meaning", "value", "decided_by"}``, e.g. Photon's "aos new number of partitions"
+    engine_numbers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def sizes_for_lines(self) -> Optional[list[int]]:
@@ -113,6 +116,7 @@ class ShuffleView:
             "skew_rows": [r.to_dict() for r in self.skew_rows], "reasons": [r.to_dict() for r in self.reasons],
             "task_time": self.task_time.to_dict() if self.task_time is not None else None,
             "trace": [t.to_dict() for t in self.trace],
+            "engine_numbers": [dict(n) for n in self.engine_numbers],
         }
 
 
@@ -164,6 +168,12 @@ class QueryView:
     #: Runtime 13.3; replayed as Apache Spark 3.4.1 rules)", "release unknown: rules replayed as ...")
     release: str = ""
     release_known: bool = True
+    #: the vendor runtime or native engine that ran the plans ("Databricks Photon"; "" for Spark's
+    #: own operators), from the plans' node names and the log's properties (aqe_core/model/engines.py)
+    engine: str = ""
+    #: join changes the engine made itself, not AQE ("SortMergeJoin -> ShuffledHashJoin (NVIDIA
+    #: RAPIDS's own rewrite, not AQE; ...)"); a rename is neither
+    engine_changes: list[str] = field(default_factory=list)
     #: the query behind the view (the engine's what-if works on it); not part of the view's data
     model: Optional[Query] = field(default=None, repr=False, compare=False)
 
@@ -184,8 +194,8 @@ class QueryView:
             "source_kind": self.source_kind, "query_id": self.query_id, "description": self.description,
             "spark_version": str(self.spark_version), "conf": dict(self.conf.explicit),
             "default_parallelism": self.default_parallelism, "parallelism_how": self.parallelism_how,
-            "release": self.release_label, "release_known": self.release_known,
-            "status": self.status, "duration_ms": self.duration_ms,
+            "release": self.release_label, "release_known": self.release_known, "engine": self.engine,
+            "engine_changes": list(self.engine_changes), "status": self.status, "duration_ms": self.duration_ms,
             "adaptive": self.adaptive, "adaptive_reason": self.adaptive_reason, "outcome": self.outcome,
             "join_changes": list(self.join_changes), "join_decisions": list(self.join_decisions),
             "warnings": list(self.warnings), "spark_query_id": self.spark_query_id,

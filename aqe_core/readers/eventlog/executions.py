@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
+from typing import Any, Iterable
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, ShuffleRead, SQLExecution
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, graph_nodes, is_shuffle_exchange
+from aqe_core.model.plan_walk import (
+    SHUFFLE_READ_NAMES, exchange_below, exchange_parts, graph_nodes, is_shuffle_exchange, reuses_drawn_exchange,
+)
 from aqe_core.readers.eventlog.planinfo import is_malformed
 from aqe_core.readers.eventlog.live_state import _LiveExec
 
@@ -49,16 +51,18 @@ def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> lis
     for acc, value in zip(it, it):
         driver[acc].append(value)
     nodes = graph_nodes(plan)
-    read = {id(e) for n in nodes if n.name in SHUFFLE_READ_NAMES if (e := exchange_below(n)) is not None}
+    # (by id: a read of a reused exchange meets a copy of it, with the original's id)
+    read = {e.id for n in nodes if n.name in SHUFFLE_READ_NAMES if (e := exchange_below(n)) is not None}
+    parts = exchange_parts(plan)
     out = []
     for node in nodes:
-        if not is_shuffle_exchange(node) or id(node) in read:
-            continue
+        if not is_shuffle_exchange(node) or node.id in read or reuses_drawn_exchange(node):
+            continue  # (a reuse whose exchange is drawn below it reads that one shuffle: shown once, there)
         r = ShuffleRead(node_id=node.id, name=node.name, description=node.description)
         parts_acc = next((m["accumulator_id"] for m in node.metrics if m["name"] == "number of partitions"), None)
         if parts_acc is not None and driver.get(parts_acc):
             r.num_partitions = driver[parts_acc][-1]
-        _task_reads(r, node, ex)
+        _task_reads(r, node, ex, parts.get(id(node), ()))
         if r.bytes_read is not None:
             r.partition_sizes, r.partition_sizes_source = list(r.bytes_read), "task_shuffle_read"
         if r.num_partitions is None:
@@ -71,9 +75,10 @@ def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> lis
     return out
 
 
-def _task_reads(r: ShuffleRead, exch: PlanNode, ex: _LiveExec) -> None:
-    """Bytes (and records) the reduce tasks read from ``exch``, per task index, and their stage."""
-    eids = {mm["name"]: mm["accumulator_id"] for mm in exch.metrics}
+def _task_reads(r: ShuffleRead, exch: PlanNode, ex: _LiveExec, parts: Iterable[PlanNode] = ()) -> None:
+    """Bytes (and records) the reduce tasks read from ``exch``, per task index, and their stage
+    (an engine's exchange of several nodes: its read side carries the read metrics)."""
+    eids = {mm["name"]: mm["accumulator_id"] for n in (*parts, exch) for mm in n.metrics}
     loc, rem, rec = eids.get("local bytes read"), eids.get("remote bytes read"), eids.get("records read")
     for sid, by_acc in ex.reads_snapshot.items():
         if loc in by_acc or rem in by_acc:
@@ -98,7 +103,8 @@ def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None,
     it = iter(ex.driver_all)
     for acc, value in zip(it, it):
         driver[acc].append(value)
-    out = [_read_of(node, ex, log, driver) for node in graph_nodes(plan) if node.name in SHUFFLE_READ_NAMES]
+    parts = exchange_parts(plan)
+    out = [_read_of(node, ex, log, driver, parts) for node in graph_nodes(plan) if node.name in SHUFFLE_READ_NAMES]
     seen = {n.metric("partition data size")["accumulator_id"] for n in graph_nodes(plan)  # type: ignore[index]
             if n.name in SHUFFLE_READ_NAMES and n.metric("partition data size")}
     others: list[ShuffleRead] = []
@@ -129,7 +135,8 @@ def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None,
     return out, others
 
 
-def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, list[int]]) -> ShuffleRead:
+def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, list[int]],
+             parts: dict[int, list[PlanNode]] | None = None) -> ShuffleRead:
     ids = {mm["name"]: mm["accumulator_id"] for mm in node.metrics}
 
     def last(name: str) -> int | None:
@@ -163,7 +170,7 @@ def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, lis
     # bytes actually read, per output partition, from the reduce tasks' SQL accumulators
     exch = exchange_below(node)
     if exch is not None:
-        _task_reads(r, exch, ex)
+        _task_reads(r, exch, ex, (parts or {}).get(id(exch), ()))
     if r.partition_sizes is None and not r.local and r.bytes_read is not None:
         r.partition_sizes = list(r.bytes_read)
         r.partition_sizes_source = "task_shuffle_read"

@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from aqe_core.model.engines import STAGE_PARTS
 from aqe_core.model.eventlog import LazyPlan, SQLExecution
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import EXCHANGE_STAGE_WRAPPERS, OTHER_STAGE_WRAPPERS, SHUFFLE_READ_NAMES, graph_nodes
@@ -51,8 +52,13 @@ def _metrics(info: dict) -> list[dict[str, Any]]:
 
 
 def _ref(node: PlanNode) -> PlanNode:
-    """A childless copy standing for a reused exchange / subquery (same id as the original)."""
-    return PlanNode(node.id, node.name, node.description, [dict(m) for m in node.metrics], [])
+    """A childless copy standing for a reused exchange / subquery (same id as the original); an
+    engine's exchange stage (Photon's map stage) keeps a copy of the exchange under it, which
+    carries the partitioning."""
+    out = PlanNode(node.id, node.name, node.description, [dict(m) for m in node.metrics], [])
+    if node.name in STAGE_PARTS and len(node.children) == 1:
+        out.children.append(_ref(node.children[0]))
+    return out
 
 
 class _Builder:
@@ -142,7 +148,9 @@ class _Builder:
         if name == "ReusedExchange" and first is not None and self.key(first) in self.exchanges:
             return PlanNode(None, name, desc, _metrics(info), [_ref(self.exchanges[self.key(first)])])
         node = PlanNode(self.take_id(), name, desc, _metrics(info), [])
-        if "Exchange" in name or name == "Subquery":
+        if "Exchange" in name or name == "Subquery" or name in STAGE_PARTS:
+            # (an engine's exchange is reused by its stage node: Photon's ``ReusedExchange [..],
+            # PhotonShuffleMapStage`` points at the map stage, not at the sink under it)
             self.exchanges[self.key(info)] = node
         for c in children:
             node.children.append(self.build(c, in_cluster))
