@@ -413,8 +413,10 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     release = release_of(log)  # (the log's own evidence: a vendor runtime, else "release unknown")
-    label = f"{log.application.name or p.name} ({log.application.id or '?'}), {release.label}"
     views, notes = _views(log, meter, plans), list(log.notes)
+    engines = Counter(v.engine for v in views if v.engine)  # (a vendor runtime or native engine: engine_view)
+    label = (f"{log.application.name or p.name} ({log.application.id or '?'}), {release.label}"
+             + (f", run by {engines.most_common(1)[0][0]}" if engines else ""))
     exact = listener_capture(log, versions=plans)
     if meter is not None:
         meter.check_time()

@@ -44,7 +44,7 @@ import copy
 import io
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import zstandard
 

@@ -59,7 +59,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 version = r.get("decided_in_version")
                 out.append("    decision trace" + (f" (decided in plan version {version})" if version else "") + ":")
                 out += trace_lines(r["trace"], "      ")
-        if not ex["reads"] and ex.get("adaptive"):
+        single = ex.get("single_partition_exchanges") or 0
+        if single:
+            out.append(f"  {single} exchange{'s' if single != 1 else ''} into a single partition (SinglePartition):"
+                       " nothing for AQE's reads to coalesce or split")
+        elif not ex["reads"] and ex.get("adaptive"):
             out.append("  no shuffle in the final plan")
         out += [f"  AQE changed a join: {c}" for c in ex.get("join_changes") or []]
         out += [f"  the engine changed a join: {c}" for c in ex.get("engine_changes") or []]

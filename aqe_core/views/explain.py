@@ -39,6 +39,7 @@ def _execution(view: QueryView) -> dict[str, Any]:
         joins = [{"decision": j, "trace": []} for j in plan_joins(view)]
     return {"id": view.query_id, "description": view.description, "spark_version": str(view.spark_version),
             "release": view.release_label, "engine": view.engine, "engine_changes": list(view.engine_changes),
+            "single_partition_exchanges": view.single_partition_exchanges,
             "default_parallelism": view.default_parallelism,
             "parallelism": view.parallelism_how, "adaptive": view.adaptive, "reads": reads, "joins": joins, "join_changes": list(view.join_changes)}
 

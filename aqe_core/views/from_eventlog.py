@@ -121,8 +121,9 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
         if r.node_id in planned_ctx and r.partition_sizes:
             groups.setdefault(planned_ctx[r.node_id][3], []).append(list(r.partition_sizes))
     for r in ex.planned_shuffles:
-        if r.partitions == 1:
-            continue  # (a single partition, e.g. a global aggregate's: nothing for AQE to do, nothing to show)
+        if r.partitions == 1:  # (a global aggregate's, an executor broadcast's: nothing for AQE to do)
+            qv.single_partition_exchanges += 1
+            continue
         side = planned_ctx.get(r.node_id) if r.node_id is not None else None
         sv = planned_shuffle(r, qv.final_plan, conf, dp, groups.get(side[3]) if side else None, side[:3] if side else None)
         if side:

@@ -174,6 +174,9 @@ class QueryView:
     #: join changes the engine made itself, not AQE ("SortMergeJoin -> ShuffledHashJoin (NVIDIA
     #: RAPIDS's own rewrite, not AQE; ...)"); a rename is neither
     engine_changes: list[str] = field(default_factory=list)
+    #: exchanges of the final plan into one partition (``SinglePartition``: a global aggregate's,
+    #: Databricks' executor broadcast): nothing for AQE's reads to coalesce or split, not listed
+    single_partition_exchanges: int = 0
     #: the query behind the view (the engine's what-if works on it); not part of the view's data
     model: Optional[Query] = field(default=None, repr=False, compare=False)
 
@@ -195,7 +198,9 @@ class QueryView:
             "spark_version": str(self.spark_version), "conf": dict(self.conf.explicit),
             "default_parallelism": self.default_parallelism, "parallelism_how": self.parallelism_how,
             "release": self.release_label, "release_known": self.release_known, "engine": self.engine,
-            "engine_changes": list(self.engine_changes), "status": self.status, "duration_ms": self.duration_ms,
+            "engine_changes": list(self.engine_changes),
+            "single_partition_exchanges": self.single_partition_exchanges,
+            "status": self.status, "duration_ms": self.duration_ms,
             "adaptive": self.adaptive, "adaptive_reason": self.adaptive_reason, "outcome": self.outcome,
             "join_changes": list(self.join_changes), "join_decisions": list(self.join_decisions),
             "warnings": list(self.warnings), "spark_query_id": self.spark_query_id,

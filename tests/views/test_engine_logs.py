@@ -164,6 +164,20 @@ def test_no_question_mark_partitions(tpcds, small):
             Counter((s.partitions_before, s.partitions_after) for s in van[q].shuffles), q
 
 
+def test_single_partition_exchanges_are_counted_not_called_no_shuffle(tpcds):
+    """The public q88 Photon log (DBR 13.3) has 25 exchanges, every one into SinglePartition
+    (global aggregates, Databricks' executor broadcast): "no shuffle in the final plan" was false.
+    Each is counted, on the engine's log as on the vanilla one, and explain says what they are."""
+    van = _views(tpcds["vanilla"])
+    for q, v in _views(tpcds["photon"]).items():
+        assert v.single_partition_exchanges == van[q].single_partition_exchanges, q
+    q88 = next(v for v in tpcds["photon"].views if v.description.startswith("q88"))
+    assert q88.single_partition_exchanges > 0
+    [ex] = explain_views(tpcds["photon"].views, q88.query_id)["executions"]
+    assert ex["single_partition_exchanges"] == q88.single_partition_exchanges
+    assert tpcds["photon"].label.endswith(", run by Databricks Photon") and "run by" not in tpcds["vanilla"].label
+
+
 def test_photon_s_own_numbers_are_labelled_as_its_metric(tpcds):
     """Auto-optimized shuffle's "aos ... number of partitions" metrics, on Photon's map stage, are
     shown as Photon's (never Spark's rules, never exact); the log holds no value for them here."""
