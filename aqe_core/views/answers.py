@@ -57,8 +57,10 @@ def releases_entry(view: QueryView, comparison: Any) -> dict[str, Any]:
 
 
 def lint_subject(view: QueryView) -> tuple[str, dict[str, str], Any]:
-    """What ``lint`` checks of a query: (label, its settings, its release)."""
-    return (f"#{view.query_id} {view.description[:60]}", {**view.conf.explicit, **view.conf.unknown}, view.spark_version)
+    """What ``lint`` checks of a query: (label, its settings, its release: None where the log
+    does not say it, never the release the rules are replayed as)."""
+    return (f"#{view.query_id} {view.description[:60]}", {**view.conf.explicit, **view.conf.unknown},
+            view.spark_version if view.release_known else None)
 
 
 def lint_entry(label: str, settings: Mapping[str, str], release: Any, target: Any) -> tuple[dict[str, Any], int]:
@@ -66,7 +68,9 @@ def lint_entry(label: str, settings: Mapping[str, str], release: Any, target: An
     release), and its number of error findings."""
     from aqe_core.advise.lint import default_changes, lint_settings
 
-    against = target or release
+    from aqe_core.versions import NEWEST, as_version
+
+    against = target or release or as_version(NEWEST)  # (release unknown: checked as the newest modelled)
     found = lint_settings(settings, against, source=release)
     changes = default_changes(release, against, None) if release is not None and against != release else []
     set_keys = set(settings)

@@ -22,9 +22,11 @@ NOT_IN_LOG = "not in the log"
 
 
 def engine_of_plans(plans: list[Optional[PlanNode]], properties: Mapping[str, str]) -> Optional[Engine]:
-    """The engine whose operators the plans show (most), else the one the properties name."""
-    names = (n.name for p in plans if p is not None for n in p.walk())
-    return engine_of_names(names) or engine_of_properties(properties)
+    """The engine whose operators the plans show (most). The properties name an engine only for
+    a query without a plan: an engine that is on but shows no operator ran none of the plan
+    (Photon and the native engines fall back to Spark's operators where they cannot run one)."""
+    names = [n.name for p in plans if p is not None for n in p.walk()]
+    return engine_of_names(names) if names else engine_of_properties(properties)
 
 
 def engine_label(engine: Optional[Engine]) -> str:

@@ -33,6 +33,7 @@ from aqe_core.engine.estimate import PARALLELISM_UNKNOWN
 from aqe_core.model.cluster import parallelism_of
 from aqe_core.model.log_release import release_from
 from aqe_core.opening import load_source
+from aqe_core.views.answers import lint_entry, lint_subject
 from aqe_core.readers.eventlog import load
 
 BASE = Path(__file__).resolve().parents[1] / "fixtures" / "eventlogs" / "plain_cases" / "local-1795647456252.zstd"
@@ -167,6 +168,9 @@ def test_a_log_without_a_version_says_the_release_is_unknown(tmp_path):
     labels = [r.summary()["release"] for r in comp.rows]
     assert labels[0] == "as run (release unknown)" and "4.3.0 (as run)" not in labels
     assert "does not say which release it ran on" in comp.note
+    label, _, release = lint_subject(v)  # lint: the release is unknown, checked as the newest modelled
+    entry, _ = lint_entry(label, {}, release, None)
+    assert release is None and entry["release"] is None and entry["target"] == "4.3.0"
 
 
 def test_an_emr_build_is_its_apache_release(tmp_path):
@@ -185,6 +189,12 @@ def test_a_query_without_an_adaptive_read_never_says_none_partitions(tmp_path):
 
 @pytest.mark.parametrize("log_start, dbc, tag, apache, label", [
     ("3.5.1", None, None, "3.5.1", "Spark 3.5.1"),  # Dataproc's images log Apache's own version string
+    # a vendor's build numbers after Apache's X.Y.Z (the form of Azure Synapse's and Fabric's
+    # runtime builds, and of other distributions): read on the leading X.Y.Z, the build named
+    ("3.4.1.5.3.20240509.1", None, None, "3.4.1",
+     "Spark 3.4.1 (vendor build 3.4.1.5.3.20240509.1; replayed as Apache Spark 3.4.1 rules)"),
+    ("3.3.1.5.2-109537307", None, None, "3.3.1",
+     "Spark 3.3.1 (vendor build 3.3.1.5.2-109537307; replayed as Apache Spark 3.3.1 rules)"),
     (None, None, "14.3.x-scala2.12", "3.5.0", "Spark 3.5.0 (Databricks Runtime 14.3; replayed as Apache Spark 3.5.0 rules)"),
     (None, None, "99.1.x-scala2.12", None, "release unknown (Databricks Runtime 99.1): rules replayed as 4.3.0, the newest modelled"),
     ("4.4.0", None, None, "4.4.0", "Spark 4.4.0 (replayed as Apache Spark 4.3.0 rules, the nearest modelled)"),
