@@ -6,6 +6,7 @@ from ui import frame, state
 from ui.trace import decision_trace
 from ui.triage import open_row
 from aqe_core.views.engine_view import counts_text
+from aqe_core.views.query import single_partition_sentence
 from aqe_core.views.triage import FINDINGS, triage
 from aqe_core.plain_text import md_text
 
@@ -54,6 +55,8 @@ if view is not None:
             st.write(f"Join strategy: {md_text(change)}")
     for s in view.shuffles:
         st.write(f"- {md_text(s.label)}: {md_text(counts_text(s.partitions_before, s.partitions_after, s.engine_numbers))}")
+    if view.single_partition_exchanges:
+        st.caption(md_text(single_partition_sentence(view.single_partition_exchanges)))
 for w in src.warnings[:20]:
     st.warning(md_text(w))
 for n in src.notes[:10]:

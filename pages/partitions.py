@@ -9,6 +9,7 @@ from ui.trace import decision_trace
 from ui.plans import STAGE_HELP
 from aqe_core.views.plan_stages import stage_sentence
 from aqe_core.plain_text import md_text
+from aqe_core.views.query import single_partition_sentence
 from aqe_core.figures.histograms import BAR_LIMIT, CHARTS, partition_figure
 
 src, view = frame.current()
@@ -18,7 +19,9 @@ if view is None:
 frame.approx_note(view)
 shuffles = [s for s in view.shuffles if s.sizes_before or s.sizes_after]
 if not shuffles:
-    st.info("This query has no adaptive shuffle read with partition sizes.")
+    st.info("This query has no adaptive shuffle read with partition sizes."
+            + (f" {md_text(single_partition_sentence(view.single_partition_exchanges))}."
+               if view.single_partition_exchanges else ""))
     st.stop()
 c1, c2, c3 = st.columns(3)
 log_scale = c1.toggle("Log scale", value=True, key="hist_log")

@@ -18,6 +18,7 @@ def add_explain_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_explain(args: argparse.Namespace) -> int:
     from aqe_core.opening import SourceError, load_source
     from aqe_core.views.explain import explain_views
+    from aqe_core.views.query import single_partition_sentence
 
     try:
         src = load_source(args.source, meter=budget_meter(args))
@@ -59,10 +60,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 version = r.get("decided_in_version")
                 out.append("    decision trace" + (f" (decided in plan version {version})" if version else "") + ":")
                 out += trace_lines(r["trace"], "      ")
-        single = ex.get("single_partition_exchanges") or 0
+        single = single_partition_sentence(ex.get("single_partition_exchanges") or 0)
         if single:
-            out.append(f"  {single} exchange{'s' if single != 1 else ''} into a single partition (SinglePartition):"
-                       " nothing for AQE's reads to coalesce or split")
+            out.append(f"  {single}")
         elif not ex["reads"] and ex.get("adaptive"):
             out.append("  no shuffle in the final plan")
         out += [f"  AQE changed a join: {c}" for c in ex.get("join_changes") or []]

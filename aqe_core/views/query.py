@@ -341,3 +341,11 @@ def use_replayed_targets(shuffles: list[ShuffleView], targets: dict[int, int], l
         if t is not None:
             s.lines = [replace(ln, value=t, label=f"coalescing target {mib(t)} (our rules, replayed)")
                        if ln.kind == "coalesce_target" else ln for ln in s.lines]
+
+
+def single_partition_sentence(count: int) -> str:
+    """What the view says of exchanges into one partition ("" for none)."""
+    if not count:
+        return ""
+    return (f"{count} exchange{'s' if count != 1 else ''} into a single partition (SinglePartition):"
+            " nothing for AQE's reads to coalesce or split")

@@ -151,6 +151,10 @@ def test_a_databricks_log_is_read_as_its_runtime(tmp_path):
     comp = compare_releases(_view(src, "hot key, skew join off"))
     ran = [r.summary()["release"] for r in comp.rows if r.own]
     assert ran == ["3.4.1 (as run)"] and "none partitions" not in comp.note
+    # the metadata event gave the release: it is not among the events "this reader does not use"
+    assert not [n for n in src.notes if "DBCEventLoggingListenerMetadata" in n], src.notes
+    # Photon's runtime, but no Photon operator in these plans: no query says Photon ran it
+    assert not [v.engine for v in src.views if v.engine] and "run by" not in src.label
 
 
 def test_a_databricks_tag_alone_names_the_apache_release_from_databricks_table(tmp_path):

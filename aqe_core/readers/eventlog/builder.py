@@ -110,6 +110,7 @@ class _Builder(AppEvents, Spilling):
             LISTENER_EVENT: self.on_listener,
         }
         self.handlers_str = h
+        self.used_events = frozenset(h)  # (what the loader's 'skipped events' note leaves out)
         self.handlers = {k.encode(): v for k, v in h.items()}
         # handlers that want the raw line (fast paths); the others get the parsed dict
         self.raw = {self.on_task_end, self.on_stage_submitted, self.on_stage_completed}

@@ -295,7 +295,8 @@ def _sum_up(src: LogSource, log: EventLog, b: _Builder) -> None:
     if b.line_no and not log.executions and not b.counts:
         log.warnings.append("no Spark events recognised")
     unknown = [k for k in log.event_counts
-               if not (k.startswith("SparkListener") or k.startswith(SQL_EVENT_PREFIX)) and k != LISTENER_EVENT]
+               if not (k.startswith("SparkListener") or k.startswith(SQL_EVENT_PREFIX)) and k != LISTENER_EVENT
+               and k not in b.used_events]
     if unknown:
         log.notes.append("skipped events of types this reader does not use: " + ", ".join(unknown[:10]))
     log.excluded_events = excluded.excluded_events(log.spark_properties, log.event_counts, app.spark_version)
