@@ -82,4 +82,5 @@ def test_exchange_below_on_a_small_tree():
 
 def test_name_tuples():
     assert set(EXCHANGE_STAGE_WRAPPERS) | set(OTHER_STAGE_WRAPPERS) == set(STAGE_WRAPPERS)
-    assert SHUFFLE_READ_NAMES == ("AQEShuffleRead", "CustomShuffleReader")
+    # Spark's (3.2+, 3.0/3.1), then the engines' reads built from AQE's partition specs (RAPIDS')
+    assert SHUFFLE_READ_NAMES == ("AQEShuffleRead", "CustomShuffleReader", "GpuCustomShuffleReader")
