@@ -2,19 +2,16 @@
 from __future__ import annotations
 
 import json
-
-import re
 from collections import Counter
 from typing import Any, Callable, Optional
 
 from aqe_core.model.engines import Engine, by_key, operator_of, spark_name
 from aqe_core.model.eventlog import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
-from aqe_core.model.plan_walk import exchange_below
+from aqe_core.model.plan_walk import exchange_below, partitioning_count
 from aqe_core.model.plan import PlanNode
 
 SCHEMA_VERSION = 1
 
-_PARTITIONING = re.compile(r"(?:hashpartitioning|rangepartitioning)\(.*,\s*(\d+)\)|RoundRobinPartitioning\((\d+)\)")
 
 
 def exchange_partitions(ex: SQLExecution, exchange: PlanNode) -> int | None:
@@ -25,12 +22,7 @@ def exchange_partitions(ex: SQLExecution, exchange: PlanNode) -> int | None:
         v = ex.metric_values.get(acc) if acc is not None else None
         if v is not None and v.get("total"):
             return int(v["total"])
-    if "SinglePartition" in exchange.description:
-        return 1
-    mm = _PARTITIONING.search(exchange.description)
-    if mm:
-        return int(mm.group(1) or mm.group(2))
-    return None
+    return partitioning_count(exchange.description or "")
 
 
 def read_before_partitions(ex: SQLExecution, read: ShuffleRead) -> int | None:

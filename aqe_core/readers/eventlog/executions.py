@@ -11,7 +11,7 @@ from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, ShuffleRead, SQLExecution
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import (
-    SHUFFLE_READ_NAMES, exchange_below, exchange_parts, graph_nodes, is_shuffle_exchange, reuses_drawn_exchange,
+    SHUFFLE_READ_NAMES, exchange_below, exchange_parts, graph_nodes, is_shuffle_exchange, partitioning_count, reuses_drawn_exchange,
 )
 from aqe_core.readers.eventlog.planinfo import is_malformed
 from aqe_core.readers.eventlog.live_state import _LiveExec
@@ -36,7 +36,6 @@ def _set_status(m: SQLExecution, ex: _LiveExec) -> None:
 
 
 _SKEW_DESC = re.compile(r"(\d+) skewed partitions")
-_EXCHANGE_PARTITIONS = re.compile(r"partitioning\(.*, (\d+)\)")
 
 
 def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> list[ShuffleRead]:
@@ -66,11 +65,9 @@ def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> lis
         if r.bytes_read is not None:
             r.partition_sizes, r.partition_sizes_source = list(r.bytes_read), "task_shuffle_read"
         if r.num_partitions is None:
-            m = _EXCHANGE_PARTITIONS.search(node.description or "")
-            if m:
-                r.derived_partitions, r.derived_partitions_from = int(m.group(1)), "the exchange's partitioning"
-            elif "SinglePartition" in (node.description or ""):
-                r.derived_partitions, r.derived_partitions_from = 1, "the exchange's partitioning"
+            planned = partitioning_count(node.description or "")
+            if planned is not None:
+                r.derived_partitions, r.derived_partitions_from = planned, "the exchange's partitioning"
         out.append(r)
     return out
 
