@@ -50,7 +50,11 @@ LOGGED_COALESCE = V.code("logged_coalesce", "The read's metrics count the partit
 __all__ = ["carry_task_times", "view_from_execution", "views_from_eventlog"]
 
 _APPROX = ("event log: the lines are computed over the partition sizes after AQE (the log has no"
-           " pre-AQE per-reducer sizes or per-map sizes); the coalescing target is exact")
+           " pre-AQE per-reducer sizes or per-map sizes)")
+#: the coalescing target needs only the total (merging keeps it) and, with parallelismFirst, the cores
+_TARGET_EXACT = "; the coalescing target is exact"
+_TARGET_UNKNOWN = ("; the coalescing target is not drawn: it needs the default parallelism, which the log"
+                   " does not give for this query")
 
 
 def views_from_eventlog(log: EventLog) -> list[QueryView]:
@@ -208,8 +212,7 @@ def _shuffle(ex: SQLExecution, r: ShuffleRead, ctx: dict, keys: dict, dp: Option
         # Spark posts a read's metrics once, the skew pair only when it split: without the
         # partition count posted (Spark 3.0, or no map statistics) a missing pair says nothing
         has_read_metrics=r.num_partitions is not None,
-        approx_reason=_APPROX + ("" if dp is not None else ", but the default parallelism is unknown (the log"
-                                 " names no cores): the target is not drawn"),
+        approx_reason=_APPROX + (_TARGET_EXACT if dp is not None else _TARGET_UNKNOWN),
     )
     sv.group_key = keys.get(r.node_id) if r.node_id is not None else None
     if r.partition_sizes_source == "task_shuffle_read":
