@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aqe_core.model.evidence import Evidence
+from aqe_core.model.run_diff import DEFAULT_MIN_MS, DEFAULT_THRESHOLD_PCT, Gate
 from aqe_core.opening import SourceError
 from aqe_core.views.answers import (
     diff_entry, lint_entry, lint_subject, query_evidence, recommend_entry, releases_entry, whatif_entry,
@@ -139,19 +140,21 @@ class AdviceTools(Tools):
                               notes=["checked against the key registry, itself checked against each release's"
                                      " recorded SQLConf"]))
 
-    def diff_runs(self, a: Any, b: Any, threshold: Any = 10.0) -> Answer:
+    def diff_runs(self, a: Any, b: Any, threshold: Any = DEFAULT_THRESHOLD_PCT, min_ms: Any = DEFAULT_MIN_MS) -> Answer:
         """Run ``a`` (the baseline) and run ``b`` of one job compared (``diff a b --json``)."""
         from aqe_core.views.diff_runs import diff_views
 
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 10_000:
             raise ToolInputError("threshold is a percentage from 0 to 10000")
+        if isinstance(min_ms, bool) or not isinstance(min_ms, int) or not 0 <= min_ms <= 10**9:
+            raise ToolInputError("min_ms is a whole number of milliseconds from 0")
         first, second = self._source(a), self._source(b)
         sa, sb = first.source, second.source
         d = diff_views(sa.views, sb.views, source_a=a, source_b=b, kind=(sa.kind, sb.kind),
-                       release=(sa.spark_version or "", sb.spark_version or ""))
-        doc = diff_entry(d, float(threshold))
+                       release=(sa.spark_version or "", sb.spark_version or ""), app=(sa.app_name or "", sb.app_name or ""))
+        doc = diff_entry(d, Gate(float(threshold), min_ms))
         lines = [f"{len(d.matched)} queries matched, {len(d.only_a)} only in a, {len(d.only_b)} only in b"
-                 + (f"; slower by more than {threshold:g}%: " + ", ".join(f"#{q}" for q in doc["regressed"])
+                 + (f"; slower by more than {threshold:g}% and {min_ms} ms: " + ", ".join(f"#{q}" for q in doc["regressed"])
                     if doc["regressed"] else "")]
         lines += [f"#{q.a.query_id} -> #{q.b.query_id}: {q.sentence}" for q in d.matched[:8]]
         levels = [query_evidence(v) for v in (*sa.views, *sb.views)]

@@ -87,7 +87,7 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
                                 "findings": _arr(_LINT_FINDING), "default_changes": _arr({"type": "object"})})),
     "diff_runs": _obj({"format": _S, "version": _I, "a": {"type": "object"}, "b": {"type": "object"},
                        "matched": _arr({"type": "object"}), "only_a": {"type": "array"}, "only_b": {"type": "array"},
-                       "notes": _STRS, "threshold_pct": _N, "regressed": _STRS}),
+                       "notes": _STRS, "threshold_pct": _N, "min_ms": _I, "regressed": _STRS, "failures": _STRS}),
     "scan_summary": _obj({"path": _S, "scans": _STRS, "logs": _I, "executions": _I, "errors": _I,
                           "finding_counts": {"type": "object", "additionalProperties": _I},
                           "worse_since_last": _arr({"type": "object"}),

@@ -132,10 +132,12 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
     def diff_runs(a: Annotated[str, Field(max_length=4096, description="the baseline run: a log or capture")],
                   b: Annotated[str, Field(max_length=4096, description="the run to compare with it")],
                   threshold: Annotated[float, Field(ge=0, le=10_000, description="percent slower that counts as a"
-                                                                               " regression")] = 10.0):
+                                                                               " regression")] = 10.0,
+                  min_ms: Annotated[int, Field(ge=0, le=10**9, description="and milliseconds slower (both must"
+                                                                          " hold)")] = 1000):
         """Two runs of one job compared (diff --json): queries aligned by plan shape, AQE's decisions side by side,
         whether the data, the settings or the release made the difference, the queries that got slower."""
-        return _call(t.diff_runs, a=a, b=b, threshold=threshold)
+        return _call(t.diff_runs, a=a, b=b, threshold=threshold, min_ms=min_ms)
 
     return [open_source, list_queries, explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
             diff_runs, scan_summary, *_run_tool_functions(t)]

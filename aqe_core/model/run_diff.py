@@ -15,14 +15,20 @@ from typing import Any, Optional
 
 from aqe_core.model.evidence import Evidence
 
-__all__ = ["DATA", "FACTORS", "RELEASE", "SETTINGS", "Cause", "QueryDiff", "QueryRef", "RunDiff", "SettingChange",
-           "ShuffleDiff"]
+__all__ = ["DATA", "DEFAULT_MIN_MS", "DEFAULT_THRESHOLD_PCT", "FACTORS", "RELEASE", "SETTINGS", "Cause", "Gate",
+           "QueryDiff", "QueryRef", "RunDiff", "SettingChange", "ShuffleDiff"]
 
 #: what can make a decision change between two runs
 DATA = "data"
 SETTINGS = "settings"
 RELEASE = "release"
 FACTORS = (DATA, SETTINGS, RELEASE)
+
+
+#: a regression needs both: the query took this many percent longer, and this many milliseconds
+#: (a 9 -> 18 ms command or 227 -> 255 ms is run-to-run noise, not a regression a CI gate should fail on)
+DEFAULT_THRESHOLD_PCT = 10.0
+DEFAULT_MIN_MS = 1000
 
 
 def _pct(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -144,6 +150,8 @@ class QueryDiff:
     #: one sentence: what made the difference
     sentence: str = ""
     notes: list[str] = field(default_factory=list)
+    #: both runs' plans are commands (``createOrReplaceTempView``, DDL, metadata): not gated by default
+    command: bool = False
 
     @property
     def duration_change_pct(self) -> Optional[float]:
@@ -164,7 +172,7 @@ class QueryDiff:
                                             for s in self.slowest_stage)),
                 "release": pair(self.release), "joins": pair(self.joins),
                 "shuffles": [s.to_dict() for s in self.shuffles], "settings": [s.to_dict() for s in self.settings],
-                "causes": [c.to_dict() for c in self.causes], "sentence": self.sentence, "notes": list(self.notes)}
+                "causes": [c.to_dict() for c in self.causes], "sentence": self.sentence, "notes": list(self.notes), "command": self.command}
 
 
 @dataclass
@@ -179,14 +187,48 @@ class RunDiff:
     only_a: list[QueryRef] = field(default_factory=list)
     only_b: list[QueryRef] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: each run's application name (what a gate's failure names first)
+    app: tuple[str, str] = ("", "")
 
-    def regressions(self, threshold_pct: float) -> list[QueryDiff]:
-        """Matched queries whose duration grew by more than ``threshold_pct`` percent."""
-        return [q for q in self.matched if (q.duration_change_pct or 0.0) > threshold_pct]
+    def regressions(self, gate: "Gate | float") -> list[QueryDiff]:
+        """Matched queries the gate fails (a bare number: a threshold in percent, no minimum)."""
+        g = gate if isinstance(gate, Gate) else Gate(float(gate), 0)
+        return [q for q in self.matched if g.fails(q)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": "aqe-lens-run-diff", "version": 1,
-                "a": {"source": self.source_a, "kind": self.kind[0], "spark_version": self.release[0]},
-                "b": {"source": self.source_b, "kind": self.kind[1], "spark_version": self.release[1]},
+                "a": {"source": self.source_a, "kind": self.kind[0], "spark_version": self.release[0], "app": self.app[0]},
+                "b": {"source": self.source_b, "kind": self.kind[1], "spark_version": self.release[1], "app": self.app[1]},
                 "matched": [q.to_dict() for q in self.matched], "only_a": [q.to_dict() for q in self.only_a],
                 "only_b": [q.to_dict() for q in self.only_b], "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """When a matched query is a regression: its duration grew by more than ``threshold_pct``
+    percent *and* by at least ``min_ms`` milliseconds; commands only when ``commands``."""
+
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    min_ms: int = DEFAULT_MIN_MS
+    commands: bool = False
+
+    def fails(self, q: QueryDiff) -> bool:
+        """
+        >>> q = QueryDiff(QueryRef("1", "q", ""), QueryRef("1", "q", ""), duration_ms=(227, 255))
+        >>> Gate(10, 1000).fails(q), Gate(10, 20).fails(q), Gate(20, 0).fails(q)
+        (False, True, False)
+        """
+        if q.command and not self.commands:
+            return False
+        pct, lost = q.duration_change_pct, q.time_lost_ms
+        return pct is not None and lost is not None and pct > self.threshold_pct and lost >= self.min_ms
+
+    def failure(self, q: QueryDiff, app: str = "") -> str:
+        """One line naming the application, the query (id and description) and the measure."""
+        a, b = q.duration_ms
+        return (f"{app + ': ' if app else ''}query #{q.b.query_id} ({q.b.description[:80]}) took {a} ms -> {b} ms"
+                f" ({q.duration_change_pct:+.0f}%, +{q.time_lost_ms} ms): over {self.threshold_pct:g}% and"
+                f" {self.min_ms} ms")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"threshold_pct": self.threshold_pct, "min_ms": self.min_ms, "commands": self.commands}

@@ -108,10 +108,12 @@ def whatif_entry(view: QueryView, overrides: Mapping[str, str]) -> dict[str, Any
             "errors": list(got.errors), "note": got.note, "outcomes": outcomes, "lines": lines}
 
 
-def diff_entry(diff: Any, threshold_pct: float) -> dict[str, Any]:
+def diff_entry(diff: Any, gate: Any) -> dict[str, Any]:
     """``diff --json``'s document: two runs compared (a :class:`~aqe_core.model.run_diff.RunDiff`),
-    with the matched queries slower than ``threshold_pct`` percent."""
+    with the matched queries the :class:`~aqe_core.model.run_diff.Gate` fails, each named."""
+    slower = diff.regressions(gate)
     doc = diff.to_dict()
-    doc["threshold_pct"] = threshold_pct
-    doc["regressed"] = [q.b.query_id for q in diff.regressions(threshold_pct)]
+    doc.update(gate.to_dict())
+    doc["regressed"] = [q.b.query_id for q in slower]
+    doc["failures"] = [gate.failure(q, diff.app[1]) for q in slower]
     return doc

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence, cast
 
 from aqe_core.advise.attribute_runs import JOIN_STRATEGY, PARTITIONS_AFTER, SKEW_SPLIT, Attribution, attribute, settings_changed
+from aqe_core.engine.adaptive import plan_facts
 from aqe_core.model.engines import spark_name
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
@@ -83,6 +84,12 @@ def _joins(view: QueryView) -> list[str]:
     return [n for n in names if "Join" in n]
 
 
+def _is_command(v: QueryView) -> bool:
+    """The query's plan is a command (no query below it: createOrReplaceTempView, DDL, metadata)."""
+    plan = v.initial_plan or v.final_plan
+    return plan is not None and plan_facts(plan).is_command
+
+
 def diff_query(a: QueryView, b: QueryView) -> QueryDiff:
     """One matched query: both runs' numbers, the settings that differ, the causes, a sentence."""
     pairs = align_shuffles(a, b)
@@ -90,6 +97,7 @@ def diff_query(a: QueryView, b: QueryView) -> QueryDiff:
                   slowest_stage=(_slowest_stage(a), _slowest_stage(b)),
                   release=(str(a.spark_version), str(b.spark_version)), joins=(_joins(a), _joins(b)))
     d.shuffles = [_shuffle_diff(sa, sb) for sa, sb in pairs]
+    d.command = _is_command(a) and _is_command(b)
     d.settings = [SettingChange(*row) for row in settings_changed(a.conf, b.conf)]
     if a.adaptive and b.adaptive and (a.shuffles or b.shuffles):
         got = attribute(a, b, [(sd.key_a, sd.key_b, sd.label) for sd in d.shuffles])
@@ -175,10 +183,11 @@ def query_sentence(d: QueryDiff, evidence: Evidence = Evidence.EXACT) -> str:
 
 
 def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str = "a", source_b: str = "b",
-               kind: tuple[str, str] = ("", ""), release: tuple[str, str] = ("", "")) -> RunDiff:
+               kind: tuple[str, str] = ("", ""), release: tuple[str, str] = ("", ""),
+               app: tuple[str, str] = ("", "")) -> RunDiff:
     """Two runs' query views compared: matched queries ranked by time lost (most first)."""
     matches, only_a, only_b = align_queries(a, b)
-    out = RunDiff(source_a, source_b, kind, release)
+    out = RunDiff(source_a, source_b, kind, release, app=app)
     out.matched = sorted((diff_query(m.a, m.b) for m in matches), key=lambda q: -(q.time_lost_ms or 0))
     out.only_a = [_ref(v) for v in only_a]
     out.only_b = [_ref(v) for v in only_b]

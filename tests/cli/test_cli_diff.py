@@ -25,7 +25,7 @@ def test_json_follows_the_documented_schema(capsys):
     assert {doc["a"]["kind"], doc["b"]["kind"]} == {"capture"}
     q = next(x for x in doc["matched"] if x["a"]["description"] == "skew_join")
     assert set(q) == {"a", "b", "duration_ms", "duration_change_pct", "task_ms", "slowest_stage", "release", "joins",
-                      "shuffles", "settings", "causes", "sentence", "notes"}
+                      "shuffles", "settings", "causes", "sentence", "notes", "command"}
     assert {c["decision"] for c in q["causes"]} >= {"skew split"}
     assert all(set(c["factors"]) <= {"data", "settings", "release"} for c in q["causes"])
     documented = (Path(__file__).resolve().parents[2] / "docs" / "diff-json.md").read_text()
@@ -37,8 +37,8 @@ def test_exit_code_gates_on_the_threshold(capsys):
     main(["diff", A, B, "--json", "--threshold", "1000000"])
     grew = _slowest_growth(json.loads(capsys.readouterr().out))
     below = max(0.0, grew - 1)
-    assert main(["diff", A, B, "--threshold", str(below)]) == (1 if grew > below else 0)
-    assert main(["diff", A, B, "--threshold", str(grew + 1)]) == 0
+    assert main(["diff", A, B, "--threshold", str(below), "--min-ms", "0"]) == (1 if grew > below else 0)
+    assert main(["diff", A, B, "--threshold", str(grew + 1), "--min-ms", "0"]) == 0
     out = capsys.readouterr().out
     assert "3 queries matched, 0 only in a, 0 only in b" in out and "no longer split" in out
 
