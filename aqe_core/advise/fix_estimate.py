@@ -10,12 +10,13 @@ again without the pre-AQE sizes), and joins are not re-planned; both need exact 
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from aqe_core import config
 from aqe_core.advise.fix_findings import SKEW, SMALL, bytes_below, factor_below
 from aqe_core.advise.recommend import Fix
 from aqe_core.advise.whatif import QuerySizes, what_if_beside_run
+from aqe_core.engine.estimate import ShuffleSizes
 from aqe_core.engine.histogram_lines import can_split_left, can_split_right, median_size
 from aqe_core.units import format_bytes, num
 
@@ -31,7 +32,7 @@ ASSUMES = ("estimate: re-applies skew detection and coalescing to the partition 
            " the AQE Lens listener gives the exact prediction")
 
 
-def _skew_settings(s: Any, view: QuerySizes) -> Optional[tuple[str, dict[str, str]]]:
+def _skew_settings(s: ShuffleSizes, view: QuerySizes) -> Optional[tuple[str, dict[str, str]]]:
     sizes = s.sizes_after or []
     if not s.join or not s.join_type or len(sizes) < 2 or (s.skew_splits or s.skewed_partitions):
         return None
@@ -54,7 +55,7 @@ def _skew_settings(s: Any, view: QuerySizes) -> Optional[tuple[str, dict[str, st
     return (why, settings) if settings else None
 
 
-def _small_settings(s: Any, view: QuerySizes) -> Optional[tuple[str, dict[str, str]]]:
+def _small_settings(s: ShuffleSizes, view: QuerySizes) -> Optional[tuple[str, dict[str, str]]]:
     sizes = s.sizes_after or []
     if s.local or not sizes:
         return None

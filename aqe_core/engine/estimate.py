@@ -12,6 +12,7 @@ from typing import Any, Optional, Protocol, Sequence
 
 from aqe_core.config import AQEConf
 from aqe_core.model.evidence import Evidence
+from aqe_core.model.specs import CoalescedPartitionSpec, ShufflePartitionSpec
 from aqe_core.rules.coalesce_shuffle_partitions import min_num_from_parallelism, min_num_partitions, min_partition_size
 from aqe_core.rules.optimize_skewed_join import analyze_side
 from aqe_core.rules.shuffle_partitions_util import coalesce_partitions
@@ -30,8 +31,10 @@ class ShuffleSizes(Protocol):
 
     key: str
     label: str
+    stage_id: Optional[int]
     side: Optional[str]
     join: Optional[str]
+    join_type: Optional[str]
     local: bool
     partitions_before: Optional[int]
     partitions_after: Optional[int]
@@ -158,6 +161,14 @@ def needs_parallelism(conf: AQEConf) -> bool:
     return min_num_from_parallelism(conf, spark_version=conf.spark_version)
 
 
+def _read_bytes(sizes: list[int], spec: ShufflePartitionSpec) -> int:
+    """Bytes one coalesced read reads: the sum of its reducers' (coalescing without input specs
+    makes only :class:`CoalescedPartitionSpec`)."""
+    if not isinstance(spec, CoalescedPartitionSpec):
+        raise TypeError(f"coalescing made a {type(spec).__name__}, not a CoalescedPartitionSpec")
+    return sum(sizes[spec.start_reducer_index:spec.end_reducer_index])
+
+
 def estimate_shuffles(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
                       default_parallelism: Optional[int]) -> list[ShuffleOutcome]:
     """Coalescing and skew detection re-run over the post-AQE sizes: the sides of a join are
@@ -184,8 +195,7 @@ def estimate_shuffles(shuffles: Sequence[ShuffleSizes], conf: AQEConf,
                 min_num_partitions=min_num, min_partition_size=min_size, spark_version=v)
             for pos, i in enumerate(idxs):
                 m, sizes = members[i], stats[i]
-                after = ([sum(sizes[sp.start_reducer_index:sp.end_reducer_index]) for sp in specs[pos]]
-                         if specs else list(sizes))
+                after = [_read_bytes(sizes, sp) for sp in specs[pos]] if specs else list(sizes)
                 skewed = len(analyze_side(sizes, conf, spark_version=v).skewed_indices) if m.join else 0
                 out.append(ShuffleOutcome(m.key, m.label, m.partitions_before, len(after), after, skewed, None,
                                           Evidence.ESTIMATE))

@@ -10,7 +10,7 @@ the protocols of :mod:`aqe_core.model.stage`, through which the rules see the pl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from aqe_core.config import AQEConf
 from aqe_core.model.reasons import Reason
@@ -216,7 +216,7 @@ class Context:
         """The stage recorded at a leaf's node index (KeyError if none)."""
         return self.plan.stage_by_node[idx]
 
-    def breaks_distribution(self, fr: Fragment, changed: list[StageNode], skew_joins: set[int]) -> Optional[str]:
+    def breaks_distribution(self, fr: Fragment, changed: Sequence[StageNode], skew_joins: set[int]) -> Optional[str]:
         return breaks_distribution(self, fr, changed, skew_joins)
 
     def union_reports_partitioning(self, n: StageNode) -> bool:
@@ -300,7 +300,7 @@ def required_of(node: StageNode, pos: int) -> str:
     return reqs[pos] if pos < len(reqs) else "UnspecifiedDistribution"
 
 
-def breaks_distribution(ctx: Context, fr: Fragment, changed: list[StageNode], skew_joins: set[int]) -> Optional[str]:
+def breaks_distribution(ctx: Context, fr: Fragment, changed: Sequence[StageNode], skew_joins: set[int]) -> Optional[str]:
     """Would making these stage leaves' partitioning unknown break a requirement above them?
 
     Walks up from each leaf to the fragment root: a node (other than a join being split) that

@@ -252,7 +252,7 @@ def _label_hot_reducers(fig: go.Figure, view: ShuffleView, edges: Any, counts: A
     bars that hold them; reducers in one bin share one label."""
     by_bin: dict[int, list[int]] = {}
     for r in sorted(view.skew_rows, key=lambda r: -r.size)[:most]:
-        b = int(min(max(np.searchsorted(edges, r.size, side="right") - 1, 0), len(counts) - 1))
+        b = min(max(int(np.searchsorted(edges, r.size, side="right")) - 1, 0), len(counts) - 1)
         by_bin.setdefault(b, []).append(r.partition)
     for b, ids in by_bin.items():
         x = float(np.sqrt(edges[b] * edges[b + 1])) if log else float((edges[b] + edges[b + 1]) / 2)

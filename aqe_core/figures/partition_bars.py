@@ -92,8 +92,10 @@ def _after(view: ShuffleView, sizes: list[int]) -> Bars:
     """Read partitions (after AQE, as run or predicted): the reducers each reads where known."""
     how = evidence_phrase(view, "after")
     reducers, split = view.after_reducers, view.after_split
-    known = reducers is not None and split is not None and len(reducers) == len(sizes)
-    parts = _parts_of(view) if known else {}
+    # each read position's (reducers it covers, whether it is a part of a split reducer), where known
+    pairs = (list(zip(reducers, split)) if reducers is not None and split is not None and len(reducers) == len(sizes)
+             else None)
+    parts = _parts_of(view) if pairs is not None else {}
     split_ids = sorted(parts)
     colour = {rid: SPLIT_COLORS[k % len(SPLIT_COLORS)] for k, rid in enumerate(split_ids)}
     base = PREDICTED if view.predicted else GREY
@@ -102,8 +104,8 @@ def _after(view: ShuffleView, sizes: list[int]) -> Bars:
     for i, s in enumerate(sizes):
         text = f"read position {i}: {mib(s)}" + (" (empty)" if s == 0 else "") + f" ({how})"
         color = EMPTY if s == 0 else base
-        if known:
-            (a, b), sp = reducers[i], split[i]  # type: ignore[index]
+        if pairs is not None:
+            (a, b), sp = pairs[i]
             if sp:
                 k = seen[a] = seen.get(a, 0) + 1
                 text += f"<br>part of skewed reducer {a} (part {k} of {len(parts[a])}); its parts: {_sizes_list(parts[a])}"
@@ -111,7 +113,7 @@ def _after(view: ShuffleView, sizes: list[int]) -> Bars:
             elif b - a > 1:
                 text += f"<br>reducers {a}-{b - 1} coalesced"
             else:
-                repeats = sum(1 for x, y in zip(reducers, split) if x == (a, b) and not y)  # type: ignore[arg-type]
+                repeats = sum(1 for x, y in pairs if x == (a, b) and not y)
                 text += f"<br>reducer {a}" + (f", read {repeats} times (once per part of the other side's split)"
                                               if repeats > 1 else "")
         elif not view.predicted:

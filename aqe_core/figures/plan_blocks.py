@@ -138,8 +138,8 @@ def split_blocks(plan: PlanNode) -> tuple[dict[str, Block], dict[str, str], dict
         keeps_chain = (boundary or (parent_block is None and node.name == "AdaptiveSparkPlan")) and len(kids) == 1
         for i in range(len(kids) - 1, -1, -1):
             stack.append((f"{path}.{i}", kids[i], blk, keeps_chain))
-    for blk in blocks.values():
-        blk.title = block_title(nodes, blk)
+    for block in blocks.values():
+        block.title = block_title(nodes, block)
     return blocks, block_of, nodes
 
 

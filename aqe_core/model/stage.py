@@ -50,22 +50,32 @@ class Fragment(Protocol):
 
 
 class StageFacts(Protocol):
-    """What was recorded about one query stage."""
+    """What was recorded about one query stage (read-only here: a record whose field is never
+    None, such as a capture's ``stage_id: int``, satisfies it)."""
 
-    stage_id: Optional[int]
-    shuffle_id: Optional[int]
-    origin: Optional[str]
-    can_change_num_partitions: Optional[bool]
-    num_maps: Optional[int]
-    num_partitions: Optional[int]
-    advisory_partition_size: Optional[int]
+    @property
+    def stage_id(self) -> Optional[int]: ...
+    @property
+    def shuffle_id(self) -> Optional[int]: ...
+    @property
+    def origin(self) -> Optional[str]: ...
+    @property
+    def can_change_num_partitions(self) -> Optional[bool]: ...
+    @property
+    def num_maps(self) -> Optional[int]: ...
+    @property
+    def num_partitions(self) -> Optional[int]: ...
+    @property
+    def advisory_partition_size(self) -> Optional[int]: ...
 
 
 class ShuffleFacts(Protocol):
-    """What was recorded about one shuffle."""
+    """What was recorded about one shuffle (read-only here, as :class:`StageFacts`)."""
 
-    num_maps: Optional[int]
-    num_reducers: Optional[int]
+    @property
+    def num_maps(self) -> Optional[int]: ...
+    @property
+    def num_reducers(self) -> Optional[int]: ...
 
 
 class StageStats(Protocol):
