@@ -5,7 +5,7 @@ import threading
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, MutableMapping
+from typing import Any, Callable, Iterator, Mapping, MutableMapping
 
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.task_time import TaskTime
@@ -270,8 +270,8 @@ class SQLExecution:
     #: :attr:`initial_plan`, :attr:`plan_versions` and :attr:`final_plan`
     initial_source: "PlanNode | LazyPlan | None" = field(default=None, repr=False)
     version_sources: "list[PlanNode | LazyPlan]" = field(default_factory=list, repr=False)
-    #: accumulator id -> summary dict (metrics.summarize), as the UI shows them
-    metric_values: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: accumulator id -> summary (a read-only mapping: metrics.summarize), as the UI shows them
+    metric_values: dict[int, Mapping[str, Any]] = field(default_factory=dict)
     shuffle_reads: list[ShuffleRead] = field(default_factory=list)
     #: reads that posted sizes but are not in the final plan (earlier plan versions, AQE subqueries)
     other_shuffle_reads: list[ShuffleRead] = field(default_factory=list)

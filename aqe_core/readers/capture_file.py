@@ -10,7 +10,7 @@ import os
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, BinaryIO, Callable, Optional, Union
 
 from aqe_core import storage
 from aqe_core.readers.eventlog.errors import describe_bytes
@@ -130,7 +130,7 @@ def _parse(raw: bytes) -> Capture:
         raise CaptureFormatError("malformed capture: nested too deeply") from None
 
 
-def load_capture(source: "PathLike | bytes | io.IOBase", *, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+def load_capture(source: "PathLike | bytes | io.IOBase | BinaryIO", *, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
                  max_seconds: Optional[float] = None, checkpoint: Optional[Callable[[], None]] = None) -> Capture:
     """Read a capture from a path (plain or gzip JSON), bytes, or a binary file object.
 

@@ -441,9 +441,9 @@ def optimize_skewed_join(
                 reasons.append(SIDE_NOT_SKEWED.reason(numbers={"median": a.median, "largest": max(a.sizes)},
                                                       subject={"side": name}, name=name, why=why))
     else:
-        why = [w for w in (la.why_not_skewed("left"), ra.why_not_skewed("right")) if w]
+        whys = [w for w in (la.why_not_skewed("left"), ra.why_not_skewed("right")) if w]
         reasons.append(NO_SPLIT.reason(numbers={"left_median": la.median, "right_median": ra.median},
-                                       why="; ".join(why) if why else "the join is unchanged"))
+                                       why="; ".join(whys) if whys else "the join is unchanged"))
     return result
 
 

@@ -74,9 +74,12 @@ def _skew_shuffled_join(ctx: StageStats, node: StageNode, trial: SpecState) -> l
         return []
     if v < SparkVersion(3, 2, 0) and jt not in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter", "RightOuter"):
         return []
-    lside = SkewJoinSide(ctx.bytes(left), ctx.map_sizes_for(left),
+    lbytes, rbytes = ctx.bytes(left), ctx.bytes(right)
+    if lbytes is None or rbytes is None:  # (never: _shuffle_leaf keeps only stages with map statistics)
+        return []
+    lside = SkewJoinSide(lbytes, ctx.map_sizes_for(left),
                          trial.specs.get(left.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
-    rside = SkewJoinSide(ctx.bytes(right), ctx.map_sizes_for(right),
+    rside = SkewJoinSide(rbytes, ctx.map_sizes_for(right),
                          trial.specs.get(right.idx) if v < SparkVersion(3, 2, 0) else None)  # type: ignore[arg-type]
     try:
         res = optimize_skewed_join(lside, rside, jt, conf, spark_version=v)

@@ -131,4 +131,5 @@ def whatif(view: QueryView, overrides: dict[str, str]) -> WhatIfView:
     if not overrides:
         return WhatIfView(view)  # nothing changed: the lines as run
     got, actual = what_if_beside_run(view, conf)
+    assert got.outcome is not None  # (what_if_beside_run always asks for the decisions)
     return WhatIfView(_with_lines(view, got), [], [actual, got.outcome])

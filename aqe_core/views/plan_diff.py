@@ -341,6 +341,7 @@ def _later_changes(A: _Tree, B: _Tree, ma: list[int], mb: list[int],
         path = B.paths[b]
         bpath = A.paths[a] if a >= 0 else None
         if b in join_changed_at:
+            assert an is not None  # (_join_changes keeps matched joins only)
             kind = join_changed_at[b]
             label = {SMJ_TO_BROADCAST: "SMJ → broadcast hash join",
                      SMJ_TO_SHUFFLED_HASH: "SMJ → shuffled hash join"}.get(kind, f"{base_name(an.name)} → {base_name(name)}")
@@ -459,10 +460,10 @@ def diff_versions(initial: PlanNode | None, versions: Sequence[PlanNode]) -> lis
 def diff_execution(execution: Any) -> PlanDiff:
     """Initial → final plan of an ``SQLExecution`` (or anything with ``initial_plan`` and
     ``final_plan``)."""
-    initial = getattr(execution, "initial_plan", None)
-    final = getattr(execution, "final_plan", None)
+    initial: PlanNode | None = getattr(execution, "initial_plan", None)
+    final: PlanNode | None = getattr(execution, "final_plan", None)
     if final is None:
         return PlanDiff([], {})
     if initial is final:
-        return diff_plans(None, final)
+        initial = None
     return diff_plans(initial, final)

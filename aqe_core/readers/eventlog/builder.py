@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
@@ -24,12 +24,7 @@ from aqe_core.readers.eventlog.executions import (
     _build_final, _effective_conf, _opt_str, _set_status, _shuffle_reads, planned_shuffles,
 )
 from aqe_core.readers.eventlog.log_lines import (
-    _COMPLETION,
-    _STAGE_INFO,
-    _SUBMISSION,
-    _as_int,
-    _BadNumber,
-    parse_task_end_json,
+    _COMPLETION, _STAGE_INFO, _SUBMISSION, _as_int, _BadNumber, parse_task_end_json,
 )
 from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
@@ -389,7 +384,7 @@ class _Builder(AppEvents, Spilling):
             if acc in types:
                 driver[acc].append(value)
         ids = {acc for sm in stages for acc in sm.values if acc in types} | set(driver)
-        out = {}
+        out: dict[int, Mapping[str, Any]] = {}
         for acc in ids:
             stage_vals = [sm.values[acc] for sm in stages if acc in sm.values]
             dv = driver.get(acc, ())
@@ -489,7 +484,7 @@ class _Builder(AppEvents, Spilling):
         st = self._stage(sid)
         stages.submitted(st, attempt, num_tasks)
         if name and name != st.name:
-            st.name = self.kept.text(name, K.NAME_CHARS, "stage name")
+            st.name = self.kept.text(name, K.NAME_CHARS, "stage name") or ""
         st.submission_time = sub
         sm = self.stage_metrics.get(sid)
         if sm is not None and sm.attempt != attempt and self._is_sql_stage(sid):
@@ -507,7 +502,10 @@ class _Builder(AppEvents, Spilling):
             st.completion_time = int(m.group(1)) if m else None
             st.failed = False
         else:  # (a failed stage is rare: read its reason)
-            info = (d if d is not None else parse_json(line))["Stage Info"]
+            if d is None:  # (a raw handler is given the line whenever it has no parsed event)
+                assert line is not None
+                d = parse_json(line)
+            info = d["Stage Info"]
             ct = info.get("Completion Time")
             st.completion_time = ct if isinstance(ct, int) else None
             st.failed = "Failure Reason" in info

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 import zlib
 from types import ModuleType
-from typing import Any, BinaryIO, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Protocol
 
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, DecodeError, LimitExceeded, Limits, describe_bytes
 
@@ -145,10 +145,17 @@ def read_header(reader: Any, n: int, what: str) -> bytes:
     return data
 
 
+class ByteSource(Protocol):
+    """What :class:`CountingReader` reads: a binary file, or a raw stream such as
+    :class:`~aqe_core.readers.eventlog.log_files.IterStream` (blocking: its ``read`` never gives None)."""
+
+    def read(self, n: int = ..., /) -> bytes | None: ...
+
+
 class CountingReader:
     """A read-only file wrapper that counts the raw bytes consumed and reports progress."""
 
-    def __init__(self, f: BinaryIO, on_read: Callable[[int], None] | None = None):
+    def __init__(self, f: ByteSource, on_read: Callable[[int], None] | None = None):
         self._f = f
         self.count = 0
         self._on_read = on_read
@@ -159,7 +166,7 @@ class CountingReader:
             self.count += len(data)
             if self._on_read is not None:
                 self._on_read(len(data))
-        return data
+        return data or b""  # (None only from a non-blocking raw stream, which none of ours is)
 
     def readable(self) -> bool:  # for io wrappers
         return True

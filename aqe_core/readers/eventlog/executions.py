@@ -78,12 +78,12 @@ def _task_reads(r: ShuffleRead, exch: PlanNode, ex: _LiveExec, parts: Iterable[P
     eids = {mm["name"]: mm["accumulator_id"] for n in (*parts, exch) for mm in n.metrics}
     loc, rem, rec = eids.get("local bytes read"), eids.get("remote bytes read"), eids.get("records read")
     for sid, by_acc in ex.reads_snapshot.items():
-        if loc in by_acc or rem in by_acc:
-            n = len(by_acc.get(loc) or by_acc.get(rem))  # type: ignore[arg-type]
-            la = by_acc.get(loc)
-            ra = by_acc.get(rem)
+        la = by_acc.get(loc) if loc is not None else None
+        ra = by_acc.get(rem) if rem is not None else None
+        if la is not None or ra is not None:
+            n = len(la or ra or ())
             r.bytes_read = [(la[i] if la else 0) + (ra[i] if ra else 0) for i in range(n)]
-            ca = by_acc.get(rec)
+            ca = by_acc.get(rec) if rec is not None else None
             r.records_read = list(ca) if ca is not None else None
             r.stage_id = sid
             return
