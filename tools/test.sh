@@ -13,8 +13,8 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
 fi
 # Lint first (pyproject.toml [tool.ruff]): unused names, blind excepts without a reason, stale noqa.
 "$PY" -m ruff check .
-# Types (pyproject.toml [tool.mypy], aqe_core). Reported, not yet blocking: errors remain to fix
-# (issue 38, requirement 6); drop the "|| ..." once mypy reports none.
-"$PY" -m mypy || echo "warning: mypy found type errors in aqe_core (not blocking yet)" >&2
+# Types (pyproject.toml [tool.mypy], aqe_core): blocking, a type error fails the run (issue 38,
+# requirement 6: aqe_core has none).
+"$PY" -m mypy
 mkdir -p artifacts
 exec "$PY" -m pytest "$@"
