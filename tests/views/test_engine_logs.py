@@ -48,7 +48,7 @@ def small():
 def tpcds(tmp_path_factory):
     folder = tmp_path_factory.mktemp("engine_logs")
     out = {"vanilla": load_source(str(engine_logs.TPCDS_LIKE))}
-    for k in ("photon", "rapids", "gluten"):
+    for k in ENGINES:
         out[k] = load_source(str(engine_logs.engine_log(engine_logs.TPCDS_LIKE, k, folder / f"{k}-tpcds.zstd")))
     return out
 
@@ -96,7 +96,7 @@ def test_an_engine_log_gives_spark_s_decisions(small, engine):
         assert skewed and all(s.skewed_partitions is None and s.skew_splits is None for s in skewed)
 
 
-@pytest.mark.parametrize("engine", ["photon", "rapids", "gluten"])
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_tpcds_like_engine_log_gives_spark_s_decisions(tpcds, engine):
     """The 300+ node TPC-DS-like plans (q72-like, q88-like, a dozen joins with a skew split)."""
     van, eng = _views(tpcds["vanilla"]), _views(tpcds[engine])
