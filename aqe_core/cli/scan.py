@@ -1,5 +1,9 @@
 """``scan``: many event logs as a Spark job, written as Parquet (or CSV) tables of executions and
-findings (:mod:`aqe_core.fleet.scan`)."""
+findings (:mod:`aqe_core.fleet.scan`).
+
+Exit codes: 0 done; 1 the scan failed; 2 a bad argument; 3 Spark did not start; 4 a ``--fail-on``
+rule broke; 5 no log found (the line says where it looked), before Spark starts where every
+source is local."""
 from __future__ import annotations
 
 import argparse
@@ -41,12 +45,22 @@ def reach_warnings(sources: list[str], output: str) -> list[str]:
     from aqe_core.fleet.result import unopenable
     from aqe_core.fleet.scan import expand_local, is_uri
 
-    paths, _ = expand_local([s for s in sources if not is_uri(s)])
+    paths, _ = expand_local([s for s in sources if not is_uri(s)], skip=[output])
     out = [f"scan: {t}" for t in unopenable(paths + [s for s in sources if is_uri(s)]).sentences()]
     if unopenable([os.path.abspath(output)]):
         out.append(f"scan: the output folder {output} is outside this server's roots: the Fleet page will not open it"
                    " (add it, or a folder above it, to roots in the server settings, AQE_LENS_ROOTS)")
     return out
+
+
+#: exit code of a scan that found no log to read
+NO_LOGS = 5
+
+
+def no_logs_line(sources: list[str], output: str) -> str:
+    """Where a scan that found nothing looked, and what it looks for."""
+    return (f"scan: no event log or capture found in {', '.join(sources)} (looked for files and rolling"
+            f" eventlog_v2_ folders, in subfolders too; hidden names and the output {output} left out): exit {NO_LOGS}")
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -71,6 +85,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
             print(f"scan: {shipped}", file=sys.stderr)
             return 2
         spark_conf = shipped
+    from aqe_core.fleet.scan import expand_local, is_uri
+
+    if not any(is_uri(s) for s in args.sources) and not expand_local(args.sources, skip=[args.output])[0]:
+        print(no_logs_line(list(args.sources), args.output), file=sys.stderr)  # (before the JVM starts)
+        return NO_LOGS
     try:
         rt = get_runtime(args.master, spark_conf, app_name="AQE Lens fleet scan", log_level="OFF", event_log=False)
     except (JavaNotFound, SparkStartFailed) as e:
@@ -97,6 +116,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     print(f"\nscan: {res.files} files, {res.executions} SQL executions, {res.findings} findings, {res.errors} files or"
           f" executions with an error, in {res.seconds:.1f}s{again} -> {res.out} (scan {res.scan_id})",
           file=sys.stderr)
+    if not res.files and not res.unchanged:
+        print(no_logs_line(list(args.sources), args.output), file=sys.stderr)
+        return NO_LOGS
     for line in broken:
         print(f"scan: FAILED {line}", file=sys.stderr)
     if broken:

@@ -51,39 +51,48 @@ def is_uri(source: str) -> bool:
     return bool(sep) and len(head) > 1 and head.replace("+", "").replace("-", "").isalnum()
 
 
-def _logs_in(directory: Path) -> list[str]:
+def _logs_in(directory: Path, skip: frozenset[Path] = frozenset()) -> list[str]:
+    """Every log under ``directory``, its subfolders too (a team's logs by job or by day): files,
+    and rolling ``eventlog_v2_`` directories as one log each. Hidden names, the folders in
+    ``skip`` (the scan's own output) and symlinked folders (a loop, or a tree elsewhere) are left out."""
     if directory.name.startswith(_ROLLING):
         return [str(directory)]
     out = []
     for p in sorted(directory.iterdir()):
-        if p.name.startswith(HIDDEN_PREFIXES):
+        if p.name.startswith(HIDDEN_PREFIXES) or p in skip:
             continue
-        if p.is_file() or (p.is_dir() and p.name.startswith(_ROLLING)):
+        if p.is_file():
             out.append(str(p))
+        elif p.is_dir() and p.name.startswith(_ROLLING):
+            out.append(str(p))
+        elif p.is_dir() and not p.is_symlink():
+            out.extend(_logs_in(p, skip))
     return out
 
 
-def expand_local(sources: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Log paths (files and rolling directories) for local sources, and the sources that
-    matched nothing (said, not fatal)."""
+def expand_local(sources: Iterable[str], skip: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """Log paths (files and rolling directories, in subfolders too) for local sources, and the
+    sources that matched nothing (said, not fatal). ``skip``: folders never read (the output)."""
     paths: list[str] = []
     missing: list[str] = []
+    skipped = frozenset(Path(x).resolve() for x in skip)
     for s in sources:
         hits = sorted(glob.glob(s)) if any(c in s for c in "*?[") else ([s] if os.path.exists(s) else [])
         if not hits:
             missing.append(s)
         for h in hits:
             p = Path(h)
-            paths.extend(_logs_in(p.resolve()) if p.is_dir() else [str(p.resolve())])
+            paths.extend(_logs_in(p.resolve(), skipped) if p.is_dir() else [str(p.resolve())])
     return list(dict.fromkeys(paths)), missing
 
 
-def _expand_uris(spark: Any, uris: list[str]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
+def _expand_uris(spark: Any, uris: list[str], skip: Iterable[str] = ()) -> tuple[list[tuple[str, str, int, int]], list[str]]:
     """(log root, file, length, modification ms) for every file of every log under the URIs
-    (Hadoop ``globStatus``)."""
+    (Hadoop ``globStatus``), in subfolders too; ``skip``: local folders never read (the output)."""
     jvm, conf = spark._jvm, spark.sparkContext._jsc.hadoopConfiguration()
     out: list[tuple[str, str, int, int]] = []
     missing: list[str] = []
+    skipped = frozenset(str(Path(x).resolve()) for x in skip)
     for u in uris:
         path = jvm.org.apache.hadoop.fs.Path(u)
         fs = path.getFileSystem(conf)
@@ -91,23 +100,24 @@ def _expand_uris(spark: Any, uris: list[str]) -> tuple[list[tuple[str, str, int,
         if not statuses:
             missing.append(u)
         for st in statuses:
-            _expand_status(fs, st, out, top=True)
+            _expand_status(fs, st, out, skipped)
     return out, missing
 
 
-def _expand_status(fs: Any, st: Any, out: list[tuple[str, str, int, int]], top: bool) -> None:
+def _expand_status(fs: Any, st: Any, out: list[tuple[str, str, int, int]], skip: frozenset[str]) -> None:
     p = st.getPath()
     name = p.getName()
-    if name.startswith(HIDDEN_PREFIXES):
+    uri = p.toUri()
+    if name.startswith(HIDDEN_PREFIXES) or (uri.getScheme() in (None, "file") and uri.getPath() in skip):
         return
     if not st.isDirectory():
         out.append((p.toString(), p.toString(), int(st.getLen()), int(st.getModificationTime())))
     elif name.startswith(_ROLLING):
         out.extend((p.toString(), c.getPath().toString(), int(c.getLen()), int(c.getModificationTime()))
                    for c in fs.listStatus(p) if not c.isDirectory() and not c.getPath().getName().startswith(HIDDEN_PREFIXES))
-    elif top:
+    else:  # a folder: its subfolders too, as a local scan reads them
         for c in fs.listStatus(p):
-            _expand_status(fs, c, out, top=False)
+            _expand_status(fs, c, out, skip)
 
 
 def _scan_paths(paths: Iterator[str], presets: bool) -> Iterator[tuple[str, Any]]:
@@ -201,8 +211,8 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
     sc = spark.sparkContext
     sid = new_scan_id()
     local, uris = [s for s in sources if not is_uri(s)], [s for s in sources if is_uri(s)]
-    paths, missing = expand_local(local)
-    blobs, missing_uris = _expand_uris(spark, uris) if uris else ([], [])
+    paths, missing = expand_local(local, skip=[out])
+    blobs, missing_uris = _expand_uris(spark, uris, [] if is_uri(out) else [out]) if uris else ([], [])
     _adopt_unpartitioned(out)
     before = _read_table(spark, out, LOGS_TABLE, fmt) if incremental else None
     paths, prints = local_logs_to_read(paths, before)
