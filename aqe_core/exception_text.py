@@ -17,7 +17,11 @@ def reason_line(exc: BaseException, limit: int = 300) -> str:
     >>> reason_line(KeyError())
     'KeyError'
     """
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - py4j describes a Java error by asking the JVM, which may be gone
+        return f"{type(exc).__name__} (its message could not be read: the JVM no longer answers)"[:limit]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for ln in lines:
         body = ln.lstrip(": ")
         if ("Exception: " in body or "Error: " in body) and not body.startswith("at "):

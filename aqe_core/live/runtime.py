@@ -193,7 +193,10 @@ def _start_lost_its_jvm(exc: BaseException) -> bool:
 
 def _lost_connection(exc: BaseException) -> bool:
     """A start that failed talking to the gateway's JVM (it exited under us), not in Spark."""
-    text = f"{type(exc).__name__}: {exc}"
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - py4j describes a Java error by asking the JVM: it is gone
+        return True
     return any(s in text for s in ("Py4JNetworkError", "Connection refused", "ConnectionRefusedError",
                                    "Error while sending or receiving", "Answer from Java side is empty",
                                    "does not exist in the JVM"))  # a class lookup on a JVM in shutdown
@@ -370,8 +373,9 @@ def _start(master: str, conf: Mapping[str, Any], app_name: str, log_level: str) 
             _reset_pyspark(drop_gateway=lost)
             if lost and attempt == 1:  # the old JVM exited between our check and the start: a new one
                 continue
-            hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in str(exc) else ""
-            raise SparkStartFailed(f"could not start Spark on {master}: {reason_line(exc)}{hint}") from None
+            reason = reason_line(exc)  # (never raises: a Java error whose JVM is gone is named by its type)
+            hint = " (Spark's reason is in the server log)" if "JAVA_GATEWAY_EXITED" in reason else ""
+            raise SparkStartFailed(f"could not start Spark on {master}: {reason}{hint}") from None
     if master.startswith("spark://"):
         _wait_for_executors(spark, master, executor_wait_s())
     return SparkRuntime(spark, master, java, owned=True)
