@@ -15,10 +15,10 @@ from aqe_core.model.engines import Engine, engine_of_names, engine_of_properties
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, exchange_below, exchange_parts
 
-__all__ = ["NOT_IN_LOG", "counts_text", "engine_label", "engine_numbers", "engine_of_plans", "numbers_sentence"]
+__all__ = ["COUNT_NOT_IN_LOG", "counts_text", "engine_label", "engine_numbers", "engine_of_plans", "numbers_sentence"]
 
 #: what a partition count the log does not hold is written as (never "?")
-NOT_IN_LOG = "not in the log"
+COUNT_NOT_IN_LOG = "not in the log"
 
 
 def engine_of_plans(plans: list[Optional[PlanNode]], properties: Mapping[str, str]) -> Optional[Engine]:
@@ -85,10 +85,10 @@ def counts_text(before: Optional[int], after: Optional[int], numbers: Optional[l
     '128 -> (not in the log) partitions'
     """
     if before is None and after is None:
-        text = f"partition counts {NOT_IN_LOG}"
+        text = f"partition counts {COUNT_NOT_IN_LOG}"
     else:
-        text = (f"{before if before is not None else f'({NOT_IN_LOG})'} -> "
-                f"{after if after is not None else f'({NOT_IN_LOG})'} partitions")
+        text = (f"{before if before is not None else f'({COUNT_NOT_IN_LOG})'} -> "
+                f"{after if after is not None else f'({COUNT_NOT_IN_LOG})'} partitions")
     extra = numbers_sentence(numbers or [])
     return f"{text}; {extra}" if extra else text
 

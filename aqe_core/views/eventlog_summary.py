@@ -9,6 +9,7 @@ from aqe_core.model.engines import Engine, by_key, operator_of, spark_name
 from aqe_core.model.eventlog import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.plan_walk import exchange_below, partitioning_count
 from aqe_core.model.plan import PlanNode
+from aqe_core.views.plan_match import _SKEW_SUFFIX, base_name
 
 SCHEMA_VERSION = 1
 
@@ -70,17 +71,13 @@ def _by_name(joins: Counter) -> Counter:
 def _engine_rewrite(before: str, after: str, engines_after: set[str]) -> Optional[Engine]:
     """The engine that made ``before -> after`` itself (a sort-merge join run as a shuffled hash
     join: :attr:`Engine.own` ``smj_as_hash``), or None (AQE's change)."""
-    if _base(before) != "SortMergeJoin" or _base(after) != "ShuffledHashJoin":
+    if base_name(before) != "SortMergeJoin" or base_name(after) != "ShuffledHashJoin":
         return None
     for key in sorted(engines_after):
         e = by_key(key)
         if e is not None and e.own_decision("smj_as_hash") is not None:
             return e
     return None
-
-
-def _base(name: str) -> str:
-    return name[: -len("(skew=true)")] if name.endswith("(skew=true)") else name
 
 
 def _paired(ex: SQLExecution, initial: PlanNode | None) -> tuple[list[tuple[str, str]], list[str], list[str], set[str]]:
@@ -93,34 +90,37 @@ def _paired(ex: SQLExecution, initial: PlanNode | None) -> tuple[list[tuple[str,
     return list(zip(gone, new)), gone[len(new):], new[len(gone):], engines_after
 
 
-def join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
-    """``SortMergeJoin -> BroadcastHashJoin`` style changes AQE made between the initial and final
-    plan, in Spark's names (``initial``: the initial plan when the caller has built it already).
-    An engine's renaming is no change; an engine's own rewrite is in :func:`engine_join_changes`."""
+def join_change_lists(ex: SQLExecution, initial: PlanNode | None = None) -> tuple[list[str], list[str]]:
+    """(AQE's join changes, the engine's own), from one walk of both plans: ``SortMergeJoin ->
+    BroadcastHashJoin`` style changes between the initial and final plan, in Spark's names
+    (``initial``: the initial plan when the caller has built it already). An engine's renaming is
+    no change; an engine's own rewrite (a sort-merge join run as a hash join) names the engine
+    and its setting: ``SortMergeJoin -> ShuffledHashJoin (NVIDIA RAPIDS's own rewrite, not AQE; ...)``."""
     pairs, removed, added, engines_after = _paired(ex, initial)
-    out = []
+    aqe, engine = [], []
     for a, b in pairs:
-        if _engine_rewrite(a, b, engines_after) is None:
-            out.append(f"{a} -> {b}")
-        elif b.endswith("(skew=true)") and not a.endswith("(skew=true)"):
-            out.append(f"{a} -> {a}(skew=true)")  # AQE split the skewed join before the engine converted it
-    out += [f"{a} removed" for a in removed]
-    out += [f"{b} added" for b in added]
-    return out
+        e = _engine_rewrite(a, b, engines_after)
+        if e is None:
+            aqe.append(f"{a} -> {b}")
+            continue
+        if b.endswith(_SKEW_SUFFIX) and not a.endswith(_SKEW_SUFFIX):
+            aqe.append(f"{a} -> {a}{_SKEW_SUFFIX}")  # AQE split the skewed join before the engine converted it
+        d = e.own_decision("smj_as_hash")
+        conf = f"; {d.conf}" if d is not None and d.conf else ""
+        engine.append(f"{a} -> {b} ({e.label}'s own rewrite, not AQE{conf})")
+    aqe += [f"{a} removed" for a in removed]
+    aqe += [f"{b} added" for b in added]
+    return aqe, engine
+
+
+def join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
+    """AQE's join changes (:func:`join_change_lists`)."""
+    return join_change_lists(ex, initial)[0]
 
 
 def engine_join_changes(ex: SQLExecution, initial: PlanNode | None = None) -> list[str]:
-    """The join changes the engine made itself, each naming the engine and its setting, e.g.
-    ``SortMergeJoin -> ShuffledHashJoin (NVIDIA RAPIDS: replaces a sort-merge join ...)``."""
-    pairs, _removed, _added, engines_after = _paired(ex, initial)
-    out = []
-    for a, b in pairs:
-        e = _engine_rewrite(a, b, engines_after)
-        if e is not None:
-            d = e.own_decision("smj_as_hash")
-            conf = f"; {d.conf}" if d is not None and d.conf else ""
-            out.append(f"{a} -> {b} ({e.label}'s own rewrite, not AQE{conf})")
-    return out
+    """The engine's own join changes (:func:`join_change_lists`)."""
+    return join_change_lists(ex, initial)[1]
 
 
 def outcome_line(ex: SQLExecution) -> str:
@@ -149,9 +149,11 @@ def spark_ids(ex: SQLExecution) -> str:
     return ", ".join(parts)
 
 
-def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
+def outcome_text(ex: SQLExecution, initial: PlanNode | None = None,
+                 changes: tuple[list[str], list[str]] | None = None) -> str:
     """What AQE did to one execution, in a few words (plan versions, partitions before -> after
-    per adaptive read, join changes), or ``no AQE``."""
+    per adaptive read, join changes), or ``no AQE``. ``changes``: :func:`join_change_lists`, when
+    the caller has them already."""
     if not ex.adaptive:
         return "no AQE"
     parts = [f"{ex.num_plan_versions} plan versions"]
@@ -175,10 +177,9 @@ def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
         reads.append(s)
     if reads:
         parts.append("partitions " + ", ".join(reads))
-    jc = join_changes(ex, initial)
+    jc, ejc = changes if changes is not None else join_change_lists(ex, initial)
     if jc:
         parts.append("joins: " + "; ".join(jc))
-    ejc = engine_join_changes(ex, initial)
     if ejc:
         parts.append("engine: " + "; ".join(ejc))
     if not reads and not jc:
@@ -187,6 +188,7 @@ def outcome_text(ex: SQLExecution, initial: PlanNode | None = None) -> str:
 
 
 def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
+    changes = join_change_lists(ex)
     d: dict[str, Any] = {
         "id": ex.id,
         "description": ex.description,
@@ -201,8 +203,8 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
         "job_ids": list(ex.job_ids),
         "stage_ids": list(ex.stage_ids),
         "num_plan_versions": ex.num_plan_versions,
-        "join_changes": join_changes(ex),
-        "engine_join_changes": engine_join_changes(ex),
+        "join_changes": changes[0],
+        "engine_join_changes": changes[1],
         "stage_retries": list(ex.stage_retries),
     }
     if plans:

@@ -24,7 +24,7 @@ from aqe_core.model.task_time import TaskTime
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
 from aqe_core.views.engine_view import engine_label, engine_numbers, engine_of_plans, numbers_sentence
-from aqe_core.views.eventlog_summary import engine_join_changes, join_changes, outcome_text, read_before_partitions
+from aqe_core.views.eventlog_summary import join_change_lists, outcome_text, read_before_partitions
 from aqe_core.views.query import (
     QueryView, ShuffleView, compute_group_lines, exchange_join_context, join_keys,
     read_join_context,
@@ -81,6 +81,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     dp = par.value
     initial = ex.initial_plan  # (built from the log's JSON on each read: once here)
     formatted: dict = {}  # each metric's UI strings, once for all plan versions
+    changes = join_change_lists(ex, initial)  # (AQE's and the engine's: one walk of both plans)
     qv = QueryView(
         source_kind="eventlog",
         query_id=str(ex.id),
@@ -94,15 +95,15 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
         plan_versions=[p for p in (ex.plan_with_values(p, formatted) for p in ex.plan_versions) if p is not None]
         if plans else [],
         final_plan=ex.plan_with_values(ex.final_plan, formatted),
-        join_changes=join_changes(ex, initial),
+        join_changes=changes[0],
         adaptive=ex.adaptive,
-        outcome=outcome_text(ex, initial),
+        outcome=outcome_text(ex, initial, changes),
         warnings=list(ex.warnings) + notes,
         model=query_from_execution(ex, str(v), dp),
     )
     qv.parallelism_how, qv.release, qv.release_known = par.how, rel.label, rel.known
     qv.engine = engine_label(engine_of_plans([initial, ex.final_plan], log.spark_properties))
-    qv.engine_changes = engine_join_changes(ex, initial)
+    qv.engine_changes = changes[1]
     if not rel.known:
         qv.warnings.append(f"The Spark release is unknown ({rel.source}): {rel.label}")
     qv.spark_query_id = ex.query_id
