@@ -33,7 +33,7 @@ from aqe_core.engine.simulate import SimulationReport
 from aqe_core.model.capture import Capture, CaptureFormatError
 from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
 from aqe_core.readers.eventlog import EventLogError, load
-from aqe_core.readers.budget import LoadMeter, MemoryBudget
+from aqe_core.readers.budget import LoadMeter, MemoryBudget, drop_frames
 from aqe_core.readers.load_slots import LoadSlots, Slot
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, BudgetExceeded, Limits, LimitExceeded, internal_cause
 from aqe_core.readers.eventlog.listener_events import listener_capture
@@ -144,7 +144,8 @@ def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None, owner:
             meter = server_meter(slot)
             try:
                 src = load_source(real, progress=progress, limits=server_limits(), roots=roots, meter=meter)
-            except BaseException:
+            except BaseException as exc:
+                drop_frames(exc)  # the failed load's lines and strings go before its charge does
                 meter.release()
                 raise
     except BudgetExceeded as exc:

@@ -15,8 +15,11 @@ The CLI passes no meter: it reads the user's own files with the reader's generou
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import threading
 import time
+import traceback
 import weakref
 from typing import Callable, Optional
 
@@ -83,6 +86,38 @@ class MemoryBudget:
     def give(self, n: int) -> None:
         with self._lock:
             self.used = max(0, self.used - n)
+
+
+def drop_frames(exc: BaseException) -> None:
+    """Clear the finished frames ``exc`` (and the exceptions it chains) still hold: a failed
+    load's traceback keeps its lines and strings alive, so giving its charge back first lets
+    another load take memory that is not free yet (three bombs at once grew RSS past the budget).
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if exc.__traceback__ is not None:
+            traceback.clear_frames(exc.__traceback__)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    _trim()
+
+
+def _libc_trim() -> Optional[Callable[[int], int]]:
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not glibc: nothing to call, freed memory stays with the allocator
+        return None
+
+
+_MALLOC_TRIM = _libc_trim()
+
+
+def _trim() -> None:
+    """Hand memory the allocator holds free back to the system (glibc's ``malloc_trim``): each
+    thread allocates from its own arena, so a failed load's freed lines would otherwise stay in
+    the process's RSS beside the next load's."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 class LoadMeter:

@@ -90,3 +90,31 @@ def test_the_cli_with_budget_refuses_in_one_line_and_reads_a_real_log(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "64 MB" in err and err.endswith("the limit is --budget"), err
     assert main(["explain", str(SAMPLES_DIR / "eventlogs" / "local-1795309160158.zstd"), "--budget", "64"]) == 0
+
+
+def test_a_failed_loads_strings_are_freed_before_its_charge_is_given_back():
+    """The traceback of a refused load holds its frames and their locals (the line being parsed):
+    ``drop_frames`` lets them go, so the charge returned is memory that is free again."""
+    import weakref
+
+    from aqe_core.readers.budget import drop_frames
+
+    class Line(str):
+        pass
+
+    gone: list[weakref.ref] = []
+
+    def parse() -> None:
+        line = Line("x" * 1000)
+        gone.append(weakref.ref(line))
+        try:
+            raise ValueError("inner")
+        except ValueError:
+            raise KeyError("outer")
+
+    try:
+        parse()
+    except KeyError as exc:
+        assert gone[0]() is not None  # held by the traceback's frame
+        drop_frames(exc)
+        assert gone[0]() is None
