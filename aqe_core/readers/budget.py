@@ -104,7 +104,7 @@ def drop_frames(exc: BaseException) -> None:
 
 def _libc_trim() -> Optional[Callable[[int], int]]:
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim  # type: ignore[no-any-return]
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # not glibc: nothing to call, freed memory stays with the allocator
         return None
 
