@@ -40,7 +40,7 @@ from aqe_core.readers.eventlog.listener_events import listener_capture
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
-from aqe_core.views.from_eventlog import carry_task_times, view_from_execution
+from aqe_core.views.from_eventlog import carry_log_facts, view_from_execution
 from aqe_core.views.query import QueryView
 
 
@@ -429,7 +429,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         by_id = {v.query_id: v for v in exact_views}
         for v in views:
             if v.query_id in by_id:
-                carry_task_times(v, by_id[v.query_id])
+                carry_log_facts(v, by_id[v.query_id])
         views = [by_id.pop(v.query_id, v) for v in views] + list(by_id.values())
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes

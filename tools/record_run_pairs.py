@@ -19,6 +19,17 @@ Pairs (what changed from run ``a`` to run ``b``):
 ``setting_changed``  the same data; ``skewedPartitionThresholdInBytes`` raised to 1 GB in b
 ``unrelated``        b runs other queries over other tables
 ``release``          the same run on two releases (one file per release, ``<version>.*``)
+``advisory_changed`` the same data and literals; ``advisoryPartitionSizeInBytes`` 96k -> 1m in b
+``both``             b has a's data x3 with the hot key at 30% *and* advisory 1m; two more runs hold
+                     one change each (``b_data_a_settings``, ``a_data_b_settings``): what Spark
+                     does with one factor changed, the truth a replay's attribution is held to
+``unchanged``        the same job twice
+``skew_appears``     coalescing off in both; the hot key grows from 3% to 30% in b: run a reads every
+                     shuffle as planned (no adaptive read), run b splits the join's hot reducer
+
+The pairs from ``advisory_changed`` on are recorded with the AQE Lens listener: besides the
+capture, ``<run>.listener.zstd`` is Spark's event log with the listener's events (exact
+statistics) and ``<run>.zstd`` the same log without them (what a plain event log holds).
 """
 from __future__ import annotations
 
@@ -70,7 +81,16 @@ PAIRS: dict[str, dict[str, tuple[float, int, int, dict[str, str], str]]] = {
                         "b": (1.0, 30, 20, {A + "skewJoin.skewedPartitionThresholdInBytes": "1g"}, "job")},
     "unrelated": {"a": (1.0, 30, 10, {}, "job"), "b": (1.0, 30, 10, {}, "other")},
     "release": {"{version}": (1.0, 30, 10, {}, "job")},
+    "advisory_changed": {"a": (1.0, 30, 10, {}, "job"), "b": (1.0, 30, 10, {A + "advisoryPartitionSizeInBytes": "1m"}, "job")},
+    "both": {"a": (1.0, 3, 10, {}, "job"), "b": (3.0, 30, 10, {A + "advisoryPartitionSizeInBytes": "1m"}, "job"),
+             "b_data_a_settings": (3.0, 30, 10, {}, "job"),
+             "a_data_b_settings": (1.0, 3, 10, {A + "advisoryPartitionSizeInBytes": "1m"}, "job")},
+    "unchanged": {"a": (1.0, 30, 10, {}, "job"), "b": (1.0, 30, 10, {}, "job")},
+    "skew_appears": {"a": (1.0, 3, 10, {A + "coalescePartitions.enabled": "false"}, "job"),
+                     "b": (1.0, 30, 10, {A + "coalescePartitions.enabled": "false"}, "job")},
 }
+#: pairs recorded with the listener: a listener log and the plain log it holds, per run
+WITH_LISTENER = frozenset({"advisory_changed", "both", "unchanged", "skew_appears"})
 
 
 def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str], str]) -> None:
@@ -87,6 +107,10 @@ def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str]
             # keep every shuffle's map statuses until the recorder read them (a GC under load
             # would let the ContextCleaner unregister them first: no per-map sizes, no replay)
             "spark.cleaner.referenceTracking": "false"}
+    if out.name in WITH_LISTENER:
+        from aqe_core.listener import spark_conf
+
+        conf.update(spark_conf())
     rt = get_runtime("local[2]", conf=conf, app_name=f"aqe-lens run pair {out.name}/{name}")
     runner = Runner(rt, trusted=True)
     name = name.format(version=rt.version)
@@ -109,9 +133,20 @@ def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str]
     for p in logs.iterdir():  # Spark's zstd level 1 re-framed at level 19: same events, fewer bytes
         with open(p, "rb") as fh:
             raw = zstandard.ZstdDecompressor().stream_reader(fh).read()
+        if out.name in WITH_LISTENER:
+            (out / f"{name}.listener.zstd").write_bytes(zstandard.ZstdCompressor(level=19).compress(raw))
+            raw = _without_listener_events(raw)
         (out / f"{name}.zstd").write_bytes(zstandard.ZstdCompressor(level=19).compress(raw))
     shutil.rmtree(logs, ignore_errors=True)
     print(f"{out.name}/{name}: Spark {version}, {len(cap.queries)} queries", file=sys.stderr)
+
+
+def _without_listener_events(raw: bytes) -> bytes:
+    """The plain event log a run without the listener writes: every line but the listener's events."""
+    from aqe_core.listener import EVENT_CLASS
+
+    mark = f'"Event":"{EVENT_CLASS}"'.encode()
+    return b"".join(line for line in raw.splitlines(keepends=True) if mark not in line[:200])
 
 
 def main() -> int:

@@ -28,7 +28,7 @@ from aqe_core.model.presets import BUILTIN_PRESETS
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause
 
 __all__ = ["Attribution", "Outcomes", "SKEW_SPLIT", "PARTITIONS_AFTER", "JOIN_STRATEGY", "attribute",
-           "settings_changed"]
+           "settings_changed", "skew_flag_only"]
 
 SKEW_SPLIT = "skew split"
 PARTITIONS_AFTER = "partitions after AQE"
@@ -101,6 +101,20 @@ def _shuffle(outcome: PresetOutcome, key: Optional[str]) -> Optional[ShuffleOutc
     return next((s for s in outcome.shuffles if s.key == key), None) if key is not None else None
 
 
+def _as_run(outcome: PresetOutcome, view: QuerySizes, key: Optional[str]) -> Optional[ShuffleOutcome]:
+    """What Spark did with one shuffle in a run: the run's outcome, else -- a shuffle AQE left as
+    planned, which an exact source's replay does not list -- its partitions as planned, none split
+    (a read that appears in one run only is still a decision that changed)."""
+    got = _shuffle(outcome, key)
+    if got is not None or key is None:
+        return got
+    s = next((x for x in view.shuffles if x.key == key), None)
+    if s is None or getattr(s, "adaptive_read", True) or s.partitions_before is None:
+        return None
+    return ShuffleOutcome(s.key, s.label, s.partitions_before, s.partitions_before, list(s.sizes_after or []), 0, 0,
+                          outcome.evidence)
+
+
 def _skewed(s: Optional[ShuffleOutcome]) -> Optional[int]:
     return s.skewed if s is not None else None
 
@@ -159,7 +173,7 @@ def _shuffle_causes(o: Outcomes, key_a: Optional[str], key_b: Optional[str], lab
     checks: Sequence[tuple[str, Callable[[Optional[ShuffleOutcome]], Optional[int]]]] = (
         (SKEW_SPLIT, _skewed), (PARTITIONS_AFTER, _parts))
     for decision, f in checks:
-        fa, fb = f(_shuffle(o.a, key_a)), f(_shuffle(o.b, key_b))
+        fa, fb = f(_as_run(o.a, views[0], key_a)), f(_as_run(o.b, views[1], key_b))
         if fa is None or fb is None or fa == fb:
             continue
         x, y = f(_shuffle(o.b_under_a, key_b)), f(_shuffle(o.b_settings_a_release, key_b))
@@ -192,11 +206,13 @@ def _one_form(joins: Sequence[str]) -> list[str]:
     return [j.replace("(skew=true)", " (skew)").replace("  (skew)", " (skew)") for j in joins]
 
 
-def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Optional[str], Optional[str], str]]
-              ) -> Attribution:
+def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Optional[str], Optional[str], str]],
+              same_data: Optional[bool] = None) -> Attribution:
     """The changed decisions of one query between run ``a`` and run ``b``, each with what
     changed it. ``shuffle_pairs``: (run a's shuffle key, run b's, a label) for the reads matched
-    by their place in the plan (:func:`aqe_core.views.align_runs.align_shuffles`)."""
+    by their place in the plan (:func:`aqe_core.views.align_runs.align_shuffles`); ``same_data``:
+    the logs' own numbers say both runs shuffled the very same bytes and rows (True), something
+    else (False), or cannot say (None) -- what a plain log's causes are decided on first."""
     o = _outcomes(a, b)
     exact = o.b_under_a.evidence is Evidence.EXACT and o.a_under_b.evidence is Evidence.EXACT
     got = Attribution(outcomes=o, evidence=Evidence.EXACT if exact else Evidence.ESTIMATE)
@@ -207,10 +223,11 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
         if key_a is not None and key_b is not None:
             got.causes.extend(_shuffle_causes(o, key_a, key_b, label, got.evidence, only_data, (a, b)))
     join = _join_cause(o, got.evidence, only_data)
-    if join is not None:
+    # a join that only gained or lost its skew flag is the skew split said again: one decision, in its own words
+    if join is not None and not (skew_flag_only(join) and any(c.decision == SKEW_SPLIT for c in got.causes)):
         got.causes.append(join)
     if not exact:
-        got.causes = _follow_the_split(got.causes)
+        got.causes = _follow_the_split([_plain_log_cause(c, same_data, a, b) for c in got.causes])
     if not exact and got.causes:
         got.notes.append("estimated: a plain event log holds only the sizes after AQE, so the replays under the"
                          " other run's settings are estimates over them")
@@ -220,8 +237,40 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
     return got
 
 
+#: why a plain log cannot tell a cause when both the data and the settings or release changed
+NOT_TOLD = ("{changed} changed between the runs, and a plain event log keeps only the sizes after AQE, so a"
+            " replay over them cannot tell which made this decision (a listener log or a capture can)")
+
+
+def _plain_log_cause(c: Cause, same_data: Optional[bool], a: QuerySizes, b: QuerySizes) -> Cause:
+    """A plain log's cause, decided on the log's own numbers before the estimate's replay:
+    the same bytes and rows shuffled in both runs mean the data did not change what AQE saw, so
+    the settings or the release did (whichever changed); where the data changed too, only a
+    change the threshold alone tells (a skew split: :func:`_estimated_skew_factors`) keeps its
+    factor, and any other says the log cannot tell, rather than a guess."""
+    release = a.spark_version != b.spark_version
+    settings = bool(settings_changed(a.conf, b.conf))
+    if not release and not settings:
+        return c  # (only the data changed: the one factor, no replay needed)
+    if same_data:
+        others = tuple(f for f, on in ((SETTINGS, settings), (RELEASE, release)) if on)
+        told = tuple(f for f in c.factors if f in others)
+        return replace(c, factors=told or others, untold="")
+    if c.decision == SKEW_SPLIT and c.factors:
+        return c
+    changed = " and ".join(w for w, on in (("the data" if same_data is False else "perhaps the data", True),
+                                           ("the settings", settings), ("the release", release)) if on)
+    return replace(c, factors=(), untold=NOT_TOLD.format(changed=changed[0].upper() + changed[1:]))
+
+
 def _unskewed(joins: Sequence[str]) -> list[str]:
     return [j.replace("(skew=true)", "").replace(" (skew)", "").strip() for j in joins]
+
+
+def skew_flag_only(c: Cause) -> bool:
+    """A join-strategy change that is no change of strategy: the same joins, one now (or no
+    longer) splitting skewed partitions."""
+    return c.decision == JOIN_STRATEGY and _unskewed(c.a) == _unskewed(c.b)
 
 
 def _follow_the_split(causes: list[Cause]) -> list[Cause]:
@@ -235,9 +284,9 @@ def _follow_the_split(causes: list[Cause]) -> list[Cause]:
     out = []
     for c in causes:
         if c.decision == PARTITIONS_AFTER and (c.shuffle in split or (c.a, c.b) in counts):
-            c = replace(c, factors=split.get(c.shuffle) or counts[(c.a, c.b)])
+            c = replace(c, factors=split.get(c.shuffle) or counts[(c.a, c.b)], untold="")
         elif c.decision == JOIN_STRATEGY and every and _unskewed(c.a) == _unskewed(c.b):
-            c = replace(c, factors=every)
+            c = replace(c, factors=every, untold="")
         out.append(c)
     return out
 

@@ -89,12 +89,14 @@ class Cause:
     shuffle: Optional[str] = None
     #: a skew split under run a's settings: the parts the split reducers of run b would make
     b_under_a_parts: Optional[int] = None
+    #: why the source cannot tell what changed the decision ("" where ``factors`` says it)
+    untold: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "shuffle": self.shuffle, "a": self.a, "b": self.b,
                 "factors": list(self.factors), "b_under_a_settings": self.b_under_a,
                 "b_under_a_split_parts": self.b_under_a_parts, "a_under_b_settings": self.a_under_b,
-                "evidence": self.evidence.value}
+                "evidence": self.evidence.value, "untold": self.untold or None}
 
 
 @dataclass

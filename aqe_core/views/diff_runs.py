@@ -9,16 +9,20 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, cast
 
-from aqe_core.advise.attribute_runs import JOIN_STRATEGY, PARTITIONS_AFTER, SKEW_SPLIT, Attribution, attribute, settings_changed
+from aqe_core.advise.attribute_runs import (JOIN_STRATEGY, PARTITIONS_AFTER, SKEW_SPLIT, Attribution, attribute, settings_changed,
+                                            skew_flag_only)
 from aqe_core.engine.adaptive import plan_facts
 from aqe_core.model.engines import spark_name
 from aqe_core.model.evidence import Evidence
+from aqe_core.model.plan import PlanNode
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
 from aqe_core.units import format_bytes
 from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
+from aqe_core.views.plan_match import base_name
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["cause_rows", "diff_query", "diff_rows", "diff_views", "query_sentence", "setting_rows", "shuffle_rows"]
+__all__ = ["cause_rows", "diff_query", "diff_rows", "diff_views", "query_sentence", "same_data", "setting_rows",
+           "shuffle_rows"]
 
 
 def _ref(view: QueryView) -> QueryRef:
@@ -27,13 +31,15 @@ def _ref(view: QueryView) -> QueryRef:
 
 def _task_ms(view: QueryView) -> Optional[int]:
     """The sum of the query's task durations: a capture's task events, else the successful
-    tasks of each stage the view times (an event log's task ends); None where unknown."""
+    tasks of each stage the view times (an event log's task ends, a listener log's included:
+    its exact view carries the log's stage times); None where unknown."""
     model = view.model
     if model is not None and model.kind == "capture" and model.raw is not None:
         capture, index = model.raw
         q = next((x for x in capture.queries if x.index == index), None)
         times = [ms for t in (q.spark_stages if q else []) for ms in (t.task_ms or []) if ms >= 0]
-        return sum(times) if times else None
+        if times:
+            return sum(times)
     totals = [t.total_ms for t in view.stage_times.values()]
     return sum(totals) if totals and None not in totals else None  # type: ignore[arg-type]
 
@@ -84,6 +90,36 @@ def _joins(view: QueryView) -> list[str]:
     return [n for n in names if "Join" in n]
 
 
+def _is_exchange(node: PlanNode) -> bool:
+    return base_name(node.name or "") in ("Exchange", "ShuffleExchange")
+
+
+def _shuffled(view: QueryView) -> Optional[list[tuple[int, int]]]:
+    """(bytes, records) each first exchange of the final plan wrote (one with no exchange below:
+    what the input gave, before any of AQE's decisions shaped it), by Spark's metrics, sorted;
+    None where one lacks either (a log that does not keep them says nothing)."""
+    plan = view.final_plan
+    if plan is None:
+        return None
+    out = []
+    for node in plan.walk():
+        if not _is_exchange(node) or any(_is_exchange(n) for n in node.walk() if n is not node):
+            continue
+        written = [(node.metric(m) or {}).get("total") for m in ("shuffle bytes written", "shuffle records written")]
+        if not all(isinstance(x, int) for x in written):
+            return None
+        out.append((written[0], written[1]))
+    return sorted(out) or None
+
+
+def same_data(a: QueryView, b: QueryView) -> Optional[bool]:
+    """Did both runs shuffle the very same data, by the log's own numbers? Every exchange wrote
+    the same bytes and records in both (True), not (False), or a run's log does not say (None).
+    What AQE decides on is what the map stages wrote, so identical writes rule the data out."""
+    sa, sb = _shuffled(a), _shuffled(b)
+    return None if sa is None or sb is None else sa == sb
+
+
 def _is_command(v: QueryView) -> bool:
     """The query's plan is a command (no query below it: createOrReplaceTempView, DDL, metadata)."""
     plan = v.initial_plan or v.final_plan
@@ -100,7 +136,7 @@ def diff_query(a: QueryView, b: QueryView) -> QueryDiff:
     d.command = _is_command(a) and _is_command(b)
     d.settings = [SettingChange(*row) for row in settings_changed(a.conf, b.conf)]
     if a.adaptive and b.adaptive and (a.shuffles or b.shuffles):
-        got = attribute(a, b, [(sd.key_a, sd.key_b, sd.label) for sd in d.shuffles])
+        got = attribute(a, b, [(sd.key_a, sd.key_b, sd.label) for sd in d.shuffles], same_data(a, b))
     else:
         got = Attribution()
     d.causes = got.causes
@@ -122,6 +158,8 @@ def _factor_words(c: Cause, d: QueryDiff) -> str:
         parts.append("the settings changed" + (f" ({', '.join(keys[:2])}{', ...' if len(keys) > 2 else ''})" if keys else ""))
     if RELEASE in c.factors:
         parts.append(f"the release changed ({d.release[0]} -> {d.release[1]})")
+    if not parts and c.untold:
+        return c.untold[0].lower() + c.untold[1:]
     return " and ".join(parts) if parts else "no single change explains it in our replay"
 
 
@@ -136,14 +174,20 @@ def _growth(d: QueryDiff, c: Cause) -> str:
     return f"the largest reducer went from {format_bytes(sa)} (reducer {ia}) to {format_bytes(sb)} (reducer {ib}); "
 
 
-def _what(c: Cause) -> str:
+def _what(c: Cause, d: QueryDiff) -> str:
     where = f" in {c.shuffle.split(':')[0]}" if c.shuffle else ""
     if c.decision == SKEW_SPLIT:
         if not c.b:
             return f"the skewed reducers{where} are no longer split (run a split {c.a})"
         if not c.a:
-            return f"{c.b} reducer(s){where} are now split for skew"
+            sd = next((s for s in d.shuffles if s.label == c.shuffle), None)
+            parts = sd.skew_splits[1] if sd is not None else None
+            return f"{c.b} reducer(s){where} are now split for skew" + (f" into {parts} parts" if parts else "")
         return f"reducers split for skew{where}: {c.a} -> {c.b}"
+    if skew_flag_only(c):
+        now = sum("(skew" in j for j in c.b) > sum("(skew" in j for j in c.a)
+        return (f"a join {'now splits' if now else 'no longer splits'} skewed partitions"
+                f" ({', '.join(c.a)} -> {', '.join(c.b)})")
     if c.decision == JOIN_STRATEGY:
         return f"the joins changed from {', '.join(c.a) or 'none'} to {', '.join(c.b) or 'none'}"
     return f"partitions after AQE{where}: {c.a} -> {c.b}"
@@ -179,7 +223,7 @@ def query_sentence(d: QueryDiff, evidence: Evidence = Evidence.EXACT) -> str:
         return same + timing + tail
     c = min(d.causes, key=lambda x: _ORDER.get(x.decision, 9))
     growth = _growth(d, c) if c.decision == SKEW_SPLIT else ""
-    return f"{growth}{_what(c)}: {_factor_words(c, d)}{_counterfactual(c)}{timing}{tail}"
+    return f"{growth}{_what(c, d)}: {_factor_words(c, d)}{_counterfactual(c)}{timing}{tail}"
 
 
 def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str = "a", source_b: str = "b",

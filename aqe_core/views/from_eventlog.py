@@ -47,7 +47,7 @@ LOGGED_SKEW = V.code("logged_skew", "The read's metrics count skewed reducers Sp
 LOGGED_COALESCE = V.code("logged_coalesce", "The read's metrics count the partitions Spark read after coalescing.",
                          "{before} shuffle partitions were read as {after}{detail} (the read's metrics)")
 
-__all__ = ["carry_task_times", "view_from_execution", "views_from_eventlog"]
+__all__ = ["carry_log_facts", "view_from_execution", "views_from_eventlog"]
 
 _APPROX = ("event log: the lines are computed over the partition sizes after AQE (the log has no"
            " pre-AQE per-reducer sizes or per-map sizes)")
@@ -172,10 +172,12 @@ def _stage_times(log: EventLog, ex: SQLExecution) -> dict[int, TaskTime]:
     return out
 
 
-def carry_task_times(plain: QueryView, exact: QueryView) -> None:
-    """An exact (listener) view of a logged execution keeps the log's task times: the stage
-    times as they are, and each read's when both views list the same reads in the same order
-    (the final plan's adaptive reads, pre-order) with the same partition counts."""
+def carry_log_facts(plain: QueryView, exact: QueryView) -> None:
+    """An exact (listener) view of a logged execution keeps what only the log holds: the task
+    times (the stage times as they are, and each read's when both views list the same reads in
+    the same order, pre-order, with the same partition counts), Spark's metric values on the
+    plans, and the shuffles AQE left as planned (the listener records adaptive reads only: a
+    run comparison must still see a shuffle that one run read as planned and the other split)."""
     exact.stage_times = plain.stage_times
     exact.node_stages = plain.node_stages
     # the same plans with Spark's metric values (rows on the edges, each read's sizes), where the
@@ -187,10 +189,15 @@ def carry_task_times(plain: QueryView, exact: QueryView) -> None:
     if len(plain.plan_versions) == len(exact.plan_versions) and all(
             _same_plan(a, b) for a, b in zip(plain.plan_versions, exact.plan_versions)):
         exact.plan_versions = list(plain.plan_versions)
-    a, b = plain.shuffles, exact.shuffles
+    a, b = [s for s in plain.shuffles if s.adaptive_read], exact.shuffles
     if len(a) == len(b) and all(x.partitions_after == y.partitions_after for x, y in zip(a, b)):
         for x, y in zip(a, b):
             y.task_time = x.task_time
+    have = {s.key for s in b}
+    planned = [s for s in plain.shuffles if not s.adaptive_read and s.key not in have]
+    if exact.final_plan is plain.final_plan:  # (the same tree: the node ids they name)
+        exact.shuffles = list(b) + planned
+        exact.single_partition_exchanges = plain.single_partition_exchanges
 
 
 def _same_plan(a: Optional[PlanNode], b: Optional[PlanNode]) -> bool:
