@@ -101,14 +101,14 @@ def _shuffled(view: QueryView) -> Optional[list[tuple[int, int]]]:
     plan = view.final_plan
     if plan is None:
         return None
-    out = []
+    out: list[tuple[int, int]] = []
     for node in plan.walk():
         if not _is_exchange(node) or any(_is_exchange(n) for n in node.walk() if n is not node):
             continue
-        written = [(node.metric(m) or {}).get("total") for m in ("shuffle bytes written", "shuffle records written")]
-        if not all(isinstance(x, int) for x in written):
+        size, rows = ((node.metric(m) or {}).get("total") for m in ("shuffle bytes written", "shuffle records written"))
+        if not isinstance(size, int) or not isinstance(rows, int):
             return None
-        out.append((written[0], written[1]))
+        out.append((size, rows))
     return sorted(out) or None
 
 
