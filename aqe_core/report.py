@@ -13,6 +13,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 import aqe_core
+from aqe_core.views.diff_runs import caused_by
 from aqe_core.views.query import QueryView
 from aqe_core.advise.whatif import PresetOutcome
 from aqe_core.advise.releases import ReleaseComparison
@@ -155,7 +156,7 @@ def _query_diff_section(i: int, q: QueryDiff) -> str:
     parts += [f"<p class='approx'>{_e(n)}</p>" for n in q.notes]
     if q.causes:
         parts.append(_table([{"decision": c.decision, "shuffle": c.shuffle, "run a": c.a, "run b": c.b,
-                              "caused by": ", ".join(c.factors) or "unexplained",
+                              "caused by": caused_by(c),
                               "run b under run a's settings": c.b_under_a, "evidence": c.evidence.label}
                              for c in q.causes]))
     if q.settings:

@@ -21,7 +21,7 @@ from typing import Iterable, Optional
 
 import pandas as pd
 
-from aqe_core.fleet.history import SCAN_COLUMN, app_runs, changes
+from aqe_core.fleet.history import SCAN_COLUMN, app_runs, changes, current_rows
 
 __all__ = ["GateRule", "RuleError", "breaches", "parse_rules"]
 
@@ -79,6 +79,7 @@ def breaches(history: pd.DataFrame, rules: list[GateRule], scan: Optional[str] =
     runs = app_runs(history)
     runs = runs[runs[SCAN_COLUMN] == latest]
     moved = changes(history, [latest])
+    now = current_rows(history)
     for rule in rules:
         if rule.metric == "unreadable":
             bad = int((history[history[SCAN_COLUMN] == latest]["error"].notna()).sum())
@@ -89,7 +90,8 @@ def breaches(history: pd.DataFrame, rules: list[GateRule], scan: Optional[str] =
             for r in runs.itertuples():
                 got = float(getattr(r, column))
                 if rule.over(got):
-                    out.append(f"{rule}: {r.app} ({r.app_id or r.file}) {got:g}{rule.unit}")
+                    out.append(f"{rule}: {r.app} ({r.app_id or r.file}) {got:g}{rule.unit}"
+                               + _queries(now, str(r.file), None, rule.metric == "findings"))
         else:
             for c in moved:
                 if rule.metric == "findings_increase":
@@ -101,8 +103,37 @@ def breaches(history: pd.DataFrame, rules: list[GateRule], scan: Optional[str] =
                 else:
                     got, said = c.wasted_after_s - c.wasted_before_s, _wasted(c)
                 if rule.over(got):
-                    out.append(f"{rule}: {c.app}: {said}")
+                    out.append(f"{rule}: {c.app}: {said}"
+                               + _queries(now, c.after_file, c.before_file, rule.metric == "findings_increase"))
     return out
+
+
+#: the queries a breach names, at most
+NAMED = 3
+
+
+def _queries(now: pd.DataFrame, after: str, before: Optional[str], findings: bool) -> str:
+    """The queries behind an application's breach, by id and description: those with findings
+    their run before did not have (matched by description), or those that wasted the most task
+    time more than before; so a failed night names what to open, not only the job."""
+    rows = now[(now["file"] == after) & now["execution_id"].notna()]
+    old = now[now["file"] == before] if before is not None else rows.iloc[0:0]
+    if findings:
+        had = {(str(r.description), f) for r in old.itertuples() for f in str(r.findings or "").split(",") if f}
+        named = [(r, [f for f in str(r.findings or "").split(",") if f and (str(r.description), f) not in had])
+                 for r in rows.itertuples()]
+        said = [f"query #{int(r.execution_id)} ({str(r.description)[:60]}): {', '.join(fs)}" for r, fs in named if fs]
+    else:
+        was = {str(r.description): int(r.wasted_task_ms or 0) for r in old.itertuples()}
+        grew = sorted(((int(r.wasted_task_ms or 0) - was.get(str(r.description), 0), r) for r in rows.itertuples()),
+                      key=lambda x: -x[0])
+        said = [f"query #{int(r.execution_id)} ({str(r.description)[:60]}): wasted"
+                + (f" {was[str(r.description)] / 1000:g} s ->" if str(r.description) in was else "")
+                + f" {int(r.wasted_task_ms or 0) / 1000:g} s" for d, r in grew if d > 0]
+    if not said:
+        return ""
+    more = f"; and {len(said) - NAMED} more" if len(said) > NAMED else ""
+    return "; " + ("new findings in " if findings else "") + "; ".join(said[:NAMED]) + more
 
 
 def _wasted(c) -> str:

@@ -21,7 +21,7 @@ from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
 from aqe_core.views.plan_match import base_name
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["cause_rows", "diff_query", "diff_rows", "diff_views", "query_sentence", "same_data", "setting_rows",
+__all__ = ["caused_by", "cause_rows", "diff_query", "diff_rows", "diff_views", "query_sentence", "same_data", "setting_rows",
            "shuffle_rows"]
 
 
@@ -286,10 +286,15 @@ def shuffle_rows(s: ShuffleDiff) -> list[dict[str, str]]:
     return rows
 
 
+def caused_by(c: Cause) -> str:
+    """A cause's factors in a table cell: what changed it, or that the log cannot tell."""
+    return ", ".join(c.factors) or ("the log cannot tell" if c.untold else "unexplained")
+
+
 def cause_rows(q: QueryDiff) -> list[dict[str, str]]:
     """Each changed decision with what changed it and the replays that tell."""
     return [{"decision": c.decision, "read": c.shuffle or "", "run a": _cell(c.a, None), "run b": _cell(c.b, None),
-             "caused by": ", ".join(c.factors) or "unexplained",
+             "caused by": caused_by(c),
              "run b under run a's settings": _cell(c.b_under_a, None),
              "run a under run b's settings": _cell(c.a_under_b, None), "evidence": c.evidence.label}
             for c in q.causes]

@@ -30,6 +30,7 @@ from aqe_core.views.query import (
     use_replayed_targets,
 )
 from aqe_core.views.plan_stages import stages_by_accumulators
+from aqe_core.views.planned_capture import planned_shuffles
 from aqe_core.views.sentences import BLOCKING_CODES, adaptive_reason, join_decision_sentence, skew_row_sentence
 
 # the one reason this view gives (:mod:`aqe_core.model.vocabulary`; its meaning is shared)
@@ -170,6 +171,8 @@ def view_from_query(capture: Capture, q: QueryCapture, qr: Optional[QueryResult]
     use_replayed_targets(view.shuffles, _replayed_targets(qr), None)
     _task_times(view, q, qr)
     _read_metric_values(view, q, qr)
+    if q.adaptive:  # (after the reads' own numbers: those pair the view's reads with the replay's by order)
+        view.shuffles += planned_shuffles(q, qr, conf)
     parts = [f"{s.partitions_before}->{s.partitions_after}"
              + (f" ({s.skewed_partitions} skewed -> {s.skew_splits} splits)" if s.skewed_partitions else "")
              for s in view.shuffles if s.partitions_before is not None]

@@ -124,9 +124,16 @@ def test_a_shuffle_read_as_planned_in_one_run_and_split_in_the_other_is_in_the_d
     assert not [c for c in q.causes if c.decision == JOIN_STRATEGY]
 
 
-def test_a_capture_names_a_join_that_now_splits_in_its_own_words():
+def test_a_capture_has_the_shuffles_read_as_planned_from_sparks_map_statistics():
+    qa, qb = _query("skew_appears", "a"), _query("skew_appears", "b")
     q = _join_query(_diff("skew_appears", "json.gz"))
-    assert "now splits skewed partitions" in q.sentence and "the data changed" in q.sentence
+    sides = [s for s in q.shuffles if s.partitions_after == (40, _parts(qb)[0])]
+    assert len(sides) == 2
+    for s in sides:  # run a's exact sizes: the map output statistics Spark had for each shuffle
+        sizes = qa.shuffle(next(st.shuffle_id for st in qa.stages if st.stage_id == s.stage[0])).bytes_by_partition_id
+        assert s.shuffle_bytes[0] == sum(sizes) and s.skewed_reducers[0] == 0
+    parts = sum(1 for r in qb.reads for sp in r.specs if isinstance(sp, PartialReducerPartitionSpec))
+    assert f"now split for skew into {parts} parts: the data changed" in q.sentence
     assert "joins changed from" not in q.sentence
 
 

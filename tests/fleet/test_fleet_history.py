@@ -69,6 +69,8 @@ def test_rescans_read_only_new_logs_and_the_gate_fails_on_a_worse_run(spark, two
     second = capsys.readouterr().err
     assert "1 files," in second and "(1 unchanged since the last scan, not read again)" in second
     assert "FAILED findings_increase>0: nightly_etl:" in second, second
+    # the failure names the query behind it (id and description) and its new findings (issue 39)
+    assert "new findings in query #" in second, second
     assert main(args) == 0  # nothing new: nothing read, nothing breached
     third = capsys.readouterr().err
     assert "0 files," in third and "(2 unchanged" in third, third
