@@ -56,41 +56,41 @@ _RE_SQL_LIST = re.compile(r"\bIN\s*\(\s*(?:[SND]|DATE\s*S|TIMESTAMP\s*S)(?:\s*,\
                           re.I)
 
 
-def _close(text: str, i: int) -> int:
-    """The index of the ``)`` closing the expression that starts at ``i`` (len(text) if none)."""
-    depth = 0
-    for j in range(i, len(text)):
-        c = text[j]
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            if depth == 0:
-                return j
-            depth -= 1
-    return len(text)
+class _Brackets:
+    """A text's brackets, read once: the innermost bracket open at each position and where each
+    closes, so an operand's ends are look-ups (a plan's description may hold 100 KB of them)."""
+
+    def __init__(self, text: str) -> None:
+        self.n = len(text)
+        self.inner = [-1] * (self.n + 1)
+        self.close_of: dict[int, int] = {}
+        stack: list[int] = []
+        for j, c in enumerate(text):
+            if c in ")]" and stack:
+                self.close_of[stack.pop()] = j
+            self.inner[j] = stack[-1] if stack else -1
+            if c in "([":
+                stack.append(j)
+        self.inner[self.n] = stack[-1] if stack else -1
+
+    def open(self, i: int) -> int:
+        """The bracket opening the expression around position ``i`` (-1 at the top level)."""
+        return self.inner[i]
+
+    def close(self, i: int) -> int:
+        """The bracket closing the expression around position ``i`` (the text's end if none)."""
+        return self.close_of.get(self.inner[i], self.n) if self.inner[i] >= 0 else self.n
 
 
-def _open(text: str, i: int) -> int:
-    """The index of the ``(`` opening the expression that ends before ``i`` (-1 if none)."""
-    depth = 0
-    for j in range(i - 1, -1, -1):
-        c = text[j]
-        if c in ")]":
-            depth += 1
-        elif c in "([":
-            if depth == 0:
-                return j
-            depth -= 1
-    return -1
-
-
-def _bare_end(text: str, i: int) -> int:
+def _bare_end(text: str, br: _Brackets, i: int) -> int:
     """Where a bare operand starting at ``i`` ends: the enclosing ``)`` or a top-level AND / OR."""
-    end = _close(text, i)
+    end = br.close(i)
     for word in (" AND ", " OR "):
         k = text.find(word, i, end)
-        if k >= 0 and _close(text, i) == _close(text, k):
-            end = min(end, k)
+        while k >= 0 and br.open(k) != br.open(i):
+            k = text.find(word, k + 1, end)
+        if k >= 0:
+            end = k
     return end
 
 
@@ -99,59 +99,65 @@ def _literal_spans(text: str) -> list[tuple[int, int, str]]:
     attribute reference (``name#id``) is a constant, and the optimizer folds constants into one
     literal, which Spark prints unquoted (strings, dates, timestamps, decimals alike)."""
     spans: list[tuple[int, int, str]] = []
+    br = _Brackets(text)
 
     def constant(a: int, b: int) -> bool:
         return b > a and not _RE_ATTR.search(text, a, b) and bool(text[a:b].strip())
 
     for m in _RE_COMPARISON.finditer(text):
-        left, right = _open(text, m.start()) + 1, _close(text, m.end())
+        left, right = br.open(m.start()) + 1, br.close(m.end())
         if left > 0 and constant(left, m.start()):
             spans.append((left, m.start(), "L"))
         if constant(m.end(), right):
             spans.append((m.end(), right, "L"))
     for m in _RE_INFIX.finditer(text):
-        end = _bare_end(text, m.end())
+        end = _bare_end(text, br, m.end())
         if constant(m.end(), end):  # INSET is IN over more than the conversion threshold's items
             spans.append((m.start(), end, " IN (L)" if m.group(0) == " INSET " else f"{m.group(0)}L"))
     for m in _RE_IN.finditer(text):
-        end = _close(text, m.end())
+        end = br.close(m.end())
         if constant(m.end(), end):
             spans.append((m.end(), end, "L"))
     for m in _RE_CALL.finditer(text):
-        end = _close(text, m.end())
+        end = br.close(m.end())
         comma = text.rfind(",", m.end(), end)
-        while comma >= 0 and _close(text, comma) != end:
+        while comma >= 0 and br.open(comma) != m.end() - 1:
             comma = text.rfind(",", m.end(), comma)
         if comma >= 0 and constant(comma + 1, end):
             spans.append((comma + 1, end, " L" if text[comma + 1:comma + 2] == " " else "L"))
     return spans
 
 
-def _one_item_in(text: str) -> str:
-    """``(x = L)`` as ``x IN (L)``: Spark's OptimizeIn writes an IN list of one item as an equality."""
-    at = text.find(" = L)")
-    while at >= 0:
-        start, end = _open(text, at), at + len(" = L)")
-        if start < 0:
-            break
-        text = f"{text[:start]}{text[start + 1:at]} IN (L){text[end:]}"
-        at = text.find(" = L)")
-    return _RE_SOURCE_EQ.sub(r"In(\1, L)", text)
-
-
-def _literals(text: str) -> str:
-    """``text`` with each literal operand of a plan's expressions as ``L`` (outermost first), an
-    equality with one as a one-item IN."""
-    spans = sorted(_literal_spans(text), key=lambda x: (x[0], -x[1]))
+def _edit(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each span replaced, outermost first (a span inside one replaced is skipped)."""
     out, at = [], 0
-    for start, end, repl in spans:
+    for start, end, repl in sorted(spans, key=lambda x: (x[0], -x[1])):
         if start < at:
-            continue  # inside one replaced already
+            continue
         out.append(text[at:start])
         out.append(repl)
         at = end
     out.append(text[at:])
-    return _one_item_in("".join(out))
+    return "".join(out)
+
+
+def _one_item_in(text: str) -> str:
+    """``(x = L)`` as ``x IN (L)``: Spark's OptimizeIn writes an IN list of one item as an equality."""
+    br = _Brackets(text)
+    spans: list[tuple[int, int, str]] = []
+    at = text.find(" = L)")
+    while at >= 0:
+        start = br.open(at)
+        if start >= 0:
+            spans += [(start, start + 1, ""), (at, at + len(" = L)"), " IN (L)")]
+        at = text.find(" = L)", at + 1)
+    return _RE_SOURCE_EQ.sub(r"In(\1, L)", _edit(text, spans))
+
+
+def _literals(text: str) -> str:
+    """``text`` with each literal operand of a plan's expressions as ``L``, an equality with one
+    as a one-item IN."""
+    return _one_item_in(_edit(text, _literal_spans(text)))
 
 
 def normal_text(text: Optional[str]) -> str:
@@ -238,8 +244,9 @@ def _neutral(node: PlanNode, name: str, desc: str) -> Optional[tuple[str, str]]:
     exchanges and the local sorts (``Sort [..], false``) a strategy needs are dropped."""
     if is_join(name):
         keys = _RE_JOIN_KEYS.match(desc)
-        kind = _RE_JOIN_TYPE.search(desc)
-        return "Join", f"{kind.group(1) if kind else ''} {', '.join(keys.groups()) if keys else ''}".strip()
+        kind = _RE_JOIN_TYPE.search(desc)  # a cartesian product is the inner join of no keys
+        jt = kind.group(1) if kind else ("Inner" if name == "CartesianProduct" else "")
+        return "Join", f"{jt} {', '.join(keys.groups()) if keys else ''}".strip()
     if name.endswith("Exchange") and name != REUSED_EXCHANGE:
         return None
     if name == "Sort" and _RE_LOCAL_SORT.search(node.description or ""):

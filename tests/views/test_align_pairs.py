@@ -139,3 +139,36 @@ def test_literal_forms_normalise_alike():
         assert normal_text(x) == normal_text(y), (x, y)
     # a column is not a literal: an operand with an attribute reference stays
     assert normal_text("Filter (tag#12 = name#3)") != normal_text("Filter (tag#12 = zz)")
+
+
+def _join_plan(strategy: str, literal: str = "zz") -> PlanNode:
+    """A join of two filtered scans as the planner draws it under ``strategy``."""
+    left = PlanNode(3, "Filter", f"Filter NOT (tag#1 = {literal})", children=[PlanNode(4, "Range", "Range (0, 10, step=1, splits=2)")])
+    right = PlanNode(5, "Range", "Range (0, 5, step=1, splits=1)")
+    if strategy == "BroadcastHashJoin":
+        kids = [left, PlanNode(6, "BroadcastExchange", "BroadcastExchange HashedRelationBroadcastMode(List(input[0, bigint, true]),false), [plan_id=9]", children=[right])]
+        desc = "BroadcastHashJoin [k#1L], [k#2L], Inner, BuildRight, false, false"
+    else:
+        kids = [PlanNode(10 + i, "Sort", f"Sort [k#{i + 1}L ASC NULLS FIRST], false, 0", children=[
+            PlanNode(20 + i, "Exchange", f"Exchange hashpartitioning(k#{i + 1}L, 40), ENSURE_REQUIREMENTS, [plan_id={30 + i}]",
+                     children=[side])]) for i, side in enumerate((left, right))]
+        desc = f"{strategy} [k#1L], [k#2L], Inner" + (", BuildRight" if strategy == "ShuffledHashJoin" else "")
+    join = PlanNode(2, strategy, desc, children=kids)
+    return PlanNode(0, "AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=false", children=[
+        PlanNode(1, "HashAggregate", "HashAggregate(keys=[], functions=[count(1)])", children=[join])])
+
+
+def test_the_precise_shape_wins_over_the_strategy_neutral_one():
+    from dataclasses import replace
+
+    base = _views("join_strategy", "a", ".zstd")[0]
+    smj, bhj, shj = (replace(base, query_id=q, initial_plan=_join_plan(s, lit), final_plan=None, model=None)
+                     for q, s, lit in (("1", "SortMergeJoin", "zz"), ("2", "BroadcastHashJoin", "yy"), ("3", "ShuffledHashJoin", "x y")))
+    assert len({fingerprint(v)[0] for v in (smj, bhj, shj)}) == 3 and len({fingerprint(v)[2] for v in (smj, bhj, shj)}) == 1
+    matches, only_a, only_b = align_queries([smj], [bhj, smj])
+    assert [(m.b.query_id, m.how) for m in matches] == [("1", "plan shape")] and only_b == [bhj]
+    matches, _, _ = align_queries([smj, shj], [bhj])
+    assert [(m.a.query_id, m.how) for m in matches] == [("1", "plan shape, join strategies aside")]
+    # a global sort (ORDER BY) is the query's, not a strategy's: it stays in the neutral shape
+    ordered = PlanNode(0, "Sort", "Sort [k#1L ASC NULLS FIRST], true, 0", children=[_join_plan("SortMergeJoin")])
+    assert plan_shape(ordered, True) != plan_shape(_join_plan("SortMergeJoin"), True)
