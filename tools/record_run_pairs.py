@@ -78,7 +78,7 @@ def literal_sql(run: str, parquet: str) -> list[tuple[str, str]]:
     return [
         ("strings", f"SELECT count(*) AS n FROM facts WHERE tag <> '{'yy' if b else 'zz'}' AND tag IN ({tags}) "
                     f"AND v > {20 if b else 10}"),
-        ("dates", f"SELECT tag, count(*) AS c FROM facts WHERE date_add(DATE'2026-01-01', CAST(v % 300 AS INT)) "
+        ("dates", f"SELECT tag, count(*) AS c, '{'hourly run' if b else 'nightly'}' AS batch FROM facts WHERE date_add(DATE'2026-01-01', CAST(v % 300 AS INT)) "
                   f">= DATE'{day}' AND timestamp_seconds(id) < TIMESTAMP'{ts}' AND CAST(v AS DECIMAL(10,2)) > {dec} "
                   "GROUP BY tag"),
         ("join_like", "SELECT f.tag, count(*) AS c FROM facts f JOIN dims d ON f.k = d.k "

@@ -48,6 +48,8 @@ _RE_CALL = re.compile(r"\b(?:StartsWith|EndsWith|Contains|RLIKE|LIKE|ILIKE|Equal
                       r"|GreaterThanOrEqual|LessThan|LessThanOrEqual|StringStartsWith|StringEndsWith|StringContains"
                       r"|In)\(")
 _RE_IN = re.compile(r" IN \(")
+#: a projected column's alias (``2026-11-25 AS run_date#7``: a job stamping its run on the rows)
+_RE_ALIAS = re.compile(r" AS [^\s,\])]+#\d+")
 #: a scan's copies of the filter above it, cut at ``spark.sql.maxMetadataStringLength`` (a cut that
 #: moves with the literals' lengths): the Filter operator prints them in full
 _RE_SCAN_FILTERS = re.compile(r"\b(DataFilters|PushedFilters): \[.*?(?:\]|\.\.\.)(?=, [A-Z]\w*: |$)")
@@ -118,6 +120,14 @@ def _literal_spans(text: str) -> list[tuple[int, int, str]]:
         end = br.close(m.end())
         if constant(m.end(), end):
             spans.append((m.end(), end, "L"))
+    for m in _RE_ALIAS.finditer(text):  # the item of a list ending here: from its ", " or "["
+        start = br.open(m.start()) + 1
+        comma = text.rfind(", ", start, m.start())
+        while comma >= 0 and br.open(comma) != br.open(m.start()):
+            comma = text.rfind(", ", start, comma)
+        begin = comma + 2 if comma >= 0 else start
+        if constant(begin, m.start()):
+            spans.append((begin, m.start(), "L"))
     for m in _RE_CALL.finditer(text):
         end = br.close(m.end())
         comma = text.rfind(",", m.end(), end)
@@ -176,6 +186,8 @@ def normal_text(text: Optional[str]) -> str:
     'Filter (tag IN (L) AND (ts < L))'
     >>> normal_text("Filter (StartsWith(name#4, name-1) AND (cast(v#5 as decimal(10,2)) > 12.50))")
     'Filter (StartsWith(name, L) AND (cast(v as decimal(N,N)) > L))'
+    >>> normal_text("Project [k#1L, 2026-11-25 AS run_date#7, nightly AS kind#8, (v#2 * 2) AS w#9]")
+    'Project [k, L AS run_date, L AS kind, (v * N) AS w]'
     >>> normal_text("PushedFilters: [EqualTo(name,name-7), In(dim_id, [1,2,3])]")
     'PushedFilters: [F]'
     >>> normal_text("In(dim_id, [1,2,3]) AND EqualTo(name,name-7)")
