@@ -172,3 +172,12 @@ def test_the_precise_shape_wins_over_the_strategy_neutral_one():
     # a global sort (ORDER BY) is the query's, not a strategy's: it stays in the neutral shape
     ordered = PlanNode(0, "Sort", "Sort [k#1L ASC NULLS FIRST], true, 0", children=[_join_plan("SortMergeJoin")])
     assert plan_shape(ordered, True) != plan_shape(_join_plan("SortMergeJoin"), True)
+
+
+def test_normal_text_examples_hold():
+    import doctest
+
+    from aqe_core.views import align_runs
+
+    result = doctest.testmod(align_runs)
+    assert result.failed == 0 and result.attempted >= 10
