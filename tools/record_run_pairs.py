@@ -26,10 +26,14 @@ Pairs (what changed from run ``a`` to run ``b``):
 ``unchanged``        the same job twice
 ``skew_appears``     coalescing off in both; the hot key grows from 3% to 30% in b: run a reads every
                      shuffle as planned (no adaptive read), run b splits the join's hot reducer
+``literals``         other string, number, date, timestamp and decimal literals, IN lists of other
+                     lengths (12 items: Spark's ``INSET``), a parquet scan at another path (issue 39)
+``join_strategy``    ``autoBroadcastJoinThreshold`` -1 in a, 10 MB in b: the joins change strategy
+``broadcast_build``  a join whose build side is a shuffled aggregate: sort-merge in a, broadcast in b
 
-The pairs from ``advisory_changed`` on are recorded with the AQE Lens listener: besides the
-capture, ``<run>.listener.zstd`` is Spark's event log with the listener's events (exact
-statistics) and ``<run>.zstd`` the same log without them (what a plain event log holds).
+``advisory_changed``, ``both``, ``unchanged`` and ``skew_appears`` are recorded with the AQE Lens
+listener: besides the capture, ``<run>.listener.zstd`` is Spark's event log with the listener's
+events (exact statistics) and ``<run>.zstd`` the same log without them (what a plain log holds).
 """
 from __future__ import annotations
 
@@ -74,6 +78,55 @@ def other_sql() -> list[tuple[str, str]]:
     ]
 
 
+def literal_sql(run: str, parquet: str) -> list[tuple[str, str]]:
+    """The same queries with other literals in run ``b``: unquoted in Spark's plans (``tag = zz``,
+    ``IN (1,2,3)``, ``INSET 1, 10, ...``, ``2026-11-25``), and the source filters of a file scan."""
+    b = run == "b"
+    tags = ", ".join(f"'{i}'" for i in (range(4, 16) if b else range(1, 4)))
+    ids = ", ".join(str(i) for i in (range(20, 34) if b else (1, 2, 3)))
+    not_in = "'7'" if b else "'5', '6'"  # one item: Spark's OptimizeIn makes it an equality
+    day, ts, dec = ("2026-03-01", "2001-06-15 12:30:00", "7.25") if b else ("2026-05-25", "1999-01-01 00:00:00", "12.50")
+    return [
+        ("strings", f"SELECT count(*) AS n FROM facts WHERE tag <> '{'yy' if b else 'zz'}' AND tag IN ({tags}) "
+                    f"AND v > {20 if b else 10}"),
+        ("dates", f"SELECT tag, count(*) AS c, '{'hourly run' if b else 'nightly'}' AS batch FROM facts WHERE date_add(DATE'2026-01-01', CAST(v % 300 AS INT)) "
+                  f">= DATE'{day}' AND timestamp_seconds(id) < TIMESTAMP'{ts}' AND CAST(v AS DECIMAL(10,2)) > {dec} "
+                  "GROUP BY tag"),
+        ("join_like", "SELECT f.tag, count(*) AS c FROM facts f JOIN dims d ON f.k = d.k "
+                      f"WHERE d.name LIKE '{'name-%' if b else 'name-1%'}' AND f.tag NOT IN ({not_in}) "
+                      f"AND NOT (f.tag = '{'xy z' if b else 'ab c'}') GROUP BY f.tag"),
+        ("scan", f"SELECT count(*) AS n FROM parquet.`{parquet}` WHERE name = '{'other' if b else 'name-7'}' "
+                 f"AND dim_id IN ({ids})"),
+    ]
+
+
+def join_sql() -> list[tuple[str, str]]:
+    """Joins a small table the planner broadcasts when the threshold lets it."""
+    return [
+        ("fact_dim", "SELECT count(*) AS n, sum(f.v) AS sv, max(d.name) AS mx FROM facts f JOIN dims d ON f.k = d.k"),
+        ("three_way", "SELECT d.name, count(*) AS c FROM facts f JOIN dims d ON f.k = d.k "
+                      "LEFT JOIN dims e ON d.dim_id = e.dim_id GROUP BY d.name"),
+    ]
+
+
+def build_sql() -> list[tuple[str, str]]:
+    """Joins whose build sides are shuffled aggregates, under another aggregate."""
+    return [("agg_build", "SELECT f.tag, count(*) AS c, sum(a.n) AS s FROM facts f JOIN "
+                          "(SELECT k, count(*) AS n FROM dims GROUP BY k) a ON f.k = a.k GROUP BY f.tag"),
+            ("two_builds", "SELECT f.tag, count(*) AS c, sum(a.n) AS s, max(e.m) AS m FROM facts f JOIN "
+                           "(SELECT k, count(*) AS n FROM dims GROUP BY k) a ON f.k = a.k JOIN "
+                           "(SELECT k, max(dim_id) AS m FROM dims WHERE dim_id > 5 GROUP BY k) e ON f.k = e.k "
+                           "GROUP BY f.tag"),
+            # two build sides alike but for a literal (the fingerprint makes them one shape):
+            # each read pairs with the one feeding the same join, not the first alike
+            ("lookalike_builds", "SELECT f.tag, count(*) AS c, sum(a.n) AS s, sum(e.n) AS t FROM facts f JOIN "
+                                 "(SELECT k, count(*) AS n FROM dims WHERE dim_id > 5 GROUP BY k) a ON f.k = a.k JOIN "
+                                 "(SELECT k, count(*) AS n FROM dims WHERE dim_id > 900 GROUP BY k) e ON f.v = e.k "
+                                 "GROUP BY f.tag")]
+
+
+BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "10485760"}
+
 #: pair -> run name -> (scale, hot key %, literal, extra settings, "job" | "other")
 PAIRS: dict[str, dict[str, tuple[float, int, int, dict[str, str], str]]] = {
     "data_growth": {"a": (1.0, 3, 10, {}, "job"), "b": (3.0, 30, 20, {}, "job")},
@@ -88,9 +141,21 @@ PAIRS: dict[str, dict[str, tuple[float, int, int, dict[str, str], str]]] = {
     "unchanged": {"a": (1.0, 30, 10, {}, "job"), "b": (1.0, 30, 10, {}, "job")},
     "skew_appears": {"a": (1.0, 3, 10, {A + "coalescePartitions.enabled": "false"}, "job"),
                      "b": (1.0, 30, 10, {A + "coalescePartitions.enabled": "false"}, "job")},
+    "literals": {"a": (1.0, 3, 0, {}, "literals"), "b": (1.0, 3, 0, {}, "literals")},
+    "join_strategy": {"a": (1.0, 3, 0, {}, "joins"), "b": (1.0, 3, 0, BROADCAST, "joins")},
+    "broadcast_build": {"a": (1.0, 3, 0, {}, "build"), "b": (1.0, 3, 0, BROADCAST, "build")},
 }
 #: pairs recorded with the listener: a listener log and the plain log it holds, per run
 WITH_LISTENER = frozenset({"advisory_changed", "both", "unchanged", "skew_appears"})
+
+
+def queries_of(kind: str, literal: int, run: str, session: Any, tmp: Path) -> list[tuple[str, str]]:
+    """The queries a run's kind names (``literals`` writes the dimension table as parquet first)."""
+    if kind == "literals":
+        parquet = tmp / f"dims-{run}.parquet"
+        session.table("dims").write.parquet(str(parquet))
+        return literal_sql(run, str(parquet))
+    return {"job": lambda: job_sql(literal), "other": other_sql, "joins": join_sql, "build": build_sql}[kind]()
 
 
 def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str], str]) -> None:
@@ -120,7 +185,8 @@ def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str]
         setup.update(wl._views_broadcast(session, scale))
     cap = runner._new_capture({"kind": "run_pair", "pair": out.name, "run": name, "scale": scale, "hot_pct": hot,
                                "views": setup, "tag": f"{out.name}-{name}"})
-    queries = job_sql(literal) if kind == "job" else other_sql()
+    data = Path(tempfile.mkdtemp(prefix="aqe-lens-run-pairs-data-"))
+    queries = queries_of(kind, literal, name, session, data)
     for i, (label, sql) in enumerate(queries):
         cap.queries.append(runner._run_query(session, sql, tag=f"{out.name}-{name}", index=i, count=len(queries),
                                              label=label, preset=None, progress=None))
@@ -138,6 +204,7 @@ def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str]
             raw = _without_listener_events(raw)
         (out / f"{name}.zstd").write_bytes(zstandard.ZstdCompressor(level=19).compress(raw))
     shutil.rmtree(logs, ignore_errors=True)
+    shutil.rmtree(data, ignore_errors=True)
     print(f"{out.name}/{name}: Spark {version}, {len(cap.queries)} queries", file=sys.stderr)
 
 

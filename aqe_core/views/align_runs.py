@@ -3,28 +3,30 @@
 A query's **fingerprint** is the normalised logical shape of its initial plan (the final plan
 where a source has no initial one): the operators with the wrappers of executed adaptive plans
 dropped (:func:`aqe_core.views.plan_match.is_wrapper`), each with its description stripped of
-what changes from run to run of the same job: expression and plan ids, numbers (literals,
-partition counts, sizes, ``Range`` bounds), quoted strings, and file paths. The SQL text, where
-a source keeps it, is normalised the same way and kept beside the shape: two queries with the
-same shape and text match first, then the same shape, then the same text (a plan whose shape a
-release changed).
+what changes from run to run of the same job: expression and plan ids, numbers, file paths, and
+literals as Spark prints them (:func:`normal_text`: strings unquoted, so an operand with no
+``#id`` is a literal; IN lists and INSETs of any length). The SQL text, where a source keeps it, is
+normalised too (:func:`normal_sql`). Queries match on the same shape and text first, then the same
+shape, then the same shape with join strategies aside (a join the planner broadcast in one run
+and sort-merged in the other, :func:`plan_shape` ``neutral``), then the same text.
 
 Within a matched query the reads are matched by their place in the plan: both final plans,
 normalised the same way, go through the one matcher the plan diff uses
 (:mod:`aqe_core.views.plan_match`), and each shuffle read of one run takes the read its plan
-node was matched to; reads whose node cannot be found are paired by their role (join side or
-not) and order.
+node was matched to, unless that read feeds another join or side; then each read takes the one
+feeding the same join (the join's match) on the same side, through a broadcast exchange too (a
+build side's aggregate); the rest are paired by their role (join side or not) and order.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES
-from aqe_core.views.plan_match import _match, _Tree, base_name, is_wrapper
+from aqe_core.views.plan_match import REUSED_EXCHANGE, _match, _Tree, base_name, is_join, is_wrapper
 from aqe_core.views.query import QueryView, ShuffleView
 
 __all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape"]
@@ -32,25 +34,192 @@ __all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "norm
 _RE_IDS = re.compile(r"#\d+L?|\[(?:plan_id=\d+|id=#\d+)\]|isFinalPlan=\w+")
 _RE_PATH = re.compile(r"(?:[a-z][a-z0-9+.-]*:/+|/)[^\s,\]\)]+", re.I)
 _RE_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_RE_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?[LDSYBF]?\b")
+_RE_DATE = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?![\w-])")
+_RE_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:BD|[LDSYBF])?\b")
 _RE_STATS = re.compile(r",?\s*Statistics\(.*$")
+_RE_ATTR = re.compile(r"#\d")
+#: a binary comparison: Spark prints every BinaryOperator as ``(left symbol right)``
+_RE_COMPARISON = re.compile(r" (?:<=>|<>|!=|<=|>=|=|<|>) ")
+#: the infix operators whose right operand Spark prints bare, up to the end of the expression
+_RE_INFIX = re.compile(r" (?:I?LIKE|RLIKE|INSET) ")
+#: functions whose last argument is a pattern or a string (``StartsWith(a#1, name-1)``), and
+#: the data source filters a scan prints (``EqualTo(tag,zz)``, ``In(dim_id, [1,2,3])``)
+_RE_CALL = re.compile(r"\b(?:StartsWith|EndsWith|Contains|RLIKE|LIKE|ILIKE|EqualTo|EqualNullSafe|GreaterThan"
+                      r"|GreaterThanOrEqual|LessThan|LessThanOrEqual|StringStartsWith|StringEndsWith|StringContains"
+                      r"|In)\(")
+_RE_IN = re.compile(r" IN \(")
+#: a projected column's alias (``2026-11-25 AS run_date#7``: a job stamping its run on the rows)
+_RE_ALIAS = re.compile(r" AS [^\s,\])]+#\d+")
+#: a scan's copies of the filter above it, cut at ``spark.sql.maxMetadataStringLength`` (a cut that
+#: moves with the literals' lengths): the Filter operator prints them in full
+_RE_SCAN_FILTERS = re.compile(r"\b(DataFilters|PushedFilters): \[.*?(?:\]|\.\.\.)(?=, [A-Z]\w*: |$)")
+_RE_SOURCE_EQ = re.compile(r"\bEqualTo\(([^,()]*),L\)")
+_RE_SQL_LIST = re.compile(r"\bIN\s*\(\s*(?:[SND]|DATE\s*S|TIMESTAMP\s*S)(?:\s*,\s*(?:[SND]|DATE\s*S|TIMESTAMP\s*S))*\s*\)",
+                          re.I)
+
+
+class _Brackets:
+    """A text's brackets, read once: the innermost bracket open at each position and where each
+    closes, so an operand's ends are look-ups (a plan's description may hold 100 KB of them)."""
+
+    def __init__(self, text: str) -> None:
+        self.n = len(text)
+        self.inner = [-1] * (self.n + 1)
+        self.close_of: dict[int, int] = {}
+        stack: list[int] = []
+        for j, c in enumerate(text):
+            if c in ")]" and stack:
+                self.close_of[stack.pop()] = j
+            self.inner[j] = stack[-1] if stack else -1
+            if c in "([":
+                stack.append(j)
+        self.inner[self.n] = stack[-1] if stack else -1
+
+    def open(self, i: int) -> int:
+        """The bracket opening the expression around position ``i`` (-1 at the top level)."""
+        return self.inner[i]
+
+    def close(self, i: int) -> int:
+        """The bracket closing the expression around position ``i`` (the text's end if none)."""
+        return self.close_of.get(self.inner[i], self.n) if self.inner[i] >= 0 else self.n
+
+
+def _bare_end(text: str, br: _Brackets, i: int) -> int:
+    """Where a bare operand starting at ``i`` ends: the enclosing ``)`` or a top-level AND / OR."""
+    end = br.close(i)
+    for word in (" AND ", " OR "):
+        k = text.find(word, i, end)
+        while k >= 0 and br.open(k) != br.open(i):
+            k = text.find(word, k + 1, end)
+        if k >= 0:
+            end = k
+    return end
+
+
+def _literal_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, replacement) of each literal operand in a plan's text: an operand with no
+    attribute reference (``name#id``) is a constant, and the optimizer folds constants into one
+    literal, which Spark prints unquoted (strings, dates, timestamps, decimals alike)."""
+    spans: list[tuple[int, int, str]] = []
+    br = _Brackets(text)
+
+    def constant(a: int, b: int) -> bool:
+        return b > a and not _RE_ATTR.search(text, a, b) and bool(text[a:b].strip())
+
+    for m in _RE_COMPARISON.finditer(text):
+        left, right = br.open(m.start()) + 1, br.close(m.end())
+        if left > 0 and constant(left, m.start()):
+            spans.append((left, m.start(), "L"))
+        if constant(m.end(), right):
+            spans.append((m.end(), right, "L"))
+    for m in _RE_INFIX.finditer(text):
+        end = _bare_end(text, br, m.end())
+        if constant(m.end(), end):  # INSET is IN over more than the conversion threshold's items
+            spans.append((m.start(), end, " IN (L)" if m.group(0) == " INSET " else f"{m.group(0)}L"))
+    for m in _RE_IN.finditer(text):
+        end = br.close(m.end())
+        if constant(m.end(), end):
+            spans.append((m.end(), end, "L"))
+    for m in _RE_ALIAS.finditer(text):  # the item of a list ending here: from its ", " or "["
+        start = br.open(m.start()) + 1
+        comma = text.rfind(", ", start, m.start())
+        while comma >= 0 and br.open(comma) != br.open(m.start()):
+            comma = text.rfind(", ", start, comma)
+        begin = comma + 2 if comma >= 0 else start
+        if constant(begin, m.start()):
+            spans.append((begin, m.start(), "L"))
+    for m in _RE_CALL.finditer(text):
+        end = br.close(m.end())
+        comma = text.rfind(",", m.end(), end)
+        while comma >= 0 and br.open(comma) != m.end() - 1:
+            comma = text.rfind(",", m.end(), comma)
+        if comma >= 0 and constant(comma + 1, end):
+            spans.append((comma + 1, end, " L" if text[comma + 1:comma + 2] == " " else "L"))
+    return spans
+
+
+def _edit(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each span replaced, outermost first (a span inside one replaced is skipped)."""
+    out, at = [], 0
+    for start, end, repl in sorted(spans, key=lambda x: (x[0], -x[1])):
+        if start < at:
+            continue
+        out.append(text[at:start])
+        out.append(repl)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _one_item_in(text: str) -> str:
+    """``(x = L)`` as ``x IN (L)``: Spark's OptimizeIn writes an IN list of one item as an equality."""
+    br = _Brackets(text)
+    spans: list[tuple[int, int, str]] = []
+    at = text.find(" = L)")
+    while at >= 0:
+        start = br.open(at)
+        if start >= 0:
+            spans += [(start, start + 1, ""), (at, at + len(" = L)"), " IN (L)")]
+        at = text.find(" = L)", at + 1)
+    return _RE_SOURCE_EQ.sub(r"In(\1, L)", _edit(text, spans))
+
+
+def _literals(text: str) -> str:
+    """``text`` with each literal operand of a plan's expressions as ``L``, an equality with one
+    as a one-item IN."""
+    return _one_item_in(_edit(text, _literal_spans(text)))
 
 
 def normal_text(text: Optional[str]) -> str:
-    """``text`` without what changes between runs of one job (ids, paths, strings, numbers).
+    """A plan operator's ``text`` without what changes between runs of one job: ids, paths, and
+    literals as Spark prints them (strings unquoted: an operand with no ``#id`` is a literal).
 
     >>> normal_text("Filter (isnotnull(v#12L) AND (v#12L > 10))")
-    'Filter (isnotnull(v) AND (v > N))'
+    'Filter (isnotnull(v) AND (v > L))'
+    >>> normal_text("Filter NOT (tag#12 = zz)"), normal_text("Filter NOT tag#3 IN (ab c,x)")
+    ('Filter NOT tag IN (L)', 'Filter NOT tag IN (L)')
+    >>> normal_text("Filter (cast(k#1 as string) IN (1,2,3) AND (d#2 >= 2026-11-25))")
+    'Filter (cast(k as string) IN (L) AND (d >= L))'
+    >>> normal_text("Filter ((isnotnull(n#2) AND (n#2 = name-7)) AND (d#3 = 1999-01-01))")
+    'Filter ((isnotnull(n) AND n IN (L)) AND d IN (L))'
+    >>> normal_text("Filter (tag#1 INSET 1, 10, 11, 12, 2 AND (ts#2 < 1999-01-01 00:00:00))")
+    'Filter (tag IN (L) AND (ts < L))'
+    >>> normal_text("Filter (StartsWith(name#4, name-1) AND (cast(v#5 as decimal(10,2)) > 12.50))")
+    'Filter (StartsWith(name, L) AND (cast(v as decimal(N,N)) > L))'
+    >>> normal_text("Project [k#1L, 2026-11-25 AS run_date#7, nightly AS kind#8, (v#2 * 2) AS w#9]")
+    'Project [k, L AS run_date, L AS kind, (v * N) AS w]'
+    >>> normal_text("PushedFilters: [EqualTo(name,name-7), In(dim_id, [1,2,3])]")
+    'PushedFilters: [F]'
+    >>> normal_text("In(dim_id, [1,2,3]) AND EqualTo(name,name-7)")
+    'In(dim_id, L) AND In(name, L)'
     >>> normal_text("Exchange hashpartitioning(k#3L, 200), ENSURE_REQUIREMENTS, [plan_id=41]")
     'Exchange hashpartitioning(k, N), ENSURE_REQUIREMENTS,'
     >>> normal_text("FileScan parquet [a#1] Location: InMemoryFileIndex[file:/data/2026-11-25/t]")
     'FileScan parquet [a] Location: InMemoryFileIndex[P]'
     """
     t = _RE_STATS.sub("", text or "")
+    t = _RE_SCAN_FILTERS.sub(r"\1: [F]", t)
+    t = _literals(t)
     t = _RE_IDS.sub("", t)
     t = _RE_PATH.sub("P", t)
     t = _RE_STRING.sub("S", t)
+    t = _RE_DATE.sub("D", t)
     t = _RE_NUMBER.sub("N", t)
+    return " ".join(t.split())
+
+
+def normal_sql(text: Optional[str]) -> str:
+    """SQL text without its literals (quoted strings, numbers, dates) and IN lists of any length.
+
+    >>> normal_sql("SELECT * FROM t WHERE tag IN ('1', '2') AND d >= DATE'2026-11-25' AND v > 1.5")
+    'SELECT * FROM t WHERE tag IN (L) AND d >= DATES AND v > N'
+    >>> normal_sql("select 1 from t where k in (4,5,6,7)") == normal_sql("select 2 from t where k in (1)")
+    True
+    """
+    t = _RE_PATH.sub("P", text or "")
+    t = _RE_STRING.sub("S", t)
+    t = _RE_NUMBER.sub("N", t)
+    t = _RE_SQL_LIST.sub("IN (L)", t)
     return " ".join(t.split())
 
 
@@ -76,9 +245,30 @@ def normal_plan(plan: PlanNode) -> tuple[PlanNode, dict[int, PlanNode]]:
     return plan.copied(copy), back
 
 
-def plan_shape(plan: Optional[PlanNode]) -> str:
-    """The normalised operator tree of ``plan`` as one line (wrappers and adaptive reads dropped);
-    iterative, so no plan is too deep for it."""
+_RE_JOIN_KEYS = re.compile(r"^\s*(\[[^\]]*\]),\s*(\[[^\]]*\])")
+_RE_JOIN_TYPE = re.compile(r"\b(Inner|Cross|LeftOuter|RightOuter|FullOuter|LeftSemi|LeftAnti|ExistenceJoin)\b")
+_RE_LOCAL_SORT = re.compile(r"\],\s*false,\s*\d+\s*$")
+
+
+def _neutral(node: PlanNode, name: str, desc: str) -> Optional[tuple[str, str]]:
+    """An operator as a join strategy leaves it, None for one a strategy adds: every join is one
+    ``Join`` with its type and keys (a sort-merge join planned where the other run broadcast); the
+    exchanges and the local sorts (``Sort [..], false``) a strategy needs are dropped."""
+    if is_join(name):
+        keys = _RE_JOIN_KEYS.match(desc)
+        kind = _RE_JOIN_TYPE.search(desc)  # a cartesian product is the inner join of no keys
+        jt = kind.group(1) if kind else ("Inner" if name == "CartesianProduct" else "")
+        return "Join", f"{jt} {', '.join(keys.groups()) if keys else ''}".strip()
+    if name.endswith("Exchange") and name != REUSED_EXCHANGE:
+        return None
+    if name == "Sort" and _RE_LOCAL_SORT.search(node.description or ""):
+        return None
+    return name, desc
+
+
+def plan_shape(plan: Optional[PlanNode], neutral: bool = False) -> str:
+    """The normalised operator tree of ``plan`` as one line (wrappers and adaptive reads dropped;
+    ``neutral``: join strategies aside, :func:`_neutral`); iterative, so no plan is too deep."""
     if plan is None:
         return ""
     out: list[str] = []
@@ -92,8 +282,13 @@ def plan_shape(plan: Optional[PlanNode]) -> str:
         if is_wrapper(node) and len(kids) <= 1 or (node.name or "") in SHUFFLE_READ_NAMES:
             stack.extend(reversed(kids))
             continue
-        name, desc = _normal_node(node)
-        out.append(f"{name}[{desc}](")
+        got: Optional[tuple[str, str]] = _normal_node(node)
+        if neutral and got is not None:
+            got = _neutral(node, *got)
+        if got is None:
+            stack.extend(reversed(kids))
+            continue
+        out.append(f"{got[0]}[{got[1]}](")
         stack.append(None)
         stack.extend(reversed(kids))
     return "".join(out)
@@ -114,12 +309,15 @@ def _sql_of(view: QueryView) -> str:
     return view.description if view.source_kind == "eventlog" and _RE_SQL.match(view.description or "") else ""
 
 
-def fingerprint(view: QueryView) -> tuple[str, str]:
-    """(shape hash, SQL-text hash) of a query; the text hash is "" when the source has no SQL."""
-    shape = plan_shape(view.initial_plan or view.final_plan)
-    sql = normal_text(_sql_of(view))
-    digest = hashlib.sha256(shape.encode()).hexdigest()[:16]
-    return digest, (hashlib.sha256(sql.encode()).hexdigest()[:16] if sql else "")
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16] if text else ""
+
+
+def fingerprint(view: QueryView) -> tuple[str, str, str]:
+    """(shape hash, SQL-text hash, shape hash with join strategies aside) of a query; the text
+    hash is "" when the source has no SQL."""
+    plan = view.initial_plan or view.final_plan
+    return _digest(plan_shape(plan) or " "), _digest(normal_sql(_sql_of(view))), _digest(plan_shape(plan, True) or " ")
 
 
 @dataclass(frozen=True)
@@ -131,6 +329,16 @@ class QueryMatch:
     how: str
 
 
+#: the keys queries are paired by, most exact first: the shape as planned, then the shape with the
+#: join strategies aside (a join the planner broadcast in one run and sort-merged in the other)
+_PASSES: tuple[tuple[str, Callable[[tuple[str, str, str]], object]], ...] = (
+    ("shape and SQL text", lambda f: (f[0], f[1]) if f[1] else None),
+    ("plan shape", lambda f: f[0]),
+    ("plan shape, join strategies aside, and SQL text", lambda f: (f[2], f[1]) if f[1] else None),
+    ("plan shape, join strategies aside", lambda f: f[2]),
+    ("SQL text", lambda f: f[1] or None))
+
+
 def align_queries(a: Sequence[QueryView], b: Sequence[QueryView]
                   ) -> tuple[list[QueryMatch], list[QueryView], list[QueryView]]:
     """Matched queries (in run a's order), then those only in a, those only in b. Each pass
@@ -139,13 +347,12 @@ def align_queries(a: Sequence[QueryView], b: Sequence[QueryView]
     fb = [fingerprint(v) for v in b]
     pa: dict[int, int] = {}
     how_of: dict[int, str] = {}
-    passes = (("shape and SQL text", lambda f: f if f[1] else None), ("plan shape", lambda f: f[0]),
-              ("SQL text", lambda f: f[1] or None))
-    for how, keyf in passes:
+    for how, keyf in _PASSES:
+        taken = set(pa.values())
         free_b: dict[object, list[int]] = {}
         for j, f in enumerate(fb):
             k = keyf(f)
-            if k is not None and j not in pa.values():
+            if k is not None and j not in taken:
                 free_b.setdefault(k, []).append(j)
         for i, f in enumerate(fa):
             k = keyf(f)
@@ -179,25 +386,99 @@ def _role(s: ShuffleView) -> str:
     return f"join {s.side}" if s.join else ("rebalance" if s.rebalance else "read")
 
 
+def _fed_joins(plan: PlanNode, nodes: dict[str, PlanNode]) -> dict[str, tuple[PlanNode, str]]:
+    """shuffle key -> (the join its rows feed, side): up from its node through aggregates,
+    projections and a broadcast exchange (a broadcast join's build side), not through another
+    shuffle's exchange (those rows feed that shuffle)."""
+    parent = {id(c): n for n in plan.walk() for c in n.children}
+    out: dict[str, tuple[PlanNode, str]] = {}
+    for key, node in nodes.items():
+        child, cur = node, parent.get(id(node))
+        while cur is not None:
+            name = base_name(cur.name or "")
+            if is_join(name) and len(cur.children) == 2:
+                out[key] = (cur, "left" if cur.children[0] is child else "right")
+                break
+            if name.endswith("Exchange") and "Broadcast" not in name:
+                break
+            child, cur = cur, parent.get(id(cur))
+    return out
+
+
+def _joins_in(plan: PlanNode) -> list[PlanNode]:
+    return [n for n in plan.walk() if is_join(n.name or "") and len(n.children) == 2]
+
+
+def _exchange_under(node: PlanNode) -> PlanNode:
+    """The shuffle exchange a read reads (below its query stage), else the node itself."""
+    cur: Optional[PlanNode] = node
+    while cur is not None and not base_name(cur.name or "").endswith("Exchange"):
+        cur = cur.children[0] if len(cur.children) == 1 else None
+    return cur if cur is not None else node
+
+
+def _node_partners(a: PlanNode, b: PlanNode) -> dict[int, PlanNode]:
+    """id() of each node of plan a -> its partner in plan b (the plan diff's matcher)."""
+    ca, back_a = normal_plan(a)
+    cb, back_b = normal_plan(b)
+    intern: dict = {}
+    ta, tb = _Tree(ca, intern), _Tree(cb, intern)
+    ma, _mb = _match(ta, tb)
+    return {id(back_a[id(ta.nodes[i])]): back_b[id(tb.nodes[j])] for i, j in enumerate(ma) if j >= 0}
+
+
+_NO_JOIN = (0, "")
+
+
+def _place_pairs(a: QueryView, b: QueryView) -> dict[str, str]:
+    """a's shuffle key -> b's: by plan place (a read, or the exchange it reads: one run may read a
+    shuffle as planned) where both feed the same join and side, or no join; then by the join each
+    feeds (the join's partner in b, else the join in the same place among the joins) and side."""
+    na, nb = _read_nodes(a), _read_nodes(b)
+    if not (na and nb and a.final_plan is not None and b.final_plan is not None):
+        return {}
+    node_to_b = _node_partners(a.final_plan, b.final_plan)
+    fa, fb = _fed_joins(a.final_plan, na), _fed_joins(b.final_plan, nb)
+    ja, jb = _joins_in(a.final_plan), _joins_in(b.final_plan)
+    by_order = {id(x): y for x, y in zip(ja, jb)} if len(ja) == len(jb) else {}
+
+    def want(ka: str) -> Optional[tuple[int, str]]:
+        """(id of the b join, side) a's shuffle should feed; None where its join has no partner."""
+        if ka not in fa:
+            return _NO_JOIN
+        join, side = fa[ka]
+        partner = node_to_b.get(id(join)) or by_order.get(id(join))
+        return (id(partner), side) if partner is not None else None
+
+    def feeds(kb: str) -> tuple[int, str]:
+        return (id(fb[kb][0]), fb[kb][1]) if kb in fb else _NO_JOIN
+
+    key_b: dict[int, str] = {}
+    for k, n in nb.items():
+        key_b.setdefault(id(n), k)
+        key_b.setdefault(id(_exchange_under(n)), k)
+    pairs: dict[str, str] = {}
+    for ka, node in na.items():
+        partners = [node_to_b.get(id(node)), node_to_b.get(id(_exchange_under(node)))]
+        kb = next((key_b[id(x)] for x in partners if x is not None and id(x) in key_b), None)
+        w = want(ka)
+        if kb is not None and kb not in pairs.values() and (w is None or w == feeds(kb)):
+            pairs[ka] = kb
+    for ka in na:
+        w = want(ka)
+        if ka in pairs or w is None or w == _NO_JOIN:
+            continue
+        kb = next((k for k in nb if feeds(k) == w and k not in pairs.values()), None)
+        if kb is not None:
+            pairs[ka] = kb
+    return pairs
+
+
 def align_shuffles(a: QueryView, b: QueryView) -> list[tuple[Optional[ShuffleView], Optional[ShuffleView]]]:
     """Each shuffle of run a with its partner in run b (None where one run has no partner), in
     run a's order, then b's leftovers: by plan place first (the plan diff's matcher over the
-    normalised final plans), then by role and order."""
-    pairs: dict[str, str] = {}
-    na, nb = _read_nodes(a), _read_nodes(b)
-    if na and nb and a.final_plan is not None and b.final_plan is not None:
-        ca, back_a = normal_plan(a.final_plan)
-        cb, back_b = normal_plan(b.final_plan)
-        intern: dict = {}
-        ta, tb = _Tree(ca, intern), _Tree(cb, intern)
-        ma, _mb = _match(ta, tb)
-        node_to_b = {id(back_a[id(ta.nodes[i])]): back_b[id(tb.nodes[j])] for i, j in enumerate(ma) if j >= 0}
-        key_b = {id(n): k for k, n in nb.items()}
-        for ka, node in na.items():
-            partner = node_to_b.get(id(node))
-            kb = key_b.get(id(partner)) if partner is not None else None
-            if kb is not None and kb not in pairs.values():
-                pairs[ka] = kb
+    normalised final plans), then by the join each feeds and its side, then by role and order."""
+    pairs = _place_pairs(a, b)
     by_key_b = {s.key: s for s in b.shuffles}
     left_b = [s for s in b.shuffles if s.key not in pairs.values()]
     out: list[tuple[Optional[ShuffleView], Optional[ShuffleView]]] = []
