@@ -129,3 +129,25 @@ def test_the_cli_records_a_folder_emptied_and_says_an_unchanged_night_wrote_noth
     assert "1 log gone since the last scan" in capsys.readouterr().err
     assert load_scan(str(out), roots=[str(tmp_path)]).executions.empty
     assert main(args) == NO_LOGS  # and then nothing is known or found
+
+
+def test_hadoop_uri_logs_and_csv_tables_go_the_same_way(spark, tmp_path):
+    """Logs read through Hadoop (``file:`` here, as ``hdfs:``) and CSV tables: an unchanged night
+    writes nothing, a deleted log is found gone and leaves the fleet."""
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    for log in (A, B):
+        shutil.copy(log, logs / log.name)
+    source = [logs.resolve().as_uri()]
+    first = run_scan(spark, source, str(out), fmt="csv", presets=False)
+    assert first.files == 2
+    before = _files(out)
+    same = run_scan(spark, source, str(out), fmt="csv", presets=False)
+    assert (same.files, same.unchanged, same.scan_id) == (0, 2, "") and _files(out) == before
+    (logs / A.name).unlink()
+    gone = run_scan(spark, source, str(out), fmt="csv", presets=False)
+    assert (gone.files, gone.removed) == (0, 1)
+    files = set(load_scan(str(out), roots=[str(tmp_path)]).executions["file"])
+    assert len(files) == 1 and files.pop().endswith(B.name)
+    again = run_scan(spark, source, str(out), fmt="csv", presets=False)  # (the removal read back from CSV)
+    assert (again.files, again.removed, again.scan_id) == (0, 0, "")
