@@ -206,14 +206,6 @@ def worse_since_last(history: pd.DataFrame) -> list[Change]:
     return [c for c in changes(history) if c.worse]
 
 
-def local_logs_to_read(paths: list[str], read_before: Optional[pd.DataFrame],
-                       removed_before: Optional[pd.DataFrame] = None) -> tuple[list[str], dict[str, Fingerprint]]:
-    """Of ``paths``, those new or changed since their latest read, and every path's fingerprint."""
-    prints = {p: fp for p in paths if (fp := fingerprint_local(p)) is not None}
-    same = unchanged(prints, read_before, removed_before)
-    return [p for p in paths if p not in same], prints
-
-
 def as_log_rows(prints: Mapping[str, Fingerprint], files: Iterable[str]) -> list[tuple[str, int, int, int]]:
     """The ``logs`` table's rows for the ``files`` read (in LOG_COLUMNS order)."""
     return [(f, prints[f].size, prints[f].mtime_ms, prints[f].parts) for f in files if f in prints]
