@@ -26,8 +26,15 @@ def _load(path: str) -> FleetScan:
 
 
 def open_scan() -> Optional[FleetScan]:
+    """The scan result the folder box names. The folder is kept apart from the box: Streamlit
+    drops a widget's value once a run draws another page (a Fleet row opened), so coming back
+    would find the box empty."""
+    kept = st.session_state.get(state.FLEET_DIR)
+    if state.FLEET_PATH not in st.session_state and kept:
+        st.session_state[state.FLEET_PATH] = kept
     path = st.text_input("Scan result directory on this server (`python -m aqe_core scan ... -o DIR`)",
                          key=state.FLEET_PATH, placeholder="/data/aqe-scans/2026-11-24")
+    st.session_state[state.FLEET_DIR] = path
     if not path:
         st.info("Run `python -m aqe_core scan SOURCE... -o DIR` (locally or with `--master`), then give DIR here.")
         return None

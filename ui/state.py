@@ -67,6 +67,8 @@ RUNS_ONLY_CHANGED = "runs_only_changed"
 RUNS_QUERY = "runs_query"
 FLEET_PATH = "fleet_path"
 FLEET_TABLE = "fleet_table"
+#: the Fleet page's folder, kept across pages (the box's widget state is dropped on another page)
+FLEET_DIR = "_fleet_dir"
 
 #: presets the Compare and Share pages start from
 DEFAULT_COMPARE_PRESETS = ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]

@@ -10,8 +10,13 @@ import argparse
 import os
 import sys
 
+from typing import TYPE_CHECKING
+
 from aqe_core.cli.common import _kv
 from aqe_core.exception_text import reason_line
+
+if TYPE_CHECKING:
+    from aqe_core.fleet.scan import ScanResult
 
 
 def add_scan_arguments(p: argparse.ArgumentParser) -> None:
@@ -87,7 +92,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         spark_conf = shipped
     from aqe_core.fleet.scan import expand_local, is_uri
 
-    if not any(is_uri(s) for s in args.sources) and not expand_local(args.sources, skip=[args.output])[0]:
+    if (not any(is_uri(s) for s in args.sources) and not expand_local(args.sources, skip=[args.output])[0]
+            and not _has_logs_table(args.output)):  # (an output that knows logs: they may be gone, to record)
         print(no_logs_line(list(args.sources), args.output), file=sys.stderr)  # (before the JVM starts)
         return NO_LOGS
     try:
@@ -106,17 +112,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
         fmt = "csv" if args.csv else "parquet"
         res = run_scan(rt.spark, list(args.sources), args.output, fmt=fmt, presets=not args.no_presets,
                        progress=None if args.no_progress else progress, incremental=not args.full)
-        broken = breaches(read_history(rt.spark, args.output, fmt), rules, res.scan_id) if rules else []
+        # a scan that read nothing breaks nothing (and wrote no scan to judge)
+        broken = breaches(read_history(rt.spark, args.output, fmt), rules, res.scan_id) if rules and res.files else []
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         print(f"\nscan: failed: {reason_line(e)}", file=sys.stderr)
         return 1
     for m in res.missing:
         print(f"\nscan: nothing matches {m}", file=sys.stderr)
-    again = f" ({res.unchanged} unchanged since the last scan, not read again)" if res.unchanged else ""
-    print(f"\nscan: {res.files} files, {res.executions} SQL executions, {res.findings} findings, {res.errors} files or"
-          f" executions with an error, in {res.seconds:.1f}s{again} -> {res.out} (scan {res.scan_id})",
-          file=sys.stderr)
-    if not res.files and not res.unchanged:
+    print("\n" + summary_line(res), file=sys.stderr)
+    if not res.files and not res.unchanged and not res.removed:
         print(no_logs_line(list(args.sources), args.output), file=sys.stderr)
         return NO_LOGS
     for line in broken:
@@ -125,6 +129,22 @@ def cmd_scan(args: argparse.Namespace) -> int:
         print(f"scan: {len(broken)} --fail-on breach{'es' if len(broken) != 1 else ''}: exit 4", file=sys.stderr)
         return 4
     return 0
+
+
+def summary_line(res: ScanResult) -> str:
+    """What a scan read, left alone, found gone and wrote."""
+    again = f" ({res.unchanged} unchanged since the last scan, not read again)" if res.unchanged else ""
+    gone = (f"; {res.removed} log{'s' if res.removed != 1 else ''} gone since the last scan (deleted or completed):"
+            " out of the fleet now" if res.removed else "")
+    wrote = f" -> {res.out} (scan {res.scan_id})" if res.scan_id else f": nothing new or gone, {res.out} left as it was"
+    return (f"scan: {res.files} files, {res.executions} SQL executions, {res.findings} findings, {res.errors} files or"
+            f" executions with an error, in {res.seconds:.1f}s{again}{gone}{wrote}")
+
+
+def _has_logs_table(output: str) -> bool:
+    from aqe_core.fleet.history import LOGS_TABLE
+
+    return os.path.isdir(os.path.join(output, LOGS_TABLE))
 
 
 def _ship_python(master: str | None, spark_conf: dict[str, str]) -> dict[str, str] | str:

@@ -3,6 +3,10 @@ its tables, and a ``logs`` table of what it read (path, size, modification time,
 rescan reads only the logs that are new or changed (a rolling log that got a new part counts as
 changed) and the Fleet page can follow each application over time.
 
+A log that is gone (deleted, or an ``.inprogress`` log renamed when its application finished) is
+written to a ``removed`` table, only on a night that finds one gone: its rows leave the fleet,
+its trend and the gate (:func:`without_removed`). A night with nothing new or gone writes nothing.
+
 An application here is a job's name (``spark.app.name``): each nightly run is a new Spark
 application with a new id and log, and the trend is the runs of one name by their start time.
 """
@@ -12,19 +16,22 @@ import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional
 
 if TYPE_CHECKING:  # pandas only where a table is built: the scan's executors import this module without it
     import pandas as pd
 
-__all__ = ["LOGS_TABLE", "SCAN_COLUMN", "Fingerprint", "app_runs", "fingerprint_local", "new_scan_id",
-           "worse_since_last"]
+__all__ = ["LOGS_TABLE", "REMOVED_TABLE", "SCAN_COLUMN", "Fingerprint", "app_runs", "fingerprint_local", "gone_logs",
+           "known_logs", "new_scan_id", "without_removed", "worse_since_last"]
 
 #: the partition column every table of a scan directory carries
 SCAN_COLUMN = "scan"
 #: the table of logs each scan read, with their fingerprints
 LOGS_TABLE = "logs"
 LOG_COLUMNS = ["file", "size", "mtime_ms", "parts"]
+#: the table of logs found gone, written by the scan that found them so (never an empty one)
+REMOVED_TABLE = "removed"
+REMOVED_COLUMNS = ["file"]
 #: the scan a directory's tables written before partitioning count as (sorts before any real one)
 UNPARTITIONED_SCAN = "00000000T000000000Z"
 
@@ -73,14 +80,49 @@ def fingerprint_local(path: str) -> Optional[Fingerprint]:
         return None
 
 
-def unchanged(current: Mapping[str, Fingerprint], read_before: Optional[pd.DataFrame]) -> set[str]:
-    """The logs whose fingerprint is the one their latest read recorded (``read_before``: the
-    ``logs`` table of earlier scans)."""
-    if read_before is None or read_before.empty or not current:
-        return set()
+def known_logs(read_before: Optional[pd.DataFrame], removed_before: Optional[pd.DataFrame] = None) -> dict[str, Fingerprint]:
+    """Each log of the fleet as its latest read recorded it (``read_before``: the ``logs`` table
+    of earlier scans), less the logs found gone since (``removed_before``: the ``removed`` table)."""
+    if read_before is None or read_before.empty:
+        return {}
     latest = read_before.sort_values(SCAN_COLUMN).groupby("file").tail(1)
-    seen = {r.file: Fingerprint(int(r.size), int(r.mtime_ms), int(r.parts)) for r in latest.itertuples()}
+    gone = _latest_removal(removed_before)
+    return {str(r.file): Fingerprint(int(r.size), int(r.mtime_ms), int(r.parts)) for r in latest.itertuples()
+            if gone.get(str(r.file), "") < str(getattr(r, SCAN_COLUMN))}
+
+
+def _latest_removal(removed: Optional[pd.DataFrame]) -> dict[str, str]:
+    """Each file's latest scan that found it gone."""
+    if removed is None or removed.empty:
+        return {}
+    return {str(f): str(s) for f, s in removed.groupby("file")[SCAN_COLUMN].max().items()}
+
+
+def unchanged(current: Mapping[str, Fingerprint], read_before: Optional[pd.DataFrame],
+              removed_before: Optional[pd.DataFrame] = None) -> set[str]:
+    """The logs whose fingerprint is the one their latest read recorded (``read_before``: the
+    ``logs`` table of earlier scans; a log found gone since counts as new)."""
+    seen = known_logs(read_before, removed_before) if current else {}
     return {f for f, fp in current.items() if seen.get(f) == fp}
+
+
+def gone_logs(known: Iterable[str], listed: Iterable[str], exists: Callable[[str], bool]) -> list[str]:
+    """The ``known`` logs this scan did not list and that no longer exist: deleted, or renamed
+    (an ``.inprogress`` log its application completed). A log still there but outside this
+    scan's sources (another folder scanned into the same output) stays in the fleet."""
+    listed = set(listed)
+    return sorted(f for f in known if f not in listed and not exists(f))
+
+
+def without_removed(rows: pd.DataFrame, removed: Optional[pd.DataFrame]) -> pd.DataFrame:
+    """``rows`` (of any table, with column ``scan``) less those a later scan found gone: a
+    deleted log leaves the fleet, its trend and the gate; one put back counts from its new read."""
+    gone = _latest_removal(removed)
+    if not gone or rows.empty or SCAN_COLUMN not in rows.columns:
+        return rows
+    until = rows["file"].astype(str).map(gone)
+    keep = until.isna() | (rows[SCAN_COLUMN].astype(str) > until.fillna(""))
+    return rows[keep].reset_index(drop=True)
 
 
 def current_rows(history: pd.DataFrame) -> pd.DataFrame:
@@ -162,13 +204,6 @@ def worse_since_last(history: pd.DataFrame) -> list[Change]:
     """The applications whose run read in the latest scan wasted more task time or had more
     findings than their run before."""
     return [c for c in changes(history) if c.worse]
-
-
-def local_logs_to_read(paths: list[str], read_before: Optional[pd.DataFrame]) -> tuple[list[str], dict[str, Fingerprint]]:
-    """Of ``paths``, those new or changed since their latest read, and every path's fingerprint."""
-    prints = {p: fp for p in paths if (fp := fingerprint_local(p)) is not None}
-    same = unchanged(prints, read_before)
-    return [p for p in paths if p not in same], prints
 
 
 def as_log_rows(prints: Mapping[str, Fingerprint], files: Iterable[str]) -> list[tuple[str, int, int, int]]:

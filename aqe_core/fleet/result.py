@@ -15,7 +15,7 @@ from typing import Callable, Mapping, Optional
 
 import pandas as pd
 
-from aqe_core.fleet.history import SCAN_COLUMN, UNPARTITIONED_SCAN, current_rows
+from aqe_core.fleet.history import REMOVED_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, current_rows, without_removed
 from aqe_core.opening import SourceError, read_checked_files, resolve_in_roots
 from aqe_core.views.triage import FINDINGS
 
@@ -87,14 +87,15 @@ def _read_parts(d: Path, roots: Optional[list[str]]) -> Optional[pd.DataFrame]:
 
 def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
     """The scan result directory at ``path`` (confined to ``roots``, default the server's): the
-    fleet now (each log's rows from the latest scan that read it) and every scan's rows.
+    fleet now (each log's rows from the latest scan that read it) and every scan's rows, less
+    the logs a later scan found gone.
     Raises :class:`SourceError` with a message for people."""
     base = resolve_in_roots(path, roots)
     ex_dir, fi_dir = base / "executions", base / "findings"
     if not ex_dir.is_dir() or not fi_dir.is_dir():
         raise SourceError(f"{base.name}: not a fleet scan result (it has no executions/ and findings/ tables)")
     try:
-        ex, fi = _read(ex_dir, roots), _read(fi_dir, roots)
+        ex, fi, gone = _read(ex_dir, roots), _read(fi_dir, roots), _removed(base / REMOVED_TABLE, roots)
     except SourceError:
         raise
     except Exception as e:  # noqa: BLE001 - a damaged table is a message, not a traceback
@@ -104,11 +105,16 @@ def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
         raise SourceError(f"{base.name}: the executions table lacks {sorted(need - set(ex.columns))}")
     if "finding" not in fi.columns:
         raise SourceError(f"{base.name}: the findings table lacks ['finding']")
-    history, found = _typed(ex, _EX_TYPES), _typed(fi, _FI_TYPES)
+    history, found = without_removed(_typed(ex, _EX_TYPES), gone), without_removed(_typed(fi, _FI_TYPES), gone)
     now = current_rows(history)
     latest = now.groupby("file")[SCAN_COLUMN].first().to_dict() if len(now) else {}
     found_now = found[found["file"].map(latest) == found[SCAN_COLUMN]].reset_index(drop=True)
     return FleetScan(str(base), now, found_now, history)
+
+
+def _removed(table: Path, roots: Optional[list[str]]) -> Optional[pd.DataFrame]:
+    """The ``removed`` table (logs found gone, by scan), None when no scan found one gone."""
+    return _typed(_read(table, roots), {"file": str, SCAN_COLUMN: str}) if table.is_dir() else None
 
 
 #: what each column the Fleet page reads holds (a CSV guesses types; a damaged table may lie)

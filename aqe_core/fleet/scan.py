@@ -13,7 +13,8 @@ Where the logs are:
 
 Each scan adds a partition ``scan=<id>`` to the output's tables, with a ``logs`` table of the
 logs it read and their fingerprints; a rescan into the same directory reads only new or changed
-logs (:mod:`aqe_core.fleet.history`).
+logs, and records the logs found gone in a ``removed`` table (:mod:`aqe_core.fleet.history`). A
+rescan with nothing new or gone runs no Spark job and writes nothing.
 
 The package itself travels to the executors as a zip (``addPyFile``), so a cluster needs only
 the Python libraries the reader uses (``requirements.txt``). Bad files become rows with their
@@ -34,10 +35,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from aqe_core.exception_text import reason_line
-from aqe_core.fleet.history import (HIDDEN_PREFIXES, LOG_COLUMNS, LOGS_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN,
-                                    Fingerprint, as_log_rows, join_path, local_logs_to_read, new_scan_id, unchanged)
+from aqe_core.fleet.history import (HIDDEN_PREFIXES, LOG_COLUMNS, LOGS_TABLE, REMOVED_COLUMNS, REMOVED_TABLE, SCAN_COLUMN,
+                                    UNPARTITIONED_SCAN, Fingerprint, as_log_rows, fingerprint_local, gone_logs, join_path,
+                                    known_logs, new_scan_id, without_removed)
 from aqe_core.fleet.probe import missing_modules
 from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, scan_file
+from aqe_core.fleet.tables import read_small_table, spark_table
 
 __all__ = ["ScanResult", "expand_local", "is_uri", "read_history", "run_scan"]
 
@@ -184,9 +187,10 @@ class ScanResult:
     missing: list[str] = field(default_factory=list)
     scan_id: str = ""  # the partition this scan added (fleet.history.new_scan_id)
     unchanged: int = 0  # logs not read again: as their latest scan recorded them
+    removed: int = 0  # known logs found gone (deleted, or an .inprogress log completed): out of the fleet now
 
 
-def _schemas() -> tuple[Any, Any, Any]:
+def _schemas() -> tuple[Any, Any, Any, Any]:
     from pyspark.sql import types as T
 
     kinds = {"execution_id": T.LongType(), "app_start_ms": T.LongType(), "duration_ms": T.LongType(), "partitions_before": T.LongType(),
@@ -195,7 +199,8 @@ def _schemas() -> tuple[Any, Any, Any]:
     ex = T.StructType([T.StructField(c, kinds.get(c, T.StringType())) for c in EXECUTION_COLUMNS])
     fi = T.StructType([T.StructField(c, T.LongType() if c == "execution_id" else T.StringType()) for c in FINDING_COLUMNS])
     logs = T.StructType([T.StructField(c, T.StringType() if c == "file" else T.LongType()) for c in LOG_COLUMNS])
-    return ex, fi, logs
+    removed = T.StructType([T.StructField(c, T.StringType()) for c in REMOVED_COLUMNS])
+    return ex, fi, logs, removed
 
 
 def _tuple(row: dict[str, Any], columns: list[str]) -> tuple:
@@ -206,21 +211,75 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
              progress: Optional[Callable[[int, int], None]] = None, incremental: bool = True) -> ScanResult:
     """Scan ``sources`` on ``spark`` and add a partition ``scan=<id>`` to ``out``'s executions,
     findings and logs tables. ``incremental``: logs whose fingerprint is the one an earlier scan
-    of ``out`` recorded are not read again (:mod:`aqe_core.fleet.history`)."""
+    of ``out`` recorded are not read again (:mod:`aqe_core.fleet.history`). Known logs found gone
+    go to the ``removed`` table (with ``--full`` too). A scan with nothing to read or remove runs
+    no Spark job and writes nothing (its result's ``scan_id`` is empty)."""
     t0 = time.perf_counter()
-    sc = spark.sparkContext
     sid = new_scan_id()
+    plan = _plan(spark, sources, out, fmt, incremental)
+    roots = sorted({r for r, *_ in plan.blobs})
+    counts = (0, 0, 0, 0)
+    if plan.paths or roots:
+        counts = _read_and_write(spark, plan, out, fmt, sid, presets, progress)
+    if plan.gone:
+        schema = _schemas()[3]
+        target = join_path(out, REMOVED_TABLE, f"{SCAN_COLUMN}={sid}")
+        w = spark.createDataFrame([(f,) for f in plan.gone], schema).coalesce(1).write.mode("overwrite")
+        w.option("header", "true").csv(target) if fmt == "csv" else w.parquet(target)
+    files, execs, findings, errors = counts
+    wrote = bool(plan.paths or roots or plan.gone)
+    return ScanResult(out, files, execs - errors, findings, errors, time.perf_counter() - t0, plan.missing,
+                      sid if wrote else "", plan.skipped, len(plan.gone))
+
+
+@dataclass
+class _Plan:
+    """What a scan reads and what it found gone, decided on the driver before any Spark job."""
+
+    paths: list[str]  # local logs to read
+    blobs: list[tuple[str, str, int, int]]  # Hadoop logs' files to read: (log, file, length, mtime)
+    prints: dict[str, Fingerprint]  # every log listed, with its fingerprint
+    gone: list[str]  # known logs no longer there
+    missing: list[str]  # sources that matched nothing
+    skipped: int  # logs listed but unchanged since their latest read
+
+
+def _plan(spark: Any, sources: list[str], out: str, fmt: str, incremental: bool) -> _Plan:
+    """List the logs, read ``out``'s ``logs`` and ``removed`` tables (pandas on the driver for a
+    local output), and keep to read only the logs new or changed (all with ``incremental`` off)."""
     local, uris = [s for s in sources if not is_uri(s)], [s for s in sources if is_uri(s)]
     paths, missing = expand_local(local, skip=[out])
     blobs, missing_uris = _expand_uris(spark, uris, [] if is_uri(out) else [out]) if uris else ([], [])
     _adopt_unpartitioned(out)
-    before = _read_table(spark, out, LOGS_TABLE, fmt) if incremental else None
-    paths, prints = local_logs_to_read(paths, before)
-    uri_prints = _uri_fingerprints(blobs)
-    same = unchanged(uri_prints, before)
-    blobs = [b for b in blobs if b[0] not in same]
-    prints.update(uri_prints)
-    skipped = len(prints) - len(paths) - len({r for r, *_ in blobs})
+    known = known_logs(read_small_table(spark, out, LOGS_TABLE, fmt, _LOG_TYPES),
+                       read_small_table(spark, out, REMOVED_TABLE, fmt, {"file": "string"}))
+    prints = {p: fp for p in paths if (fp := fingerprint_local(p)) is not None}
+    prints.update(_uri_fingerprints(blobs))
+    same = {f for f, fp in prints.items() if known.get(f) == fp} if incremental else set()
+    listed = set(paths) | {r for r, *_ in blobs}
+    gone = gone_logs(known, listed, lambda f: _exists(spark, f))
+    to_read, blobs = [p for p in paths if p not in same], [b for b in blobs if b[0] not in same]
+    return _Plan(to_read, blobs, prints, gone, missing + missing_uris,
+                 len(prints) - len(to_read) - len({r for r, *_ in blobs}))
+
+
+_LOG_TYPES = {c: "string" if c == "file" else "long" for c in LOG_COLUMNS}
+
+
+def _exists(spark: Any, file: str) -> bool:
+    """Whether a known log is still there (a Hadoop URI through its file system)."""
+    if not is_uri(file):
+        return os.path.exists(file)
+    path = spark._jvm.org.apache.hadoop.fs.Path(file)
+    return bool(path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(path))
+
+
+def _read_and_write(spark: Any, plan: _Plan, out: str, fmt: str, sid: str, presets: bool,
+                    progress: Optional[Callable[[int, int], None]]) -> tuple[int, int, int, int]:
+    """Read the planned logs in one Spark job and write their partition of each table: (files,
+    execution rows, finding rows, error rows)."""
+    sc = spark.sparkContext
+    paths, blobs = plan.paths, plan.blobs
     _ship_package(sc)
     check_executor_python(sc)
     slices = max(1, min(len(paths), 4 * sc.defaultParallelism))
@@ -231,7 +290,7 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
         rdd = rdd.union(blob_files.map(lambda kv: (roots.get(kv[0], kv[0]), (kv[0], kv[1])))
                         .groupByKey().flatMap(lambda g: _scan_blobs(g, presets)))
     rdd = rdd.cache()
-    group = f"aqe-lens-scan-{os.getpid()}-{int(t0)}"
+    group = f"aqe-lens-scan-{os.getpid()}-{sid}"
     sc.setJobGroup(group, f"AQE Lens fleet scan of {len(paths) + len({r for r, *_ in blobs})} logs", True)
     stop = threading.Event()
     if progress is not None:
@@ -247,13 +306,13 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
             n_execs, n_errors, n_findings = n_execs + e, n_errors + errors, n_findings + f
             files.update(names)
         rows = rdd.coalesce(max(1, min(slices, sc.defaultParallelism)))
-        ex_schema, fi_schema, logs_schema = _schemas()
+        ex_schema, fi_schema, logs_schema, _ = _schemas()
         execs = spark.createDataFrame(rows.filter(lambda kv: kv[0] == "e").map(lambda kv: _tuple(kv[1], EXECUTION_COLUMNS)),
                                       ex_schema)
         finds = spark.createDataFrame(rows.filter(lambda kv: kv[0] == "f").map(lambda kv: _tuple(kv[1], FINDING_COLUMNS)),
                                       fi_schema)
         read_now = paths + sorted({r for r, *_ in blobs})
-        logs = spark.createDataFrame(as_log_rows(prints, read_now), logs_schema)
+        logs = spark.createDataFrame(as_log_rows(plan.prints, read_now), logs_schema)
         for df, name in ((execs, "executions"), (finds, "findings"), (logs, LOGS_TABLE)):
             target = join_path(out, name, f"{SCAN_COLUMN}={sid}")
             w = df.write.mode("overwrite")
@@ -262,8 +321,7 @@ def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", 
         stop.set()
         rdd.unpersist()
         sc.setLocalProperty("spark.jobGroup.id", None)
-    return ScanResult(out, len(files), n_execs - n_errors, n_findings, n_errors,
-                      time.perf_counter() - t0, missing + missing_uris, sid, skipped)
+    return len(files), n_execs, n_findings, n_errors
 
 
 def _tally(rows: Iterator[tuple[str, Any]]) -> Iterator[tuple[int, int, int, list[str]]]:
@@ -282,13 +340,14 @@ def _tally(rows: Iterator[tuple[str, Any]]) -> Iterator[tuple[int, int, int, lis
 
 
 def read_history(spark: Any, out: str, fmt: str = "parquet") -> Any:
-    """Every scan's execution rows of ``out`` (the columns a trend or a gate needs), as pandas,
-    read through Spark so an ``hdfs://`` output works as a local one."""
-    df = _spark_table(spark, out, "executions", fmt)
+    """Every scan's execution rows of ``out`` (the columns a trend or a gate needs) less those of
+    logs found gone, as pandas, read through Spark so an ``hdfs://`` output works as a local one."""
+    df = spark_table(spark, out, "executions", fmt)
     texts = ("file", "app_id", "app_name", "findings", "error", SCAN_COLUMN)
     numbers = ("execution_id", "app_start_ms", "wasted_task_ms")
-    return df.selectExpr(*[f"CAST({c} AS string) AS {c}" for c in texts],
+    rows = df.selectExpr(*[f"CAST({c} AS string) AS {c}" for c in texts],
                          *[f"CAST({c} AS long) AS {c}" for c in numbers]).toPandas()
+    return without_removed(rows, read_small_table(spark, out, REMOVED_TABLE, fmt, {"file": "string"}))
 
 
 class ExecutorPythonError(RuntimeError):
@@ -328,22 +387,6 @@ def _uri_fingerprints(blobs: list[tuple[str, str, int, int]]) -> dict[str, Finge
     for root, _, length, mtime in blobs:
         by_root.setdefault(root, []).append((length, mtime))
     return {r: Fingerprint(sum(n for n, _ in v), max(m for _, m in v), len(v)) for r, v in by_root.items()}
-
-
-def _spark_table(spark: Any, out: str, name: str, fmt: str) -> Any:
-    """Every scan's partition of ``out``'s table ``name`` as one Spark DataFrame (column ``scan``)."""
-    path = join_path(out, name)
-    reader = spark.read.option("basePath", path)
-    return reader.option("header", "true").csv(path) if fmt == "csv" else reader.parquet(path)
-
-
-def _read_table(spark: Any, out: str, name: str, fmt: str) -> Optional[Any]:
-    """An earlier scans' table of ``out`` as pandas (None when there is none yet)."""
-    hpath = spark._jvm.org.apache.hadoop.fs.Path(join_path(out, name))
-    if not hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hpath):
-        return None
-    return _spark_table(spark, out, name, fmt).selectExpr(*[f"CAST({c} AS {'string' if c == 'file' else 'long'}) AS {c}" for c in LOG_COLUMNS],
-                         f"CAST({SCAN_COLUMN} AS string) AS {SCAN_COLUMN}").toPandas()
 
 
 def _adopt_unpartitioned(out: str) -> None:

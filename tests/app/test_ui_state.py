@@ -22,7 +22,7 @@ def test_key_strings_never_change():
         "RERUN_JOB": "rerun_job", "SHARE_ID": "share_id", "NAV_TARGET": "_nav_target",
         "PLAN_SELECTION_SEEN": "_plan_selection_seen", "TRIAGE_TABLE": "triage_table",
         "TRIAGE_OPENED": "_triage_opened",
-        "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "VERIFY_JOBS": "verify_jobs",
+        "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "FLEET_DIR": "_fleet_dir", "VERIFY_JOBS": "verify_jobs",
         "RUNS_SAMPLE": "runs_sample", "RUNS_PATH": "runs_path", "RUNS_ONLY_CHANGED": "runs_only_changed",
         "RUNS_QUERY": "runs_query",
     }

@@ -129,3 +129,18 @@ def test_gate_rules_parse_or_say_how_to_write_them():
     for bad in ["wasted>20%", "findings>2s", "wasted_task_time>5", "findings_increase>>1", "unreadable>0%"]:
         with pytest.raises(RuleError, match="--fail-on"):
             parse_rules([bad])
+
+
+def test_a_log_found_gone_leaves_the_fleet_until_it_is_read_again():
+    import pandas as pd
+
+    from aqe_core.fleet.history import current_rows, gone_logs, known_logs, without_removed
+
+    reads = pd.DataFrame([{"file": f, "size": 1, "mtime_ms": 1, "parts": 1, "scan": s}
+                          for f, s in (("a", "1"), ("b", "1"), ("a", "3"))])
+    removed = pd.DataFrame([{"file": "a", "scan": "2"}, {"file": "b", "scan": "2"}])
+    assert set(known_logs(reads, removed)) == {"a"}  # b gone; a read again after its removal
+    assert unchanged({"b": Fingerprint(1, 1, 1)}, reads, removed) == set()  # b put back as it was: read again
+    assert gone_logs(["a", "b", "c"], ["a"], exists=lambda f: f == "c") == ["b"]  # c: still there, elsewhere
+    rows = pd.DataFrame({"file": ["a", "b", "a"], "scan": ["1", "1", "3"], "execution_id": [1, 1, 1]})
+    assert list(current_rows(without_removed(rows, removed)).itertuples(index=False, name=None)) == [("a", "3", 1)]
