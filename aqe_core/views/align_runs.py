@@ -367,7 +367,8 @@ def align_queries(a: Sequence[QueryView], b: Sequence[QueryView]
 
 def _read_nodes(view: QueryView) -> dict[str, PlanNode]:
     """shuffle key -> its node in the final plan: the read (or exchange) with the view's node id,
-    else (captures) the final plan's reads in order when they are as many as the shuffles."""
+    else (captures) the final plan's reads in order when they are as many as the adaptive reads,
+    and for a shuffle read as planned the exchange of its query stage."""
     plan = view.final_plan
     if plan is None:
         return {}
@@ -377,9 +378,18 @@ def _read_nodes(view: QueryView) -> dict[str, PlanNode]:
     if out:
         return out
     reads = [n for n in nodes if (n.name or "").startswith(SHUFFLE_READ_NAMES)]
-    if len(reads) == len(view.shuffles):
-        return {s.key: n for s, n in zip(view.shuffles, reads)}
-    return {}
+    adaptive = [s for s in view.shuffles if s.adaptive_read]
+    if len(reads) != len(adaptive):
+        return {}
+    found = {s.key: n for s, n in zip(adaptive, reads)}
+    # a shuffle read as planned: the exchange of its query stage ("ShuffleQueryStage <stage id>")
+    stages = {(n.description or "").split()[-1]: n for n in nodes
+              if (n.name or "").startswith("ShuffleQueryStage") and (n.description or "").split()}
+    for s in view.shuffles:
+        stage = stages.get(str(s.stage_id)) if not s.adaptive_read else None
+        if stage is not None:
+            found[s.key] = next((c for c in stage.children if "Exchange" in (c.name or "")), stage)
+    return found
 
 
 def _role(s: ShuffleView) -> str:
