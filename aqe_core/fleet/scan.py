@@ -343,7 +343,7 @@ def read_history(spark: Any, out: str, fmt: str = "parquet") -> Any:
     """Every scan's execution rows of ``out`` (the columns a trend or a gate needs) less those of
     logs found gone, as pandas, read through Spark so an ``hdfs://`` output works as a local one."""
     df = spark_table(spark, out, "executions", fmt)
-    texts = ("file", "app_id", "app_name", "findings", "error", SCAN_COLUMN)
+    texts = ("file", "app_id", "app_name", "description", "findings", "error", SCAN_COLUMN)
     numbers = ("execution_id", "app_start_ms", "wasted_task_ms")
     rows = df.selectExpr(*[f"CAST({c} AS string) AS {c}" for c in texts],
                          *[f"CAST({c} AS long) AS {c}" for c in numbers]).toPandas()
