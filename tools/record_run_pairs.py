@@ -30,8 +30,9 @@ Pairs (what changed from run ``a`` to run ``b``):
                      lengths (12 items: Spark's ``INSET``), a parquet scan at another path (issue 39)
 ``join_strategy``    ``autoBroadcastJoinThreshold`` -1 in a, 10 MB in b: the joins change strategy
 ``broadcast_build``  a join whose build side is a shuffled aggregate: sort-merge in a, broadcast in b
+``reordered``        b runs the job's queries in another order, without one and with a new one
 
-``advisory_changed``, ``both``, ``unchanged`` and ``skew_appears`` are recorded with the AQE Lens
+``advisory_changed``, ``both``, ``unchanged``, ``skew_appears`` and ``reordered`` are recorded with the AQE Lens
 listener: besides the capture, ``<run>.listener.zstd`` is Spark's event log with the listener's
 events (exact statistics) and ``<run>.zstd`` the same log without them (what a plain log holds).
 """
@@ -76,6 +77,14 @@ def other_sql() -> list[tuple[str, str]]:
         ("buckets", "SELECT item % 13 AS b, count(*) AS c FROM catalog GROUP BY item % 13"),
         ("top_items", "SELECT item, bucket FROM catalog WHERE bucket = 7 ORDER BY item DESC LIMIT 5"),
     ]
+
+
+def reordered_sql(literal: int) -> list[tuple[str, str]]:
+    """The job's queries in another order, one dropped (``by_tag``) and one added (``by_name``)."""
+    job = dict(job_sql(literal))
+    return [("count_dims", job["count_dims"]),
+            ("by_name", f"SELECT d.name, count(*) AS c FROM dims d WHERE d.dim_id > {literal} GROUP BY d.name"),
+            ("skew_join", job["skew_join"])]
 
 
 def literal_sql(run: str, parquet: str) -> list[tuple[str, str]]:
@@ -139,6 +148,7 @@ PAIRS: dict[str, dict[str, tuple[float, int, int, dict[str, str], str]]] = {
              "b_data_a_settings": (3.0, 30, 10, {}, "job"),
              "a_data_b_settings": (1.0, 3, 10, {A + "advisoryPartitionSizeInBytes": "1m"}, "job")},
     "unchanged": {"a": (1.0, 30, 10, {}, "job"), "b": (1.0, 30, 10, {}, "job")},
+    "reordered": {"a": (1.0, 30, 10, {}, "job"), "b": (1.0, 30, 10, {}, "reordered")},
     "skew_appears": {"a": (1.0, 3, 10, {A + "coalescePartitions.enabled": "false"}, "job"),
                      "b": (1.0, 30, 10, {A + "coalescePartitions.enabled": "false"}, "job")},
     "literals": {"a": (1.0, 3, 0, {}, "literals"), "b": (1.0, 3, 0, {}, "literals")},
@@ -146,7 +156,7 @@ PAIRS: dict[str, dict[str, tuple[float, int, int, dict[str, str], str]]] = {
     "broadcast_build": {"a": (1.0, 3, 0, {}, "build"), "b": (1.0, 3, 0, BROADCAST, "build")},
 }
 #: pairs recorded with the listener: a listener log and the plain log it holds, per run
-WITH_LISTENER = frozenset({"advisory_changed", "both", "unchanged", "skew_appears"})
+WITH_LISTENER = frozenset({"advisory_changed", "both", "unchanged", "skew_appears", "reordered"})
 
 
 def queries_of(kind: str, literal: int, run: str, session: Any, tmp: Path) -> list[tuple[str, str]]:
@@ -155,7 +165,8 @@ def queries_of(kind: str, literal: int, run: str, session: Any, tmp: Path) -> li
         parquet = tmp / f"dims-{run}.parquet"
         session.table("dims").write.parquet(str(parquet))
         return literal_sql(run, str(parquet))
-    return {"job": lambda: job_sql(literal), "other": other_sql, "joins": join_sql, "build": build_sql}[kind]()
+    return {"job": lambda: job_sql(literal), "other": other_sql, "joins": join_sql, "build": build_sql,
+            "reordered": lambda: reordered_sql(literal)}[kind]()
 
 
 def record_run(out: Path, name: str, spec: tuple[float, int, int, dict[str, str], str]) -> None:

@@ -143,3 +143,23 @@ def test_a_listener_log_has_the_task_time_its_plain_log_has():
     assert any(t[0] for t in times.values())
     for q in listener.matched:
         assert q.task_ms == times[q.a.query_id]
+
+
+def _label(pair: str, run: str, description: str) -> str:
+    """A query's label: a capture's own, or (a log's job tag ``aqe-lens:<pair>-<run>:<i>``) the
+    label of the run's i-th query, which the same run's capture holds."""
+    if ":" not in description or "sql at" in description:
+        return description
+    i = int(description.rsplit(":", 1)[1])
+    return next(q.label for q in api.load_capture(str(PAIRS / pair / f"{run}.json.gz")).queries if q.index == i)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reordered_dropped_and_added_queries_align_by_what_they_are(kind):
+    d = _diff("reordered", kind)
+    pairs = {(_label("reordered", "a", q.a.description), _label("reordered", "b", q.b.description))
+             for q in d.matched if "sql at" not in q.a.description}
+    assert pairs == {("skew_join", "skew_join"), ("count_dims", "count_dims")}
+    assert [_label("reordered", "a", r.description) for r in d.only_a] == ["by_tag"]
+    assert [_label("reordered", "b", r.description) for r in d.only_b] == ["by_name"]
+    assert all(not q.causes for q in d.matched)  # the same data and settings: nothing AQE decided changed
