@@ -108,6 +108,11 @@ def breaches(history: pd.DataFrame, rules: list[GateRule], scan: Optional[str] =
     return out
 
 
+def _ms(value: object) -> int:
+    """A row's milliseconds (a missing value, NaN in pandas, as 0)."""
+    return 0 if value is None or pd.isna(value) else int(value)  # type: ignore[call-overload]
+
+
 #: the queries a breach names, at most
 NAMED = 3
 
@@ -117,19 +122,19 @@ def _queries(now: pd.DataFrame, after: str, before: Optional[str], findings: boo
     their run before did not have (matched by description), or those that wasted the most task
     time more than before; so a failed night names what to open, not only the job."""
     rows = now[(now["file"] == after) & now["execution_id"].notna()]
-    old = now[now["file"] == before] if before is not None else rows.iloc[0:0]
+    old = now[(now["file"] == before) & now["execution_id"].notna()] if before is not None else rows.iloc[0:0]
     if findings:
         had = {(str(r.description), f) for r in old.itertuples() for f in str(r.findings or "").split(",") if f}
         named = [(r, [f for f in str(r.findings or "").split(",") if f and (str(r.description), f) not in had])
                  for r in rows.itertuples()]
         said = [f"query #{int(r.execution_id)} ({str(r.description)[:60]}): {', '.join(fs)}" for r, fs in named if fs]
     else:
-        was = {str(r.description): int(r.wasted_task_ms or 0) for r in old.itertuples()}
-        grew = sorted(((int(r.wasted_task_ms or 0) - was.get(str(r.description), 0), r) for r in rows.itertuples()),
+        was = {str(r.description): _ms(r.wasted_task_ms) for r in old.itertuples()}
+        grew = sorted(((_ms(r.wasted_task_ms) - was.get(str(r.description), 0), r) for r in rows.itertuples()),
                       key=lambda x: -x[0])
         said = [f"query #{int(r.execution_id)} ({str(r.description)[:60]}): wasted"
                 + (f" {was[str(r.description)] / 1000:g} s ->" if str(r.description) in was else "")
-                + f" {int(r.wasted_task_ms or 0) / 1000:g} s" for d, r in grew if d > 0]
+                + f" {_ms(r.wasted_task_ms) / 1000:g} s" for d, r in grew if d > 0]
     if not said:
         return ""
     more = f"; and {len(said) - NAMED} more" if len(said) > NAMED else ""

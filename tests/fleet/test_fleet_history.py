@@ -144,3 +144,18 @@ def test_a_log_found_gone_leaves_the_fleet_until_it_is_read_again():
     assert gone_logs(["a", "b", "c"], ["a"], exists=lambda f: f == "c") == ["b"]  # c: still there, elsewhere
     rows = pd.DataFrame({"file": ["a", "b", "a"], "scan": ["1", "1", "3"], "execution_id": [1, 1, 1]})
     assert list(current_rows(without_removed(rows, removed)).itertuples(index=False, name=None)) == [("a", "3", 1)]
+
+
+def test_a_breach_names_its_queries_and_a_row_without_numbers_does_not_break_it():
+    """The gate's query names (issue 39): new findings by query, wasted time grown by query; an
+    unreadable execution's row (no id, no numbers) is neither named nor a crash."""
+    import numpy as np
+    import pandas as pd
+
+    from aqe_core.fleet.gate import _queries
+
+    now = pd.DataFrame({"file": ["a", "a", "b", "b"], "execution_id": [1, np.nan, 1, 2],
+                        "description": ["q1", None, "q1", "q2"], "findings": ["x", "", "x,y", ""],
+                        "wasted_task_ms": [100, np.nan, np.nan, 5000]})
+    assert _queries(now, "b", "a", True) == "; new findings in query #1 (q1): y"
+    assert _queries(now, "b", "a", False) == "; query #2 (q2): wasted 5 s"
