@@ -15,10 +15,10 @@ from aqe_core.engine.adaptive import plan_facts
 from aqe_core.model.engines import spark_name
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
+from aqe_core.model.plan_walk import is_shuffle_exchange
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
 from aqe_core.units import format_bytes
 from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
-from aqe_core.views.plan_match import base_name
 from aqe_core.views.query import QueryView, ShuffleView
 
 __all__ = ["caused_by", "cause_rows", "diff_query", "diff_rows", "diff_views", "query_sentence", "same_data", "setting_rows",
@@ -91,7 +91,8 @@ def _joins(view: QueryView) -> list[str]:
 
 
 def _is_exchange(node: PlanNode) -> bool:
-    return base_name(node.name or "") in ("Exchange", "ShuffleExchange")
+    """A shuffle exchange that writes (an engine's too); a reused one's writes are its original's."""
+    return is_shuffle_exchange(node) and node.name != "ReusedExchange"
 
 
 def _shuffled(view: QueryView) -> Optional[list[tuple[int, int]]]:
