@@ -98,7 +98,7 @@ def _outcomes(a: QuerySizes, b: QuerySizes) -> Outcomes:
 
 
 def _shuffle(outcome: PresetOutcome, key: Optional[str]) -> Optional[ShuffleOutcome]:
-    return next((s for s in outcome.shuffles if s.key == key), None) if key is not None else None
+    return outcome.shuffle(key)
 
 
 def _as_run(outcome: PresetOutcome, view: QuerySizes, key: Optional[str]) -> Optional[ShuffleOutcome]:
@@ -228,6 +228,13 @@ def attribute(a: QuerySizes, b: QuerySizes, shuffle_pairs: Sequence[tuple[Option
         got.causes.append(join)
     if not exact:
         got.causes = _follow_the_split([_plain_log_cause(c, same_data, a, b) for c in got.causes])
+    elif same_data and not only_data:
+        ruled_out = [_not_the_data(c, a, b) for c in got.causes]
+        if ruled_out != got.causes:
+            got.notes.append("both runs' map stages wrote the very same bytes, so the data is ruled out; our replay,"
+                             " which re-decides AQE's rules on each run's own plan but cannot plan the query again,"
+                             " put a change on the data that the other run's release or settings made")
+        got.causes = ruled_out
     if not exact and got.causes:
         got.notes.append("estimated: a plain event log holds only the sizes after AQE, so the replays under the"
                          " other run's settings are estimates over them")
@@ -249,7 +256,7 @@ def _plain_log_cause(c: Cause, same_data: Optional[bool], a: QuerySizes, b: Quer
     change the threshold alone tells (a skew split: :func:`_estimated_skew_factors`) keeps its
     factor, and any other says the log cannot tell, rather than a guess."""
     release = a.spark_version != b.spark_version
-    settings = bool(settings_changed(a.conf, b.conf))
+    settings = _settings_set(a, b) if release else bool(settings_changed(a.conf, b.conf))
     if not release and not settings:
         return c  # (only the data changed: the one factor, no replay needed)
     if same_data:
@@ -261,6 +268,27 @@ def _plain_log_cause(c: Cause, same_data: Optional[bool], a: QuerySizes, b: Quer
     changed = " and ".join(w for w, on in (("the data" if same_data is False else "perhaps the data", True),
                                            ("the settings", settings), ("the release", release)) if on)
     return replace(c, factors=(), untold=NOT_TOLD.format(changed=changed[0].upper() + changed[1:]))
+
+
+def _not_the_data(c: Cause, a: QuerySizes, b: QuerySizes) -> Cause:
+    """An exact source's cause when both runs' map stages wrote the very same bytes: the data is
+    ruled out. A replay can re-decide AQE's rules but not re-plan the query, so where one
+    release planned it otherwise (a union that keeps its children's partitioning from 4.1
+    needs no exchange above it) the replay puts the change on the data; with the data ruled
+    out, it is what else changed (the settings, the release)."""
+    if DATA not in c.factors:
+        return c
+    told = tuple(f for f in c.factors if f != DATA)
+    others = tuple(f for f, on in ((SETTINGS, _settings_set(a, b)), (RELEASE, a.spark_version != b.spark_version)) if on)
+    # the replay put the change on the data: its "run b under run a" is not what run a's release did
+    return replace(c, factors=told or others, b_under_a=c.b_under_a if told else None,
+                   b_under_a_parts=c.b_under_a_parts if told else None)
+
+
+def _settings_set(a: QuerySizes, b: QuerySizes) -> bool:
+    """A setting someone changed: a key of both releases whose value differs, set in either run
+    (a key only one release has, or a default one release changed, is the release's)."""
+    return any(va is not None and vb is not None and (sa or sb) for _, va, vb, sa, sb in settings_changed(a.conf, b.conf))
 
 
 def _unskewed(joins: Sequence[str]) -> list[str]:

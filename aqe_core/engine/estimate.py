@@ -47,6 +47,21 @@ class ShuffleSizes(Protocol):
     def sizes_for_lines(self) -> Optional[list[int]]: ...
 
 
+def read_of(reads: Sequence[Any], key: Optional[str]) -> Any:
+    """The read of ``key`` (``stage-<stage id>-<fragment>``) among ``reads`` (anything with a
+    ``key``), else the one read of that stage: a replay under other settings may cut the plan
+    into other fragments (a shuffle Spark added above a forced skew split is folded back and cut
+    again), so a key's fragment need not be the one the view was made with; the stage is Spark's."""
+    if key is None:
+        return None
+    got = next((s for s in reads if s.key == key), None)
+    if got is not None or not key.startswith("stage-"):
+        return got
+    stage = key.rsplit("-", 1)[0] + "-"
+    same = [s for s in reads if s.key.startswith(stage)]
+    return same[0] if len(same) == 1 else None
+
+
 @dataclass
 class ShuffleOutcome:
     """One shuffle read under a preset: how many partitions, their sizes, the skew splits, and
@@ -93,6 +108,10 @@ class PresetOutcome:
     #: the reason code of each read left out of ``shuffles`` (``results.NOT_PREDICTED``: only a run
     #: can size it; ``results.STAGE_NOT_CREATED``: the change removes its stage), in read order
     unsized_codes: list[str] = field(default_factory=list)
+
+    def shuffle(self, key: Optional[str]) -> Optional[ShuffleOutcome]:
+        """The read of ``key``, or of its stage (:func:`read_of`)."""
+        return read_of(self.shuffles, key)
 
     @property
     def partitions_after(self) -> int:

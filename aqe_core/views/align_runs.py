@@ -8,7 +8,9 @@ literals as Spark prints them (:func:`normal_text`: strings unquoted, so an oper
 ``#id`` is a literal; IN lists and INSETs of any length). The SQL text, where a source keeps it, is
 normalised too (:func:`normal_sql`). Queries match on the same shape and text first, then the same
 shape, then the same shape with join strategies aside (a join the planner broadcast in one run
-and sort-merged in the other, :func:`plan_shape` ``neutral``), then the same text.
+and sort-merged in the other, :func:`plan_shape` ``neutral``), then the same text, then the same
+inputs, filters and joins in plan order (:func:`plan_inputs`: a release that plans the aggregates
+otherwise).
 
 Within a matched query the reads are matched by their place in the plan: both final plans,
 normalised the same way, go through the one matcher the plan diff uses
@@ -313,11 +315,32 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16] if text else ""
 
 
-def fingerprint(view: QueryView) -> tuple[str, str, str]:
-    """(shape hash, SQL-text hash, shape hash with join strategies aside) of a query; the text
-    hash is "" when the source has no SQL."""
+def plan_inputs(plan: Optional[PlanNode]) -> str:
+    """What a query reads and how it combines it, in plan order: its leaves (scans, ranges,
+    local relations), filters and joins (strategies aside), normalised -- what two releases keep
+    when one plans the aggregates above them otherwise (4.x drops a partial aggregate over a
+    child already partitioned by its keys: one ``SortAggregate`` where 3.5 had two ``HashAggregate``)."""
+    if plan is None:
+        return ""
+    out: list[str] = []
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        name, desc = _normal_node(node)
+        if not node.children or name == "Filter" or is_join(name):
+            neutral = _neutral(node, name, desc)
+            if neutral is not None:
+                out.append(f"{neutral[0]}[{neutral[1]}]")
+        stack.extend(reversed(node.children))
+    return " ".join(out)
+
+
+def fingerprint(view: QueryView) -> tuple[str, str, str, str]:
+    """(shape hash, SQL-text hash, shape hash with join strategies aside, inputs hash) of a
+    query; the text hash is "" when the source has no SQL."""
     plan = view.initial_plan or view.final_plan
-    return _digest(plan_shape(plan) or " "), _digest(normal_sql(_sql_of(view))), _digest(plan_shape(plan, True) or " ")
+    return (_digest(plan_shape(plan) or " "), _digest(normal_sql(_sql_of(view))), _digest(plan_shape(plan, True) or " "),
+            _digest(plan_inputs(plan) or " "))
 
 
 @dataclass(frozen=True)
@@ -330,13 +353,15 @@ class QueryMatch:
 
 
 #: the keys queries are paired by, most exact first: the shape as planned, then the shape with the
-#: join strategies aside (a join the planner broadcast in one run and sort-merged in the other)
-_PASSES: tuple[tuple[str, Callable[[tuple[str, str, str]], object]], ...] = (
+#: join strategies aside (a join the planner broadcast in one run and sort-merged in the other),
+#: the SQL text, and last what the plan reads, filters and joins (another release's aggregates)
+_PASSES: tuple[tuple[str, Callable[[tuple[str, str, str, str]], object]], ...] = (
     ("shape and SQL text", lambda f: (f[0], f[1]) if f[1] else None),
     ("plan shape", lambda f: f[0]),
     ("plan shape, join strategies aside, and SQL text", lambda f: (f[2], f[1]) if f[1] else None),
     ("plan shape, join strategies aside", lambda f: f[2]),
-    ("SQL text", lambda f: f[1] or None))
+    ("SQL text", lambda f: f[1] or None),
+    ("the same inputs, filters and joins, planned otherwise", lambda f: f[3]))
 
 
 def align_queries(a: Sequence[QueryView], b: Sequence[QueryView]

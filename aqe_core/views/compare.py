@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from aqe_core.advise.whatif import PresetOutcome, ShuffleOutcome, WhatIf, what_if_beside_run
+from aqe_core.engine.estimate import read_of
 from aqe_core.engine.pipeline import skew_after_coalescing
 from aqe_core.views.from_capture import skew_rows_from_replay
 from aqe_core.views.query import QueryView, ShuffleView, SkewRow, regroup_coalesce_lines, use_replayed_targets
@@ -75,8 +76,7 @@ def outcome_shuffle_view(base: Optional[ShuffleView], outcome: PresetOutcome, s:
 def preset_shuffle_views(view: QueryView, outcome: PresetOutcome) -> list[ShuffleView]:
     """Each read of ``outcome`` as the Compare page charts it, in a narrow column: its partitions
     only (the lines of a setting are the What-if page's)."""
-    as_run = {s.key: s for s in view.shuffles}
-    return [outcome_shuffle_view(as_run.get(s.key), outcome, s, lines=False) for s in outcome.shuffles]
+    return [outcome_shuffle_view(read_of(view.shuffles, s.key), outcome, s, lines=False) for s in outcome.shuffles]
 
 
 def skew_sentence(before: ShuffleView, after: ShuffleView) -> str:
@@ -112,7 +112,7 @@ class WhatIfView:
         read (a join re-planned away from it)."""
         if len(self.outcomes) < 2:
             return None
-        s = next((x for x in self.outcomes[1].shuffles if x.key == shuffle.key), None)
+        s = self.outcomes[1].shuffle(shuffle.key)
         return outcome_shuffle_view(shuffle, self.outcomes[1], s) if s is not None else None
 
     @property

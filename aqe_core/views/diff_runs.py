@@ -60,6 +60,16 @@ def _largest(s: Optional[ShuffleView]) -> Optional[tuple[int, int]]:
     return i, sizes[i]
 
 
+def _skewed(s: Optional[ShuffleView]) -> Optional[int]:
+    """Reducers split for skew: a read whose metrics Spark logged and that names none split none
+    (Spark logs the skew metrics only on a read it split), and a shuffle read as planned (no
+    adaptive read) none; None where the log does not say."""
+    if s is None:
+        return None
+    known = s.has_read_metrics or not s.adaptive_read
+    return 0 if s.skewed_partitions is None and known else s.skewed_partitions
+
+
 def _get(s: Optional[ShuffleView], name: str):
     return getattr(s, name) if s is not None else None
 
@@ -74,7 +84,7 @@ def _shuffle_diff(a: Optional[ShuffleView], b: Optional[ShuffleView]) -> Shuffle
         label=label, key_a=_get(a, "key"), key_b=_get(b, "key"), stage=(_get(a, "stage_id"), _get(b, "stage_id")),
         shuffle_bytes=(total(a), total(b)), partitions_before=(_get(a, "partitions_before"), _get(b, "partitions_before")),
         partitions_after=(_get(a, "partitions_after"), _get(b, "partitions_after")),
-        skewed_reducers=(_get(a, "skewed_partitions"), _get(b, "skewed_partitions")),
+        skewed_reducers=(_skewed(a), _skewed(b)),
         skew_splits=(_get(a, "skew_splits"), _get(b, "skew_splits")), largest_reducer=(_largest(a), _largest(b)),
         local=(bool(_get(a, "local")), bool(_get(b, "local"))),
         evidence=(a.evidence if a is not None else Evidence.ESTIMATE, b.evidence if b is not None else Evidence.ESTIMATE),
@@ -95,22 +105,46 @@ def _is_exchange(node: PlanNode) -> bool:
     return is_shuffle_exchange(node) and node.name != "ReusedExchange"
 
 
-def _shuffled(view: QueryView) -> Optional[list[tuple[int, int]]]:
+def _shuffled(view: QueryView) -> Optional[list[tuple[int, Optional[int]]]]:
     """(bytes, records) each first exchange of the final plan wrote (one with no exchange below:
     what the input gave, before any of AQE's decisions shaped it), by Spark's metrics, sorted;
-    None where one lacks either (a log that does not keep them says nothing)."""
+    None where one lacks either (a log that does not keep them says nothing). A capture keeps no
+    exchange metrics but its map statistics: the bytes its query stage's map tasks reported to
+    Spark (records unknown)."""
     plan = view.final_plan
     if plan is None:
         return None
-    out: list[tuple[int, int]] = []
-    for node in plan.walk():
-        if not _is_exchange(node) or any(_is_exchange(n) for n in node.walk() if n is not node):
+    out: list[tuple[int, Optional[int]]] = []
+    for node, stage in _exchanges(plan, None):
+        if any(_is_exchange(n) for n in node.walk() if n is not node):
             continue
         size, rows = ((node.metric(m) or {}).get("total") for m in ("shuffle bytes written", "shuffle records written"))
-        if not isinstance(size, int) or not isinstance(rows, int):
+        if isinstance(size, int) and isinstance(rows, int):
+            out.append((size, rows))
+            continue
+        mapped = _map_bytes(view, stage)
+        if mapped is None:
             return None
-        out.append((size, rows))
-    return sorted(out) or None
+        out.append((mapped, None))
+    return sorted(out, key=lambda r: (r[0], r[1] or 0)) or None
+
+
+def _exchanges(node: PlanNode, stage: Optional[int]):
+    """Each writing exchange of a plan with the id of the query stage right above it (None: none)."""
+    desc = (node.description or "").split()
+    if node.name == "ShuffleQueryStage" and len(desc) > 1 and desc[1].isdigit():
+        stage = int(desc[1])
+    elif _is_exchange(node):
+        yield node, stage
+        stage = None
+    for child in node.children:
+        yield from _exchanges(child, stage)
+
+
+def _map_bytes(view: QueryView, stage: Optional[int]) -> Optional[int]:
+    """The bytes a query stage's map tasks wrote, by the exact map statistics of its shuffle."""
+    s = next((x for x in view.shuffles if x.exact and x.stage_id == stage), None) if stage is not None else None
+    return sum(s.sizes_before) if s is not None and s.sizes_before else None
 
 
 def same_data(a: QueryView, b: QueryView) -> Optional[bool]:
@@ -118,7 +152,11 @@ def same_data(a: QueryView, b: QueryView) -> Optional[bool]:
     the same bytes and records in both (True), not (False), or a run's log does not say (None).
     What AQE decides on is what the map stages wrote, so identical writes rule the data out."""
     sa, sb = _shuffled(a), _shuffled(b)
-    return None if sa is None or sb is None else sa == sb
+    if sa is None or sb is None:
+        return None
+    if any(r is None for _, r in sa + sb):  # a capture's side: its bytes, the records unknown
+        return sorted(x for x, _ in sa) == sorted(x for x, _ in sb)
+    return sa == sb
 
 
 def _is_command(v: QueryView) -> bool:
