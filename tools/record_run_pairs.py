@@ -27,7 +27,8 @@ Pairs (what changed from run ``a`` to run ``b``):
 ``skew_appears``     coalescing off in both; the hot key grows from 3% to 30% in b: run a reads every
                      shuffle as planned (no adaptive read), run b splits the join's hot reducer
 ``literals``         other string, number, date, timestamp and decimal literals, IN lists of other
-                     lengths (12 items: Spark's ``INSET``), a parquet scan at another path (issue 39)
+                     lengths (12 items: Spark's ``INSET``), a parquet scan at another path, literals as
+                     function arguments and CASE branch values (issue 39)
 ``join_strategy``    ``autoBroadcastJoinThreshold`` -1 in a, 10 MB in b: the joins change strategy
 ``broadcast_build``  a join whose build side is a shuffled aggregate: sort-merge in a, broadcast in b
 ``reordered``        b runs the job's queries in another order, without one and with a new one
@@ -106,6 +107,12 @@ def literal_sql(run: str, parquet: str) -> list[tuple[str, str]]:
                       f"AND NOT (f.tag = '{'xy z' if b else 'ab c'}') GROUP BY f.tag"),
         ("scan", f"SELECT count(*) AS n FROM parquet.`{parquet}` WHERE name = '{'other' if b else 'name-7'}' "
                  f"AND dim_id IN ({ids})"),
+        # literals as function arguments and CASE branch values (Spark prints them bare too)
+        ("functions", f"SELECT CASE WHEN v > {500 if b else 100} THEN '{'platinum' if b else 'gold'}' "
+                      f"ELSE '{'bronze' if b else 'silver'}' END AS tier, "
+                      f"date_format(timestamp_seconds(id), '{'yyyy' if b else 'yyyy-MM'}') AS m, "
+                      f"concat(tag, '{'_y' if b else '-x'}') AS t, coalesce(tag, '{'none' if b else 'n/a'}') AS u, "
+                      "count(*) AS c FROM facts GROUP BY 1, 2, 3, 4"),
     ]
 
 

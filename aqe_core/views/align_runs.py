@@ -50,6 +50,11 @@ _RE_CALL = re.compile(r"\b(?:StartsWith|EndsWith|Contains|RLIKE|LIKE|ILIKE|Equal
                       r"|GreaterThanOrEqual|LessThan|LessThanOrEqual|StringStartsWith|StringEndsWith|StringContains"
                       r"|In)\(")
 _RE_IN = re.compile(r" IN \(")
+#: any function call: a constant argument of one is a literal (``date_format(ts#3, yyyy-MM-dd, ..)``)
+_RE_ANY_CALL = re.compile(r"\b[A-Za-z_][\w$]*\(")
+_RE_NUMBER_ONLY = re.compile(r"^\s*-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:BD|[LDSYBF])?\s*$")
+#: a CASE branch's value, up to the next branch or the END at its own level
+_RE_CASE_VALUE = re.compile(r" (?:THEN|ELSE) ")
 #: a projected column's alias (``2026-11-25 AS run_date#7``: a job stamping its run on the rows)
 _RE_ALIAS = re.compile(r" AS [^\s,\])]+#\d+")
 #: a scan's copies of the filter above it, cut at ``spark.sql.maxMetadataStringLength`` (a cut that
@@ -130,6 +135,7 @@ def _literal_spans(text: str) -> list[tuple[int, int, str]]:
         begin = comma + 2 if comma >= 0 else start
         if constant(begin, m.start()):
             spans.append((begin, m.start(), "L"))
+    spans += _argument_spans(text, br, constant) + _case_spans(text, br, constant)
     for m in _RE_CALL.finditer(text):
         end = br.close(m.end())
         comma = text.rfind(",", m.end(), end)
@@ -137,6 +143,42 @@ def _literal_spans(text: str) -> list[tuple[int, int, str]]:
             comma = text.rfind(",", m.end(), comma)
         if comma >= 0 and constant(comma + 1, end):
             spans.append((comma + 1, end, " L" if text[comma + 1:comma + 2] == " " else "L"))
+    return spans
+
+
+def _argument_spans(text: str, br: _Brackets, constant: Callable[[int, int], bool]) -> list[tuple[int, int, str]]:
+    """Each constant argument of a function call (no ``#id``, no call of its own) as ``L``; a bare
+    number stays a number (``N``: a partition count, an ordinal)."""
+    spans: list[tuple[int, int, str]] = []
+    for m in _RE_ANY_CALL.finditer(text):
+        if _RE_CALL.match(text, m.start()) or text.startswith(")", m.end()):
+            continue  # a pattern's last argument, or a data source filter's (whose column has no #id)
+        open_at, end = m.end() - 1, br.close(m.end())
+        start = m.end()
+        for j in range(m.end(), end + 1):
+            if j < end and (text[j] != "," or br.open(j) != open_at):
+                continue
+            a = start + (len(text[start:j]) - len(text[start:j].lstrip()))
+            arg = text[a:j]
+            if constant(a, j) and "(" not in arg and "=" not in arg and not _RE_NUMBER_ONLY.match(arg):
+                spans.append((a, j, "L"))
+            start = j + 1
+    return spans
+
+
+def _case_spans(text: str, br: _Brackets, constant: Callable[[int, int], bool]) -> list[tuple[int, int, str]]:
+    """Each constant value of a CASE branch (``THEN gold ELSE silver END``) as ``L``."""
+    spans: list[tuple[int, int, str]] = []
+    for m in _RE_CASE_VALUE.finditer(text):
+        level, end = br.open(m.end()), br.close(m.end())
+        for word in (" WHEN ", " ELSE ", " END"):
+            k = text.find(word, m.end(), end)
+            while k >= 0 and br.open(k) != level:
+                k = text.find(word, k + 1, end)
+            if k >= 0:
+                end = k
+        if constant(m.end(), end) and not _RE_NUMBER_ONLY.match(text[m.end():end]):
+            spans.append((m.end(), end, "L"))
     return spans
 
 
@@ -194,6 +236,10 @@ def normal_text(text: Optional[str]) -> str:
     'PushedFilters: [F]'
     >>> normal_text("In(dim_id, [1,2,3]) AND EqualTo(name,name-7)")
     'In(dim_id, L) AND In(name, L)'
+    >>> normal_text("Project [CASE WHEN (v#1 > 9) THEN gold ELSE silver END AS t#2, date_format(ts#3, yyyy-MM, Some(UTC)) AS m#4]")
+    'Project [CASE WHEN (v > L) THEN L ELSE L END AS t, date_format(ts, L, Some(L)) AS m]'
+    >>> normal_text("Project [coalesce(tag#1, none) AS t#2, regexp_replace(n#3, [0-9], X, 1) AS r#4]")
+    'Project [coalesce(tag, L) AS t, regexp_replace(n, L, L, N) AS r]'
     >>> normal_text("Exchange hashpartitioning(k#3L, 200), ENSURE_REQUIREMENTS, [plan_id=41]")
     'Exchange hashpartitioning(k, N), ENSURE_REQUIREMENTS,'
     >>> normal_text("FileScan parquet [a#1] Location: InMemoryFileIndex[file:/data/2026-11-25/t]")
@@ -217,9 +263,12 @@ def normal_sql(text: Optional[str]) -> str:
     'SELECT * FROM t WHERE tag IN (L) AND d >= DATES AND v > N'
     >>> normal_sql("select 1 from t where k in (4,5,6,7)") == normal_sql("select 2 from t where k in (1)")
     True
+    >>> normal_sql("SELECT coalesce(tag, 'n/a') FROM parquet.`/data/2026/t`")
+    'SELECT coalesce(tag, S) FROM parquet.`P'
+
     """
-    t = _RE_PATH.sub("P", text or "")
-    t = _RE_STRING.sub("S", t)
+    t = _RE_STRING.sub("S", text or "")  # first: a string may hold a slash ('n/a')
+    t = _RE_PATH.sub("P", t)
     t = _RE_NUMBER.sub("N", t)
     t = _RE_SQL_LIST.sub("IN (L)", t)
     return " ".join(t.split())

@@ -48,9 +48,11 @@ def test_other_literals_keep_the_precise_shape(ext):
     texts_a, texts_b = "\n".join(map(_plan_text, a)), "\n".join(map(_plan_text, b))
     # what the runs differ by, as Spark printed it: unquoted strings, an IN list that became an
     # INSET, a one-item NOT IN that became an equality, other dates, timestamps and decimals
-    for printed in ("= zz)", "IN (1,2,3)", "2026-05-25", "1999-01-01 00:00:00", "12.50", "name-7", "dims-a.parquet"):
+    for printed in ("= zz)", "IN (1,2,3)", "2026-05-25", "1999-01-01 00:00:00", "12.50", "name-7", "dims-a.parquet",
+                    "THEN gold ELSE silver END", "yyyy-MM,", "concat(tag#96, -x)", "n/a)"):
         assert printed in texts_a and printed not in texts_b
-    for printed in ("= yy)", "INSET 10, 11, 12, 13, 14, 15, 4", "2026-03-01", "2001-06-15 12:30:00", "7.25", "= xy z)"):
+    for printed in ("= yy)", "INSET 10, 11, 12, 13, 14, 15, 4", "2026-03-01", "2001-06-15 12:30:00", "7.25", "= xy z)",
+                    "THEN platinum ELSE bronze END", "yyyy,", "concat(tag#96, _y)", "none)"):
         assert printed in texts_b and printed not in texts_a
     matches, _, _ = align_queries(a, b)
     assert {m.how for m in matches} <= {"shape and SQL text", "plan shape"}
