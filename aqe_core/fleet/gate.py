@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 import pandas as pd
 
@@ -119,26 +119,40 @@ NAMED = 3
 
 def _queries(now: pd.DataFrame, after: str, before: Optional[str], findings: bool) -> str:
     """The queries behind an application's breach, by id and description: those with findings
-    their run before did not have (matched by description), or those that wasted the most task
-    time more than before; so a failed night names what to open, not only the job."""
+    their run before did not have, or those that wasted the most task time more than before; so
+    a failed night names what to open, not only the job. A query is its run before's query of the
+    same description and place among those (:func:`_keyed`: PySpark names many ``sql at ...``)."""
     rows = now[(now["file"] == after) & now["execution_id"].notna()]
     old = now[(now["file"] == before) & now["execution_id"].notna()] if before is not None else rows.iloc[0:0]
+    mine, theirs = _keyed(rows), _keyed(old)
     if findings:
-        had = {(str(r.description), f) for r in old.itertuples() for f in str(r.findings or "").split(",") if f}
-        named = [(r, [f for f in str(r.findings or "").split(",") if f and (str(r.description), f) not in had])
-                 for r in rows.itertuples()]
-        said = [f"query #{int(r.execution_id)} ({str(r.description)[:60]}): {', '.join(fs)}" for r, fs in named if fs]
+        def fs(r) -> list[str]:
+            return [f for f in str(r.findings or "").split(",") if f]
+
+        named = [(r, [f for f in fs(r) if f not in (fs(theirs[k]) if k in theirs else [])]) for k, r in mine.items()]
+        said = [f"query #{int(r.execution_id)} ({str(r.description)[:60]}): {', '.join(new)}" for r, new in named if new]
     else:
-        was = {str(r.description): _ms(r.wasted_task_ms) for r in old.itertuples()}
-        grew = sorted(((_ms(r.wasted_task_ms) - was.get(str(r.description), 0), r) for r in rows.itertuples()),
-                      key=lambda x: -x[0])
+        grew = sorted(((_ms(r.wasted_task_ms) - (_ms(theirs[k].wasted_task_ms) if k in theirs else 0), k, r)
+                       for k, r in mine.items()), key=lambda x: -x[0])
         said = [f"query #{int(r.execution_id)} ({str(r.description)[:60]}): wasted"
-                + (f" {was[str(r.description)] / 1000:g} s ->" if str(r.description) in was else "")
-                + f" {_ms(r.wasted_task_ms) / 1000:g} s" for d, r in grew if d > 0]
+                + (f" {_ms(theirs[k].wasted_task_ms) / 1000:g} s ->" if k in theirs else "")
+                + f" {_ms(r.wasted_task_ms) / 1000:g} s" for d, k, r in grew if d > 0]
     if not said:
         return ""
     more = f"; and {len(said) - NAMED} more" if len(said) > NAMED else ""
     return "; " + ("new findings in " if findings else "") + "; ".join(said[:NAMED]) + more
+
+
+def _keyed(rows: pd.DataFrame) -> dict[tuple[str, int], Any]:
+    """An application's query rows by (description, n): the n-th query of that description in
+    execution order, as a job runs its queries in order."""
+    out: dict[tuple[str, int], Any] = {}
+    seen: dict[str, int] = {}
+    for r in rows.sort_values("execution_id").itertuples():
+        d = str(r.description)
+        out[(d, seen.get(d, 0))] = r
+        seen[d] = seen.get(d, 0) + 1
+    return out
 
 
 def _wasted(c) -> str:

@@ -159,3 +159,18 @@ def test_a_breach_names_its_queries_and_a_row_without_numbers_does_not_break_it(
                         "wasted_task_ms": [100, np.nan, np.nan, 5000]})
     assert _queries(now, "b", "a", True) == "; new findings in query #1 (q1): y"
     assert _queries(now, "b", "a", False) == "; query #2 (q2): wasted 5 s"
+
+
+def test_a_breach_names_the_query_among_others_of_its_description():
+    """PySpark describes every spark.sql call ``sql at <unknown>:0``: the n-th query of that
+    description is the run before's n-th, so the query that grew is named, not the first alike."""
+    import pandas as pd
+
+    from aqe_core.fleet.gate import _queries
+
+    same = "sql at <unknown>:0"
+    now = pd.DataFrame({"file": ["a"] * 3 + ["b"] * 3, "execution_id": [0, 1, 2, 0, 1, 2],
+                        "description": [same] * 6, "findings": ["", "skew", "", "", "skew", "spill"],
+                        "wasted_task_ms": [9000, 1000, 0, 9000, 1000, 4000]})
+    assert _queries(now, "b", "a", True) == f"; new findings in query #2 ({same}): spill"
+    assert _queries(now, "b", "a", False) == f"; query #2 ({same}): wasted 0 s -> 4 s"
