@@ -81,11 +81,17 @@ def _same_value(a: AQEConf, b: AQEConf, key: str) -> bool:
 
 def _outcomes(a: QuerySizes, b: QuerySizes) -> Outcomes:
     actual = next(p for p in BUILTIN_PRESETS if p.name == "actual")
+    done: dict[tuple[int, str, tuple], PresetOutcome] = {}
 
     def run(view: QuerySizes, conf: AQEConf, name: str) -> PresetOutcome:
-        got = query_what_if(view, conf, name, lines=False)
-        assert got.outcome is not None
-        return got.outcome
+        # runs with the same settings on one release replay alike: once (three replays of run b
+        # are one where only the data changed)
+        key = (id(view), str(conf.spark_version), tuple(sorted(conf.to_strings().items(), key=lambda kv: kv[0])))
+        if key not in done:
+            got = query_what_if(view, conf, name, lines=False)
+            assert got.outcome is not None
+            done[key] = got.outcome
+        return replace(done[key], preset=name)
 
     return Outcomes(
         a=simulate_preset(a, actual), b=simulate_preset(b, actual),

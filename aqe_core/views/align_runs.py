@@ -317,9 +317,13 @@ def _neutral(node: PlanNode, name: str, desc: str) -> Optional[tuple[str, str]]:
     return name, desc
 
 
-def plan_shape(plan: Optional[PlanNode], neutral: bool = False) -> str:
+_Norm = Callable[[PlanNode], tuple[str, str]]
+
+
+def plan_shape(plan: Optional[PlanNode], neutral: bool = False, norm: _Norm = _normal_node) -> str:
     """The normalised operator tree of ``plan`` as one line (wrappers and adaptive reads dropped;
-    ``neutral``: join strategies aside, :func:`_neutral`); iterative, so no plan is too deep."""
+    ``neutral``: join strategies aside, :func:`_neutral`); iterative, so no plan is too deep.
+    ``norm``: a node's normal name and text (one memo for every form of one plan)."""
     if plan is None:
         return ""
     out: list[str] = []
@@ -333,7 +337,7 @@ def plan_shape(plan: Optional[PlanNode], neutral: bool = False) -> str:
         if is_wrapper(node) and len(kids) <= 1 or (node.name or "") in SHUFFLE_READ_NAMES:
             stack.extend(reversed(kids))
             continue
-        got: Optional[tuple[str, str]] = _normal_node(node)
+        got: Optional[tuple[str, str]] = norm(node)
         if neutral and got is not None:
             got = _neutral(node, *got)
         if got is None:
@@ -364,7 +368,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16] if text else ""
 
 
-def plan_inputs(plan: Optional[PlanNode]) -> str:
+def plan_inputs(plan: Optional[PlanNode], norm: _Norm = _normal_node) -> str:
     """What a query reads and how it combines it, in plan order: its leaves (scans, ranges,
     local relations), filters and joins (strategies aside), normalised -- what two releases keep
     when one plans the aggregates above them otherwise (4.x drops a partial aggregate over a
@@ -375,9 +379,9 @@ def plan_inputs(plan: Optional[PlanNode]) -> str:
     stack = [plan]
     while stack:
         node = stack.pop()
-        name, desc = _normal_node(node)
+        name = base_name(node.name or "")
         if not node.children or name == "Filter" or is_join(name):
-            neutral = _neutral(node, name, desc)
+            neutral = _neutral(node, *norm(node))
             if neutral is not None:
                 out.append(f"{neutral[0]}[{neutral[1]}]")
         stack.extend(reversed(node.children))
@@ -388,8 +392,16 @@ def fingerprint(view: QueryView) -> tuple[str, str, str, str]:
     """(shape hash, SQL-text hash, shape hash with join strategies aside, inputs hash) of a
     query; the text hash is "" when the source has no SQL."""
     plan = view.initial_plan or view.final_plan
-    return (_digest(plan_shape(plan) or " "), _digest(normal_sql(_sql_of(view))), _digest(plan_shape(plan, True) or " "),
-            _digest(plan_inputs(plan) or " "))
+    memo: dict[int, tuple[str, str]] = {}
+
+    def norm(node: PlanNode) -> tuple[str, str]:
+        got = memo.get(id(node))
+        if got is None:
+            got = memo[id(node)] = _normal_node(node)
+        return got
+
+    return (_digest(plan_shape(plan, norm=norm) or " "), _digest(normal_sql(_sql_of(view))),
+            _digest(plan_shape(plan, True, norm) or " "), _digest(plan_inputs(plan, norm) or " "))
 
 
 @dataclass(frozen=True)
@@ -413,12 +425,14 @@ _PASSES: tuple[tuple[str, Callable[[tuple[str, str, str, str]], object]], ...] =
     ("the same inputs, filters and joins, planned otherwise", lambda f: f[3]))
 
 
-def align_queries(a: Sequence[QueryView], b: Sequence[QueryView]
+def align_queries(a: Sequence[QueryView], b: Sequence[QueryView],
+                  prints: Optional[dict[int, tuple[str, str, str, str]]] = None,
                   ) -> tuple[list[QueryMatch], list[QueryView], list[QueryView]]:
     """Matched queries (in run a's order), then those only in a, those only in b. Each pass
-    pairs the n-th unmatched query of a key in a with the n-th in b (a job runs in order)."""
-    fa = [fingerprint(v) for v in a]
-    fb = [fingerprint(v) for v in b]
+    pairs the n-th unmatched query of a key in a with the n-th in b (a job runs in order).
+    ``prints``: each view's fingerprint by ``id(view)``, where the caller has them already."""
+    fa = [prints[id(v)] if prints is not None else fingerprint(v) for v in a]
+    fb = [prints[id(v)] if prints is not None else fingerprint(v) for v in b]
     pa: dict[int, int] = {}
     how_of: dict[int, str] = {}
     for how, keyf in _PASSES:

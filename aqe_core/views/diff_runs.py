@@ -25,8 +25,8 @@ __all__ = ["caused_by", "cause_rows", "diff_query", "diff_rows", "diff_views", "
            "shuffle_rows"]
 
 
-def _ref(view: QueryView) -> QueryRef:
-    return QueryRef(view.query_id, view.description, fingerprint(view)[0])
+def _ref(view: QueryView, shape: Optional[str] = None) -> QueryRef:
+    return QueryRef(view.query_id, view.description, shape if shape is not None else fingerprint(view)[0])
 
 
 def _task_ms(view: QueryView) -> Optional[int]:
@@ -165,10 +165,11 @@ def _is_command(v: QueryView) -> bool:
     return plan is not None and plan_facts(plan).is_command
 
 
-def diff_query(a: QueryView, b: QueryView) -> QueryDiff:
-    """One matched query: both runs' numbers, the settings that differ, the causes, a sentence."""
+def diff_query(a: QueryView, b: QueryView, shapes: tuple[Optional[str], Optional[str]] = (None, None)) -> QueryDiff:
+    """One matched query: both runs' numbers, the settings that differ, the causes, a sentence
+    (``shapes``: each run's plan shape hash, where the caller has it)."""
     pairs = align_shuffles(a, b)
-    d = QueryDiff(_ref(a), _ref(b), duration_ms=(a.duration_ms, b.duration_ms), task_ms=(_task_ms(a), _task_ms(b)),
+    d = QueryDiff(_ref(a, shapes[0]), _ref(b, shapes[1]), duration_ms=(a.duration_ms, b.duration_ms), task_ms=(_task_ms(a), _task_ms(b)),
                   slowest_stage=(_slowest_stage(a), _slowest_stage(b)),
                   release=(str(a.spark_version), str(b.spark_version)), joins=(_joins(a), _joins(b)))
     d.shuffles = [_shuffle_diff(sa, sb) for sa, sb in pairs]
@@ -269,11 +270,13 @@ def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str 
                kind: tuple[str, str] = ("", ""), release: tuple[str, str] = ("", ""),
                app: tuple[str, str] = ("", "")) -> RunDiff:
     """Two runs' query views compared: matched queries ranked by time lost (most first)."""
-    matches, only_a, only_b = align_queries(a, b)
+    prints = {id(v): fingerprint(v) for v in (*a, *b)}  # once each: a plan's normal text is the diff's most work
+    matches, only_a, only_b = align_queries(a, b, prints)
     out = RunDiff(source_a, source_b, kind, release, app=app)
-    out.matched = sorted((diff_query(m.a, m.b) for m in matches), key=lambda q: -(q.time_lost_ms or 0))
-    out.only_a = [_ref(v) for v in only_a]
-    out.only_b = [_ref(v) for v in only_b]
+    out.matched = sorted((diff_query(m.a, m.b, (prints[id(m.a)][0], prints[id(m.b)][0])) for m in matches),
+                         key=lambda q: -(q.time_lost_ms or 0))
+    out.only_a = [_ref(v, prints[id(v)][0]) for v in only_a]
+    out.only_b = [_ref(v, prints[id(v)][0]) for v in only_b]
     if not matches and a and b:
         out.notes.append("no query of run a matches one of run b: these look like two different jobs")
     return out
