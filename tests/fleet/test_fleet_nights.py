@@ -151,3 +151,25 @@ def test_hadoop_uri_logs_and_csv_tables_go_the_same_way(spark, tmp_path):
     assert len(files) == 1 and files.pop().endswith(B.name)
     again = run_scan(spark, source, str(out), fmt="csv", presets=False)  # (the removal read back from CSV)
     assert (again.files, again.removed, again.scan_id) == (0, 0, "")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_an_unchanged_night_into_a_hadoop_uri_runs_no_spark_job(spark, tmp_path, fmt):
+    """An output given as a Hadoop URI (``file:`` here, as ``hdfs:`` or ``s3a:``): the next night
+    reads its small tables through Hadoop's FileSystem on the driver, so a night with nothing new
+    or gone starts no Spark job and writes nothing."""
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    for log in (A, B):
+        shutil.copy(log, logs / log.name)
+    source, uri = [str(logs)], out.resolve().as_uri()
+    assert run_scan(spark, source, uri, fmt=fmt, presets=False).files == 2
+    before, store = _files(out), spark.sparkContext._jsc.sc().statusStore()
+    jobs = store.jobsList(None).size()  # every job the application ran, of any group
+    same = run_scan(spark, source, uri, fmt=fmt, presets=False)
+    assert (same.files, same.unchanged, same.scan_id) == (0, 2, "") and _files(out) == before
+    assert store.jobsList(None).size() == jobs
+    (logs / A.name).unlink()
+    assert run_scan(spark, source, uri, fmt=fmt, presets=False).removed == 1
+    again = run_scan(spark, source, uri, fmt=fmt, presets=False)  # the removal read back through Hadoop
+    assert (again.files, again.removed, again.scan_id) == (0, 0, "")
