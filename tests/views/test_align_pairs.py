@@ -179,7 +179,7 @@ def test_the_precise_shape_wins_over_the_strategy_neutral_one():
 def test_normal_text_examples_hold():
     import doctest
 
-    from aqe_core.views import align_runs
+    from aqe_core.views import plan_literals
 
-    result = doctest.testmod(align_runs)
+    result = doctest.testmod(plan_literals)
     assert result.failed == 0 and result.attempted >= 10
