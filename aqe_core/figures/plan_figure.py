@@ -327,9 +327,9 @@ class _Frame:
         return d
 
 
-def _box_lines(box: Box, changes: list[tuple[str, str, str]]) -> tuple[list[str], float]:
-    """The box's text lines as HTML (escaped, cut to the box) and the box's width in pixels:
-    title in bold, then AQE's changes in their colour, then the operators or numbers."""
+def box_rows(box: Box, changes: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str]], float]:
+    """The box's text lines as (style, text) -- ``"title"``, an AQE change's kind, or ``""`` for
+    the operators or numbers -- each cut to the box, and the box's width in pixels."""
     max_w = MAX_BOX_W[box.collapsed]
     room = max_w - 2 * PAD_X
     raw: list[tuple[str, str]] = [("title", box.title)]
@@ -339,19 +339,33 @@ def _box_lines(box: Box, changes: list[tuple[str, str, str]]) -> tuple[list[str]
             seen.add(label)
             raw.append((kind, f"AQE: {label}"))
     raw += [("", line) for line in box.lines]
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     widest = 0.0
     for style, text in raw:
         cut = fit_text(text, FONT_PX, room)
         widest = max(widest, text_px(cut, FONT_PX))
+        out.append((style, cut))
+    return out, max(MIN_BOX_W, min(max_w, widest + 2 * PAD_X))
+
+
+def _box_lines(box: Box, changes: list[tuple[str, str, str]]) -> tuple[list[str], float]:
+    """The box's text lines as HTML (escaped): title in bold, then AQE's changes in their
+    colour, then the operators or numbers; and the box's width in pixels."""
+    rows, width = box_rows(box, changes)
+    out: list[str] = []
+    for style, cut in rows:
         if style == "title":
             out.append(f"<b>{_esc(cut)}</b>")
         elif style:
-            color = CHANGE_STYLES.get(style, ("#d62728", ""))[0]
-            out.append(f'<span style="color:{color}">{_esc(cut)}</span>')
+            out.append(f'<span style="color:{change_color(style)}">{_esc(cut)}</span>')
         else:
             out.append(_esc(cut))
-    return out, max(MIN_BOX_W, min(max_w, widest + 2 * PAD_X))
+    return out, width
+
+
+def change_color(kind: str) -> str:
+    """The outline colour of an AQE change kind."""
+    return CHANGE_STYLES.get(kind, ("#d62728", ""))[0]
 
 
 def _rect_path(f: _Frame, keys: Iterable[str], grow: float = 0.0) -> tuple[list[float | None], list[float | None]]:
