@@ -1,12 +1,15 @@
 """Self-contained HTML report: one file, works offline, no external requests.
 
-plotly.js is inlined once; each figure is a div. A strict Content-Security-Policy forbids every
-network request, and every string that came from a log, a plan or a user is HTML-escaped.
+plotly.js is inlined once; each figure is a div; each plan is a plan map (its data as JSON, drawn
+by the inlined plan map script, the app's own). A strict Content-Security-Policy forbids every
+network request, and every string that came from a log, a plan or a user is HTML-escaped (or,
+in a plan map, set as text by the script).
 """
 from __future__ import annotations
 
 import datetime as _dt
 import html
+import json
 from typing import Any, Optional, Sequence
 
 import plotly.io as pio
@@ -19,6 +22,7 @@ from aqe_core.advise.whatif import PresetOutcome
 from aqe_core.advise.releases import ReleaseComparison
 from aqe_core.advise.recommend import Fix
 from aqe_core.figures.fix_figure import fix_figure
+from aqe_core.figures.plan_map import plan_map_script
 from aqe_core.figures.run_diff import partition_overlay
 from aqe_core.model.run_diff import QueryDiff, RunDiff
 
@@ -63,6 +67,22 @@ def _table(rows: Sequence[dict[str, Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _json_in_script(data: Any) -> str:
+    """JSON that cannot end its ``<script>`` element or open a comment (log strings inside)."""
+    return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _plan_map_div(data: dict[str, Any], div_id: str) -> str:
+    """A plan map: its data as JSON, drawn on load by the inlined plan map script (the same
+    drawing, zoom, details and plan text as the app's)."""
+    return (f"<div class='plan-map' id='{div_id}'></div>"
+            f"<script type='application/json' id='{div_id}-data'>{_json_in_script(data)}</script>")
+
+
+_PLAN_MAP_BOOT = ("document.querySelectorAll('.plan-map').forEach(function(d){"
+                  "renderPlanMap(d, JSON.parse(document.getElementById(d.id + '-data').textContent), {});});")
+
+
 def _fig_div(fig: Any, div_id: str) -> str:
     return pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id,
                        config={"displaylogo": False, "scrollZoom": True})
@@ -95,7 +115,8 @@ def build_report(
                     if (view.join_decisions or view.join_changes) else "")
                  + _join_traces(view) + "</section>")
     if plan_figures:
-        divs = "".join(f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))
+        divs = "".join(f"<div>{_plan_map_div(f, f'plan-{i}')}</div>" if isinstance(f, dict)
+                       else f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))
         rows = [{"change": c.get("label") or c.get("kind"), "node": c.get("node"), "what happened": c.get("explanation")}
                 for c in plan_changes]
         parts.append(f"<section><h2>Plans</h2><div class='plans'>{divs}</div>{_table(rows)}</section>")
@@ -133,12 +154,15 @@ def build_report(
     parts.append(f"<section><h2>Effective AQE configuration</h2>{_table(conf_rows)}</section>")
     if view.warnings:
         parts.append("<section><h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in view.warnings) + "</ul></section>")
+    maps = any(isinstance(f, dict) for _t, f in plan_figures)
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
         f"<title>AQE Lens: {_e(view.description[:80])}</title><style>{_STYLE}</style>"
         f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
-        + "".join(parts) + "</body></html>"
+        + "".join(parts)
+        + (f"<script type='text/javascript'>{plan_map_script()}\n{_PLAN_MAP_BOOT}</script>" if maps else "")
+        + "</body></html>"
     )
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.views.query import QueryView
-from aqe_core.figures.plan_figure import AUTO_EXPAND, STAGE_KEY, VIEW_PX, drawn_operators, plan_figure, plan_search
+from aqe_core.figures.plan_figure import AUTO_EXPAND, STAGE_KEY, VIEW_PX, drawn_operators, plan_search
 from aqe_core.figures.plan_map import plan_map_data
 from aqe_core.figures.plan_numbers import box_numbers
 from aqe_core.plain_text import md_text
@@ -39,17 +39,19 @@ def _expansion(plan, mode: str, opened: set) -> object:
 
 
 def plan_figures_for(view: QueryView):
-    """(title, figure) for the initial and final plans, and the rows of the AQE-change table:
-    the report's plans, drawn as the Plans page opens them."""
+    """(title, plan map data) for the initial and final plans, and the rows of the AQE-change
+    table: the report's plans, drawn as the Plans page opens them."""
     figs, rows = [], []
     diff = diff_plans(view.initial_plan, view.final_plan) if view.final_plan is not None else None
     if view.initial_plan is not None:
-        figs.append(("Initial plan", plan_figure(view.initial_plan, changes=diff, change_side="before",
-                                                 title="Initial plan", numbers=box_numbers())))
+        figs.append(("Initial plan", plan_map_data(view.initial_plan, changes=diff, change_side="before",
+                                                   title="Initial plan", numbers=box_numbers(),
+                                                   text=plan_text_rows(view.initial_plan))))
     if view.final_plan is not None:
         times = plan_stage_times(view, view.final_plan)
-        figs.append(("Final plan", plan_figure(view.final_plan, changes=diff, title="Final plan",
-                                               numbers=box_numbers(times))))
+        figs.append(("Final plan", plan_map_data(view.final_plan, changes=diff, title="Final plan",
+                                                 numbers=box_numbers(times), facts=_stage_facts(times),
+                                                 text=plan_text_rows(view.final_plan))))
         rows = diff.table()
     return figs, rows
 
@@ -94,7 +96,7 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
         maps.append(("final", cached_figure(view, ("map-later", index, search, exp), lambda: plan_map_data(
             later, changes=diff, title=title, expanded=exp, highlight=hits or None, numbers=box_numbers(times),
             facts=_stage_facts(times), text=plan_text_rows(later)))))
-    side_by_side = len(maps) == 2 and all(m["width"] <= SIDE_BY_SIDE_PX for _s, m in maps)
+    side_by_side = len(maps) == 2 and all(m["layouts"][0]["width"] <= SIDE_BY_SIDE_PX for _s, m in maps)
     cols = st.columns(2, border=True) if side_by_side else [st.container(border=True) for _ in maps]
     if earlier is None:
         st.info("The source has no initial plan for this query.")

@@ -26,6 +26,7 @@ function renderPlanMap(root, data, hooks) {
   const btn = (label, title) => { const b = el("button", "pm-btn", bar); b.type = "button"; b.textContent = label; b.title = title; return b; };
   const zoomOut = btn("\u2212", "Zoom out"), zoomIn = btn("+", "Zoom in"), fitBtn = btn("Fit", "Back to the whole plan");
   const textBtn = data.text && data.text.length ? btn("Plan text", "Spark's plan text beside the drawing, linked to it") : null;
+  const tilesBtn = btn("Overview", "The plan as a tree (pan to see it all) or as tiles that fit the window");
   const hint = el("span", "pm-hint", bar);
   const view = el("div", "pm-view", box);
   view.tabIndex = 0;
@@ -36,39 +37,60 @@ function renderPlanMap(root, data, hooks) {
   const details = el("div", "pm-details", view);
   const textPanel = el("div", "pm-text", view);
   const legend = el("div", "pm-legend", box);
+  const modeNote = el("div", "pm-mode", box);
+  box.insertBefore(modeNote, view);
 
   // ---- the drawing, in layout pixels ------------------------------------------------------
-  const edges = sv("g", {"class": "pm-edges"}, world);
-  for (const e of data.edges) {
-    sv("polyline", {"points": e.points.map(p => p.join(",")).join(" "), "class": e.dashed ? "pm-link" : "pm-edge",
-                    "stroke": e.dashed ? "#7f7f7f" : data.edgeColor}, edges);
-  }
+  // a tree layout (the widest that fits the window at the smallest text), else the overview:
+  // the boxes as tiles in rows, the longest chain of stages first
   const byKey = new Map(), byPath = new Map();
-  const boxes = sv("g", {"class": "pm-boxes"}, world);
-  for (const b of data.boxes) {
-    const g = sv("g", {"class": "pm-box", "data-key": b.key}, boxes);
-    b.changes.forEach((c, i) => {
-      const grow = 2 + 2.5 * i;
-      sv("rect", {"x": b.x - grow, "y": b.y - grow, "width": b.w + 2 * grow, "height": b.h + 2 * grow, "rx": 4,
-                  "class": "pm-change", "stroke": c.color}, g);
-    });
-    sv("rect", {"x": b.x, "y": b.y, "width": b.w, "height": b.h, "rx": 3, "fill": b.fill, "stroke": b.stroke,
-                "class": "pm-rect"}, g);
-    const texts = sv("g", {"class": "pm-label"}, g);
-    b.lines.forEach((ln, i) => {
-      const t = sv("text", {"x": b.x + b.w / 2, "y": b.y + data.pad + data.line * i + data.line * 0.72,
-                            "font-size": data.font, "text-anchor": "middle"}, texts);
-      if (ln.bold) t.setAttribute("font-weight", "bold");
-      if (ln.color) t.style.fill = ln.color;
-      t.textContent = ln.text;
-    });
-    const tip = sv("title", {}, g);
-    tip.textContent = b.lines.map(l => l.text).join("\n");
-    b.g = g;
-    byKey.set(b.key, b);
-    for (const p of b.paths) if (!byPath.has(p)) byPath.set(p, b.key);
-  }
+  for (const b of data.boxes) { byKey.set(b.key, b); for (const p of b.paths) if (!byPath.has(p)) byPath.set(p, b.key); }
+  const edgesG = sv("g", {"class": "pm-edges"}, world), boxesG = sv("g", {"class": "pm-boxes"}, world);
   const rings = sv("g", {"class": "pm-rings"}, world);
+  let cur = null, mode = null, forced = null;
+  const clear = (g) => { while (g.firstChild) g.removeChild(g.firstChild); };
+  function tiles(width) {
+    const pos = {}, gap = 14;
+    let x = 0, y = 0, rowH = 0, widest = 0;
+    for (const k of data.order) {
+      const b = byKey.get(k);
+      if (x > 0 && x + b.w > width) { x = 0; y += rowH + gap; rowH = 0; }
+      pos[k] = [x, y];
+      x += b.w + gap; rowH = Math.max(rowH, b.h); widest = Math.max(widest, x - gap);
+    }
+    return {width: widest, height: y + rowH, pos, edges: []};
+  }
+  function draw(lay) {
+    clear(edgesG); clear(boxesG);
+    for (const e of lay.edges) {
+      sv("polyline", {"points": e.points.map(p => p.join(",")).join(" "), "class": e.dashed ? "pm-link" : "pm-edge",
+                      "stroke": e.dashed ? "#7f7f7f" : data.edgeColor}, edgesG);
+    }
+    for (const b of data.boxes) {
+      const at = lay.pos[b.key];
+      if (!at) continue;
+      b.x = at[0]; b.y = at[1];
+      const g = sv("g", {"class": "pm-box", "data-key": b.key}, boxesG);
+      b.changes.forEach((c, i) => {
+        const grow = 2 + 2.5 * i;
+        sv("rect", {"x": b.x - grow, "y": b.y - grow, "width": b.w + 2 * grow, "height": b.h + 2 * grow, "rx": 4,
+                    "class": "pm-change", "stroke": c.color}, g);
+      });
+      sv("rect", {"x": b.x, "y": b.y, "width": b.w, "height": b.h, "rx": 3, "fill": b.fill, "stroke": b.stroke,
+                  "class": "pm-rect"}, g);
+      const texts = sv("g", {"class": "pm-label"}, g);
+      b.lines.forEach((ln, i) => {
+        const t = sv("text", {"x": b.x + b.w / 2, "y": b.y + data.pad + data.line * i + data.line * 0.72,
+                              "font-size": data.font, "text-anchor": "middle"}, texts);
+        if (ln.bold) t.setAttribute("font-weight", "bold");
+        if (ln.color) t.style.fill = ln.color;
+        t.textContent = ln.text;
+      });
+      sv("title", {}, g).textContent = b.lines.map(l => l.text).join("\n");
+      b.g = g;
+    }
+    cur = lay;
+  }
   for (const d of data.legend || []) {
     const item = el("span", "pm-legend-item", legend);
     const sw = el("span", "pm-swatch", item);
@@ -79,18 +101,28 @@ function renderPlanMap(root, data, hooks) {
 
   // ---- the view: scale and translation ---------------------------------------------------
   let s = 1, tx = PAD, ty = PAD, engaged = false, userZoomed = false, selected = null, found = new Set(data.highlight || []);
-  const fitScale = (w) => {
-    const need = (data.width + 2 * PAD);
-    return Math.max(data.minFont / data.font, Math.min(1, w / need));
-  };
+  const minScale = data.minFont / data.font;
+  const fits = (lay, w) => lay.width * minScale + 2 * PAD <= w;
   function layoutView() {
     const w = view.clientWidth || 800;
-    s = fitScale(w);
-    const drawn = data.width * s;
+    const tree = data.layouts.find(l => fits(l, w));
+    const want = forced === "tree" ? (tree || data.layouts[data.layouts.length - 1]) : (tree && forced !== "tiles" ? tree : "tiles");
+    mode = want === "tiles" ? "tiles" : "tree";
+    // tiles at full size in rows as wide as the window (a box wider than it is drawn smaller)
+    const lay = mode === "tiles" ? tiles(Math.max(w - 2 * PAD, ...data.boxes.map(b => b.w))) : want;
+    draw(lay);
+    tilesBtn.style.display = tree && forced !== "tiles" ? "none" : "";
+    tilesBtn.textContent = mode === "tiles" ? "Tree (pan to see all)" : "Overview";
+    s = Math.max(minScale, Math.min(1, (w - 2 * PAD) / Math.max(1, lay.width)));
+    const drawn = lay.width * s;
     tx = drawn + 2 * PAD <= w ? (w - drawn) / 2 : PAD;
     ty = PAD;
-    view.style.height = Math.ceil(data.height * s + 2 * PAD) + "px";
+    view.style.height = Math.ceil(lay.height * s + 2 * PAD) + "px";
+    modeNote.textContent = mode === "tiles" ? "Overview: the plan is wider than this window, so its boxes are tiles, the longest chain of stages first. Click a box for its details." : "";
+    modeNote.style.display = mode === "tiles" ? "block" : "none";
     userZoomed = false;
+    drawRings();
+    fitLabels();
     apply();
   }
   function apply() {
@@ -113,6 +145,7 @@ function renderPlanMap(root, data, hooks) {
   zoomIn.onclick = () => zoomAt(1.25, view.clientWidth / 2, view.clientHeight / 2);
   zoomOut.onclick = () => zoomAt(0.8, view.clientWidth / 2, view.clientHeight / 2);
   fitBtn.onclick = () => layoutView();
+  tilesBtn.onclick = () => { forced = mode === "tiles" ? "tree" : "tiles"; layoutView(); };
 
   // the wheel belongs to the page until the plan is engaged (maps embedded in pages do this)
   const onWheel = (e) => {
@@ -255,8 +288,6 @@ function renderPlanMap(root, data, hooks) {
     }
   }
   layoutView();
-  drawRings();
-  fitLabels();
   let lastW = view.clientWidth;
   const ro = typeof ResizeObserver === "function" ? new ResizeObserver(() => {
     const w = view.clientWidth;
@@ -301,6 +332,7 @@ const PLAN_MAP_CSS = `
 .pm-t-linked { cursor: pointer; }
 .pm-t-linked:hover { background: #eef4fa; }
 .pm-t-on { background: #fff1b8; }
+.pm-mode { display: none; font-size: 12px; color: #444; background: #f1f6fb; border-radius: 4px; padding: 3px 8px; margin-bottom: 4px; }
 .pm-legend { display: flex; flex-wrap: wrap; gap: 4px 12px; font-size: 11px; margin-top: 4px; color: #444; }
 .pm-legend-item { display: inline-flex; align-items: center; gap: 4px; }
 .pm-swatch { width: 12px; height: 10px; border: 2px solid; border-radius: 2px; display: inline-block; }

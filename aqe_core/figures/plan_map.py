@@ -17,7 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable, Collection, Optional
 
-from aqe_core.figures.plan_blocks import box_graph
+from aqe_core.figures.layered_layout import BoxLayout, layered_layout
+from aqe_core.figures.plan_blocks import BoxGraph, box_graph
 from aqe_core.figures.plan_figure import (AUTO_EXPAND, CODEGEN_FILL, EDGE_COLOR, FONT_FAMILY, FONT_PX, HIGHLIGHT_COLOR,
                                           KIND_COLORS, LINE_PX, MIN_FONT_PX, PAD_Y, STAGE_FILL, STAGE_LINE,
                                           _Frame, _norm_changes, _tint, box_rows, change_color, drawn_operators,
@@ -42,32 +43,67 @@ def plan_map_data(plan: PlanNode, *, changes: Any = None, change_side: str = "af
     bg = box_graph(plan, expanded, numbers=numbers, kind_of=node_kind, keep=_norm_changes(changes, change_side))
     f = _Frame(plan, bg, changes, change_side)
     lay = f.lay
-    # plotly's y grows upward (the root on top); the map's grows downward from the top edge
-    top = max(lay.y[k] + lay.h[k] / 2 for k in lay.keys) if lay.keys else 0.0
     boxes = []
     for key in lay.keys:
         box = bg.boxes[key]
-        x0, x1, y0, y1 = lay.rect(key)
         rows, _w = box_rows(box, f.changes.get(key, []))
         color = STAGE_LINE if box.collapsed else KIND_COLORS[box.kind]
         boxes.append({
-            "key": key, "x": round(x0, 2), "y": round(top - y1, 2), "w": round(x1 - x0, 2), "h": round(y1 - y0, 2),
+            "key": key, "w": round(lay.w[key], 2), "h": round(lay.h[key], 2),
             "stage": box.collapsed, "fill": STAGE_FILL if box.collapsed else _tint(color), "stroke": color,
             "lines": [{"text": t, "bold": s == "title", "color": change_color(s) if s and s != "title" else ""}
                       for s, t in rows],
             "changes": [{"color": change_color(k), "label": lbl} for k, lbl, _e in f.changes.get(key, [])],
             "details": _details(f, key, facts), "paths": [box.head, *box.members],
         })
+    layouts = [_layout(lay, bg)]
+    size = {k: (lay.w[k], lay.h[k]) for k in lay.keys}
+    for narrower in NARROWER_PX:  # for a narrow window: fan-outs pushed further down, the same boxes
+        if lay.keys and narrower < layouts[-1]["width"]:
+            layouts.append(_layout(layered_layout(list(bg.boxes), bg.edges, size, narrower), bg))
+    return {"title": title, "font": FONT_PX, "line": LINE_PX, "pad": PAD_Y, "minFont": MIN_FONT_PX,
+            "fontFamily": FONT_FAMILY, "edgeColor": EDGE_COLOR, "highlightColor": HIGHLIGHT_COLOR,
+            "codegenFill": CODEGEN_FILL, "boxes": boxes, "layouts": layouts, "order": _longest_chain_first(bg),
+            "highlight": highlighted_boxes(bg, highlight), "text": text or [], "legend": _legend(bg, f)}
+
+
+#: the narrower layouts a map carries besides the page-wide one (layout pixels per layer)
+NARROWER_PX = (560.0, 400.0, 280.0)
+
+
+def _layout(lay: BoxLayout, bg: BoxGraph) -> dict[str, Any]:
+    """Where each box and edge is in one layout, y growing downward from the top edge (plotly's
+    grows upward, the root on top)."""
+    if not lay.keys:
+        return {"width": 0.0, "height": 0.0, "pos": {}, "edges": []}
+    top = max(lay.y[k] + lay.h[k] / 2 for k in lay.keys)
+    pos = {k: [round(lay.x[k] - lay.w[k] / 2, 2), round(top - lay.y[k] - lay.h[k] / 2, 2)] for k in lay.keys}
     edges = [{"points": [[round(x, 2), round(top - y, 2)] for x, y in route], "dashed": False}
              for route in lay.routes.values()]
     edges += [{"points": [[round(lay.x[a], 2), round(top - lay.y[a], 2)], [round(lay.x[b], 2), round(top - lay.y[b], 2)]],
                "dashed": True} for a, b, _kind in bg.links]
-    return {"title": title, "width": round(lay.width, 2), "height": round(top - min(lay.y[k] - lay.h[k] / 2 for k in lay.keys), 2)
-            if lay.keys else 0.0, "font": FONT_PX, "line": LINE_PX, "pad": PAD_Y, "minFont": MIN_FONT_PX,
-            "fontFamily": FONT_FAMILY, "edgeColor": EDGE_COLOR, "highlightColor": HIGHLIGHT_COLOR,
-            "codegenFill": CODEGEN_FILL, "boxes": boxes, "edges": edges,
-            "highlight": highlighted_boxes(bg, highlight), "text": text or [],
-            "legend": _legend(bg, f)}
+    return {"width": round(lay.width, 2), "height": round(top - min(lay.y[k] - lay.h[k] / 2 for k in lay.keys), 2),
+            "pos": pos, "edges": edges}
+
+
+def _longest_chain_first(bg: BoxGraph) -> list[str]:
+    """The boxes in the order an overview lists them: the root, then down the longest chain of
+    boxes first (the most stages one after another), each branch the same way."""
+    kids: dict[str, list[str]] = {}
+    for a, b in bg.edges:
+        kids.setdefault(a, []).append(b)
+    depth: dict[str, int] = {}
+    for k in reversed(list(bg.boxes)):  # pre-order reversed: children before their parent
+        depth[k] = 1 + max((depth.get(c, 0) for c in kids.get(k, [])), default=0)
+    out: list[str] = []
+    stack = [next(iter(bg.boxes))] if bg.boxes else []
+    while stack:
+        k = stack.pop()
+        if k in out:
+            continue
+        out.append(k)
+        stack.extend(sorted(kids.get(k, []), key=lambda c: depth.get(c, 0)))
+    return out + [k for k in bg.boxes if k not in out]
 
 
 def _details(f: _Frame, key: str, facts: Optional[Callable[[PlanNode], list[str]]] = None) -> dict[str, Any]:
