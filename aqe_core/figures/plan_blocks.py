@@ -21,6 +21,7 @@ from typing import Callable, Collection, Optional
 
 from aqe_core.model.engines import STAGE_PARTS
 from aqe_core.model.plan import PlanNode
+from aqe_core.figures.box_text import drop_ids
 from aqe_core.figures.plan_paths import cross_links
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
 from aqe_core.views.plan_match import base_name, is_join
@@ -171,12 +172,12 @@ def block_title(nodes: dict[str, PlanNode], blk: Block) -> str:
 
 def operator_text(node: PlanNode) -> str:
     """One operator as a line: its name and the qualifier that matters (join type and build
-    side, a scan's table, an exchange's partitioning, a read's description).
+    side, a scan's table, an exchange's partitioning without expression ids, a read's description).
 
     >>> operator_text(PlanNode(1, "BroadcastHashJoin", "BroadcastHashJoin [k#1], [k#2], LeftOuter, BuildRight, false"))
     'BroadcastHashJoin LeftOuter BuildRight'
     >>> operator_text(PlanNode(2, "Exchange", "Exchange hashpartitioning(ss_item_sk#3, 128), ENSURE_REQUIREMENTS, [plan_id=71]"))
-    'Exchange hashpartitioning(ss_item_sk#3, 128)'
+    'Exchange hashpartitioning(ss_item_sk, 128)'
     """
     name = node.name or "?"
     desc = " ".join((node.description or "").split())
@@ -187,7 +188,7 @@ def operator_text(node: PlanNode) -> str:
         return desc if desc.startswith(name) else f"{name} {desc}".strip()
     if name.endswith("Exchange") and name != "ReusedExchange":
         m = _PARTITIONING.match(desc)
-        return f"{name} {m.group(1)}" if m and name in ("Exchange", "ShuffleExchange") else name
+        return f"{name} {drop_ids(m.group(1))}" if m and name in ("Exchange", "ShuffleExchange") else name
     if name.startswith(("Scan ", "FileScan", "BatchScan")):
         table = scan_table(node)
         return f"{name.split()[0]} {name.split()[1]} {table}" if table and len(name.split()) > 1 else name
@@ -262,6 +263,8 @@ def box_graph(plan: PlanNode, expanded: Collection[str] | str = (), *,
         if _folded(node) and block_of[f"{path}.0"] == blk:
             pending.setdefault(f"{path}.0", []).extend([*pending.pop(path, ()), path])
             continue
+        if _folded(node) and _fold_up(path, pending, boxes, box_of):
+            continue
         folded = tuple(pending.pop(path, ()))
         for f in folded:
             box_of[f] = path
@@ -280,6 +283,21 @@ def box_graph(plan: PlanNode, expanded: Collection[str] | str = (), *,
             edges.append((a, b))
     written = {p for h in joined for p in blocks[h].members}
     return BoxGraph(boxes, edges, _links(nodes, box_of, written), blocks, box_of)
+
+
+def _fold_up(path: str, pending: dict[str, list[str]], boxes: dict[str, Box], box_of: dict[str, str]) -> bool:
+    """Fold a wrapper whose child starts another stage (an ``InputAdapter`` over a query stage)
+    into the operator above it, as Spark's UI draws it inside that operator's codegen cluster;
+    False when nothing of its stage is above it (then it keeps a box of its own)."""
+    chain = [*pending.pop(path, ()), path]
+    key = box_of.get(chain[0].rsplit(".", 1)[0]) if "." in chain[0] else None
+    if key is None or key not in boxes:
+        pending[path] = chain[:-1]
+        return False
+    for p in chain:
+        box_of[p] = key
+    boxes[key].members += tuple(chain)
+    return True
 
 
 def _broadcast_leaves(blocks: dict[str, Block], block_of: dict[str, str], nodes: dict[str, PlanNode],
@@ -327,8 +345,9 @@ def _broadcast_line(nodes: dict[str, PlanNode], blk: Block) -> str:
     """What a joined broadcast stage carries: its tables (or its title), and if it is reused."""
     tables = [scan_table(nodes[p]) for p in blk.members if (nodes[p].name or "").startswith(_SCANS)]
     tables = [t for t in tables if t]
-    what = ", ".join(dict.fromkeys(tables)) or blk.title
-    return f"⟵ {what}" + (" (reused)" if "(reused)" in blk.title else "")
+    reused = " (reused)"
+    what = ", ".join(dict.fromkeys(tables)) or blk.title.removesuffix(reused)  # (each fact once)
+    return f"⟵ {what}" + (reused if reused in blk.title else "")
 
 
 def _stage_box(blk: Block, nodes: dict[str, PlanNode], numbers: Callable[[PlanNode], list[str]],
@@ -354,7 +373,7 @@ def _stage_box(blk: Block, nodes: dict[str, PlanNode], numbers: Callable[[PlanNo
             lines.append(line)
         lines.extend(f"   {x}" for x in nums[len(inline):])
     if len(shown) < len(listed):
-        lines.append(f"+ {len(listed) - len(shown)} more operators (click to expand)")
+        lines.append(f"+ {len(listed) - len(shown)} more operators")  # (the offline report cannot expand)
     head = nodes[blk.head]
     kinds = [kind_of(nodes[p]) for p in listed] or [kind_of(head)]
     kind = next((k for k in ("join", "shuffle read", "aggregate", "scan") if k in kinds), kinds[0])

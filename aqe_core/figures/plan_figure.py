@@ -29,7 +29,8 @@ from aqe_core.figures.plan_hover import (  # noqa: F401  (format_* are this modu
 from aqe_core.figures.layered_layout import layered_layout
 from aqe_core.figures.plan_blocks import STAGE_KEY, Box, BoxGraph, box_graph, changed_operator  # noqa: F401 (STAGE_KEY: public)
 from aqe_core.figures.plan_paths import CODEGEN_PREFIX, INPUT_ADAPTER, codegen_stage_id, iter_paths, node_at, short_label
-from aqe_core.figures.text_width import fit_text, text_px
+from aqe_core.figures.box_text import fit_line
+from aqe_core.figures.text_width import text_px
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS
 from aqe_core.views import plan_diff as _diff
@@ -329,7 +330,8 @@ class _Frame:
 
 def box_rows(box: Box, changes: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str]], float]:
     """The box's text lines as (style, text) -- ``"title"``, an AQE change's kind, or ``""`` for
-    the operators or numbers -- each cut to the box, and the box's width in pixels."""
+    the operators or numbers -- fitted to the box (wrapped or cut between fields, never inside a
+    number), and the box's width in pixels."""
     max_w = MAX_BOX_W[box.collapsed]
     room = max_w - 2 * PAD_X
     raw: list[tuple[str, str]] = [("title", box.title)]
@@ -341,8 +343,8 @@ def box_rows(box: Box, changes: list[tuple[str, str, str]]) -> tuple[list[tuple[
     raw += [("", line) for line in box.lines]
     out: list[tuple[str, str]] = []
     widest = 0.0
-    for style, text in raw:
-        cut = fit_text(text, FONT_PX, room)
+    fitted = [(style, cut) for style, text in raw for cut in fit_line(text, FONT_PX, room)]
+    for style, cut in fitted:
         widest = max(widest, text_px(cut, FONT_PX))
         out.append((style, cut))
     return out, max(MIN_BOX_W, min(max_w, widest + 2 * PAD_X))
@@ -415,7 +417,7 @@ def _box_traces(f: _Frame) -> list[dict[str, Any]]:
         xs, ys = _rect_path(f, stages)
         traces.append(f.trace(x=xs, y=ys, mode="lines", fill="toself", fillcolor=STAGE_FILL,
                               line={"color": STAGE_LINE, "width": 1.2}, hoverinfo="skip",
-                              name="query stage (click to expand)", legendgroup="kind",
+                              name="query stage", legendgroup="kind",
                               legendgrouptitle={"text": "box"}))
     per_kind: dict[str, list[str]] = {}
     for k, b in f.bg.boxes.items():

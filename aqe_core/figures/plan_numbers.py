@@ -9,28 +9,45 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping, Optional
 
+from aqe_core.figures.box_text import count_text, rows_text
 from aqe_core.figures.plan_hover import format_metric
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import exchange_below, partitioning_count
 from aqe_core.views.plan_stages import NodeTimes
 
 _READS = ("AQEShuffleRead", "CustomShuffleReader")
-_BUILD = re.compile(r"\b(BuildLeft|BuildRight)\b")
 
 
 def _metrics(node: PlanNode) -> dict[str, Mapping[str, Any]]:
     return {str(m.get("name", "")).strip(): m for m in node.metrics}
 
 
+def _total(m: Optional[Mapping[str, Any]]) -> Optional[float]:
+    """A count metric's total: its number, else its text read as one ("1,826"), else None."""
+    if m is None or str(m.get("type") or "sum") != "sum":
+        return None
+    for v in (m.get("total"), m.get("value")):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+        if isinstance(v, str) and re.fullmatch(r"\d[\d,]*", v.strip()):
+            return float(v.strip().replace(",", ""))
+    return None
+
+
 def _short(m: Optional[Mapping[str, Any]]) -> Optional[str]:
-    """A metric's total without its min/med/max (those stay in the hover and the details)."""
+    """A metric's total as a box writes it: a count abbreviated whole (``28.7 M``), a size or a
+    time as the hover writes it, without min/med/max (those stay in the hover and the details)."""
+    total = _total(m)
+    if total is not None:
+        return count_text(total)
     text = format_metric(m) if m is not None else None
     return text.split(" (", 1)[0] if text else None
 
 
 def node_numbers(node: PlanNode) -> list[str]:
     """Short texts for one node: an adaptive read's partitions (coalesced, skewed and split),
-    an exchange's bytes written, a join's build side. Query stages carry their id in the label.
+    an exchange's bytes written. Query stages carry their id in the label, and a join its build
+    side (:func:`~aqe_core.figures.plan_blocks.operator_text`): each fact is written once.
 
     >>> read = PlanNode(1, "AQEShuffleRead", "AQEShuffleRead coalesced and skewed", [
     ...     {"name": "number of partitions", "value": "4"}, {"name": "number of coalesced partitions", "value": "2"},
@@ -43,7 +60,7 @@ def node_numbers(node: PlanNode) -> list[str]:
     ...     [PlanNode(2, "ShuffleQueryStage", "ShuffleQueryStage 0", [], [ex])]))
     ['200 -> 17 (coalesced)']
     >>> node_numbers(PlanNode(2, "BroadcastHashJoin", "BroadcastHashJoin [k#1L], [k#2L], Inner, BuildRight, false"))
-    ['BuildRight']
+    []
     """
     m = _metrics(node)
     if node.name in _READS:
@@ -53,9 +70,6 @@ def node_numbers(node: PlanNode) -> list[str]:
             if _short(m.get(key)):
                 return [f"{label} {_short(m.get(key))}"]
         return []
-    if node.name.startswith(("SortMergeJoin", "ShuffledHashJoin", "BroadcastHashJoin")):
-        build = _BUILD.search(node.description or "")
-        return [build.group(1)] if build else []
     return []
 
 
@@ -89,13 +103,18 @@ def output_rows(node: PlanNode) -> Optional[str]:
 
 def box_numbers(times: Optional[NodeTimes] = None) -> Callable[[PlanNode], list[str]]:
     """The numbers a plan box writes for a node, all Spark's own: :func:`node_numbers`, its
-    stage's duration and task times (``times``), and its output rows."""
+    stage's duration and task times (``times``), and its output rows, abbreviated whole.
+
+    >>> box_numbers()(PlanNode(1, "SortMergeJoin", "SortMergeJoin [k#1], [k#2], LeftOuter", [
+    ...     {"name": "number of output rows", "type": "sum", "value": "28,719,640", "total": 28719640}]))
+    ['28.7 M rows']
+    """
 
     def numbers(node: PlanNode) -> list[str]:
         lines = node_numbers(node)
         if times:
             lines = [*lines, *times.label(node)]
-        rows = _short(_metrics(node).get("number of output rows"))
-        return [*lines, f"{rows} rows"] if rows else lines
+        rows = _total(_metrics(node).get("number of output rows"))
+        return [*lines, rows_text(rows)] if rows is not None else lines
 
     return numbers
