@@ -13,6 +13,7 @@ from aqe_core.figures.plan_numbers import box_numbers
 from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.plan_stages import NodeTimes, plan_stage_times, stage_sentence
+from aqe_core.views.plan_text import plan_text_lines
 from aqe_core.views.plan_timeline import join_versions, read_versions
 from ui import state
 from ui.figure_cache import cached_figure
@@ -46,12 +47,12 @@ def plan_figures_for(view: QueryView):
     if view.initial_plan is not None:
         figs.append(("Initial plan", plan_map_data(view.initial_plan, changes=diff, change_side="before",
                                                    title="Initial plan", numbers=box_numbers(),
-                                                   text=plan_text_rows(view.initial_plan))))
+                                                   text=plan_text_rows(view.initial_plan, view.spark_version))))
     if view.final_plan is not None:
         times = plan_stage_times(view, view.final_plan)
         figs.append(("Final plan", plan_map_data(view.final_plan, changes=diff, title="Final plan",
                                                  numbers=box_numbers(times), facts=_stage_facts(times),
-                                                 text=plan_text_rows(view.final_plan))))
+                                                 text=plan_text_rows(view.final_plan, view.spark_version))))
         rows = diff.table()
     return figs, rows
 
@@ -89,13 +90,13 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
         early_hits = plan_search(earlier, search) if search else []
         maps.append(("initial", cached_figure(view, ("map-initial", index, search, exp), lambda: plan_map_data(
             earlier, changes=diff, change_side="before", title="Initial plan", expanded=exp, highlight=early_hits or None,
-            numbers=box_numbers(), text=plan_text_rows(earlier)))))
+            numbers=box_numbers(), text=plan_text_rows(earlier, view.spark_version)))))
     if later is not None:
         title = "Final plan" if later is versions[-1] else f"Plan version {index + 1} of {len(versions)}"
         exp = _expansion(later, mode, _opened(context, "final"))
         maps.append(("final", cached_figure(view, ("map-later", index, search, exp), lambda: plan_map_data(
             later, changes=diff, title=title, expanded=exp, highlight=hits or None, numbers=box_numbers(times),
-            facts=_stage_facts(times), text=plan_text_rows(later)))))
+            facts=_stage_facts(times), text=plan_text_rows(later, view.spark_version)))))
     side_by_side = len(maps) == 2 and all(m["layouts"][0]["width"] <= SIDE_BY_SIDE_PX for _s, m in maps)
     cols = st.columns(2, border=True) if side_by_side else [st.container(border=True) for _ in maps]
     if earlier is None:
@@ -113,9 +114,11 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
                      hide_index=True, width="stretch")
 
 
-def plan_text_rows(plan) -> list[dict]:
-    """The plan text beside a map: each line as Spark prints it, with its node's path."""
-    return []
+def plan_text_rows(plan, release) -> list[dict]:
+    """The plan text beside a map: each line as Spark prints it, with its node's path (Spark 3.0
+    printed no Final / Current Plan headers)."""
+    sections = not str(release).startswith("3.0")
+    return [{"text": ln.text, "path": ln.path} for ln in plan_text_lines(plan, sections=sections)]
 
 
 def _stage_facts(times: NodeTimes):

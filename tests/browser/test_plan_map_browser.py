@@ -7,7 +7,9 @@ and in the offline report, on a desktop display and a laptop's:
   label is inside its box and drawn at 9 px or more, or hidden with a note saying so; no box is
   cut off at the default view; a click opens the details beside the node and the plan keeps its
   scale;
-* the wheel over a plan scrolls the page until the plan is clicked; then it zooms the plan.
+* the wheel over a plan scrolls the page until the plan is clicked; then it zooms the plan;
+* Spark's plan text beside the drawing is linked both ways (a line rings its node, a node shows
+  its line).
 
 Everything is measured as Chromium drew it (the elements' boxes on the page)."""
 from __future__ import annotations
@@ -125,6 +127,29 @@ def explore(page, what: str, shots: str = "") -> None:
         page.keyboard.press("Escape")
 
 
+def text_linked_both_ways(page, what: str) -> None:
+    """Spark's plan text beside the drawing: a line clicked rings its node and opens its details;
+    a node's "Show in the plan text" marks its line."""
+    pm = _maps_located(page).first
+    pm.scroll_into_view_if_needed()
+    pm.locator(".pm-bar .pm-btn", has_text="Plan text").click()
+    lines = pm.locator(".pm-t-linked")
+    assert lines.count() >= 10, what
+    line = lines.nth(lines.count() // 2)
+    line.click()
+    assert pm.locator(".pm-ring").count() >= 1, (what, "a clicked line rings no node")
+    assert pm.locator(".pm-details").is_visible(), (what, "a clicked line opens no details")
+    assert "pm-t-on" in (line.get_attribute("class") or ""), (what, "the clicked line is not marked")
+    page.keyboard.press("Escape")
+    pm.locator(".pm-bar .pm-btn", has_text="Plan text").click()  # closed: the boxes are all in reach
+    pm.locator(".pm-bar .pm-btn", has_text="Fit").click()  # (the line's node was brought into view)
+    pm.locator(".pm-box").first.click()
+    pm.locator(".pm-btn", has_text="Show in the plan text").click()
+    marked = pm.locator(".pm-t-on")
+    assert marked.count() >= 1 and marked.first.is_visible(), (what, "a node's line is not shown")
+    page.keyboard.press("Escape")
+
+
 def wheel_scrolls_the_page(page, what: str) -> None:
     """Over a plan not clicked, the wheel scrolls the page; over a clicked one it zooms the plan."""
     page.evaluate("() => [document.scrollingElement, document.querySelector('[data-testid=\"stMain\"]')]"
@@ -163,6 +188,7 @@ def test_the_plan_map_in_the_app(app_url, browser, screen):
         _open_query(page, query)
         _maps_located(page).first.wait_for()
         explore(page, f"app {screen}, {name}", shots=f"plan-map-{screen}-{name}")
+    text_linked_both_ways(page, f"app {screen}")
     wheel_scrolls_the_page(page, f"app {screen}")
     ctx.close()
 
@@ -184,5 +210,6 @@ def test_the_plan_map_in_the_report(browser, tmp_path, screen):
         page.locator(".pm").first.wait_for()
         explore(page, f"report {screen}, {name}")
         if name == "q88-like":
+            text_linked_both_ways(page, f"report {screen}")
             wheel_scrolls_the_page(page, f"report {screen}")
     ctx.close()
