@@ -136,50 +136,51 @@ def test_every_sample_opens_on_every_page(sample):
         assert not any("Approximate" in c.value for c in at.caption)
 
 
-def test_clicking_a_plan_node_opens_its_details():
-    """AppTest cannot click plotly points; the page keeps the selection in session state, so
-    preload what a click on the final plan's root stores and check the details panel."""
+def _maps(at: AppTest) -> list[dict]:
+    """The plan maps' data, as the page sent them to the browser."""
+    return [json.loads(el.proto.json) for el in at.get("bidi_component")]
+
+
+def _map_keys(m: dict) -> list[str]:
+    return [b["key"] for b in m["boxes"]]
+
+
+def test_every_plan_node_carries_its_details_to_the_browser():
+    """A click on a node opens its details in the browser, without a re-run (the browser test
+    clicks); here: each map holds every box's details and Spark's numbers in its boxes."""
     at = _app("plans")
-    qid = at.session_state["query_id"]
-    n = at.slider(key="plan_version").value if at.slider else 1
-    at.session_state["plan_selected"] = ("final", "0", (at.session_state["source_path"], qid, n - 1))
-    at.run()
     assert not at.exception
-    assert any("AdaptiveSparkPlan" in m.value for m in at.markdown)
-    specs = _charts(at)
-    assert len(specs) == 2
-    assert all(any(t.get("customdata") for t in s["data"]) for s in specs)
+    maps = _maps(at)
+    assert len(maps) == 2
+    for m in maps:
+        assert m["boxes"] and all(b["details"]["title"] for b in m["boxes"])
+        assert m["text"] and any(t["path"] == "0" for t in m["text"])  # the plan text, linked to the root
+    final = maps[-1]
+    root = next(b for b in final["boxes"] if "0" in b["paths"])
+    assert root["details"]["title"].startswith("AdaptiveSparkPlan") or root["stage"]
     # numbers in the boxes: rows, a read's partitions before -> after (Spark's metrics)
-    texts = [line for s in specs for tr in s["data"] if tr.get("name") == "labels"
-             for t in tr.get("text", []) for line in t.split("<br>")]
-    assert any(t.endswith(" rows") for t in texts) and any(re.search(r"\d+ -&gt; \d+", t) for t in texts)  # (HTML text)
-    # another plan version: the panel of the node clicked in the final plan is cleared
-    if n > 1:
-        at.slider(key="plan_version").set_value(1).run()
-        assert not any("AdaptiveSparkPlan**" in m.value for m in at.markdown)
-        assert at.session_state["plan_selected"] is None if "plan_selected" in at.session_state else True
+    texts = [ln["text"] for m in maps for b in m["boxes"] for ln in b["lines"]]
+    assert any(t.endswith(" rows") for t in texts) and any(re.search(r"\d+ -> \d+", t) for t in texts)
 
 
 def test_a_clicked_query_stage_opens_into_its_operators():
-    """A click on a collapsed stage (customdata ``stage:<head>``) stores the stage as opened for
-    these plans; the next draw shows its operators in place and the other stages still closed.
-    AppTest cannot click plotly points, so preload what the click stores."""
+    """"Open this stage's operators" in a stage's details stores the stage as opened for these
+    plans; the next draw shows its operators in place and the other stages still closed.
+    AppTest cannot click in the browser, so preload what the click stores."""
     at = _app("plans")
     at.segmented_control(key="plan_boxes").set_value("Query stages").run()
     assert not at.exception, at.exception
-    final = _charts(at)[-1]
-    keys = [k for tr in final["data"] if tr.get("name") == "boxes" for k in tr["customdata"]]
+    keys = _map_keys(_maps(at)[-1])
     assert keys and all(k.startswith("stage:") for k in keys) and len(keys) > 1
     qid = at.session_state["query_id"]
     n = at.slider(key="plan_version").value if at.slider else 1
     head = keys[1][len("stage:"):]
     at.session_state["_plan_expanded"] = {"context": (at.session_state["source_path"], qid, n - 1), "final": {head}}
     at.run()
-    final = _charts(at)[-1]
-    opened = [k for tr in final["data"] if tr.get("name") == "boxes" for k in tr["customdata"]]
+    opened = _map_keys(_maps(at)[-1])
     assert keys[0] in opened and keys[1] not in opened and head in opened
     at.button(key="collapse_stages").click().run()
-    assert [k for tr in _charts(at)[-1]["data"] if tr.get("name") == "boxes" for k in tr["customdata"]] == keys
+    assert _map_keys(_maps(at)[-1]) == keys
 
 
 def test_the_sidebar_keeps_the_real_source_across_pages(tmp_path):

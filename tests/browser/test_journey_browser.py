@@ -81,16 +81,13 @@ def test_from_a_big_log_to_the_slowest_task_and_back_by_link(big_log, browser, t
                ).to_be_visible()
         shot(page, "journey-partitions")
 
-        # Plans: click the skewed read; its stage and slowest task show beside the graph
+        # Plans: click the skewed read; its stage and slowest task show beside it, the plan keeps its size
         goto_page(page, "Plans")
-        final = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot').nth(1)
-        expect(final.locator(".scatterlayer")).to_have_count(1)
-        bb = _node_point(page, final, "AQEShuffleRead").bounding_box()
-        page.mouse.click(bb["x"] + bb["width"] / 2, bb["y"] + bb["height"] / 2)
-        wait_ready(page)
-        panel = page.locator(".st-key-node-details")
+        final = page.locator(".pm").nth(1)
+        final.locator(".pm-box").first.wait_for()
+        final.locator(".pm-box", has_text="AQEShuffleRead").first.click()
+        panel = final.locator(".pm-details")
         expect(panel).to_be_visible()
-        shot(page, "journey-plans-node")
         expect(panel.get_by_text(re.compile(r"Read in stage \d+ .*Slowest task"))).to_be_visible()
         shot(page, "journey-plans-node")
 
@@ -99,7 +96,7 @@ def test_from_a_big_log_to_the_slowest_task_and_back_by_link(big_log, browser, t
         page.keyboard.press("ArrowLeft")
         wait_ready(page)
         expect(page.get_by_text(re.compile(r"Plan version \d+ of \d+")).first).to_be_visible()
-        expect(page.locator(".st-key-node-details")).to_have_count(0)
+        expect(page.locator(".pm-details:visible")).to_have_count(0)
 
         # Share: Copy link puts this query's address on the clipboard; it opens the same query
         goto_page(page, "Share")
@@ -117,35 +114,3 @@ def test_from_a_big_log_to_the_slowest_task_and_back_by_link(big_log, browser, t
         shot(fp, "journey-shared-link")
         fresh.close()
         ctx.close()
-
-
-def _node_point(page, chart, label: str):
-    """The click target of the first operator box whose title starts with ``label`` (the labels
-    and the invisible markers of the 'boxes' trace share the box key in customdata). A closed
-    query stage listing such an operator is clicked open first."""
-    find = """([el, label, stages]) => {
-          const gd = el.closest('.js-plotly-plot') || el;
-          const lab = gd.data.find(t => t.name === 'labels');
-          const plain = lab.text.map(t => t.replace(/<[^>]+>/g, ''));
-          const i = plain.findIndex((t, j) => (String(lab.customdata[j]).startsWith('stage:') === stages)
-                                            && (stages ? t.includes(label) : t.startsWith(label)));
-          if (i < 0) return null;
-          const k = gd.data.findIndex(t => t.name === 'boxes');
-          return [k, gd.data[k].customdata.indexOf(lab.customdata[i])];
-        }"""
-
-    def target(stages: bool):
-        return page.evaluate(find, [chart.element_handle(), label, stages])
-
-    def point(stages: bool):
-        trace, i = target(stages)
-        pt = chart.locator(".scatterlayer .trace").nth(trace).locator(".points path").nth(i)
-        pt.scroll_into_view_if_needed()  # a tall plan: the box may be below the window
-        return pt
-
-    if target(False) is None:
-        box = point(True).bounding_box()
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        wait_ready(page)
-        page.wait_for_timeout(500)
-    return point(False)
