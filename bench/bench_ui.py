@@ -7,8 +7,8 @@
 
 Starts ``streamlit run app.py`` (the log's folder as a server root), opens the source in headless
 Chromium (Debian's), then repeats ``--rounds`` times: a no-op rerun, a triage search, the top
-triage row (which opens its Partitions page), the Plans page, a click on a plan node, the
-previous plan version, the What-if page and one setting changed, back to the Overview.
+triage row (which opens its Partitions page), the Plans page, a click on a plan node (its details
+open in the browser: timed until they show), a query stage opened, the previous plan version, the What-if page and one setting changed, back to the Overview.
 
 Each interaction is timed in the page itself: from the click until the last script run it
 caused has finished and the page stopped changing (MutationObservers on the app's script
@@ -125,9 +125,24 @@ def main() -> int:
             page.mouse.click(box["x"] + 12, box["y"] + 52)
 
         def plan_node():
-            plot = page.locator(".js-plotly-plot").nth(1)
-            pts = plot.locator(".scatterlayer .trace .points path")
-            pts.nth(min(3, pts.count() - 1)).click(force=True)
+            """A click on a node of the final plan map: its details open in the browser, no re-run
+            (timed until the panel shows, the page itself does not change)."""
+            final = page.locator(".pm").last
+            boxes = final.locator(".pm-box")
+            t = time.perf_counter()
+            boxes.nth(min(3, boxes.count() - 1)).click()
+            final.locator(".pm-details").wait_for(state="visible")
+            steps.setdefault("click a plan node (details in the browser)", []).append(time.perf_counter() - t)
+            page.keyboard.press("Escape")
+
+        def open_stage():
+            final = page.locator(".pm").last
+            stage = final.locator(".pm-box[data-key^='stage:']")
+            if not stage.count():
+                return False
+            stage.nth(min(1, stage.count() - 1)).click()
+            final.locator(".pm-btn", has_text="Open this stage").click()
+            return True
 
         def earlier_version():
             page.get_by_role("slider").first.focus()
@@ -139,7 +154,8 @@ def main() -> int:
             box.press("Enter")
 
         if opts.query:
-            sidebar.get_by_test_id("stSelectbox").last.click()  # the query picker
+            sidebar.get_by_test_id("stSelectbox").last.click()  # the query picker (virtualised: type to list it)
+            page.keyboard.type(f"#{opts.query} ")
             page.get_by_role("option").filter(has_text=f"#{opts.query} ").first.click()
             wait_ready(page)
         for i in range(opts.rounds):
@@ -149,7 +165,13 @@ def main() -> int:
                 timed("triage search", search("skew" if i % 2 == 0 else "join"))
                 timed("open top triage row (its Partitions page)", top_row)
             timed("Plans page", nav("Plans"))
-            timed("click a plan node", plan_node)
+            page.evaluate("document.activeElement && document.activeElement.blur()")
+            timed("no-op rerun of the Plans page", lambda: page.keyboard.press("r"))
+            plan_node()
+            if page.locator(".pm").last.locator(".pm-box[data-key^='stage:']").count():
+                timed("open a query stage (re-run)", open_stage)
+                page.get_by_role("button", name="Collapse stages").click()
+                wait_ready(page)
             if page.get_by_role("slider").count():
                 timed("previous plan version", earlier_version)
             timed("What-if page", nav("What-if"))

@@ -1,10 +1,8 @@
 """Plans: the initial and final adaptive plans as graphs, side by side, AQE's changes marked."""
-import pandas as pd
 import streamlit as st
 
 from ui import frame, state
-from ui.plans import BOX_MODES, collapse_all, plan_page
-from aqe_core.views.plan_timeline import plan_timeline
+from ui.plans import BOX_MODES, collapse_all, plan_page, plan_versions_table
 
 src, view = frame.current()
 st.title("Plans")
@@ -18,8 +16,7 @@ n = len(versions)
 step = st.slider("Plan version", 1, n, n, key="plan_version", help="every adaptive plan Spark produced, in order") if n > 1 else 1
 if n > 1:
     with st.expander("Plan versions: what each re-plan followed and changed"):
-        st.dataframe(pd.DataFrame([x.to_dict() for x in plan_timeline(view.initial_plan, versions)]),
-                     hide_index=True, width="stretch")
+        st.dataframe(plan_versions_table(view), hide_index=True, width="stretch")
 left, mid, right = st.columns([3, 2, 1], vertical_alignment="bottom")
 search = left.text_input("Search nodes", key="plan_search", placeholder="e.g. AQEShuffleRead, SortMergeJoin")
 boxes = mid.segmented_control(

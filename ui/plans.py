@@ -14,7 +14,7 @@ from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.plan_stages import NodeTimes, plan_stage_times, stage_sentence
 from aqe_core.views.plan_text import plan_text_lines
-from aqe_core.views.plan_timeline import join_versions, read_versions
+from aqe_core.views.plan_timeline import join_versions, plan_timeline, read_versions
 from ui import state
 from ui.figure_cache import cached_figure
 from ui.plan_map import plan_map
@@ -119,6 +119,13 @@ def plan_text_rows(plan, release) -> list[dict]:
     printed no Final / Current Plan headers)."""
     sections = not str(release).startswith("3.0")
     return [{"text": ln.text, "path": ln.path} for ln in plan_text_lines(plan, sections=sections)]
+
+
+def plan_versions_table(view: QueryView) -> pd.DataFrame:
+    """What each re-plan followed and changed, once per query (0.5 s on a 12-version 300-node plan)."""
+    versions = view.plan_versions or [view.initial_plan]
+    return cached_figure(view, ("plan-timeline",), lambda: pd.DataFrame(
+        [x.to_dict() for x in plan_timeline(view.initial_plan, versions)]))
 
 
 def _stage_facts(times: NodeTimes):
