@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.views.query import QueryView
-from aqe_core.figures.plan_figure import AUTO_EXPAND, STAGE_KEY, VIEW_PX, drawn_operators, plan_search
+from aqe_core.figures.plan_figure import AUTO_EXPAND, STAGE_KEY, VIEW_PX, drawn_operators
+from aqe_core.figures.plan_search import plan_search
 from aqe_core.figures.plan_map import plan_map_data
 from aqe_core.figures.plan_numbers import box_numbers
 from aqe_core.plain_text import md_text

@@ -14,8 +14,9 @@ from aqe_core.api import load_event_log as load
 from aqe_core.model.plan import PlanNode
 from aqe_core.figures.plan_blocks import box_graph
 from aqe_core.figures.plan_figure import (
-    FIT_PX, FONT_PX, NODE_KINDS, PAD_X, STAGE_KEY, format_metric, node_details, node_kind, plan_figure, plan_search,
+    FIT_PX, FONT_PX, NODE_KINDS, PAD_X, STAGE_KEY, format_metric, node_kind, plan_figure,
 )
+from aqe_core.figures.plan_search import node_details, plan_search
 from aqe_core.figures.plan_paths import node_at
 from aqe_core.figures.text_width import text_px
 from aqe_core.views.plan_diff import SMJ_TO_BROADCAST, diff_plans

@@ -17,7 +17,8 @@ import pytest
 
 from aqe_core import api
 from aqe_core.figures.plan_blocks import Box, box_graph
-from aqe_core.figures.plan_figure import _box_lines, node_details, node_kind, plan_figure
+from aqe_core.figures.plan_figure import _box_lines, node_kind, plan_figure
+from aqe_core.figures.plan_search import node_details
 from aqe_core.figures.plan_numbers import box_numbers
 from aqe_core.figures.plan_paths import node_at
 from aqe_core.model.plan import PlanNode
