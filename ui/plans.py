@@ -2,6 +2,8 @@
 a click on a node opens its details; and the plan figures the HTML report embeds."""
 from __future__ import annotations
 
+from typing import Optional
+
 
 import pandas as pd
 import streamlit as st
@@ -15,7 +17,7 @@ from aqe_core.plain_text import md_text
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.plan_stages import NodeTimes, plan_stage_times, stage_sentence
 from aqe_core.views.plan_text import plan_text_lines
-from aqe_core.views.plan_timeline import join_versions, plan_timeline, read_versions
+from aqe_core.views.plan_timeline import join_versions, node_trace, plan_timeline, read_versions
 from ui import state
 from ui.figure_cache import cached_figure
 from ui.plan_map import plan_map
@@ -97,7 +99,7 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
         exp = _expansion(later, mode, _opened(context, "final"))
         maps.append(("final", cached_figure(view, ("map-later", index, search, exp), lambda: plan_map_data(
             later, changes=diff, title=title, expanded=exp, highlight=hits or None, numbers=box_numbers(times),
-            facts=_stage_facts(times), text=plan_text_rows(later, view.spark_version)))))
+            facts=_stage_facts(times, view, later, later is versions[-1]), text=plan_text_rows(later, view.spark_version)))))
     side_by_side = len(maps) == 2 and all(m["layouts"][0]["width"] <= SIDE_BY_SIDE_PX for _s, m in maps)
     cols = st.columns(2, border=True) if side_by_side else [st.container(border=True) for _ in maps]
     if earlier is None:
@@ -129,11 +131,19 @@ def plan_versions_table(view: QueryView) -> pd.DataFrame:
         [x.to_dict() for x in plan_timeline(view.initial_plan, versions)]))
 
 
-def _stage_facts(times: NodeTimes):
-    """A node's stage, from the log's task events, for its details (Spark's own metric)."""
+def _stage_facts(times: NodeTimes, view: Optional[QueryView] = None, plan=None, final: bool = False):
+    """A node's details beyond its metrics: its stage, from the log's task events (Spark's own
+    metric), and for a read or join AQE decided on, its decision trace as text."""
     def facts(node) -> list[str]:
         t = times.of(node) if times else None
-        return [stage_sentence(t, node) + " (task events: Spark's own metric)"] if t is not None else []
+        out = [stage_sentence(t, node) + " (task events: Spark's own metric)"] if t is not None else []
+        traced = node_trace(view, plan, node, final) if view is not None and plan is not None else None
+        if traced is not None:
+            out.append(traced[0])
+            for rt in traced[1]:
+                out.append(f"{rt.rule}: {rt.verdict}")
+                out += [f"  {c.result}: {c.condition}" + (f" ({c.detail})" if c.detail else "") for c in rt.checks]
+        return out
     return facts
 
 

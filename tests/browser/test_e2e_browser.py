@@ -29,12 +29,12 @@ def test_user_journey(app_url, browser, tmp_path):
     expect(page.get_by_text("Spark 3.5.9").first).to_be_visible()
     _shot(page, "overview")
 
-    # Plans: two plan graphs, side by side
+    # Plans: two plan maps, side by side
     _goto_page(page, "Plans")
-    charts = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
-    expect(charts.nth(1)).to_be_visible()
-    assert charts.count() >= 2
-    expect(charts.nth(0).locator(".scatterlayer")).to_have_count(1)
+    maps = page.locator(".pm")
+    expect(maps.nth(1)).to_be_visible()
+    assert maps.count() >= 2
+    expect(maps.nth(0).locator(".pm-box").first).to_be_visible()
     _shot(page, "plans")
 
     # Partitions: a histogram with the median, skew threshold and target lines
@@ -73,8 +73,10 @@ def test_user_journey(app_url, browser, tmp_path):
                   if route.request.url.startswith("file:") else (requests.append(route.request.url), route.abort()))
     rp = offline.new_page()
     rp.goto(report.as_uri())
-    expect(rp.locator(".js-plotly-plot").first).to_be_visible()
-    assert rp.locator(".js-plotly-plot").count() >= 3
+    expect(rp.locator(".js-plotly-plot").first).to_be_visible()  # the histograms
+    assert rp.locator(".js-plotly-plot").count() >= 1
+    expect(rp.locator(".plan-map .pm-box").first).to_be_visible()  # the plans, drawn offline
+    assert rp.locator(".plan-map").count() == 2
     assert [u for u in requests if not u.startswith("file:")] == []
     _shot(rp, "report_offline")
     offline.close()

@@ -3,6 +3,7 @@ eight releases, the trace's verdicts equal what Spark did (its specs in the capt
 read Spark left unsplit names the first condition that failed."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -153,11 +154,14 @@ def test_a_clicked_read_or_join_shows_its_trace_beside_the_plan():
     at.session_state["source_ref"] = {"kind": "sample", "key": sample.key}
     at.query_params["q"] = view.query_id
     at.run()
-    at.session_state["plan_selected"] = ("final", read_path, (path, view.query_id, len(view.plan_versions) - 1))
     at.switch_page("pages/plans.py").run()
     assert not at.exception, at.exception
-    titles = [e.label for e in at.expander]
-    assert any(t.startswith("Decision trace of the read of stage") for t in titles), titles
+    # a click opens the node's details in the browser: the map's data carries each node's trace
+    final_map = json.loads(at.get("bidi_component")[-1].proto.json)
+    box = next(b for b in final_map["boxes"] if read_path in b["paths"])
+    rows = box["details"]["rows"]
+    assert any(r.startswith("Decision trace of the read of stage") for r in rows), rows
+    assert any(r.startswith("OptimizeSkewedJoin: ") for r in rows), rows
     from aqe_core.views.plan_timeline import read_versions
 
     k = min(read_versions(view.plan_versions).values())
