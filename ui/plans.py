@@ -93,13 +93,13 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
         early_hits = plan_search(earlier, search) if search else []
         maps.append(("initial", cached_figure(view, ("map-initial", index, search, exp), lambda: plan_map_data(
             earlier, changes=diff, change_side="before", title="Initial plan", expanded=exp, highlight=early_hits or None,
-            numbers=box_numbers(), text=plan_text_rows(earlier, view.spark_version)))))
+            numbers=box_numbers(), text=plan_text_rows(earlier, view.spark_version), source_kind=view.source_kind))))
     if later is not None:
         title = "Final plan" if later is versions[-1] else f"Plan version {index + 1} of {len(versions)}"
         exp = _expansion(later, mode, _opened(context, "final"))
         maps.append(("final", cached_figure(view, ("map-later", index, search, exp), lambda: plan_map_data(
             later, changes=diff, title=title, expanded=exp, highlight=hits or None, numbers=box_numbers(times),
-            facts=_stage_facts(times, view, later, later is versions[-1]), text=plan_text_rows(later, view.spark_version)))))
+            facts=_stage_facts(times, view, later, later is versions[-1]), text=plan_text_rows(later, view.spark_version), source_kind=view.source_kind))))
     side_by_side = len(maps) == 2 and all(m["layouts"][0]["width"] <= SIDE_BY_SIDE_PX for _s, m in maps)
     cols = st.columns(2, border=True) if side_by_side else [st.container(border=True) for _ in maps]
     if earlier is None:

@@ -33,7 +33,7 @@ __all__ = ["PLAN_MAP_JS", "plan_map_data", "plan_map_script"]
 def plan_map_data(plan: PlanNode, *, changes: Any = None, change_side: str = "after", title: str = "",
                   expanded: Collection[str] | str = "auto", numbers: Optional[Callable[[PlanNode], list[str]]] = None,
                   highlight: Any = None, text: Optional[list[dict[str, Any]]] = None,
-                  facts: Optional[Callable[[PlanNode], list[str]]] = None) -> dict[str, Any]:
+                  facts: Optional[Callable[[PlanNode], list[str]]] = None, source_kind: str = "") -> dict[str, Any]:
     """The map of one plan as JSON-ready data (see the module doc). ``expanded``, ``changes``,
     ``change_side``, ``numbers`` and ``highlight`` as for :func:`plan_figure.plan_figure`;
     ``text``: the plan text lines (``{"text", "path"}``) shown beside the drawing; ``facts(node)``:
@@ -54,7 +54,7 @@ def plan_map_data(plan: PlanNode, *, changes: Any = None, change_side: str = "af
             "lines": [{"text": t, "bold": s == "title", "color": change_color(s) if s and s != "title" else ""}
                       for s, t in rows],
             "changes": [{"color": change_color(k), "label": lbl} for k, lbl, _e in f.changes.get(key, [])],
-            "details": _details(f, key, facts), "paths": [box.head, *box.members],
+            "details": _details(f, key, facts, source_kind), "paths": [box.head, *box.members],
         })
     layouts = [_layout(lay, bg)]
     size = {k: (lay.w[k], lay.h[k]) for k in lay.keys}
@@ -106,7 +106,8 @@ def _longest_chain_first(bg: BoxGraph) -> list[str]:
     return out + [k for k in bg.boxes if k not in out]
 
 
-def _details(f: _Frame, key: str, facts: Optional[Callable[[PlanNode], list[str]]] = None) -> dict[str, Any]:
+def _details(f: _Frame, key: str, facts: Optional[Callable[[PlanNode], list[str]]] = None,
+             source_kind: str = "") -> dict[str, Any]:
     """What the details panel shows for one box: a heading, its lines of facts (every metric
     with its exact value, AQE's changes with why), as plain text."""
     box = f.bg.boxes[key]
@@ -115,10 +116,13 @@ def _details(f: _Frame, key: str, facts: Optional[Callable[[PlanNode], list[str]
         return {"title": box.title, "id": None, "description": "",
                 "rows": list(box.lines) + ([f.link_notes[key]] if key in f.link_notes else []),
                 "changes": [f"AQE: {lbl}" + (f": {e}" if e else "") for _k, lbl, e in f.changes.get(key, [])]}
-    metrics = [f"{m.get('name', '?')}: {v}" for m in node.metrics if (v := format_metric(m)) is not None]
+    metrics = [f"{m.get('name', '?')}: {v}" + (" (exact: the capture's partition specs)" if m.get("source") == "capture" else "")
+               for m in node.metrics if (v := format_metric(m)) is not None]
     quiet = len(node.metrics) - len(metrics)
     if quiet:
-        metrics.append(f"{quiet} metric(s) without a value")
+        why = (": a capture records the names of a plan's metrics, not Spark's values" if source_kind == "capture"
+               else ": Spark reported none")
+        metrics.append(f"{quiet} metric{'s' if quiet != 1 else ''} without a value{why}")
     return {"title": node.name or "?", "id": node.id, "description": node.description or "",
             "rows": (facts(node) if facts else []) + metrics + ([f.link_notes[key]] if key in f.link_notes else []),
             "changes": [f"AQE: {lbl}" + (f": {e}" if e else "") for _k, lbl, e in f.changes.get(key, [])]}
