@@ -7,6 +7,7 @@ from typing import Any, Callable, Optional
 
 import streamlit as st
 
+from aqe_core.figures.plan_figure import STAGE_KEY
 from aqe_core.figures.plan_map import plan_map_script
 
 _NAME = "aqe_lens_plan_map"
@@ -28,8 +29,9 @@ def _component() -> Any:
 
 
 def plan_map(data: dict[str, Any], key: str, on_expand: Optional[Callable[[str], None]] = None) -> None:
-    """Draw one plan map; ``on_expand(stage key)`` when the user opens a stage's operators."""
+    """Draw one plan map; ``on_expand(stage id)`` when the user opens a stage's operators."""
     result = _component()(data=data, key=key, on_expand_change=lambda: None)
     clicked = getattr(result, "expand", None)
     if clicked and on_expand is not None:
-        on_expand(str(clicked))
+        key = str(clicked)
+        on_expand(key[len(STAGE_KEY):] if key.startswith(STAGE_KEY) else key)

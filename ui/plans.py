@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from aqe_core.views.query import QueryView
-from aqe_core.figures.plan_figure import AUTO_EXPAND, STAGE_KEY, VIEW_PX, drawn_operators
+from aqe_core.figures.plan_figure import AUTO_EXPAND, VIEW_PX, drawn_operators
 from aqe_core.figures.plan_search import plan_search
 from aqe_core.figures.plan_map import plan_map_data
 from aqe_core.figures.plan_numbers import box_numbers
@@ -33,7 +33,7 @@ BOX_MODES = {"Query stages": "stages", "Operators": "operators"}
 SIDE_BY_SIDE_PX = VIEW_PX
 
 
-def _expansion(plan, mode: str, opened: set) -> object:
+def expansion(plan, mode: str, opened: set) -> object:
     """The ``expanded`` argument of :func:`plan_figure` for a box mode and the stages clicked open."""
     if mode == "operators":
         return "all"
@@ -89,14 +89,14 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
     times = plan_stage_times(view, later)
     maps = []
     if earlier is not None:
-        exp = _expansion(earlier, mode, _opened(context, "initial"))
+        exp = expansion(earlier, mode, _opened(context, "initial"))
         early_hits = plan_search(earlier, search) if search else []
         maps.append(("initial", cached_figure(view, ("map-initial", index, search, exp), lambda: plan_map_data(
             earlier, changes=diff, change_side="before", title="Initial plan", expanded=exp, highlight=early_hits or None,
             numbers=box_numbers(), text=plan_text_rows(earlier, view.spark_version), source_kind=view.source_kind))))
     if later is not None:
         title = "Final plan" if later is versions[-1] else f"Plan version {index + 1} of {len(versions)}"
-        exp = _expansion(later, mode, _opened(context, "final"))
+        exp = expansion(later, mode, _opened(context, "final"))
         maps.append(("final", cached_figure(view, ("map-later", index, search, exp), lambda: plan_map_data(
             later, changes=diff, title=title, expanded=exp, highlight=hits or None, numbers=box_numbers(times),
             facts=_stage_facts(times, view, later, later is versions[-1]), text=plan_text_rows(later, view.spark_version), source_kind=view.source_kind))))
@@ -106,8 +106,7 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
         st.info("The source has no initial plan for this query.")
     for (side, data), col in zip(maps, cols):
         with col:
-            plan_map(data, f"plan-map-{side}", on_expand=lambda key, side=side: _opened(context, side).add(
-                key[len(STAGE_KEY):] if key.startswith(STAGE_KEY) else key))
+            plan_map(data, f"plan-map-{side}", on_expand=_opened(context, side).add)
     if search:
         st.caption(f"{len(hits)} node(s) match '{md_text(search)}'" + (" (ringed; the view moves to the first)" if hits else ""))
     _decided_here(view, versions, index)

@@ -11,13 +11,15 @@ from aqe_core.model.run_diff import QueryDiff, RunDiff
 from aqe_core.opening import LoadedSource, sample_sources
 from aqe_core.plain_text import md_text
 from aqe_core.report import build_diff_report
-from aqe_core.figures.plan_figure import plan_figure
+from aqe_core.figures.plan_map import plan_map_data
 from aqe_core.figures.plan_numbers import box_numbers
 from aqe_core.views.diff_runs import cause_rows, diff_rows, diff_views, setting_rows, shuffle_rows
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.query import QueryView
 from ui import frame, state
 from ui.figure_cache import cached_figure
+from ui.plan_map import plan_map
+from ui.plans import expansion, plan_text_rows
 from ui.tables import text_table
 
 if TYPE_CHECKING:
@@ -103,9 +105,13 @@ def show_plans(va: QueryView, vb: QueryView) -> None:
     col_a, col_b = st.columns(2)
     for col, view, side, title in ((col_a, va, "before", "Run a: final plan"), (col_b, vb, "after", "Run b: final plan")):
         other = vb if view is va else va
-        fig = cached_figure(view, ("runs-plan", side), lambda view=view, side=side, title=title: plan_figure(
-            view.final_plan, changes=changes, change_side=side, title=title, numbers=box_numbers()), partner=other)
-        col.plotly_chart(fig, key=f"runs-plan-{side}", theme=None)
+        opened: set = st.session_state.setdefault(f"runs-opened-{side}", set())
+        exp = expansion(view.final_plan, "auto", opened)
+        data = cached_figure(view, ("runs-map", side, exp), lambda view=view, side=side, title=title, exp=exp: plan_map_data(
+            view.final_plan, changes=changes, change_side=side, title=title, expanded=exp, numbers=box_numbers(),
+            text=plan_text_rows(view.final_plan, view.spark_version), source_kind=view.source_kind), partner=other)
+        with col:
+            plan_map(data, f"runs-map-{side}", on_expand=opened.add)
 
 
 def runs_by_app(runs: "pd.DataFrame") -> dict[str, list[str]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from aqe_core.units import format_bytes
 
-__all__ = ["byte_ticks", "count_axis", "count_step", "size_axis"]
+__all__ = ["byte_ticks", "count_axis", "count_labels", "count_step", "size_axis"]
 
 #: about how many labelled ticks an axis gets
 TICKS = 7
@@ -75,8 +75,21 @@ def count_step(most: int) -> int:
     return min(m * 10 ** e for m in (1, 2, 5) for e in range(13) if m * 10 ** e >= raw)
 
 
+def _count_top(most: int) -> float:
+    return max(most, 1) * 1.12 + 0.2
+
+
 def count_axis(most: int, *, title: str = "partitions") -> dict[str, Any]:
     """A count axis from 0 with whole-number ticks only (a partition is never split in a tick)."""
+    return dict(title=title, range=[0, _count_top(most)], tick0=0, dtick=count_step(most), tickformat="d",
+                rangemode="tozero")
+
+
+def count_labels(most: int) -> list[str]:
+    """The tick labels :func:`count_axis` draws (what the plot's left margin has to hold).
+
+    >>> count_labels(9)[-1], count_labels(900)[-1]
+    ('10', '1000')
+    """
     step = count_step(most)
-    top = max(most, 1)
-    return dict(title=title, range=[0, top * 1.12 + 0.2], tick0=0, dtick=step, tickformat="d", rangemode="tozero")
+    return [str(k * step) for k in range(int(_count_top(most) // step) + 1)]

@@ -15,11 +15,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from aqe_core.figures.byte_axis import count_axis, size_axis
+from aqe_core.figures.chart_size import MIN_BAR_PX, WIDTH_PX, plot_width, title_layout
 from aqe_core.figures.histograms import BAR_LIMIT, MIN_BAR, bin_edges
 from aqe_core.units import mib
 
 __all__ = ["fix_figure"]
 
+MARGIN_L, MARGIN_R, SPACING = 64, 20, 0.06
 _SIDES = (("today (Spark)", "as run", "#868e96"), ("predicted", "predicted by our rules", "#4dabf7"))
 
 
@@ -32,11 +34,14 @@ def fix_figure(today: Optional[Sequence[int]], predicted: Optional[Sequence[int]
     panels = [(f"{name}: {len(sizes)} partition{'s' if len(sizes) != 1 else ''}, largest {mib(max(sizes))}",
                how, color, list(sizes)) for (name, how, color), sizes in zip(_SIDES, (today, predicted))]
     bars = max(len(today), len(predicted)) <= BAR_LIMIT
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=SPACING,
                         subplot_titles=[html.escape(p[0]) for p in panels])
     (_bars if bars else _histograms)(fig, panels, log, bins)
-    fig.update_layout(title=html.escape(title) if title else None, height=height, bargap=0.15 if bars else 0.02,
-                      template="plotly_white", showlegend=False, margin=dict(l=64, r=20, t=60 if title else 40, b=40))
+    head, title_px = title_layout(title, width=WIDTH_PX, size=17) if title else (None, 0)
+    top = max(60, title_px + 30) if title else 40
+    fig.update_layout(title=head, height=height + top - (60 if title else 40), bargap=0.15 if bars else 0.02,
+                      template="plotly_white", showlegend=False, margin=dict(l=MARGIN_L, r=MARGIN_R, t=top, b=40),
+                      meta=dict(width_px=WIDTH_PX))
     return fig
 
 
@@ -60,7 +65,14 @@ def _histograms(fig: go.Figure, panels: list, log: bool, bins: int) -> None:
     """Partitions per size bin, the bins shared; counts on whole numbers."""
     every = [x for p in panels for x in p[3]]
     edges = bin_edges(every, log=log, bins=bins)
-    centers = np.sqrt(edges[:-1] * edges[1:]) if log else (edges[:-1] + edges[1:]) / 2
+    # each panel's data stretch (its axis pads the bins by 1.3x or 3% a side) holds bars of MIN_BAR_PX
+    span = math.log10(edges[-1] / edges[0]) if log else 1.0
+    share = span / (span + 2 * math.log10(1.3)) if log else 1 / 1.06
+    panel_px = plot_width(WIDTH_PX, MARGIN_L, MARGIN_R) * (1 - SPACING) / 2
+    fit = max(1, int(panel_px * share // MIN_BAR_PX))
+    if fit < bins:
+        edges = bin_edges(every, log=log, bins=fit)
+    centers = (edges[:-1] + edges[1:]) / 2  # centred in bytes: on a log axis too, a bar spans its bin
     widths = edges[1:] - edges[:-1]
     counts = [np.histogram(np.clip(np.asarray(p[3], dtype=float), edges[0], edges[-1]), bins=edges)[0] for p in panels]
     most = int(max(int(c.max()) for c in counts))

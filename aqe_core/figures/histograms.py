@@ -15,7 +15,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from aqe_core.figures.byte_axis import count_axis, size_axis
+from aqe_core.figures.byte_axis import count_axis, count_labels, size_axis
+from aqe_core.figures.chart_size import MIN_BAR_PX, left_margin, plot_width, title_layout, width_of
 from aqe_core.figures.partition_bars import Bars, bars_of
 from aqe_core.views.query import Line, ShuffleView
 from aqe_core.model.evidence import Evidence
@@ -25,7 +26,6 @@ from aqe_core.units import mib
 BAR_LIMIT = 40
 #: the smallest bar drawn, as a share of the plot's height (its hover keeps the true size)
 MIN_BAR = 0.025
-_PLOT_PX = 620  # the plot width labels are spread for (the app's column; wider is only roomier)
 
 LINE_STYLE = {
     "median": ("#2b8a3e", "dot"),
@@ -132,7 +132,8 @@ def _hover(lns: list[Line]) -> str:
     return html.escape("; ".join(ln.label + (f" [{', '.join(ln.config_keys)}]" if ln.config_keys else "") for ln in lns))
 
 
-def _vertical_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: float, log: bool, labels: bool = True) -> int:
+def _vertical_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: float, log: bool, labels: bool = True,
+                    plot_px: float = 620.0) -> int:
     """Lines across a histogram, drawn under the bars; labels above the plot, in as many rows as
     it takes for none to overlap. Returns the number of label rows."""
     rows_end: list[float] = []
@@ -146,7 +147,7 @@ def _vertical_lines(fig: go.Figure, lines: Sequence[Line], lo: float, hi: float,
         off = f < 0 or f > 1
         text = _label_text(lns) + ((" (off the chart, " + ("left)" if f < 0 else "right)")) if off else "")
         f = min(max(f, 0.0), 1.0)
-        width = (len(text.replace("=<br>", "= ")) * 6.3 + 8) / _PLOT_PX
+        width = (len(text.replace("=<br>", "= ")) * 6.3 + 8) / plot_px
         left = f - width / 2
         left = min(max(left, 0.0), 1.0 - width)
         row = next((r for r, end in enumerate(rows_end) if left > end + 0.01), len(rows_end))
@@ -199,7 +200,9 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
 
     ``which``: "before" (pre-AQE reducer sizes), "after" (sizes as read after AQE), "both"
     (overlaid, where both are known) or "auto" (before when known). ``x_range``: the size range
-    to draw (bytes), shared by figures compared side by side."""
+    to draw (bytes), shared by figures compared side by side. At most as many bins as
+    :data:`~aqe_core.figures.chart_size.MIN_BAR_PX`-wide bars fit the partitions' stretch of the
+    axis at the chart's default width: a thinner bar does not read."""
     both = which == "both" and view.sizes_before is not None and view.sizes_after is not None
     series = ([("before AQE", view.sizes_before, "#adb5bd"), ("after AQE", view.sizes_after, "#4dabf7")] if both
               else [(_series_name(view, which), _pick(view, "auto" if which == "both" else which), "#adb5bd")])
@@ -207,39 +210,52 @@ def histogram_figure(view: ShuffleView, *, which: str = "auto", log: bool = True
     every = [x for _n, sz, _c in series for x in (sz or [])]
     vals = [float(x) for x in [*every, *(x_range or ())]] or [1.0, 2.0]
     lo, hi = _widen(max(min(vals), 1.0) if log else min(vals), max(vals), log)
-    bins = min(bins, max(5, len(set(every))))  # a few distinct sizes: wide bars, not hairlines
-    edges = bin_edges([lo, hi], log=log, bins=bins, lo=lo, hi=hi)
-    most = 1
-    if every:
-        centers = np.sqrt(edges[:-1] * edges[1:]) if log else (edges[:-1] + edges[1:]) / 2
-        widths = edges[1:] - edges[:-1]
-        counts_all = [np.histogram(np.clip(np.asarray(sz, dtype=float), edges[0], edges[-1]), bins=edges)[0]
-                      for _n, sz, _c in series if sz]
-        most = int(max(int(c.max()) for c in counts_all))
-        for (name, sizes, color), counts in zip([x for x in series if x[1]], counts_all):
-            hover = [f"{html.escape(name)}: {mib(a)} - {mib(b)}: {int(c)} partition{'s' if c != 1 else ''}"
-                     for a, b, c in zip(edges[:-1], edges[1:], counts)]
-            keep = counts > 0  # only bins that hold partitions: a bar drawn is a bar that exists
-            fig.add_trace(go.Bar(x=centers[keep].tolist(), y=_shown(counts[keep].tolist(), MIN_BAR * most),
-                                 width=widths[keep].tolist(), name=html.escape(name), marker_color=color,
-                                 marker_line=dict(color="#495057", width=0.5), opacity=0.7 if both else 1.0,
-                                 hovertext=[h for h, k in zip(hover, keep) if k], hoverinfo="text"))
-            if sizes is view.sizes_before:
-                _label_hot_reducers(fig, view, edges, counts, log)
     near = [float(ln.value) for ln in view.lines
             if ln.value > 0 and (lo / 1000 <= ln.value <= hi * 1000 if log else ln.value <= 3 * hi)]
     a, b = min([lo, *near]), max([hi, *near])
     pad = (a / 1.3, b * 1.3) if log else (a - 0.03 * (b - a), b + 0.03 * (b - a))  # no bar under the y axis
-    rows = _vertical_lines(fig, view.lines, *pad, log, labels=not compact)
+    width = width_of(compact)
+    margin = dict(l=left_margin(count_labels(max((len(sz or []) for _n, sz, _c in series), default=1))),
+                  r=10 if compact else 20)
+    data_px = plot_width(width, margin["l"], margin["r"]) * (_fraction(hi, *pad, log) - _fraction(lo, *pad, log))
+    # a few distinct sizes: wide bars, not hairlines; never more bins than bars of MIN_BAR_PX fit
+    bins = max(1, min(bins, max(5, len(set(every))), int(data_px // MIN_BAR_PX)))
+    edges = bin_edges([lo, hi], log=log, bins=bins, lo=lo, hi=hi)
+    most = _histogram_bars(fig, view, series, edges, log, both) if every else 1
+    margin["l"] = left_margin(count_labels(most))
+    rows = _vertical_lines(fig, view.lines, *pad, log, labels=not compact,
+                           plot_px=plot_width(width, margin["l"], margin["r"]))
     _legend_entries(fig, view.lines)
+    head, title_px = title_layout(title or view.label, width=width, size=13 if compact else 17)
+    top = title_px + 12 + 17 * rows
     fig.update_layout(
-        title=dict(text=html.escape(title or view.label), y=1.0, yanchor="top", yref="container", pad=dict(t=8)),
-        height=height + 17 * rows, bargap=0.02, barmode="overlay",
-        margin=dict(l=50, r=10 if compact else 20, t=42 + 17 * rows, b=40),
+        title=head, height=height + top - 42, bargap=0.02, barmode="overlay",
+        margin=dict(**margin, t=top, b=40), meta=dict(width_px=width),
         xaxis=size_axis(pad[0], pad[1], log=log, title="partition size"),
         yaxis=count_axis(most), legend=dict(orientation="h", y=-0.25), template="plotly_white", showlegend=not compact,
     )
     return fig
+
+
+def _histogram_bars(fig: go.Figure, view: ShuffleView, series: list, edges: Any, log: bool, both: bool) -> int:
+    """A bar per bin holding partitions, per series; returns the largest count. Each bar is
+    centred between its edges in bytes, so a log axis draws it from edge to edge."""
+    centers = (edges[:-1] + edges[1:]) / 2
+    widths = edges[1:] - edges[:-1]
+    counts_all = [np.histogram(np.clip(np.asarray(sz, dtype=float), edges[0], edges[-1]), bins=edges)[0]
+                  for _n, sz, _c in series if sz]
+    most = int(max(int(c.max()) for c in counts_all))
+    for (name, sizes, color), counts in zip([x for x in series if x[1]], counts_all):
+        hover = [f"{html.escape(name)}: {mib(a)} - {mib(b)}: {int(c)} partition{'s' if c != 1 else ''}"
+                 for a, b, c in zip(edges[:-1], edges[1:], counts)]
+        keep = counts > 0  # only bins that hold partitions: a bar drawn is a bar that exists
+        fig.add_trace(go.Bar(x=centers[keep].tolist(), y=_shown(counts[keep].tolist(), MIN_BAR * most),
+                             width=widths[keep].tolist(), name=html.escape(name), marker_color=color,
+                             marker_line=dict(color="#495057", width=0.5), opacity=0.7 if both else 1.0,
+                             hovertext=[h for h, k in zip(hover, keep) if k], hoverinfo="text"))
+        if sizes is view.sizes_before:
+            _label_hot_reducers(fig, view, edges, counts, log)
+    return most
 
 
 def _series_name(view: ShuffleView, which: str) -> str:
@@ -319,9 +335,11 @@ def partition_bars_figure(view: ShuffleView, *, which: str = "auto", log: bool =
             categoryorder="array", categoryarray=[bars.ids[i] for i in idx])})
     _legend_entries(fig, view.lines, 1 if rows > 1 else None)
     n = max(len(b.sizes) for b in shown)
-    fig.update_layout(title=dict(text=html.escape(title or view.label), font=dict(size=13 if compact else 17)),
-                      height=height, bargap=max(0.15, 0.6 - 0.05 * n), template="plotly_white", showlegend=not compact,
-                      margin=dict(**margin, r=10 if compact else 24 + min(int(widest * 6.2), 220)),
+    head, title_px = title_layout(title or view.label, width=width_of(compact), size=13 if compact else 17)
+    fig.update_layout(title=head,
+                      height=height + max(0, title_px + 12 - margin["t"]), bargap=max(0.15, 0.6 - 0.05 * n), template="plotly_white", showlegend=not compact,
+                      margin=dict(l=margin["l"], t=max(margin["t"], title_px + 12), b=margin["b"],
+                                  r=10 if compact else 24 + min(int(widest * 6.2), 220)),
                       legend=dict(orientation="h", y=-0.3 if rows == 1 else -0.12, yanchor="top",
                                   font=dict(size=10 if compact else 12)))
     return fig

@@ -140,10 +140,10 @@ def _hover(path: str, node: PlanNode, stage: int | None, changes: list[tuple[str
         metrics += [_esc(x) for x in text]
         shown += 1
     if shown < len(values):
-        metrics.append(f"… {len(values) - shown} more metrics: click the node")
+        metrics.append(f"… {len(values) - shown} more metrics")
     lines = head + metrics + tail
     if len(lines) > HOVER_MAX_LINES:
-        lines = lines[: HOVER_MAX_LINES - 1] + ["… click the node for the rest"]
+        lines = lines[: HOVER_MAX_LINES - 1] + [f"… {len(lines) - HOVER_MAX_LINES + 1} more lines"]
     return "<br>".join(lines)
 
 
@@ -151,7 +151,7 @@ def stage_hover(title: str, changes: list[tuple[str, str, str]], lines: list[str
     """The hover box of a collapsed query stage: its name, AQE's changes, then its operators
     while lines are left; bounded like :func:`_hover`."""
     w = HOVER_WIDTH
-    head = [f"<b>{_esc(_wrap(title, w - 12, 1)[0])}</b> <i>(click to open)</i>"]
+    head = [f"<b>{_esc(_wrap(title, w - 12, 1)[0])}</b>"]
     seen: set[str] = set()
     for _kind, label, _expl in changes:
         if label not in seen:
@@ -161,5 +161,5 @@ def stage_hover(title: str, changes: list[tuple[str, str, str]], lines: list[str
     room = max(0, HOVER_MAX_LINES - len(head) - len(tail) - 1)
     body = [_esc(_wrap(line, w, 1)[0]) for line in lines[:room]]
     if len(lines) > room:
-        body.append(f"… {len(lines) - room} more lines: click to open the stage")
+        body.append(f"… {len(lines) - room} more operators in the stage")
     return "<br>".join(head + body + tail)

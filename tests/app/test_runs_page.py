@@ -2,6 +2,8 @@
 run b picked on the page, the aligned list and one query's diff drawn without an exception."""
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,9 @@ def test_compare_runs_page_aligns_two_releases_of_one_job():
     assert any("3 queries matched, 0 only in a, 0 only in b" in c.value for c in at.caption)
     assert any(md_text("the release changed (4.2.1 -> 4.3.0)") in m.value for m in at.markdown)
     assert at.get("plotly_chart")
+    # the two final plans are maps (the Plans page's), run a's marked "before", run b's "after"
+    maps = [json.loads(c.proto.json) for c in at.get("bidi_component")]
+    assert [m["title"] for m in maps] == ["Run a: final plan", "Run b: final plan"], maps
     at.button(key="runs-report").click().run()
     assert not at.exception, at.exception
 

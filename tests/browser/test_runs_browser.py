@@ -26,5 +26,6 @@ def test_compare_runs_shows_the_release_that_changed(browser, app_url):
     # the parts the split made are Spark's (4 in the 4.3.0 capture); "->" is drawn as an arrow
     assert "are now split for skew into 4 parts: the release changed (3.0.1 \u2192 4.3.0)" in main, main[:600]
     assert page.locator(".js-plotly-plot").count() >= 1
+    page.locator(".pm").nth(1).wait_for(timeout=60_000)  # both final plans drawn as maps
     page.wait_for_timeout(1500)
     shot(page, "compare-runs")

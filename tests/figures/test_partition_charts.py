@@ -192,3 +192,26 @@ def test_a_fix_figure_draws_bars_for_small_reads_and_histograms_for_large():
     large = fix_figure(list(range(1000, 101_000, 1000)), [400_000] * 5)
     _assert_byte_ticks(large.layout.xaxis)
     assert large.layout.yaxis.dtick >= 1 and large.layout.yaxis.tickformat == "d"
+
+
+@pytest.mark.parametrize("compact", [False, True])
+@pytest.mark.parametrize("log", [True, False])
+def test_a_histogram_bar_is_never_thinner_than_the_floor_at_the_width_it_is_laid_out_for(skew, log, compact):
+    """Thousands of distinct sizes over six decades would want 40 bins; a compact chart (300 px)
+    gets only as many as bars of MIN_BAR_PX fit the data's stretch of its axis."""
+    import math
+
+    from aqe_core.figures.chart_size import MIN_BAR_PX, plot_width
+
+    s = skew.shuffles[0]
+    spread = type(s)(key="k", label="spread " * 30, sizes_after=[int(10 ** (1 + 6 * i / 4999)) for i in range(5000)])
+    fig = partition_figure(spread, which="after", log=log, compact=compact)
+    lo, hi = fig.layout.xaxis.range  # a log axis's range is in decades
+    px = plot_width(fig.layout.meta["width_px"], fig.layout.margin.l, fig.layout.margin.r)
+    for b in _bars(fig):
+        for x, w in zip(b.x, b.width):
+            a, z = x - w / 2, x + w / 2
+            drawn = (math.log10(z) - math.log10(a)) if log else (z - a)
+            assert drawn / (hi - lo) * px >= MIN_BAR_PX * 0.999, (x, w)
+    # the long title is wrapped inside the width, never cut
+    assert "<br>" in fig.layout.title.text
