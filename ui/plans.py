@@ -55,6 +55,7 @@ def plan_figures_for(view: QueryView):
         times = plan_stage_times(view, view.final_plan)
         figs.append(("Final plan", plan_map_data(view.final_plan, changes=diff, title="Final plan",
                                                  numbers=box_numbers(times), facts=_stage_facts(times),
+                                                 stage_ms=times.stage_ms if times else None,
                                                  text=plan_text_rows(view.final_plan, view.spark_version))))
         rows = diff.table()
     return figs, rows
@@ -99,7 +100,8 @@ def plan_page(view: QueryView, version_index: int, search: str, source_path: str
         exp = expansion(later, mode, _opened(context, "final"))
         maps.append(("final", cached_figure(view, ("map-later", index, search, exp), lambda: plan_map_data(
             later, changes=diff, title=title, expanded=exp, highlight=hits or None, numbers=box_numbers(times),
-            facts=_stage_facts(times, view, later, later is versions[-1]), text=plan_text_rows(later, view.spark_version), source_kind=view.source_kind))))
+            facts=_stage_facts(times, view, later, later is versions[-1]), text=plan_text_rows(later, view.spark_version),
+            source_kind=view.source_kind, stage_ms=times.stage_ms if times else None))))
     side_by_side = len(maps) == 2 and all(m["layouts"][0]["width"] <= SIDE_BY_SIDE_PX for _s, m in maps)
     cols = st.columns(2, border=True) if side_by_side else [st.container(border=True) for _ in maps]
     if earlier is None:

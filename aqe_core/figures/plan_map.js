@@ -42,7 +42,7 @@ function renderPlanMap(root, data, hooks) {
 
   // ---- the drawing, in layout pixels ------------------------------------------------------
   // a tree layout (the widest that fits the window at the smallest text), else the overview:
-  // the boxes as tiles in rows, the longest chain of stages first
+  // the boxes as tiles in rows, in data.order: the critical path first
   const byKey = new Map(), byPath = new Map();
   for (const b of data.boxes) { byKey.set(b.key, b); for (const p of b.paths) if (!byPath.has(p)) byPath.set(p, b.key); }
   const edgesG = sv("g", {"class": "pm-edges"}, world), boxesG = sv("g", {"class": "pm-boxes"}, world);
@@ -118,7 +118,7 @@ function renderPlanMap(root, data, hooks) {
     tx = drawn + 2 * PAD <= w ? (w - drawn) / 2 : PAD;
     ty = PAD;
     view.style.height = Math.ceil(lay.height * s + 2 * PAD) + "px";
-    modeNote.textContent = mode === "tiles" ? "Overview: the plan is wider than this window, so its boxes are tiles, the longest chain of stages first. Click a box for its details." : "";
+    modeNote.textContent = mode === "tiles" ? "Overview: the plan is wider than this window, so its boxes are tiles, " + (data.orderBy || "the longest chain of stages first") + ". Click a box for its details." : "";
     modeNote.style.display = mode === "tiles" ? "block" : "none";
     userZoomed = false;
     drawRings();

@@ -33,11 +33,13 @@ __all__ = ["PLAN_MAP_JS", "plan_map_data", "plan_map_script"]
 def plan_map_data(plan: PlanNode, *, changes: Any = None, change_side: str = "after", title: str = "",
                   expanded: Collection[str] | str = "auto", numbers: Optional[Callable[[PlanNode], list[str]]] = None,
                   highlight: Any = None, text: Optional[list[dict[str, Any]]] = None,
-                  facts: Optional[Callable[[PlanNode], list[str]]] = None, source_kind: str = "") -> dict[str, Any]:
+                  facts: Optional[Callable[[PlanNode], list[str]]] = None, source_kind: str = "",
+                  stage_ms: Optional[Callable[[PlanNode], Optional[tuple[int, float]]]] = None) -> dict[str, Any]:
     """The map of one plan as JSON-ready data (see the module doc). ``expanded``, ``changes``,
     ``change_side``, ``numbers`` and ``highlight`` as for :func:`plan_figure.plan_figure`;
     ``text``: the plan text lines (``{"text", "path"}``) shown beside the drawing; ``facts(node)``:
-    more lines for a node's details (its stage's task times)."""
+    more lines for a node's details (its stage's task times); ``stage_ms(node)``: (stage id, duration) of
+    the stage a boundary node stands for, which orders an overview's tiles critical path first."""
     if expanded == "auto":
         expanded = "all" if drawn_operators(plan) <= AUTO_EXPAND else ()
     bg = box_graph(plan, expanded, numbers=numbers, kind_of=node_kind, keep=_norm_changes(changes, change_side))
@@ -63,7 +65,8 @@ def plan_map_data(plan: PlanNode, *, changes: Any = None, change_side: str = "af
             layouts.append(_layout(layered_layout(list(bg.boxes), bg.edges, size, narrower), bg))
     return {"title": title, "font": FONT_PX, "line": LINE_PX, "pad": PAD_Y, "minFont": MIN_FONT_PX,
             "fontFamily": FONT_FAMILY, "edgeColor": EDGE_COLOR, "highlightColor": HIGHLIGHT_COLOR,
-            "codegenFill": CODEGEN_FILL, "boxes": boxes, "layouts": layouts, "order": _longest_chain_first(bg),
+            "codegenFill": CODEGEN_FILL, "boxes": boxes, "layouts": layouts, "order": _critical_path_first(bg, _box_weight(plan, bg, stage_ms)),
+            "orderBy": "the slowest path of stages first (the log's stage times)" if stage_ms else "the longest chain of stages first",
             "highlight": highlighted_boxes(bg, highlight), "text": text or [], "legend": _legend(bg, f)}
 
 
@@ -86,15 +89,39 @@ def _layout(lay: BoxLayout, bg: BoxGraph) -> dict[str, Any]:
             "pos": pos, "edges": edges}
 
 
-def _longest_chain_first(bg: BoxGraph) -> list[str]:
-    """The boxes in the order an overview lists them: the root, then down the longest chain of
-    boxes first (the most stages one after another), each branch the same way."""
+def _box_weight(plan: PlanNode, bg: BoxGraph, stage_ms: Optional[Callable[[PlanNode], Optional[tuple[int, float]]]]
+                ) -> Optional[Callable[[str], float]]:
+    """A box's stage time: the durations of the stages its nodes stand for, each stage once (a
+    join reading two shuffles in one stage); None when the source has no stage times."""
+    if stage_ms is None:
+        return None
+
+    def weight(key: str) -> float:
+        box = bg.boxes[key]
+        nodes = [node_at(plan, p) for p in (box.head, *box.members)]
+        stages = dict(t for t in (stage_ms(n) for n in nodes if n is not None) if t is not None)
+        return sum(stages.values())
+    return weight
+
+
+def _critical_path_first(bg: BoxGraph, weight: Optional[Callable[[str], float]] = None) -> list[str]:
+    """The boxes in the order an overview lists them: the root, then down the critical path
+    first, each branch the same way. The critical path is the chain of boxes below the root whose
+    stage times (``weight(box key)``, Spark's own: the log's stage durations) add up to the most;
+    where the source has no times, the longest chain (the most stages one after another).
+
+    >>> from aqe_core.figures.plan_blocks import BoxGraph
+    >>> bg = BoxGraph({"r": None, "a": None, "a1": None, "b": None}, [("r", "a"), ("a", "a1"), ("r", "b")], [], {}, {})
+    >>> _critical_path_first(bg), _critical_path_first(bg, {"b": 9.0}.get)
+    (['r', 'a', 'a1', 'b'], ['r', 'b', 'a', 'a1'])
+    """
     kids: dict[str, list[str]] = {}
     for a, b in bg.edges:
         kids.setdefault(a, []).append(b)
-    depth: dict[str, int] = {}
+    depth: dict[str, float] = {}
     for k in reversed(list(bg.boxes)):  # pre-order reversed: children before their parent
-        depth[k] = 1 + max((depth.get(c, 0) for c in kids.get(k, [])), default=0)
+        own = (weight(k) or 0.0) if weight is not None else 1.0
+        depth[k] = own + max((depth.get(c, 0.0) for c in kids.get(k, [])), default=0.0)
     out: list[str] = []
     stack = [next(iter(bg.boxes))] if bg.boxes else []
     while stack:

@@ -135,6 +135,14 @@ class NodeTimes:
             sid = self.node_stages.get(node.id)
         return self.stage_times.get(sid) if sid is not None else None
 
+    def stage_ms(self, node: PlanNode) -> Optional[tuple[int, float]]:
+        """(stage id, duration) of the stage a boundary node (an exchange or a read) stands for;
+        None for any other node or a stage without a time (so a path counts each stage once)."""
+        if not node.name.startswith(_READS) and not _is_exchange(node):
+            return None
+        t = self.of(node)
+        return (t.stage_id, float(t.stage_ms)) if t is not None and t.stage_ms is not None else None
+
     def label(self, node: PlanNode) -> list[str]:
         """The short lines on the figure: exchanges and reads only (the stage boundaries).
 
