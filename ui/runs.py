@@ -105,7 +105,7 @@ def show_plans(va: QueryView, vb: QueryView) -> None:
     col_a, col_b = st.columns(2)
     for col, view, side, title in ((col_a, va, "before", "Run a: final plan"), (col_b, vb, "after", "Run b: final plan")):
         other = vb if view is va else va
-        opened: set = st.session_state.setdefault(f"runs-opened-{side}", set())
+        opened: set = st.session_state.setdefault(state.RUNS_OPENED, {}).setdefault(side, set())
         exp = expansion(view.final_plan, "auto", opened)
         data = cached_figure(view, ("runs-map", side, exp), lambda view=view, side=side, title=title, exp=exp: plan_map_data(
             view.final_plan, changes=changes, change_side=side, title=title, expanded=exp, numbers=box_numbers(),

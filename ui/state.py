@@ -43,10 +43,8 @@ TRIAGE_TABLE = "triage_table"
 #: the triage row already opened: ``(source path, query id)`` (the table keeps its selection, so a
 #: selection is acted on once, when it changes; the Query picker may change the query after it)
 TRIAGE_OPENED = "_triage_opened"
-#: the plan charts' selections already taken as clicks (a chart keeps its selection across runs)
-PLAN_SELECTION_SEEN = "_plan_selection_seen"
-#: the plan node clicked last: ``("initial"|"final", path id)``
-PLAN_SELECTED = "plan_selected"
+#: the query stages clicked open in Compare runs' final plans: ``{"before"|"after": {stage id}}``
+RUNS_OPENED = "_runs_opened"
 #: the query stages clicked open in the plans: ``{"context": (source, query, version), side: {head path}}``
 PLAN_EXPANDED = "_plan_expanded"
 #: the Plans page's box mode control ("Query stages" | "Operators" | none: by the plan's size)
