@@ -25,7 +25,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import sys
 import shutil
 import tempfile
 import threading
@@ -366,11 +365,7 @@ def check_executor_python(sc: Any) -> None:
         return
     n = max(1, min(sc.defaultParallelism, 64))
     try:
-        # a local master whose workers run this very interpreter (the runtime's default) imports
-        # what this process imports: asked here, without a Spark job (its tasks started the
-        # workers, ~0.5-1 s of a CLI scan), and the scan's own job starts them
-        seen = ([missing_modules()] if local and _same_python(getattr(sc, "pythonExec", None))
-                else sc.parallelize(range(n), n).map(missing_modules).distinct().collect())
+        seen = sc.parallelize(range(n), n).map(missing_modules).distinct().collect()
     except Exception as e:  # noqa: BLE001 - the worker itself did not start
         raise ExecutorPythonError(f"the executors' Python cannot run Spark's Python worker ({reason_line(e, 200)}): "
                                   + _PYTHON_FIX) from None
@@ -380,12 +375,6 @@ def check_executor_python(sc: Any) -> None:
         raise ExecutorPythonError(f"the executors' Python cannot read logs: {said}. " + _PYTHON_FIX)
     if local:
         _CHECKED.add(sc.applicationId)
-
-
-def _same_python(exe: Any) -> bool:
-    """Whether ``exe`` (the context's worker Python) is this process's interpreter, by its path
-    (not its resolved link: two virtual environments share one binary, not their packages)."""
-    return isinstance(exe, str) and os.path.isabs(exe) and os.path.normpath(exe) == os.path.normpath(sys.executable)
 
 
 _PYTHON_FIX = ("Fix: PYSPARK_PYTHON naming a Python with requirements.txt on every node, or scan --ship-python"
