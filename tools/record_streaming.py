@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -180,11 +181,14 @@ def main() -> int:
 
     spark_compat.prepare()
     out = Path(opts.out_dir) if opts.out_dir else ROOT / "tests" / "fixtures" / "eventlogs" / "streaming" / release
-    for kind in ("plain", "listener"):
-        if opts.only in (None, kind):
-            if (out / kind).exists():
-                shutil.rmtree(out / kind)
-            run(out / kind, opts.batches, kind == "listener")
+    if opts.only is None:  # each application in a process of its own: spark.jars (the listener)
+        for kind in ("plain", "listener"):  # reaches the driver's classpath only when its JVM starts
+            subprocess.run([sys.executable, __file__, "--out-dir", str(out), "--batches", str(opts.batches),
+                            "--only", kind], check=True)
+        return 0
+    if (out / opts.only).exists():
+        shutil.rmtree(out / opts.only)
+    run(out / opts.only, opts.batches, opts.only == "listener")
     return 0
 
 
