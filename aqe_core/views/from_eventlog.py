@@ -31,7 +31,7 @@ from aqe_core.views.query import (
 )
 from aqe_core.views.plan_stages import final_node_stages
 from aqe_core.engine.left_alone import coalesce_why, skew_why
-from aqe_core.views.sentences import adaptive_reason
+from aqe_core.views.sentences import adaptive_reason, streaming_batch, streaming_reason
 
 # -- the reasons a plain log gives (:mod:`aqe_core.model.vocabulary`): what Spark's metrics say it
 # did, where no rule is replayed
@@ -113,6 +113,9 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
                     for event, what in log.excluded_events.items() if event == "SparkListenerTaskEnd"]
     if not ex.adaptive and initial is not None:
         qv.adaptive_reason = adaptive_reason(adaptive_verdict(initial, conf, v))
+        batch = streaming_batch(ex.description, ex.job_properties)
+        if batch is not None and v < SparkVersion(4, 1, 0) and not conf.get(config.ADAPTIVE_EXECUTION_ENABLED):
+            qv.adaptive_reason = streaming_reason(v, batch)  # (Spark set the false: not the user)
     ctx = read_join_context(ex.final_plan)
     keys = join_keys(ex.final_plan)
     qv.stage_times = _stage_times(log, ex)

@@ -49,7 +49,7 @@ def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> lis
     it = iter(ex.driver_all)
     for acc, value in zip(it, it):
         driver[acc].append(value)
-    nodes = graph_nodes(plan)
+    nodes = graph_nodes(plan, own=True)
     # (by id: a read of a reused exchange meets a copy of it, with the original's id)
     read = {e.id for n in nodes if n.name in SHUFFLE_READ_NAMES if (e := exchange_below(n)) is not None}
     parts = exchange_parts(plan)
@@ -109,15 +109,16 @@ def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None,
     for acc, value in zip(it, it):
         driver[acc].append(value)
     parts = exchange_parts(plan)
-    out = [_read_of(node, ex, log, driver, parts) for node in graph_nodes(plan) if node.name in SHUFFLE_READ_NAMES]
-    seen = {n.metric("partition data size")["accumulator_id"] for n in graph_nodes(plan)  # type: ignore[index]
+    own = graph_nodes(plan, own=True)  # (not a micro-batch's plan shown under its batch DataFrame's scan)
+    out = [_read_of(node, ex, log, driver, parts) for node in own if node.name in SHUFFLE_READ_NAMES]
+    seen = {n.metric("partition data size")["accumulator_id"] for n in own  # type: ignore[index]
             if n.name in SHUFFLE_READ_NAMES and n.metric("partition data size")}
     others: list[ShuffleRead] = []
     for version_no, src in enumerate([m.initial_source, *m.version_sources[:-1]]):
         if src is None or (isinstance(src, LazyPlan) and all(a in seen or not driver.get(a) for a in src.size_accs)):
             continue  # (no read of that version posted sizes the final plan lacks: left unbuilt)
         p = src.plan() if isinstance(src, LazyPlan) else src
-        for node in graph_nodes(p):
+        for node in graph_nodes(p, own=True):
             size = node.metric("partition data size") if node.name in SHUFFLE_READ_NAMES else None
             if size is None or size["accumulator_id"] in seen or not driver.get(size["accumulator_id"]):
                 continue
