@@ -27,12 +27,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(f"explain: {args.source}: {e}", file=sys.stderr)
         return 2
     doc = explain_views(src.views, args.execution)
-    groups = group_views(src.views)
+    groups = group_views(src.views) if args.execution is None else []
     if args.execution is not None and not doc["executions"]:
         print(f"explain: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
         return 2
     if args.json:
-        doc["query_groups"] = groups_json(groups)  # (the whole source's, whatever --execution picks)
+        if args.execution is None:  # (one execution's document stays the MCP explain_query's answer)
+            doc["query_groups"] = groups_json(groups)
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return 0
     out = [src.label]

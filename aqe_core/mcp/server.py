@@ -80,12 +80,6 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         findings, paged."""
         return _call(t.list_queries, source=source, text=text, findings=findings, offset=offset, limit=limit)
 
-    def list_query_groups(source: Source, offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=MAX_QUERIES)] = 20):
-        """The SQL executions grouped by query (the same plan, join strategies aside: a streaming query's batches, a
-        statement run again and again): per query its executions, time span, each AQE decision's outcomes and the
-        executions where one changed, in a sentence with the log's numbers (explain --json's query_groups), paged."""
-        return _call(t.list_query_groups, source=source, offset=offset, limit=limit)
-
     def explain_query(source: Source, execution: Execution = None, offset: Offset = 0,
                       limit: Annotated[int, Field(ge=1, le=MAX_READS)] = 20):
         """Why AQE did what it did in one query: every adaptive read (partitions, skewed reducers, the lines and
@@ -145,8 +139,19 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         whether the data, the settings or the release made the difference, the queries that got slower."""
         return _call(t.diff_runs, a=a, b=b, threshold=threshold, min_ms=min_ms)
 
-    return [open_source, list_queries, list_query_groups, explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
+    return [open_source, list_queries, *_group_tool_functions(t), explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
             diff_runs, scan_summary, *_run_tool_functions(t)]
+
+
+def _group_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
+    """The tools over a source's executions grouped by query."""
+    def list_query_groups(source: Source, offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=MAX_QUERIES)] = 20):
+        """The SQL executions grouped by query (the same plan, join strategies aside: a streaming query's batches, a
+        statement run again and again): per query its executions, time span, each AQE decision's outcomes and the
+        executions where one changed, in a sentence with the log's numbers (explain --json's query_groups), paged."""
+        return _call(t.list_query_groups, source=source, offset=offset, limit=limit)
+
+    return [list_query_groups]
 
 
 def _run_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:

@@ -123,7 +123,7 @@ def _exchange_of(plan: Optional[PlanNode], s: ShuffleView) -> Optional[PlanNode]
 
 def _partitioning(exchange: Optional[PlanNode]) -> str:
     m = _RE_PARTITIONING.search(exchange.description or "") if exchange is not None else None
-    return re.sub(r",\s*N\)$", ")", normal_text(m.group(0))) if m else "shuffle"
+    return re.sub(r",\s*N\)$", ")", normal_text(m.group(0))) if m else ""
 
 
 def _join_side(plan: Optional[PlanNode], exchange: Optional[PlanNode]) -> str:
@@ -147,8 +147,8 @@ def _reads(view: QueryView) -> tuple[ReadFacts, ...]:
     out = []
     for s in view.shuffles:
         exchange = _exchange_of(view.final_plan, s)
-        side = _join_side(view.final_plan, exchange)
-        part = _partitioning(exchange) + (f" ({side} side of a join)" if side else "")
+        side = _join_side(view.final_plan, exchange) if exchange is not None else (s.side or "")
+        part = (_partitioning(exchange) or "a shuffle") + (f" ({side} side of a join)" if side else "")
         seen[part] = seen.get(part, 0) + 1
         key = part if seen[part] == 1 else f"{part} #{seen[part]}"
         skewed = s.skewed_partitions or 0 if s.has_read_metrics else None

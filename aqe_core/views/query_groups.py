@@ -28,6 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from aqe_core.model.evidence import Evidence
 from aqe_core.views.execution_summary import ExecutionSummary, JoinFacts
 
 __all__ = ["Change", "Decision", "MAX_CHANGES", "QueryGroup", "QueryGrouper", "group_executions", "group_views",
@@ -52,6 +53,12 @@ def _execution(ex: ExecutionSummary) -> str:
     """``execution 5,231 (batch 5,231)``: the batch only where the description names it."""
     return f"execution {_n(int(ex.execution)) if ex.execution.isdigit() else ex.execution}" + (
         f" (batch {_n(ex.batch)})" if ex.batch is not None else "")
+
+
+def _read(key: str) -> str:
+    """``read of the shuffle on hashpartitioning(k)``; ``read of a shuffle (left side of a join)``
+    where the source does not name the shuffle's partitioning (a capture's read)."""
+    return f"read of {key}" if key.startswith("a shuffle") else f"read of the shuffle on {key}"
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,7 @@ class Decision:
         if self.kind == "join":
             return f"{self.key}: strategy"
         what = "partitions after AQE" if self.kind == "partitions" else "reducers split for skew"
-        return f"read of the shuffle on {self.key}: {what}"
+        return f"{_read(self.key)}: {what}"
 
     def distribution(self) -> list[tuple[Any, int]]:
         """(outcome, executions) by outcome: joins most taken first, counts in their order."""
@@ -128,6 +135,14 @@ def _join_reason(j: JoinFacts) -> str:
     return ""
 
 
+def _known(ex: ExecutionSummary) -> str:
+    """How a read's numbers are known: ``exact`` (a capture, listener events) or ``Spark's metric``."""
+    try:
+        return Evidence(ex.evidence).label
+    except ValueError:
+        return ex.evidence
+
+
 def _sentence(d: Decision, ex: ExecutionSummary, value: Any, facts: Any) -> str:
     prev = d.last_execution
     since = f"{_execution(prev)}" if prev is not None else "the execution before"
@@ -136,10 +151,10 @@ def _sentence(d: Decision, ex: ExecutionSummary, value: Any, facts: Any) -> str:
         return (f"From {_execution(ex)} the {d.key} is a {now} (a {was} in {since})"
                 + (_join_reason(facts) if isinstance(facts, JoinFacts) else "") + ".")
     if d.kind == "partitions":
-        return (f"From {_execution(ex)} the read of the shuffle on {d.key} has {_n(value)} partitions after AQE"
-                f" ({_n(d.last)} in {since}; Spark's metric).")
-    return (f"From {_execution(ex)} AQE splits {_n(value)} skewed reducer{'s' if value != 1 else ''} of the read of"
-            f" the shuffle on {d.key} ({_n(d.last)} in {since}; Spark's metric).")
+        return (f"From {_execution(ex)} the {_read(d.key)} has {_n(value)} partitions after AQE"
+                f" ({_n(d.last)} in {since}; {_known(ex)}).")
+    return (f"From {_execution(ex)} AQE splits {_n(value)} skewed reducer{'s' if value != 1 else ''} of the"
+            f" {_read(d.key)} ({_n(d.last)} in {since}; {_known(ex)}).")
 
 
 @dataclass
