@@ -32,7 +32,7 @@ from aqe_core.model.evidence import Evidence
 from aqe_core.views.execution_summary import ExecutionSummary, JoinFacts
 
 __all__ = ["Change", "Decision", "MAX_CHANGES", "QueryGroup", "QueryGrouper", "group_executions", "group_views",
-           "groups_json", "groups_lines", "repeated"]
+           "groups_json", "groups_lines", "long_running", "repeated"]
 
 #: change points kept per decision of a group (the rest are counted)
 MAX_CHANGES = 20
@@ -226,6 +226,13 @@ class QueryGroup:
                                         _sentence(d, ex, value, fact)))
         d.last, d.last_execution = value, ex
 
+    def row(self) -> dict[str, Any]:
+        """The Overview's row of the group (people's words; :meth:`to_dict` is the data)."""
+        first, last = self.execution_ids[0], self.execution_ids[-1]
+        return {"query": self.name, "executions": self.count, "first / last execution": f"{first} / {last}",
+                "span": self.span_text(), "AQE's decisions (executions)": self.decisions_text(),
+                "changes": sum(d.changed for d in self.decisions.values())}
+
     def to_dict(self, ids: int = 1000) -> dict[str, Any]:
         """The group as JSON (``ids``: at most this many execution ids, the first ones)."""
         levels = sorted(self.evidence)
@@ -261,9 +268,19 @@ def group_executions(summaries: Iterable[ExecutionSummary]) -> list[QueryGroup]:
     return grouper.groups()
 
 
+#: a query run this many times makes the source a long-running application's: the Overview
+#: opens on its queries rather than its executions
+LONG_RUNNING = 20
+
+
 def repeated(groups: list[QueryGroup]) -> bool:
-    """Whether any query ran more than once (the Overview then lists groups)."""
+    """Whether any query ran more than once (the Overview then offers its queries)."""
     return any(g.count > 1 for g in groups)
+
+
+def long_running(groups: list[QueryGroup]) -> bool:
+    """Whether a query ran :data:`LONG_RUNNING` times or more (the Overview opens on queries)."""
+    return any(g.count >= LONG_RUNNING for g in groups)
 
 
 def _order(v: Any) -> tuple[int, str]:

@@ -181,3 +181,15 @@ def test_summary_of_a_view_holds_no_plan():
     s = summary_of(src.view(groups()["daily join"].execution_ids[0]))
     assert all(isinstance(getattr(s, f), (str, int, bool, tuple, type(None))) for f in s.__dataclass_fields__)
     assert s.joins[0].strategy == "BroadcastHashJoin" and s.joins[0].side == "right"
+
+
+def test_the_report_of_a_repeated_query_has_its_executions_and_changes():
+    from aqe_core.report import build_report
+
+    g = groups()["daily join"]
+    src = load_source(str(LOG))
+    html = build_report(src.view(g.execution_ids[-1]), source_label="repeated", query_group=g)
+    join_change = next(c for c in g.changes() if c.kind == "join")
+    assert "This query across the application" in html and "20 executions of this query" in html
+    assert join_change.sentence.replace("'", "&#x27;") in html
+    assert "This query across" not in build_report(src.view(g.execution_ids[-1]), source_label="repeated")
