@@ -32,7 +32,8 @@ from aqe_core.views.plan_literals import normal_sql, normal_text
 from aqe_core.views.plan_match import REUSED_EXCHANGE, _match, _Tree, base_name, is_join, is_wrapper
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape"]
+__all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape",
+           "strategy_free_shape"]
 
 def _normal_node(node: PlanNode) -> tuple[str, str]:
     name = base_name(node.name or "")
@@ -162,6 +163,12 @@ def fingerprint(view: QueryView) -> tuple[str, str, str, str]:
 
     return (_digest(plan_shape(plan, norm=norm) or " "), _digest(normal_sql(_sql_of(view))),
             _digest(plan_shape(plan, True, norm) or " "), _digest(plan_inputs(plan, norm) or " "))
+
+
+def strategy_free_shape(view: QueryView) -> str:
+    """:func:`fingerprint`'s third component alone (the shape hash with join strategies aside),
+    without the other three's walks: what query groups key on."""
+    return _digest(plan_shape(view.initial_plan or view.final_plan, True) or " ")
 
 
 @dataclass(frozen=True)

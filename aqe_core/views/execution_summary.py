@@ -17,7 +17,7 @@ from typing import Any, Iterator, Optional
 from aqe_core.engine.replan_joins import runtime_broadcast_threshold
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange
-from aqe_core.views.align_runs import fingerprint
+from aqe_core.views.align_runs import strategy_free_shape
 from aqe_core.views.answers import query_evidence
 from aqe_core.views.plan_literals import normal_text
 from aqe_core.views.plan_match import base_name, is_join
@@ -209,7 +209,7 @@ def summary_of(view: QueryView, query: Optional[str] = None) -> ExecutionSummary
     """The summary of one view; ``query``: its fingerprint where the caller has it."""
     return ExecutionSummary(
         execution=view.query_id, description=view.description.strip(),
-        query=query if query is not None else fingerprint(view)[2],
+        query=query if query is not None else strategy_free_shape(view),
         batch=batch_of(view.description), start_ms=view.start_ms, end_ms=view.end_ms,
         duration_ms=view.duration_ms, adaptive=view.adaptive, evidence=query_evidence(view).value,
         reads=_reads(view) if view.adaptive else (), joins=_joins(view))

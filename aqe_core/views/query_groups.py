@@ -10,10 +10,12 @@ with the log's own numbers.
 **Which fingerprint.** Executions group by the third component of Compare runs'
 :func:`~aqe_core.views.align_runs.fingerprint`: the plan's shape with join strategies aside
 (every join one ``Join`` with its type and keys, the exchanges and local sorts a strategy needs
-dropped; literals, ids, paths and partition counts normalised). The plain shape would cut one
-streaming query's batches in two where its join flips between a broadcast and a sort-merge join
-(the planner's statistics grow with the state, or a threshold is crossed), which is exactly the
-change a group must show; the SQL-text component is empty for most event logs (PySpark logs a
+dropped; literals, ids, paths and partition counts normalised). The fingerprint reads the
+initial plan (the final one where a source has none), so a join AQE alone flips leaves the plain
+shape alone; but the planner's own choice flips too where its statistics grow past
+``spark.sql.autoBroadcastJoinThreshold`` (a file source's sizes, a streaming query's state), and
+a source without the initial plan shows only the final strategy: the plain shape would then cut
+one query's runs in two exactly where the change a group must show happens; the SQL-text component is empty for most event logs (PySpark logs a
 call site) and differs between batches that carry their batch id; the inputs component merges
 queries that only aggregate the same join differently.
 

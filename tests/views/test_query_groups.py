@@ -193,3 +193,15 @@ def test_the_report_of_a_repeated_query_has_its_executions_and_changes():
     assert "This query across the application" in html and "20 executions of this query" in html
     assert join_change.sentence.replace("'", "&#x27;") in html
     assert "This query across" not in build_report(src.view(g.execution_ids[-1]), source_label="repeated")
+
+
+def test_the_group_key_is_compare_runs_fingerprint_join_strategies_aside():
+    from aqe_core.views.align_runs import fingerprint, plan_shape, strategy_free_shape
+
+    views = load_source(str(LOG)).views
+    assert all(strategy_free_shape(v) == fingerprint(v)[2] for v in views)
+    daily = [v for v in views if v.description.startswith("daily join")]
+    assert len({fingerprint(v)[2] for v in daily}) == 1
+    # the planner chose the same strategy each run (AQE flipped it), so the initial shapes agree; the
+    # final plans (all a source without the initial one has) differ in the strategy, and only that
+    assert len({plan_shape(v.final_plan) for v in daily}) > 1 == len({plan_shape(v.final_plan, True) for v in daily})
