@@ -16,6 +16,13 @@ With these sizes dim's shuffle writes 2,880 B a run ("data size"): 48,960 B in r
 49,152 B threshold (broadcast), 51,840 B in run 18, over it (sort-merge from there on).
 
   python tools/record_repeated_queries.py tests/fixtures/eventlogs/repeated
+  python tools/record_repeated_queries.py --streaming tests/fixtures/eventlogs/repeated/streaming
+
+``--streaming``: a Structured Streaming query instead (a file stream joined to a static table,
+stateless so that AQE runs on each micro-batch; one file per micro-batch of 160 more rows each
+time, the static planner never broadcasting): AQE broadcasts the batch's side while its shuffle
+writes at most 20 KiB (24 B a row: batches 0-4) and sort-merges it after: each micro-batch is an SQL execution whose description Spark
+writes as ``<name>\nid = ...\nrunId = ...\nbatch = <n>``.
 
 Runs the installed PySpark (4.3.0) on local[2] and copies the finished log (zstd) to OUT_DIR.
 Nothing here writes events: Spark does.
@@ -69,5 +76,39 @@ def main(out: Path) -> None:
     shutil.rmtree(logdir, ignore_errors=True)
 
 
+def streaming(out: Path, batches: int = 8) -> None:
+    from pyspark.sql import SparkSession
+
+    logdir = Path(tempfile.mkdtemp(prefix="repeated-streaming-"))
+    data = Path(tempfile.mkdtemp(prefix="repeated-streaming-data-"))
+    spark = (SparkSession.builder.master("local[2]").appName("aqe-lens repeated streaming")
+             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", str(logdir))
+             .config("spark.eventLog.rolling.enabled", "false").config("spark.eventLog.compress", "true")
+             .config("spark.eventLog.compression.codec", "zstd").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "8").config("spark.sql.autoBroadcastJoinThreshold", "-1")
+             .config("spark.sql.adaptive.autoBroadcastJoinThreshold", "20k").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    (data / "in").mkdir()
+    for b in range(batches):  # one file a batch, each larger than the one before
+        spark.range(0, 160 * (b + 1), numPartitions=1).selectExpr("id % 5000 AS k", "id AS v") \
+            .toPandas().to_json(data / "in" / f"part-{b:03d}.json", orient="records", lines=True)
+    spark.range(0, 5_000).selectExpr("id AS k", "id % 5 AS grp").createOrReplaceTempView("dim")
+    stream = spark.readStream.schema("k LONG, v LONG").option("maxFilesPerTrigger", 1).json(str(data / "in"))
+    joined = stream.join(spark.table("dim"), "k")  # stateless: AQE re-plans each micro-batch (a stateful one runs without)
+    q = (joined.writeStream.queryName("joined_rows").format("memory").outputMode("append")
+         .option("checkpointLocation", str(data / "checkpoint")).trigger(availableNow=True).start())
+    q.awaitTermination()
+    spark.stop()
+    out.mkdir(parents=True, exist_ok=True)
+    for p in logdir.iterdir():
+        shutil.copyfile(p, out / p.name)
+        print(out / p.name)
+    shutil.rmtree(logdir, ignore_errors=True)
+    shutil.rmtree(data, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    if sys.argv[1] == "--streaming":
+        streaming(Path(sys.argv[2]))
+    else:
+        main(Path(sys.argv[1]))

@@ -57,7 +57,8 @@ _DECISION = _obj({"kind": {"enum": ["join", "partitions", "skew"]}, "key": _S, "
                                                        "previous_execution": _S, "before": {}, "after": {},
                                                        "sentence": _S}))})
 _QUERY_GROUP = _obj({"query": _S, "name": _S, "executions": _I, "execution_ids": _STRS, "first_start_ms": _I0,
-                     "last_end_ms": _I0, "evidence": {"anyOf": [_EV, _arr(_EV)]}, "decisions": _arr(_DECISION),
+                     "last_end_ms": _I0, "evidence": {"anyOf": [_EV, _arr(_EV)]}, "not_final": _I,
+                     "decisions": _arr(_DECISION),
                      "changes": _STRS})
 _LINT_FINDING = _obj({"key": _S, "kind": _S, "severity": {"enum": ["error", "warning", "info"]}, "message": _S,
                       "value": _S0, "suggestion": _S0})

@@ -100,6 +100,10 @@ class ExecutionSummary:
     end_ms: Optional[int] = None
     duration_ms: Optional[int] = None
     adaptive: bool = True
+    #: False where AQE's plan never became final in this execution (``AdaptiveSparkPlan
+    #: isFinalPlan=false``: a streaming micro-batch's root, whose plan ran in its sub-execution,
+    #: or a run that did not finish): its plan holds the planner's choices, not AQE's decisions
+    final: bool = True
     evidence: str = "spark-metric"
     reads: tuple[ReadFacts, ...] = ()
     joins: tuple[JoinFacts, ...] = ()
@@ -107,7 +111,7 @@ class ExecutionSummary:
     def to_dict(self) -> dict[str, Any]:
         return {"execution": self.execution, "description": self.description, "batch": self.batch,
                 "start_ms": self.start_ms, "end_ms": self.end_ms, "duration_ms": self.duration_ms,
-                "adaptive": self.adaptive, "evidence": self.evidence, "reads": [r.to_dict() for r in self.reads],
+                "adaptive": self.adaptive, "final": self.final, "evidence": self.evidence, "reads": [r.to_dict() for r in self.reads],
                 "joins": [j.to_dict() for j in self.joins]}
 
 
@@ -205,14 +209,23 @@ def _joins(view: QueryView) -> tuple[JoinFacts, ...]:
     return tuple(out)
 
 
+def _final(plan: Optional[PlanNode]) -> bool:
+    """Whether no adaptive plan in ``plan`` says ``isFinalPlan=false``."""
+    return plan is None or not any(base_name(n.name or "") == "AdaptiveSparkPlan" and "isFinalPlan=false" in (
+        n.description or "") for n in plan.walk())
+
+
 def summary_of(view: QueryView, query: Optional[str] = None) -> ExecutionSummary:
-    """The summary of one view; ``query``: its fingerprint where the caller has it."""
+    """The summary of one view; ``query``: its fingerprint where the caller has it. An execution
+    whose adaptive plan never became final has no decisions (:attr:`ExecutionSummary.final`)."""
+    final = _final(view.final_plan) if view.adaptive else True
+    decided = view.adaptive and final
     return ExecutionSummary(
         execution=view.query_id, description=view.description.strip(),
         query=query if query is not None else strategy_free_shape(view),
         batch=batch_of(view.description), start_ms=view.start_ms, end_ms=view.end_ms,
-        duration_ms=view.duration_ms, adaptive=view.adaptive, evidence=query_evidence(view).value,
-        reads=_reads(view) if view.adaptive else (), joins=_joins(view))
+        duration_ms=view.duration_ms, adaptive=view.adaptive, final=final, evidence=query_evidence(view).value,
+        reads=_reads(view) if decided else (), joins=_joins(view) if decided else ())
 
 
 def log_summaries(log: Any) -> Iterator[ExecutionSummary]:

@@ -170,6 +170,8 @@ class QueryGroup:
     last_end_ms: Optional[int] = None
     evidence: set[str] = field(default_factory=set)
     decisions: dict[tuple[str, str], Decision] = field(default_factory=dict)
+    #: executions whose adaptive plan never became final (no decision of theirs is counted)
+    not_final: int = 0
 
     @property
     def count(self) -> int:
@@ -193,7 +195,13 @@ class QueryGroup:
 
     def decisions_text(self) -> str:
         """Each decision with its outcomes and how many executions took each."""
-        return "; ".join(f"{d.label}: {d.distribution_text()}" for d in self.shown_decisions())
+        return "; ".join([f"{d.label}: {d.distribution_text()}" for d in self.shown_decisions()]
+                         + ([self.not_final_text()] if self.not_final else []))
+
+    def not_final_text(self) -> str:
+        return (f"{_n(self.not_final)} execution{'s' if self.not_final != 1 else ''} without AQE's final plan"
+                " (isFinalPlan=false: a micro-batch's root, whose plan ran in its sub-execution, or a run that did"
+                " not finish), not counted")
 
     def shown_decisions(self) -> list[Decision]:
         """The decisions people read: all but a read's skew splits where none was ever split."""
@@ -206,7 +214,9 @@ class QueryGroup:
         if ex.end_ms is not None:
             self.last_end_ms = ex.end_ms if self.last_end_ms is None else max(self.last_end_ms, ex.end_ms)
         self.evidence.add(ex.evidence)
-        if not ex.adaptive:
+        if not ex.final:
+            self.not_final += 1
+        if not ex.adaptive or not ex.final:
             return
         facts: list[tuple[str, str, Any, Any]] = [("join", j.key, j.strategy, j) for j in ex.joins]
         for r in ex.reads:
@@ -241,8 +251,20 @@ class QueryGroup:
         return {"query": self.query, "name": self.name, "executions": self.count,
                 "execution_ids": self.execution_ids[:ids], "first_start_ms": self.first_start_ms,
                 "last_end_ms": self.last_end_ms, "evidence": levels[0] if len(levels) == 1 else levels,
-                "decisions": [d.to_dict() for d in self.ordered_decisions()],
+                "not_final": self.not_final, "decisions": [d.to_dict() for d in self.ordered_decisions()],
                 "changes": [c.sentence for c in self.changes()]}
+
+
+def _name(ex: ExecutionSummary) -> str:
+    """A group's name: its first execution's description; a streaming query's name (the first
+    line of a micro-batch's description) and the batch it starts at.
+
+    >>> _name(ExecutionSummary("8", "rows\\nid = e43d\\nrunId = cb52\\nbatch = 0", "q", 0))
+    'rows (streaming query, from batch 0)'
+    """
+    if ex.batch is not None:
+        return f"{ex.description.splitlines()[0].strip() or 'a streaming query'} (streaming query, from batch {_n(ex.batch)})"
+    return ex.description.replace("\n", " ")[:120]
 
 
 class QueryGrouper:
@@ -254,7 +276,7 @@ class QueryGrouper:
     def add(self, ex: ExecutionSummary) -> None:
         g = self._groups.get(ex.query)
         if g is None:
-            g = self._groups[ex.query] = QueryGroup(ex.query, ex.description.replace("\n", " ")[:120])
+            g = self._groups[ex.query] = QueryGroup(ex.query, _name(ex))
         g.add(ex)
 
     def groups(self) -> list[QueryGroup]:
@@ -313,6 +335,7 @@ def groups_lines(groups: list[QueryGroup], changes: int = 10) -> list[str]:
         out.append(f"{_n(g.count)} executions of {g.name!r} (executions {', '.join(g.execution_ids[:6])}"
                    + (" ..." if g.count > 6 else "") + ")" + (f", over {span}" if span else ""))
         out += [f"  {d.label}: {d.distribution_text()}" for d in g.shown_decisions()]
+        out += [f"  {g.not_final_text()}"] if g.not_final else []
         kept = g.changes()
         out += [f"  - {c.sentence}" for c in kept[:changes]]
         if len(kept) > changes:
