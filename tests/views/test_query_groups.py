@@ -25,17 +25,18 @@ from aqe_core.readers.eventlog import load
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = next((ROOT / "tests" / "fixtures" / "eventlogs" / "repeated").glob("*.zstd"))
+STREAMING = next((ROOT / "tests" / "fixtures" / "eventlogs" / "repeated" / "streaming").glob("*.zstd"))
 
 
-def _events() -> Iterator[dict[str, Any]]:
-    with LOG.open("rb") as f, zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as raw:
+def _events(path: Path = LOG) -> Iterator[dict[str, Any]]:
+    with path.open("rb") as f, zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as raw:
         for line in raw.read().decode().splitlines():
             if line.strip():
                 yield json.loads(line)
 
 
-@lru_cache(maxsize=1)
-def raw() -> dict[str, Any]:
+@lru_cache(maxsize=2)
+def raw(path: Path = LOG) -> dict[str, Any]:
     """Per execution id: its description, final plan (sparkPlanInfo), and each accumulator's
     total (task-end updates and the driver's updates); the app's Spark properties."""
     desc: dict[int, str] = {}
@@ -43,11 +44,13 @@ def raw() -> dict[str, Any]:
     accs: Counter = Counter()
     driver: dict[int, dict[int, int]] = {}
     props: dict[str, str] = {}
-    for e in _events():
+    root: dict[int, Optional[int]] = {}
+    for e in _events(path):
         kind = e["Event"]
         if kind.endswith("SparkListenerSQLExecutionStart"):
             desc[e["executionId"]] = e["description"]
             final[e["executionId"]] = e["sparkPlanInfo"]
+            root[e["executionId"]] = e.get("rootExecutionId")
         elif kind.endswith("SparkListenerSQLAdaptiveExecutionUpdate"):
             final[e["executionId"]] = e["sparkPlanInfo"]
         elif kind.endswith("SparkListenerDriverAccumUpdates"):
@@ -58,7 +61,7 @@ def raw() -> dict[str, Any]:
                     accs[a["ID"]] += int(a["Update"])
         elif kind == "SparkListenerEnvironmentUpdate":
             props = dict(e["Spark Properties"])
-    return {"desc": desc, "final": final, "accs": accs, "driver": driver, "props": props}
+    return {"desc": desc, "final": final, "accs": accs, "driver": driver, "props": props, "root": root}
 
 
 def _walk(node: dict) -> Iterator[dict]:
@@ -205,3 +208,31 @@ def test_the_group_key_is_compare_runs_fingerprint_join_strategies_aside():
     # the planner chose the same strategy each run (AQE flipped it), so the initial shapes agree; the
     # final plans (all a source without the initial one has) differ in the strategy, and only that
     assert len({plan_shape(v.final_plan) for v in daily}) > 1 == len({plan_shape(v.final_plan, True) for v in daily})
+
+
+def test_a_streaming_query_s_micro_batches_are_one_group_named_by_batch():
+    """Real micro-batches (Spark's own descriptions ``name / id / runId / batch = N``): one group
+    of every batch's executions; the roots (isFinalPlan=false) are not counted; the change is
+    named at the first sub-execution whose final plan sort-merges, with its batch id from the
+    description and the batch side's shuffle size from the task events."""
+    r = raw(STREAMING)
+    batches = sorted(i for i, d in r["desc"].items() if "\nbatch = " in d)
+    (g,) = [g for g in group_views(load_source(str(STREAMING)).views) if g.count > 2 and "streaming" in g.name]
+    assert g.execution_ids == [str(i) for i in batches] and g.name == "joined_rows (streaming query, from batch 0)"
+    subs = [i for i in batches if r["root"][i] not in (None, i)]
+    assert g.not_final == len(batches) - len(subs)
+    kinds = [_join(r["final"][i])["nodeName"] for i in subs]
+    at = next(k for k in range(1, len(subs)) if kinds[k] != kinds[k - 1])
+    changed, before = subs[at], subs[at - 1]
+    batch = int(r["desc"][changed].rsplit("batch = ", 1)[1])
+    smj = _join(r["final"][changed])
+    left = next(n for n in _walk(smj["children"][0]) if n["nodeName"] == "Exchange")
+    size = r["accs"][next(m["accumulatorId"] for m in left["metrics"] if m["name"] == "data size")]
+    assert r["props"]["spark.sql.adaptive.autoBroadcastJoinThreshold"] == "20k" and size > 20 * 1024
+    before_batch = int(r["desc"][before].rsplit("batch = ", 1)[1])
+    assert [c.sentence for c in g.changes() if c.kind == "join"] == [
+        f"From execution {changed} (batch {batch}) the Inner join on [k] = [k] is a sort-merge join (a broadcast hash"
+        f" join in execution {before} (batch {before_batch})): the smaller side it could broadcast (left) wrote"
+        f" {size:,} B (Spark's metric 'data size'), over spark.sql.adaptive.autoBroadcastJoinThreshold = {20 * 1024:,} B."]
+    d = g.decisions[("join", "Inner join on [k] = [k]")]
+    assert dict(d.counts) == dict(Counter(kinds))
