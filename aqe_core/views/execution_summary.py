@@ -165,8 +165,8 @@ def _shuffle_bytes(side: PlanNode) -> Optional[int]:
     statistics; None for anything else (a scan, a projection: other statistics)."""
     node = side
     while not is_shuffle_exchange(node):
-        name = base_name(node.name or "")
-        if len(node.children) != 1 or not name.startswith(_THROUGH):
+        name = base_name(node.name or "").split(" (")[0]  # ("WholeStageCodegen (3)")
+        if len(node.children) != 1 or name not in _THROUGH:
             return None
         node = node.children[0]
     m = node.metric("data size")
