@@ -18,6 +18,7 @@ from plotly.offline import get_plotlyjs
 import aqe_core
 from aqe_core.views.diff_runs import caused_by
 from aqe_core.views.query import QueryView
+from aqe_core.views.query_groups import QueryGroup
 from aqe_core.advise.whatif import PresetOutcome
 from aqe_core.advise.releases import ReleaseComparison
 from aqe_core.advise.recommend import Fix
@@ -99,8 +100,10 @@ def build_report(
     link: Optional[str] = None,
     releases: Optional[ReleaseComparison] = None,
     fixes: Sequence[Fix] = (),
+    query_group: Optional[QueryGroup] = None,
 ) -> str:
-    """The whole report as one HTML string."""
+    """The whole report as one HTML string (``query_group``: the query's executions across the
+    application, where it ran more than once)."""
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts: list[str] = []
     parts.append(f"<h1>AQE Lens report</h1><p class='meta'>Source: {_e(source_label)} &middot; query {_e(view.query_id)}:"
@@ -114,6 +117,8 @@ def build_report(
                  + ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in (view.join_decisions or view.join_changes)) + "</ul>"
                     if (view.join_decisions or view.join_changes) else "")
                  + _join_traces(view) + "</section>")
+    if query_group is not None and query_group.count > 1:
+        parts.append(_group_section(query_group))
     if plan_figures:
         divs = "".join(f"<div>{_plan_map_div(f, f'plan-{i}')}</div>" if isinstance(f, dict)
                        else f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))
@@ -164,6 +169,18 @@ def build_report(
         + (f"<script type='text/javascript'>{plan_map_script()}\n{_PLAN_MAP_BOOT}</script>" if maps else "")
         + "</body></html>"
     )
+
+
+def _group_section(g: QueryGroup) -> str:
+    """The query across the application: its executions, their span, AQE's decisions and changes."""
+    span = g.span_text()
+    head = (f"<p>{g.count:,} executions of this query (the same plan, join strategies aside): executions"
+            f" {_e(', '.join(g.execution_ids[:10]))}{' ...' if g.count > 10 else ''}" + (f", over {_e(span)}" if span else "")
+            + "</p>")
+    rows = [{"decision": d.label, "executions": d.distribution_text(), "changes": d.changed} for d in g.shown_decisions()]
+    changes = "".join(f"<li>{_e(c.sentence)}</li>" for c in g.changes())
+    return f"<section><h2>This query across the application</h2>{head}{_table(rows)}" + (
+        f"<ul>{changes}</ul>" if changes else "") + "</section>"
 
 
 def _page(title: str, body: str) -> str:

@@ -109,6 +109,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     qv.spark_query_id = ex.query_id
     qv.root_execution_id = ex.root_execution_id if ex.root_execution_id not in (None, ex.id) else None
     qv.stage_retries = list(ex.stage_retries)
+    qv.start_ms, qv.end_ms = ex.submission_time, ex.completion_time
     qv.warnings += [f"{event} events were excluded from this log by {config.EVENT_LOG_EXCLUDED_PATTERNS}: {what}"
                     for event, what in log.excluded_events.items() if event == "SparkListenerTaskEnd"]
     if not ex.adaptive and initial is not None:
