@@ -127,3 +127,25 @@ def test_inspect_queries_refuses_a_stranger_cleanly(tmp_path):
     got = subprocess.run([sys.executable, "-m", "aqe_core", "inspect", "--queries", str(bad)],
                          capture_output=True, text=True, cwd=ROOT)
     assert got.returncode == 2 and "Traceback" not in got.stderr and got.stderr.startswith("aqe_core inspect: error:")
+
+
+def _listener_log() -> Path:
+    return next(p for p in sorted((FIXTURES / "streaming" / "4.3.0" / "listener").rglob("*")) if p.is_file())
+
+
+@pytest.mark.parametrize("path", [REPEATED, STREAMING, "listener"], ids=["repeated", "streaming", "listener"])
+def test_one_execution_opened_alone_is_the_full_openings_view(path):
+    """``explain LOG --execution N`` reads the log in listing mode and keeps that one execution:
+    its document is the one the full opening gives, exact (listener) views included."""
+    from aqe_core.opening import load_source
+    from aqe_core.views.explain import explain_views
+
+    path = _listener_log() if path == "listener" else path
+    full = load_source(str(path))
+    ids = [v.query_id for v in full.views]
+    for eid in (ids[0], ids[len(ids) // 2], ids[-1]):
+        alone = load_source(str(path), execution=eid)
+        assert [v.query_id for v in alone.views] == [eid]
+        assert json.dumps(explain_views(alone.views, eid), sort_keys=True, default=str) == \
+            json.dumps(explain_views(full.views, eid), sort_keys=True, default=str), (path, eid)
+    assert load_source(str(path), execution="999999").views == []
