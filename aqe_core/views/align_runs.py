@@ -33,7 +33,7 @@ from aqe_core.views.plan_literals import normal_sql, normal_text
 from aqe_core.views.plan_match import REUSED_EXCHANGE, _match, _Tree, base_name, is_join, is_wrapper
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape",
+__all__ = ["EMPTY_DIGEST", "QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape",
            "strategy_free_shape"]
 
 #: a JVM object's identity in its ``toString`` (``MemoryStreamingWrite@6d7a1b2``): new in every
@@ -138,6 +138,10 @@ def _sql_of(view: QueryView) -> str:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16] if text else ""
+
+
+#: a fingerprint component of a plan without that part (no inputs, an empty shape)
+EMPTY_DIGEST = _digest(" ")
 
 
 def plan_inputs(plan: Optional[PlanNode], norm: _Norm = _normal_node) -> str:

@@ -184,13 +184,15 @@ def _stage_times(log: EventLog, ex: SQLExecution) -> dict[int, TaskTime]:
 
 
 def carry_log_facts(plain: QueryView, exact: QueryView) -> None:
-    """An exact (listener) view of a logged execution keeps what only the log holds: the task
-    times (the stage times as they are, and each read's when both views list the same reads in
+    """An exact (listener) view of a logged execution keeps what only the log holds: when it
+    started and ended, the task times (the stage times as they are, and each read's when both views list the same reads in
     the same order, pre-order, with the same partition counts), Spark's metric values on the
     plans, and the shuffles AQE left as planned (the listener records adaptive reads only: a
     run comparison must still see a shuffle that one run read as planned and the other split)."""
     exact.stage_times = plain.stage_times
     exact.node_stages = plain.node_stages
+    if exact.start_ms is None and exact.end_ms is None:  # (the execution's times: the log's events)
+        exact.start_ms, exact.end_ms = plain.start_ms, plain.end_ms
     # the same plans with Spark's metric values (rows on the edges, each read's sizes), where the
     # exact view draws the very same trees (node ids and names, in order)
     if _same_plan(plain.final_plan, exact.final_plan):
