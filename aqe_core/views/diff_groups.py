@@ -25,7 +25,8 @@ from aqe_core.views.execution_summary import summary_of
 from aqe_core.views.query import QueryView
 from aqe_core.views.query_groups import KINDS, Decision, QueryGroup, distribution_text, group_executions
 
-__all__ = ["FINGERPRINT", "MAX_CHANGE_SENTENCES", "MAX_IDS", "diff_groups", "group_diff_lines", "match_groups"]
+__all__ = ["FINGERPRINT", "MAX_CHANGE_SENTENCES", "MAX_IDS", "diff_groups", "group_diff_lines", "group_diff_rows",
+           "match_groups"]
 
 #: execution ids kept per group and run (the first ones)
 MAX_IDS = 50
@@ -216,3 +217,20 @@ def group_diff_lines(groups: Sequence[GroupDiff], changes: int = 2) -> list[str]
                            f" {MAX_CHANGE_SENTENCES})")
         out.append(f"  {g.sentence}")
     return out
+
+
+def group_diff_rows(groups: Sequence[GroupDiff]) -> list[dict[str, object]]:
+    """The queries run more than once as table rows (the Compare runs page, the HTML report):
+    each run's executions, span and decisions in words, and what differs."""
+    rows: list[dict[str, object]] = []
+    for g in groups:
+        side = g.a or g.b
+        assert side is not None
+        decided = [(name, s, "; ".join(f"{d.label}: {_spread_text(d, d.a if name == 'a' else d.b, s)}"
+                                       for d in g.decisions)) for name, s in (("a", g.a), ("b", g.b))]
+        rows.append({"query": side.name[:100], "in": f"run {g.only} only" if g.only else "both runs",
+                     "matched by": g.how, "executions a": g.a.executions if g.a else 0,
+                     "executions b": g.b.executions if g.b else 0, "span a": _ms(g.a), "span b": _ms(g.b),
+                     **{f"AQE's decisions, run {name}": text if s is not None else "-" for name, s, text in decided},
+                     "what differs": g.sentence})
+    return rows

@@ -162,3 +162,35 @@ def test_mcp_diff_runs_carries_the_groups(monkeypatch, tmp_path, capsys):
     main(["diff", str(LOG), str(LOG_32K), "--json", "--threshold", "10000"])
     assert got["answer"]["query_groups"] == json.loads(capsys.readouterr().out)["query_groups"]
     assert "4 queries run more than once: " in got["summary"]
+
+
+def test_html_report_and_compare_runs_page_show_the_groups(tmp_path, monkeypatch):
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from aqe_core.report import build_diff_report
+    from aqe_core.views.diff_groups import group_diff_rows
+
+    d = _diff(LOG, LOG_32K)
+    html = build_diff_report(d)
+    assert "Queries run more than once" in html and "daily join, run 1" in html
+    rows = group_diff_rows(d.groups)
+    assert [r["executions a"] for r in rows] == [g.a.executions for g in d.groups if g.a]
+    # the Compare runs page: run a from the sidebar, run b a path on the server
+    monkeypatch.setenv("AQE_LENS_HOME", str(tmp_path / "lens-home"))
+    (tmp_path / "lens-home").mkdir()
+    a, b = tmp_path / "lens-home" / LOG.name, tmp_path / "lens-home" / LOG_32K.name
+    shutil.copyfile(LOG, a)
+    shutil.copyfile(LOG_32K, b)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.session_state["source_path"] = str(a)
+    at.session_state["source_ref"] = {"kind": "path", "path": str(a)}
+    at.run()
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception, at.exception
+    at.text_input(key="runs_path").input(str(b)).run()
+    assert not at.exception, at.exception
+    assert any("Queries run more than once" in m.value for m in at.markdown)
+    shown = [df.value for df in at.dataframe if "what differs" in df.value.columns]
+    assert shown and list(shown[0]["what differs"]) == [g.sentence for g in d.groups]
