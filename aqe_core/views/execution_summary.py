@@ -115,10 +115,24 @@ class ExecutionSummary:
                 "joins": [j.to_dict() for j in self.joins]}
 
 
+def _stage_node(plan: PlanNode, stage: int) -> Optional[PlanNode]:
+    """The ``ShuffleQueryStage <stage>`` node of a final plan (AQE's query stage id)."""
+    for n in plan.walk():
+        desc = (n.description or "").split()
+        if base_name(n.name or "") == "ShuffleQueryStage" and len(desc) > 1 and desc[1] == str(stage):
+            return n
+    return None
+
+
 def _exchange_of(plan: Optional[PlanNode], s: ShuffleView) -> Optional[PlanNode]:
-    """The shuffle exchange a read reads (a read left as planned is its exchange)."""
-    if plan is None or s.node_id is None:
+    """The shuffle exchange a read reads (a read left as planned is its exchange). An exact read
+    (a listener's, a capture's) names no plan node but its query stage, AQE's own id: the
+    exchange under that stage's node, where the view's final plan shows it."""
+    if plan is None:
         return None
+    if s.node_id is None:
+        stage = _stage_node(plan, s.stage_id) if s.exact and s.stage_id is not None else None
+        return exchange_below(stage) if stage is not None else None
     node = next((n for n in plan.walk() if n.id == s.node_id), None)
     if node is None or is_shuffle_exchange(node):
         return node

@@ -207,10 +207,27 @@ def carry_log_facts(plain: QueryView, exact: QueryView) -> None:
         for x, y in zip(a, b):
             y.task_time = x.task_time
     have = {s.key for s in b}
-    planned = [s for s in plain.shuffles if not s.adaptive_read and s.key not in have]
     if exact.final_plan is plain.final_plan:  # (the same tree: the node ids they name)
+        # (a listener that records reads left as planned too names their query stage)
+        covered = {s.stage_id for s in b if s.stage_id is not None}
+        planned = [s for s in plain.shuffles if not s.adaptive_read and s.key not in have
+                   and _query_stage(plain.final_plan, s.node_id) not in covered]
         exact.shuffles = list(b) + planned
         exact.single_partition_exchanges = plain.single_partition_exchanges
+
+
+def _query_stage(plan: Optional[PlanNode], node_id: Optional[int]) -> Optional[int]:
+    """The id of the ``ShuffleQueryStage`` right above a plan node (AQE's query stage), or None."""
+    if plan is None or node_id is None:
+        return None
+    parent = {id(c): n for n in plan.walk() for c in n.children}
+    cur = next((n for n in plan.walk() if n.id == node_id), None)
+    while cur is not None:
+        desc = (cur.description or "").split()
+        if (cur.name or "").startswith("ShuffleQueryStage") and len(desc) > 1 and desc[1].isdigit():
+            return int(desc[1])
+        cur = parent.get(id(cur))
+    return None
 
 
 def _same_plan(a: Optional[PlanNode], b: Optional[PlanNode]) -> bool:
