@@ -137,7 +137,7 @@ def _sentence(gd: GroupDiff) -> str:
         side, g = ("a", gd.a) if gd.b is None else ("b", gd.b)
         other = "b" if side == "a" else "a"
         return (f"only in run {side}: {g.executions:,} execution{'s' if g.executions != 1 else ''} of"  # type: ignore[union-attr]
-                f" {g.name!r}; no query of run {other} has its plan, its SQL text or its inputs")  # type: ignore[union-attr]
+                f" {g.name!r}; no query of run {other} is paired with it by plan, SQL text or inputs")  # type: ignore[union-attr]
     counts = (f"{gd.a.executions:,} executions in run a, {gd.b.executions:,} in run b"
               if gd.a.executions != gd.b.executions else f"{gd.a.executions:,} executions in each run")
     off = [x for x, g in (("a", gd.a), ("b", gd.b)) if g.not_adaptive == g.executions]

@@ -15,7 +15,7 @@ from aqe_core.engine.adaptive import plan_facts
 from aqe_core.model.engines import spark_name
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import is_shuffle_exchange
+from aqe_core.model.plan_walk import is_shuffle_exchange, own_walk
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
 from aqe_core.units import format_bytes
 from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
@@ -97,7 +97,7 @@ def _joins(view: QueryView) -> list[str]:
     """The final plan's joins by Spark's names (an engine's join is the one it stands for: a run
     on Photon and one on Spark decided the same way when their strategies are the same)."""
     plan = view.final_plan
-    names = [spark_name(n.name or "", n.description or "") for n in plan.walk()] if plan is not None else []
+    names = [spark_name(n.name or "", n.description or "") for n in own_walk(plan)] if plan is not None else []
     return [n for n in names if "Join" in n]
 
 

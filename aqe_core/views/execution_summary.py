@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional
 
 from aqe_core.engine.replan_joins import runtime_broadcast_threshold
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange, own_walk
 from aqe_core.views.align_runs import strategy_free_shape
 from aqe_core.views.answers import query_evidence
 from aqe_core.views.plan_literals import normal_text
@@ -211,7 +211,7 @@ def _joins(view: QueryView) -> tuple[JoinFacts, ...]:
     threshold = runtime_broadcast_threshold(view.conf, view.spark_version)
     seen: dict[str, int] = {}
     out = []
-    for node in plan.walk():
+    for node in own_walk(plan):  # (not the joins of a plan a batch DataFrame came from)
         if not is_join(base_name(node.name or "")) or len(node.children) != 2:
             continue
         keys = _RE_JOIN_KEYS.match(normal_text(node.description[len(node.name):] if node.description.startswith(
