@@ -19,9 +19,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Optional, Sequence
 
+from aqe_core.model.plan_walk import own_walk
 from aqe_core.model.run_diff import DecisionSpread, GroupDiff, GroupSide
 from aqe_core.views.align_runs import EMPTY_DIGEST as _EMPTY
 from aqe_core.views.execution_summary import summary_of
+from aqe_core.views.plan_match import base_name, is_join
 from aqe_core.views.query import QueryView
 from aqe_core.views.query_groups import KINDS, Decision, QueryGroup, distribution_text, group_executions
 
@@ -53,14 +55,25 @@ def _groups(views: Sequence[QueryView], prints: Prints) -> list[QueryGroup]:
 _PASSES = (("the SQL text", 1), ("the same inputs, filters and joins, planned otherwise", 3))
 
 
+def _combines(view: QueryView) -> bool:
+    """The query filters or joins what it reads: only then do the same inputs say it is the same
+    query (two unrelated jobs both scan a range or a table now and then)."""
+    plan = view.initial_plan or view.final_plan
+    return plan is not None and any(is_join(n) or n == "Filter" for n in (base_name(x.name or "") for x in own_walk(plan)))
+
+
 def _keys(views: Sequence[QueryView], prints: Prints) -> dict[str, tuple[str, ...]]:
-    """group key -> each fingerprint component most of the group's executions have."""
+    """group key -> each fingerprint component most of the group's executions have (the inputs
+    component left empty for a group whose query neither filters nor joins)."""
     seen: dict[str, list[Counter]] = {}
+    first: dict[str, QueryView] = {}
     for v in views:
         f = prints[id(v)]
+        first.setdefault(f[2], v)
         for c, part in zip(seen.setdefault(f[2], [Counter() for _ in f]), f):
             c[part] += 1
-    return {q: tuple(c.most_common(1)[0][0] for c in cs) for q, cs in seen.items()}
+    out = {q: tuple(c.most_common(1)[0][0] for c in cs) for q, cs in seen.items()}
+    return {q: k if _combines(first[q]) else (*k[:3], "") for q, k in out.items()}
 
 
 def match_groups(ga: Sequence[QueryGroup], gb: Sequence[QueryGroup], keys_a: dict[str, tuple[str, ...]],
@@ -69,8 +82,9 @@ def match_groups(ga: Sequence[QueryGroup], gb: Sequence[QueryGroup], keys_a: dic
 
     The same fingerprint matches first. A group left over then takes a group of the other run
     whose executions mostly have its SQL text (where the source keeps one), then its inputs,
-    filters and joins (``keys_*``: each group's most common fingerprint components, by group
-    key); of several, the one whose execution count is closest.
+    filters and joins where it has filters or joins (``keys_*``: each group's most common
+    fingerprint components, by group key; "" where not to match on); of several, the one whose
+    execution count is closest.
 
     >>> a, b = [QueryGroup("x", "q"), QueryGroup("y", "r")], [QueryGroup("x", "q"), QueryGroup("z", "r")]
     >>> got = match_groups(a, b, {"x": ("", "", "x", "i"), "y": ("", "", "y", "j")},

@@ -204,3 +204,12 @@ def test_html_report_and_compare_runs_page_show_the_groups(tmp_path, monkeypatch
     assert any("Queries run more than once" in m.value for m in at.markdown)
     shown = [df.value for df in at.dataframe if "what differs" in df.value.columns]
     assert shown and list(shown[0]["what differs"]) == [g.sentence for g in d.groups]
+
+
+def test_two_different_jobs_share_no_query_but_their_commands():
+    """The repeated batch job against the repeated streaming job: a bare scan of a range in both
+    is no evidence of one query (only inputs that are filtered or joined are)."""
+    d = _diff(LOG, next((ROOT / "tests" / "fixtures" / "eventlogs" / "repeated" / "streaming").glob("*.zstd")))
+    names = {(g.only, (g.a or g.b).name.split(", run")[0].split(" (")[0]) for g in d.groups}  # type: ignore[union-attr]
+    assert {("a", "daily join"), ("a", "dim lookup"), ("a", "row count"), ("b", "joined_rows")} <= names
+    assert all(g.how == FINGERPRINT for g in d.groups if g.only is None)  # (createOrReplaceTempView: one command)
