@@ -18,6 +18,8 @@ Each name cites where it comes from (``Cite``: ``repo path`` of a public source 
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
@@ -443,6 +445,7 @@ def by_key(key: str) -> Optional[Engine]:
     return next((e for e in ENGINES if e.key == key), None)
 
 
+@lru_cache(maxsize=8192)  # (names and texts repeat: a plan is walked many times, a query run often)
 def operator_of(name: str) -> Optional[tuple[Engine, Operator]]:
     """The engine and operator a node name is (``(skew=true)`` aside), or None for Spark's own.
 

@@ -184,7 +184,12 @@ def fingerprint(view: QueryView) -> tuple[str, str, str, str]:
 def strategy_free_shape(view: QueryView) -> str:
     """:func:`fingerprint`'s third component alone (the shape hash with join strategies aside),
     without the other three's walks: what query groups key on."""
-    return _digest(plan_shape(view.initial_plan or view.final_plan, True) or " ")
+    return plan_key(view.initial_plan or view.final_plan)
+
+
+def plan_key(plan: Optional[PlanNode]) -> str:
+    """:func:`strategy_free_shape` of a plan itself (the initial plan, else the final one)."""
+    return _digest(plan_shape(plan, True) or " ")
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ LOGGED_SKEW = V.code("logged_skew", "The read's metrics count skewed reducers Sp
 LOGGED_COALESCE = V.code("logged_coalesce", "The read's metrics count the partitions Spark read after coalescing.",
                          "{before} shuffle partitions were read as {after}{detail} (the read's metrics)")
 
-__all__ = ["carry_log_facts", "view_from_execution", "views_from_eventlog"]
+__all__ = ["carry_log_facts", "execution_conf", "view_from_execution", "views_from_eventlog"]
 
 _APPROX = ("event log: the lines are computed over the partition sizes after AQE (the log has no"
            " pre-AQE per-reducer sizes or per-map sizes)")
@@ -63,7 +63,7 @@ def views_from_eventlog(log: EventLog) -> list[QueryView]:
     return [view_from_execution(log, ex) for ex in log.executions_by_id()]
 
 
-def _conf(v: SparkVersion, ex: SQLExecution) -> tuple[AQEConf, list[str]]:
+def execution_conf(v: SparkVersion, ex: SQLExecution) -> tuple[AQEConf, list[str]]:
     """The execution's AQE conf under release ``v`` (the release whose rules replay it), with notes."""
     if isinstance(ex.aqe_conf, AQEConf):
         return ex.aqe_conf, []
@@ -77,7 +77,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     plan and no plan versions, so their trees are neither built nor given metric values."""
     rel = release_of(log)  # (the log's own, else the nearest modelled: :mod:`aqe_core.model.log_release`)
     v = rel.replayed_as
-    conf, notes = _conf(v, ex)
+    conf, notes = execution_conf(v, ex)
     par = parallelism_of(log, ex.submission_time, ex.completion_time)
     dp = par.value
     initial = ex.initial_plan  # (built from the log's JSON on each read: once here)

@@ -26,9 +26,10 @@ without holding a million views.
 """
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from aqe_core.model.evidence import Evidence
 from aqe_core.views.execution_summary import ExecutionSummary, JoinFacts
@@ -173,13 +174,60 @@ def _sentence(d: Decision, ex: ExecutionSummary, value: Any, facts: Any) -> str:
             f" {_read(d.key)} ({_n(d.last)} in {since}; {_known(ex)}).")
 
 
+class ExecutionIds:
+    """A group's execution ids in the order added: eight bytes an id while every id is a plain
+    number (Spark's), as text past the first that is not (a capture's query ids), so a query run
+    a million times keeps 8 MB of ids, not 60.
+
+    >>> ids = ExecutionIds(); ids.append("7"); ids.append("12"); (len(ids), ids[0], ids[-1], ids[:5])
+    (2, '7', '12', ['7', '12'])
+    >>> ids.append("q-3"); list(ids)
+    ['7', '12', 'q-3']
+    """
+
+    def __init__(self) -> None:
+        self._nums: "array[int] | None" = array("q")
+        self._text: list[str] = []
+
+    def append(self, eid: str) -> None:
+        nums = self._nums
+        if nums is not None:
+            if eid.isdigit() and str(int(eid)) == eid and int(eid) < 1 << 63:
+                nums.append(int(eid))
+                return
+            self._text, self._nums = [str(n) for n in nums], None
+        self._text.append(eid)
+
+    def __len__(self) -> int:
+        return len(self._nums) if self._nums is not None else len(self._text)
+
+    def __getitem__(self, i: Any) -> Any:
+        if self._nums is None:
+            return self._text[i]
+        got = self._nums[i]
+        return [str(n) for n in got] if isinstance(i, slice) else str(got)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._text) if self._nums is None else (str(n) for n in self._nums)
+
+    def __contains__(self, eid: object) -> bool:
+        if self._nums is None:
+            return eid in self._text
+        return isinstance(eid, str) and eid.isdigit() and str(int(eid)) == eid and int(eid) in self._nums
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, ExecutionIds)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass
 class QueryGroup:
     """Every execution of one query, and what AQE decided across them."""
 
     query: str
     name: str
-    execution_ids: list[str] = field(default_factory=list)
+    execution_ids: ExecutionIds = field(default_factory=ExecutionIds)
     first_start_ms: Optional[int] = None
     last_end_ms: Optional[int] = None
     evidence: set[str] = field(default_factory=set)
@@ -343,14 +391,15 @@ def groups_json(groups: list[QueryGroup], ids: int = 1000) -> list[dict[str, Any
     return [g.to_dict(ids) for g in groups]
 
 
-def groups_lines(groups: list[QueryGroup], changes: int = 10) -> list[str]:
-    """The CLI's text: one block per query that ran more than once (nothing when none did)."""
+def groups_lines(groups: list[QueryGroup], changes: int = 10, only_repeated: bool = True) -> list[str]:
+    """The CLI's text: one block per query that ran more than once (nothing when none did);
+    ``only_repeated=False``: every query (``inspect --queries``)."""
     out: list[str] = []
     for g in groups:
-        if g.count < 2:
+        if g.count < 2 and only_repeated:
             continue
         span = g.span_text()
-        out.append(f"{_n(g.count)} executions of {g.name!r} (executions {', '.join(g.execution_ids[:6])}"
+        out.append(f"{_n(g.count)} execution{'s' if g.count != 1 else ''} of {g.name!r} (executions {', '.join(g.execution_ids[:6])}"
                    + (" ..." if g.count > 6 else "") + ")" + (f", over {span}" if span else ""))
         out += [f"  {d.label}: {d.distribution_text()}" for d in g.shown_decisions()]
         out += [f"  {g.not_final_text()}"] if g.not_final else []
