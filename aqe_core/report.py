@@ -229,6 +229,11 @@ def build_diff_report(d: RunDiff, *, link: Optional[str] = None) -> str:
             parts.append(f"<p>Only in run {side}: " + "; ".join(f"#{_e(r.query_id)} {_e(r.description[:60])}"
                                                                for r in refs) + "</p>")
     parts.append("</section>")
+    if d.groups:
+        from aqe_core.views.diff_groups import group_diff_rows
+
+        parts.append("<section><h2>Queries run more than once, each run's executions side by side</h2>"
+                     f"{_table(group_diff_rows(d.groups))}</section>")
     parts += [_query_diff_section(i, q) for i, q in enumerate(d.matched)]
     return _page(f"{d.source_a} vs {d.source_b}", "".join(parts))
 

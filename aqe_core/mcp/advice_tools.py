@@ -156,6 +156,8 @@ class AdviceTools(Tools):
         lines = [f"{len(d.matched)} queries matched, {len(d.only_a)} only in a, {len(d.only_b)} only in b"
                  + (f"; slower by more than {threshold:g}% and {min_ms} ms: " + ", ".join(f"#{q}" for q in doc["regressed"])
                     if doc["regressed"] else "")]
+        if d.groups:  # (a streaming job's, a Thrift server's: each query once, its executions side by side)
+            lines.append(f"{len(d.groups)} queries run more than once: " + "; ".join(g.sentence for g in d.groups[:3]))
         lines += [f"#{q.a.query_id} -> #{q.b.query_id}: {q.sentence}" for q in d.matched[:8]]
         levels = [query_evidence(v) for v in (*sa.views, *sb.views)]
         return bounded(Answer("diff_runs", "\n".join(lines), doc, _worst(levels) if levels else Evidence.EXACT,

@@ -60,6 +60,16 @@ _QUERY_GROUP = _obj({"query": _S, "name": _S, "executions": _I, "execution_ids":
                      "last_end_ms": _I0, "evidence": {"anyOf": [_EV, _arr(_EV)]}, "not_final": _I,
                      "decisions": _arr(_DECISION),
                      "changes": _STRS})
+_SPREAD = {"type": ["array", "null"], "items": _obj({"value": {"type": ["string", "integer", "null"]}, "executions": _I})}
+_GROUP_SIDE = {"anyOf": [{"type": "null"}, _obj({"query": _S, "name": _S, "executions": _I, "execution_ids": _STRS,
+                                                 "first_start_ms": _I0, "last_end_ms": _I0, "span_ms": _I0,
+                                                 "not_final": _I, "not_adaptive": _I, "evidence": _arr(_EV),
+                                                 "changed": _I, "changes": _STRS})]}
+_GROUP_DIFF = _obj({"a": _GROUP_SIDE, "b": _GROUP_SIDE, "only": {"enum": ["a", "b", None]}, "how": _S0,
+                    "decisions": _arr(_obj({"kind": {"enum": ["join", "partitions", "skew"]}, "key": _S, "label": _S,
+                                            "a": _SPREAD, "b": _SPREAD,
+                                            "changed": _obj({"a": _I0, "b": _I0})})),
+                    "sentence": _S})
 _LINT_FINDING = _obj({"key": _S, "kind": _S, "severity": {"enum": ["error", "warning", "info"]}, "message": _S,
                       "value": _S0, "suggestion": _S0})
 
@@ -97,7 +107,7 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
                                 "findings": _arr(_LINT_FINDING), "default_changes": _arr({"type": "object"})})),
     "diff_runs": _obj({"format": _S, "version": _I, "a": {"type": "object"}, "b": {"type": "object"},
                        "matched": _arr({"type": "object"}), "only_a": {"type": "array"}, "only_b": {"type": "array"},
-                       "notes": _STRS, "threshold_pct": _N, "min_ms": _I, "regressed": _STRS, "failures": _STRS}),
+                       "query_groups": _arr(_GROUP_DIFF), "notes": _STRS, "threshold_pct": _N, "min_ms": _I, "regressed": _STRS, "failures": _STRS}),
     "scan_summary": _obj({"path": _S, "scans": _STRS, "logs": _I, "executions": _I, "errors": _I,
                           "finding_counts": {"type": "object", "additionalProperties": _I},
                           "worse_since_last": _arr({"type": "object"}),

@@ -136,7 +136,8 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
                   min_ms: Annotated[int, Field(ge=0, le=10**9, description="and milliseconds slower (both must"
                                                                           " hold)")] = 1000):
         """Two runs of one job compared (diff --json): queries aligned by plan shape, AQE's decisions side by side,
-        whether the data, the settings or the release made the difference, the queries that got slower."""
+        whether the data, the settings or the release made the difference, the queries that got slower; a query run
+        more than once (micro-batches, a Thrift server's statements) once per run side by side (query_groups)."""
         return _call(t.diff_runs, a=a, b=b, threshold=threshold, min_ms=min_ms)
 
     return [open_source, list_queries, *_group_tool_functions(t), explain_query, histogram, what_if, recommend, compare_releases, lint_settings,

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 
 from aqe_core.engine.replan_joins import runtime_broadcast_threshold
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange, own_walk
 from aqe_core.model.eventlog import EventLog, SQLExecution
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.log_release import release_of
@@ -124,10 +124,24 @@ class ExecutionSummary:
                 "joins": [j.to_dict() for j in self.joins]}
 
 
-def _exchange_of(plan: Optional[PlanNode], node_id: Optional[int]) -> Optional[PlanNode]:
-    """The shuffle exchange a read reads (a read left as planned is its exchange)."""
-    if plan is None or node_id is None:
+def _stage_node(plan: PlanNode, stage: int) -> Optional[PlanNode]:
+    """The ``ShuffleQueryStage <stage>`` node of a final plan (AQE's query stage id)."""
+    for n in plan.walk():
+        desc = (n.description or "").split()
+        if base_name(n.name or "") == "ShuffleQueryStage" and len(desc) > 1 and desc[1] == str(stage):
+            return n
+    return None
+
+
+def _exchange_of(plan: Optional[PlanNode], node_id: Optional[int], stage: Optional[int] = None) -> Optional[PlanNode]:
+    """The shuffle exchange a read reads (a read left as planned is its exchange). An exact read
+    (a listener's, a capture's) names no plan node but its query stage (``stage``, AQE's own id):
+    the exchange under that stage's node, where the view's final plan shows it."""
+    if plan is None:
         return None
+    if node_id is None:
+        found = _stage_node(plan, stage) if stage is not None else None
+        return exchange_below(found) if found is not None else None
     node = next((n for n in plan.walk() if n.id == node_id), None)
     if node is None or is_shuffle_exchange(node):
         return node
@@ -166,11 +180,14 @@ class _Read:
     after: Optional[int]
     skewed: Optional[int]
     local: bool
+    #: an exact read's query stage (AQE's id), where it names no plan node
+    stage: Optional[int] = None
 
 
 def _view_reads(view: QueryView) -> list[_Read]:
     return [_Read(s.node_id, s.side or "", s.partitions_before, s.partitions_after,
-                  s.skewed_partitions or 0 if s.has_read_metrics else None, s.local) for s in view.shuffles]
+                  s.skewed_partitions or 0 if s.has_read_metrics else None, s.local,
+                  s.stage_id if s.exact and s.node_id is None else None) for s in view.shuffles]
 
 
 def _execution_reads(ex: SQLExecution) -> list[_Read]:
@@ -188,7 +205,7 @@ def _reads(plan: Optional[PlanNode], reads: list[_Read]) -> tuple[ReadFacts, ...
     seen: dict[str, int] = {}
     out = []
     for s in reads:
-        exchange = _exchange_of(plan, s.node_id)
+        exchange = _exchange_of(plan, s.node_id, s.stage)
         side = _join_side(plan, exchange) if exchange is not None else s.side
         part = (_partitioning(exchange) or "a shuffle") + (f" ({side} side of a join)" if side else "")
         seen[part] = seen.get(part, 0) + 1
@@ -241,7 +258,7 @@ def _joins(plan: Optional[PlanNode], threshold: tuple[int, str], size_of: SizeOf
         return ()
     seen: dict[str, int] = {}
     out = []
-    for node in plan.walk():
+    for node in own_walk(plan):  # (not the joins of a plan a batch DataFrame came from)
         if not is_join(base_name(node.name or "")) or len(node.children) != 2:
             continue
         keys = _RE_JOIN_KEYS.match(normal_text(node.description[len(node.name):] if node.description.startswith(

@@ -34,8 +34,8 @@ from typing import Any, Iterable, Iterator, Optional
 from aqe_core.model.evidence import Evidence
 from aqe_core.views.execution_summary import ExecutionSummary, JoinFacts
 
-__all__ = ["Change", "Decision", "MAX_CHANGES", "QueryGroup", "QueryGrouper", "group_executions", "group_views",
-           "groups_json", "groups_lines", "long_running", "repeated"]
+__all__ = ["Change", "Decision", "MAX_CHANGES", "QueryGroup", "QueryGrouper", "distribution_text", "group_executions",
+           "group_views", "groups_json", "groups_lines", "long_running", "repeated"]
 
 #: change points kept per decision of a group (the rest are counted)
 MAX_CHANGES = 20
@@ -111,14 +111,28 @@ class Decision:
 
     def distribution_text(self) -> str:
         """``sort-merge join in 3, broadcast hash join in 17`` / ``2 in 10, 3 in 4``."""
-        words = (lambda v: STRATEGY_WORDS.get(v, v)) if self.kind == "join" else (
-            lambda v: "not in the log" if v is None else _n(v))
-        return ", ".join(f"{words(v)} in {_n(k)}" for v, k in self.distribution())
+        return distribution_text(self.kind, self.distribution())
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "key": self.key, "label": self.label,
                 "distribution": [{"value": v, "executions": k} for v, k in self.distribution()],
                 "changed": self.changed, "changes": [c.to_dict() for c in self.changes]}
+
+
+def distribution_text(kind: str, pairs: Iterable[tuple[Any, int]]) -> str:
+    """A decision's outcomes with how many executions took each, in words.
+
+    >>> distribution_text("join", [("BroadcastHashJoin", 17), ("SortMergeJoin", 3)])
+    'broadcast hash join in 17, sort-merge join in 3'
+    >>> distribution_text("partitions", [(2, 1500), (None, 1)])
+    '2 in 1,500, not in the log in 1'
+    """
+    def words(v: Any) -> str:
+        if kind == "join":
+            return str(STRATEGY_WORDS.get(v, v))
+        return "not in the log" if v is None else _n(v)
+
+    return ", ".join(f"{words(v)} in {_n(k)}" for v, k in pairs)
 
 
 def _join_reason(j: JoinFacts) -> str:
@@ -220,6 +234,8 @@ class QueryGroup:
     decisions: dict[tuple[str, str], Decision] = field(default_factory=dict)
     #: executions whose adaptive plan never became final (no decision of theirs is counted)
     not_final: int = 0
+    #: executions AQE did not run in (spark.sql.adaptive.enabled=false, a Spark 3.x micro-batch)
+    not_adaptive: int = 0
 
     @property
     def count(self) -> int:
@@ -264,6 +280,8 @@ class QueryGroup:
         self.evidence.add(ex.evidence)
         if not ex.final:
             self.not_final += 1
+        if not ex.adaptive:
+            self.not_adaptive += 1
         if not ex.adaptive or not ex.final:
             return
         facts: list[tuple[str, str, Any, Any]] = [("join", j.key, j.strategy, j) for j in ex.joins]
