@@ -166,7 +166,10 @@ class SourceRefused(SourceError):
 def refusal(exc: BudgetExceeded) -> SourceRefused:
     """The one line shown for a source a server limit stopped, naming the setting."""
     where = "" if exc.setting.startswith("--") else " in server.toml"  # (the CLI's --budget)
-    return SourceRefused(f"refused: {exc}; the limit is {exc.setting}{where}", exc.transient)
+    more = ("; a long-running application's log lists its queries in flat memory with `python -m aqe_core"
+            " inspect LOG --queries`, and one execution opens with `python -m aqe_core explain LOG --execution N`"
+            if exc.setting == "max_executions" else "")
+    return SourceRefused(f"refused: {exc}; the limit is {exc.setting}{where}{more}", exc.transient)
 
 
 def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
