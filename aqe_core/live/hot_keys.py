@@ -158,6 +158,7 @@ def _count(session: Any, q: QueryCapture, t: HotKeyTarget, side: Any, *, top: in
                      side.input_kind)
     fraction, why = _fraction(q, t, side, max_rows, max_input_bytes)
     frame = reducer_and_keys(session, side)
+    sk.key_types = [f.dataType.simpleString() for f in frame.schema.fields[1:]]
     if fraction < 1.0:
         frame = frame.sample(False, fraction, SAMPLE_SEED)
         sk.sample_fraction = fraction

@@ -86,6 +86,7 @@ class ShuffleKeys:
     avg_row_bytes: Optional[float] = None
     avg_row_bytes_how: str = ""
     notes: list[str] = field(default_factory=list)
+    key_types: list[str] = field(default_factory=list)  # Spark's simpleString of each key's type
     error: Optional[str] = None  # why no keys could be computed
 
     @property
@@ -99,7 +100,7 @@ class ShuffleKeys:
     def to_dict(self) -> dict[str, Any]:
         return {
             "shuffle_id": self.shuffle_id, "stage_id": self.stage_id, "label": self.label,
-            "key_names": list(self.key_names), "num_partitions": self.num_partitions,
+            "key_names": list(self.key_names), "key_types": list(self.key_types), "num_partitions": self.num_partitions,
             "partitioning": self.partitioning, "input_kind": self.input_kind,
             "rows_evidence": self.rows_evidence.value,
             "bytes_estimate_how": self.avg_row_bytes_how, "sample_fraction": self.sample_fraction,

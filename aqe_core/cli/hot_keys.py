@@ -1,0 +1,172 @@
+"""``hot-keys``: which key made each skewed reducer heavy, and the fix for that key (issue 42).
+
+    python -m aqe_core hot-keys skew.json.gz [--execution 0] [--json]
+
+A capture whose query kept its SQL (a run, a workload, a re-run) is planned again on Spark and
+the keys counted with the exchange's own partitioning (:mod:`aqe_core.live.hot_keys`); an event
+log (a job AQE Lens cannot re-run) gets the SQL to run on the user's own cluster, with the keys,
+the partition count and the reducers filled in (:mod:`aqe_core.views.hot_keys`). Per skewed
+reducer: shuffle, reducer, rows, bytes, keys ``[{key, rows, share}]``, the checks against what
+Spark recorded, and the fixes (:mod:`aqe_core.advise.hot_key_fixes`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Optional
+
+from aqe_core.cli.common import add_budget_argument, budget_meter
+
+
+def add_hot_keys_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help="a capture (keys counted on Spark) or an event log (SQL to run on your cluster)")
+    p.add_argument("--execution", help="only this query / SQL execution (its id)")
+    p.add_argument("--top", type=int, default=5, help="keys per reducer (default 5)")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
+                   help="stop counting after this many seconds (default 300)")
+    p.add_argument("--no-spark", action="store_true", help="do not start Spark: give the SQL for your cluster instead")
+    p.add_argument("--master", default=None, help="Spark master URL for the count (default local[*])")
+    p.add_argument("--trusted", action="store_true", help="skip the SQL guard for the capture's SQL and views")
+    add_budget_argument(p)
+    p.add_argument("--json", action="store_true", help="one JSON array, an entry per skewed reducer")
+
+
+def _capture_of(view: Any) -> Optional[tuple[Any, Any]]:
+    raw = view.model.raw if view.model is not None else None
+    if not raw:
+        return None
+    capture, index = raw
+    q = next((x for x in capture.queries if x.index == index), None)
+    return (capture, q) if q is not None else None
+
+
+def _other_side_bytes(view: Any, sv: Any, q: Any) -> Optional[int]:
+    other = next((o for o in view.shuffles if o is not sv and o.group_key and o.group_key == sv.group_key), None)
+    stage = q.stage(other.stage_id) if other is not None and q is not None else None
+    return stage.size_in_bytes if stage is not None else None
+
+
+def _entry(view: Any, sk_view: Any, reducer: int, splits: Optional[int]) -> dict[str, Any]:
+    sv = sk_view.view
+    sizes = sv.sizes_before if sv.sizes_before is not None else sv.sizes_after
+    size = sizes[reducer] if sizes is not None and 0 <= reducer < len(sizes) else None
+    return {"execution": view.query_id, "shuffle": sk_view.shuffle_id, "stage": sv.stage_id, "side": sk_view.label,
+            "reducer": reducer, "reducer_is_position": sk_view.positions_only, "rows": None, "rows_evidence": None,
+            "bytes": size, "bytes_evidence": sv.evidence.value if sv.sizes_before is not None else "spark-metric",
+            "splits": splits, "keys": None, "verified": False, "checks": [], "notes": [], "error": None,
+            "fixes": [], "code_for_your_cluster": None}
+
+
+def _counted(view: Any, skewed: list[Any], args: argparse.Namespace) -> dict[tuple[int, int], dict[str, Any]]:
+    """Keys counted on Spark for a capture's skewed shuffles: (shuffle id, reducer) -> entry fields."""
+    from aqe_core.advise.hot_key_fixes import capture_split_settings, key_fixes
+    from aqe_core.live.hot_keys import HotKeyTarget, hot_keys
+
+    got = _capture_of(view)
+    if got is None:
+        return {}
+    capture, q = got
+    targets = [HotKeyTarget(s.shuffle_id, dict(s.reducers), s.label, s.view.stage_id) for s in skewed
+               if s.shuffle_id is not None]
+    if not targets:
+        return {}
+    if args.master:
+        from aqe_core.live.runtime import get_runtime
+
+        get_runtime(args.master)
+    found = hot_keys(capture, q, targets, top=args.top, time_limit_s=args.time_limit,
+                     trusted=True if args.trusted else None)
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for s, sk in zip([s for s in skewed if s.shuffle_id is not None], found):
+        sv = s.view
+        median = sv.side_analysis.median if sv.side_analysis is not None else None
+        for rk in sk.reducers:
+            split = None if rk.splits else capture_split_settings(capture, q, sv.stage_id, view.conf, view.spark_version)
+            fixes = key_fixes(sk, rk, conf=view.conf, v=view.spark_version, median=median, join_type=sv.join_type,
+                              side=sv.side, other_side_bytes=_other_side_bytes(view, sv, q), split_settings=split)
+            out[(s.shuffle_id, rk.reducer)] = {
+                "rows": rk.rows if sk.error is None else None, "rows_evidence": sk.rows_evidence.value,
+                "keys": [k.to_dict(sk.key_names) for k in rk.keys] if sk.error is None else None,
+                "key_names": sk.key_names, "key_types": sk.key_types, "distinct_keys": rk.distinct_keys,
+                "input_kind": sk.input_kind, "partitioning": sk.partitioning, "sample_fraction": sk.sample_fraction,
+                "bytes_estimate_how": sk.avg_row_bytes_how, "verified": sk.verified,
+                "checks": [c.to_dict() for c in sk.checks], "notes": list(sk.notes), "error": sk.error,
+                "fixes": [f.to_dict() for f in fixes]}
+    return out
+
+
+def hot_keys_doc(views: list[Any], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """One entry per skewed reducer of ``views`` (see the module docstring)."""
+    from aqe_core.views.hot_keys import cluster_code, skewed_shuffles
+
+    doc = []
+    for view in views:
+        skewed = skewed_shuffles(view)
+        if not skewed:
+            continue
+        counted = _counted(view, skewed, args) if not args.no_spark else {}
+        for s in skewed:
+            code = cluster_code(s, view.final_plan)
+            for reducer, splits in s.reducers.items():
+                e = _entry(view, s, reducer, splits)
+                e.update(counted.get((s.shuffle_id, reducer), {})) if s.shuffle_id is not None else None
+                if e["keys"] is None and code is not None:
+                    e["code_for_your_cluster"] = {"sql": code.sql, "note": code.note,
+                                                  "label": "code for you to run on your cluster; AQE Lens did not run it"}
+                doc.append(e)
+    return doc
+
+
+def _text(doc: list[dict[str, Any]]) -> str:
+    if not doc:
+        return "no skewed reducer: nothing to name the keys of"
+    out = []
+    for e in doc:
+        what = "partition (post-AQE position)" if e["reducer_is_position"] else "reducer"
+        size = f"{e['bytes']:,} B ({e['bytes_evidence']})" if e["bytes"] is not None else "? B"
+        split = f", split into {e['splits']}" if e["splits"] else ", not split"
+        out.append(f"query {e['execution']}, shuffle {e['shuffle']} ({e['side']}), {what} {e['reducer']}: {size}{split}")
+        if e["error"]:
+            out.append(f"  keys not counted: {e['error']}")
+        if e["keys"] is not None:
+            trust = "verified against Spark's record" if e["verified"] else "UNVERIFIED (a check failed)"
+            out.append(f"  {e['rows']:,} rows ({e['rows_evidence']}), {trust}; top keys of {', '.join(e['key_names'])}:")
+            out += [f"    {k['key']!r}: {k['rows']:,} rows ({k['share']:.1%})"
+                    + (f", ~{k['bytes_estimate']:,} B (estimate)" if k["bytes_estimate"] is not None else "")
+                    for k in e["keys"]]
+            out += [f"  check {c['name']}: {'ok' if c['passed'] else 'FAILED'} - {c['detail']}" for c in e["checks"]]
+            out += [f"  note: {n}" for n in e["notes"]]
+        for f in e["fixes"]:
+            out.append(f"  fix ({f['kind']}): {f['text']}"
+                       + (f" -> {', '.join(f'{k}={v}' for s in f['settings'] for k, v in s.items())}" if f["settings"] else ""))
+            out += ["      " + line for line in f["code"].splitlines()]
+        if e["code_for_your_cluster"]:
+            out.append("  " + e["code_for_your_cluster"]["label"] + ":")
+            out += ["    " + line for line in e["code_for_your_cluster"]["sql"].splitlines()]
+    return "\n".join(out)
+
+
+def cmd_hot_keys(args: argparse.Namespace) -> int:
+    """Exit 0 with an answer, 2 for a bad source, 3 when Spark could not count the keys."""
+    from aqe_core.opening import SourceError, load_source
+    from aqe_core.views.answers import select_views
+
+    try:
+        src = load_source(args.source, meter=budget_meter(args))
+    except SourceError as e:
+        print(f"hot-keys: {args.source}: {e}", file=sys.stderr)
+        return 2
+    views = select_views(src.views, args.execution)
+    if not views:
+        print(f"hot-keys: no query {args.execution} in {args.source}", file=sys.stderr)
+        return 2
+    try:
+        doc = hot_keys_doc(views, args)
+    except Exception as e:  # noqa: BLE001 - Spark, the guard or the time limit: one line, not a trace
+        from aqe_core.exception_text import reason_line
+
+        print(f"hot-keys: {reason_line(e)}", file=sys.stderr)
+        return 3
+    sys.stdout.write((json.dumps(doc, indent=1, default=str) if args.json else _text(doc)) + "\n")
+    return 0

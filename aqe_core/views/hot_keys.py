@@ -1,0 +1,172 @@
+"""Which key is skewed, shaped for people (issue 42): which reducers to ask about, and the code a
+user runs on their own cluster when AQE Lens cannot re-run the query (an event log).
+
+The skewed reducers are the ones the views already list: a shuffle's ``skew_rows`` (the rules'
+lines over its sizes) and every reducer Spark split (``after_split``). For a capture the
+reducer index is exact; for an event log's adaptive read the log has only post-AQE partitions,
+so the reducer index is known only where the read kept reducer order (no adaptive read, or
+:attr:`ShuffleView.after_reducers`); elsewhere the code lists the heaviest reducers' keys.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from aqe_core.model.plan import PlanNode
+from aqe_core.model.scala_text import split_top_level
+from aqe_core.views.query import QueryView, ShuffleView
+
+__all__ = ["ClusterCode", "SkewedShuffle", "cluster_code", "exchange_below", "skewed_shuffles"]
+
+_EXPR_ID = re.compile(r"#\d+L?")
+_HASH = re.compile(r"hashpartitioning\((.*)\)", re.S)
+_PASS_THROUGH = ("WholeStageCodegen", "InputAdapter", "ColumnarToRow", "Project", "Filter", "Sort", "AQEShuffleRead",
+                 "CustomShuffleReader", "ShuffleQueryStage")
+
+
+@dataclass
+class SkewedShuffle:
+    """One shuffle with skewed reducers: reducer -> parts Spark split it into (None: not split)."""
+
+    view: ShuffleView
+    shuffle_id: Optional[int]
+    reducers: dict[int, Optional[int]] = field(default_factory=dict)
+    #: the reducer numbers are post-AQE partition positions, not reducer indices (an event log's read)
+    positions_only: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.view.join:
+            return f"{self.view.side} side of {self.view.join}" + (f" ({self.view.join_type})" if self.view.join_type else "")
+        return "shuffle read" + (" (rebalance)" if self.view.rebalance else "")
+
+
+def _shuffle_id(view: QueryView, sv: ShuffleView) -> Optional[int]:
+    raw = view.model.raw if view.model is not None else None
+    if not raw:
+        return None
+    capture, index = raw
+    q = next((x for x in capture.queries if x.index == index), None)
+    stage = next((s for s in q.stages if s.stage_id == sv.stage_id), None) if q is not None else None
+    return stage.shuffle_id if stage is not None else None
+
+
+def skewed_shuffles(view: QueryView) -> list[SkewedShuffle]:
+    """Every shuffle of ``view`` with a skewed (split or unsplit) reducer, as the views list them."""
+    out = []
+    for sv in view.shuffles:
+        if sv.local:
+            continue
+        reducers: dict[int, Optional[int]] = {r.partition: r.splits for r in sv.skew_rows}
+        positions = sv.sizes_before is None and sv.adaptive_read
+        if positions and sv.after_reducers:  # post-AQE positions -> the reducers they read
+            reducers = {sv.after_reducers[p][0]: s for p, s in reducers.items() if p < len(sv.after_reducers)}
+            positions = False
+        if sv.after_reducers and sv.after_split:
+            for (start, _end), split in zip(sv.after_reducers, sv.after_split):
+                if split:
+                    reducers[start] = sum(1 for (s, _), p in zip(sv.after_reducers, sv.after_split) if p and s == start)
+        if not reducers:
+            continue
+        out.append(SkewedShuffle(sv, _shuffle_id(view, sv), dict(sorted(reducers.items())), positions))
+    return out
+
+
+def exchange_below(plan: Optional[PlanNode], node_id: Optional[int]) -> Optional[PlanNode]:
+    """The shuffle exchange a read (plan node ``node_id``) reads, in ``plan``."""
+    if plan is None or node_id is None:
+        return None
+    start = next((n for n in plan.walk() if n.id == node_id), None)
+    if start is None:
+        return None
+    for n in start.walk():
+        if n.name.endswith("Exchange") and "Broadcast" not in n.name:
+            return n
+    return None
+
+
+def _partitioning(exchange: PlanNode) -> Optional[tuple[list[str], int]]:
+    """(key expressions without ids, partition count) of ``hashpartitioning(k#1, k2#2, 200)``."""
+    m = _HASH.search(exchange.description)
+    if m is None:
+        return None
+    depth, end = 0, len(m.group(1))
+    for i, ch in enumerate(m.group(1)):  # the hashpartitioning(...) call ends at its own ")"
+        depth += ch == "("
+        if ch == ")":
+            if depth == 0:
+                end = i
+                break
+            depth -= 1
+    parts = split_top_level(m.group(1)[:end])
+    if len(parts) < 2 or not parts[-1].strip().isdigit():
+        return None
+    return [_EXPR_ID.sub("", p).strip() for p in parts[:-1]], int(parts[-1])
+
+
+def _input_hint(exchange: PlanNode) -> tuple[str, str]:
+    """(a query for the exchange's input where it is one scan under filters, else "";
+    a description of what feeds it)."""
+    leaves, filters, simple = [], [], True
+    for n in exchange.children[0].walk() if exchange.children else []:
+        if not n.children:
+            leaves.append(_EXPR_ID.sub("", n.description or n.name)[:200])
+        elif n.name.startswith("Filter"):
+            filters.append(_EXPR_ID.sub("", n.description[len("Filter"):].strip()))
+        elif not n.name.startswith(_PASS_THROUGH):
+            simple = False
+    what = "; ".join(leaves) or "?"
+    table = re.search(r"(?:Scan \w+|FileScan \w+|Scan)\s+([\w.`]+)", leaves[0]) if len(leaves) == 1 else None
+    if simple and table is not None:
+        where = " AND ".join(f"({f})" for f in filters)
+        return f"SELECT * FROM {table.group(1)}" + (f" WHERE {where}" if where else ""), what
+    return "", what
+
+
+@dataclass
+class ClusterCode:
+    """SQL for the user to run on their own cluster: AQE Lens did not run it."""
+
+    sql: str
+    keys: list[str]
+    num_partitions: int
+    reducers: list[int]
+    note: str
+
+
+def cluster_code(sk: SkewedShuffle, plan: Optional[PlanNode], top: int = 20) -> Optional[ClusterCode]:
+    """The top keys of ``sk``'s reducers as SQL to run where the tables are, from the exchange's
+    ``hashpartitioning`` text in the plan (keys in Spark's order and types, casts included; Spark's
+    SQL ``hash`` is the partitioning's Murmur3 with seed 42). None without a hash-partitioned exchange."""
+    exchange = exchange_below(plan, sk.view.node_id)
+    got = _partitioning(exchange) if exchange is not None else None
+    if exchange is None or got is None:
+        return None
+    keys, n = got
+    query, what = _input_hint(exchange)
+    cols = ", ".join(f"{k} AS key{i}" for i, k in enumerate(keys))
+    reducer = f"pmod(hash({', '.join(keys)}), {n})"
+    side = query or f"<the rows that feed this exchange: {what}>"
+    filt = (f"WHERE reducer IN ({', '.join(str(r) for r in sk.reducers)})" if not sk.positions_only
+            else "-- (the log names post-AQE partitions, not reducers: the heaviest reducers come first)")
+    groups = ", ".join(f"key{i}" for i in range(len(keys)))
+    sql = "\n".join([
+        "-- CODE FOR YOU TO RUN on your cluster (AQE Lens did not run it): the top keys of reducers of",
+        f"-- {sk.label}, exchange hashpartitioning({', '.join(keys)}, {n}). Spark puts a row in",
+        f"-- reducer pmod(hash(keys), {n}) (HashPartitioning.partitionIdExpression, Murmur3 seed 42).",
+        "-- Check the side's query: it must give the rows this exchange hashed (same filters).",
+        f"WITH side AS ({side}),",
+        f"keyed AS (SELECT {reducer} AS reducer, {cols} FROM side)",
+        f"SELECT reducer, {groups}, count(*) AS rows,",
+        "       count(*) / sum(count(*)) OVER (PARTITION BY reducer) AS share",
+        "FROM keyed",
+        f"GROUP BY reducer, {groups}",
+        "ORDER BY rows DESC",
+        f"LIMIT {top}",
+    ])
+    if not sk.positions_only:
+        sql = sql.replace("FROM keyed\n", f"FROM keyed\n{filt}\n")
+    note = ("the exchange's input is one scan under filters: check the filter text, written from the plan"
+            if query else "fill in the side's query: the plan shows " + what)
+    return ClusterCode(sql, keys, n, sorted(sk.reducers), note)
