@@ -73,11 +73,14 @@ def skewed_shuffles(view: QueryView) -> list[SkewedShuffle]:
     return out
 
 
-def exchange_below(plan: Optional[PlanNode], node_id: Optional[int]) -> Optional[PlanNode]:
-    """The shuffle exchange a read (plan node ``node_id``) reads, in ``plan``."""
-    if plan is None or node_id is None:
+def exchange_below(plan: Optional[PlanNode], node_id: Optional[int], stage_id: Optional[int] = None) -> Optional[PlanNode]:
+    """The shuffle exchange a read (plan node ``node_id``, else the query stage ``stage_id``) reads."""
+    if plan is None:
         return None
-    start = next((n for n in plan.walk() if n.id == node_id), None)
+    start = next((n for n in plan.walk() if node_id is not None and n.id == node_id), None)
+    if start is None and stage_id is not None:
+        start = next((n for n in plan.walk() if n.name.startswith("ShuffleQueryStage")
+                      and n.description.split()[-1:] == [str(stage_id)]), None)
     if start is None:
         return None
     for n in start.walk():
@@ -139,7 +142,7 @@ def cluster_code(sk: SkewedShuffle, plan: Optional[PlanNode], top: int = 20) -> 
     """The top keys of ``sk``'s reducers as SQL to run where the tables are, from the exchange's
     ``hashpartitioning`` text in the plan (keys in Spark's order and types, casts included; Spark's
     SQL ``hash`` is the partitioning's Murmur3 with seed 42). None without a hash-partitioned exchange."""
-    exchange = exchange_below(plan, sk.view.node_id)
+    exchange = exchange_below(plan, sk.view.node_id, sk.view.stage_id)
     got = _partitioning(exchange) if exchange is not None else None
     if exchange is None or got is None:
         return None
