@@ -86,7 +86,8 @@ def _counted(view: Any, skewed: list[Any], args: argparse.Namespace) -> dict[tup
             fixes = key_fixes(sk, rk, conf=view.conf, v=view.spark_version, median=median, join_type=sv.join_type,
                               side=sv.side, other_side_bytes=_other_side_bytes(view, sv, q), split_settings=split)
             out[(s.shuffle_id, rk.reducer)] = {
-                "rows": rk.rows if sk.error is None else None, "rows_evidence": sk.rows_evidence.value,
+                "rows": rk.rows if sk.error is None else None,
+                "rows_evidence": sk.rows_evidence.value if sk.error is None else None,
                 "keys": [k.to_dict(sk.key_names) for k in rk.keys] if sk.error is None else None,
                 "key_names": sk.key_names, "key_types": sk.key_types, "distinct_keys": rk.distinct_keys,
                 "input_kind": sk.input_kind, "partitioning": sk.partitioning, "sample_fraction": sk.sample_fraction,
@@ -108,6 +109,14 @@ def hot_keys_doc(views: list[Any], args: argparse.Namespace) -> list[dict[str, A
         counted = _counted(view, skewed, args) if not args.no_spark else {}
         for s in skewed:
             code = cluster_code(s, view.final_plan)
+            if s.unnamed_splits:
+                e = _entry(view, s, -1, None)
+                e.update(reducer=None, bytes=None, notes=[f"Spark split {s.unnamed_splits} reducer(s) of this read (its"
+                                                          " metric); the log does not say which"])
+                if code is not None:
+                    e["code_for_your_cluster"] = {"sql": code.sql, "note": code.note,
+                                                  "label": "code for you to run on your cluster; AQE Lens did not run it"}
+                doc.append(e)
             for reducer, splits in s.reducers.items():
                 e = _entry(view, s, reducer, splits)
                 e.update(counted.get((s.shuffle_id, reducer), {})) if s.shuffle_id is not None else None
@@ -124,8 +133,10 @@ def _text(doc: list[dict[str, Any]]) -> str:
     out = []
     for e in doc:
         what = "partition (post-AQE position)" if e["reducer_is_position"] else "reducer"
+        if e["reducer"] is None:
+            what, e = "reducers", {**e, "reducer": "not named by the source"}
         size = f"{e['bytes']:,} B ({e['bytes_evidence']})" if e["bytes"] is not None else "? B"
-        split = f", split into {e['splits']}" if e["splits"] else ", not split"
+        split = f", split into {e['splits']}" if e["splits"] else ", not split" if e["reducer"] != "not named by the source" else ""
         out.append(f"query {e['execution']}, shuffle {e['shuffle']} ({e['side']}), {what} {e['reducer']}: {size}{split}")
         if e["error"]:
             out.append(f"  keys not counted: {e['error']}")
@@ -136,7 +147,7 @@ def _text(doc: list[dict[str, Any]]) -> str:
                     + (f", ~{k['bytes_estimate']:,} B (estimate)" if k["bytes_estimate"] is not None else "")
                     for k in e["keys"]]
             out += [f"  check {c['name']}: {'ok' if c['passed'] else 'FAILED'} - {c['detail']}" for c in e["checks"]]
-            out += [f"  note: {n}" for n in e["notes"]]
+        out += [f"  note: {n}" for n in e["notes"]]
         for f in e["fixes"]:
             out.append(f"  fix ({f['kind']}): {f['text']}"
                        + (f" -> {', '.join(f'{k}={v}' for s in f['settings'] for k, v in s.items())}" if f["settings"] else ""))

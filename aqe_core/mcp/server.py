@@ -139,8 +139,20 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         whether the data, the settings or the release made the difference, the queries that got slower."""
         return _call(t.diff_runs, a=a, b=b, threshold=threshold, min_ms=min_ms)
 
-    return [open_source, list_queries, explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
+    return [open_source, list_queries, explain_query, histogram, what_if, recommend, *_hot_key_functions(t),
+            compare_releases, lint_settings,
             diff_runs, scan_summary, *_run_tool_functions(t)]
+
+
+def _hot_key_functions(t: AdviceTools) -> list[Callable[..., Any]]:
+    """``hot_keys``: no Spark, the SQL for the user's cluster (``count_hot_keys`` counts, with runs)."""
+
+    def hot_keys(source: Source, execution: Execution = None):
+        """The skewed reducers of a query (split or not), the SQL to run on the user's own cluster for their top keys
+        (keys, partition count and reducers filled in: code for them, not run here) and the fixes (hot-keys --no-spark)."""
+        return _call(t.hot_keys, source=source, execution=execution)
+
+    return [hot_keys]
 
 
 def _run_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
@@ -154,7 +166,14 @@ def _run_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         each read against the prediction (recommend --verify). Guarded SQL, one run at a time, a time limit."""
         return _call(t.verify_fix, source=source, execution=execution, fix=fix)
 
-    return [verify_fix]
+    def count_hot_keys(source: Source, execution: Execution = None,
+                       top: Annotated[int, Field(ge=1, le=20, description="keys per reducer")] = 5):
+        """The top keys of every skewed reducer of a capture's query, counted on Spark with the exchange's own
+        partitioning, checked against what Spark recorded, with the fix per key (hot-keys --json). Guarded SQL,
+        one run at a time, a time limit."""
+        return _call(getattr(t, "count_hot_keys"), source=source, execution=execution, top=top)
+
+    return [verify_fix, count_hot_keys]
 
 
 def _settings_resources() -> list[Any]:

@@ -34,6 +34,9 @@ class SkewedShuffle:
     reducers: dict[int, Optional[int]] = field(default_factory=dict)
     #: the reducer numbers are post-AQE partition positions, not reducer indices (an event log's read)
     positions_only: bool = False
+    #: reducers Spark split that the source does not name (a plain log's skew metric): the code
+    #: for the cluster lists the heaviest reducers instead
+    unnamed_splits: int = 0
 
     @property
     def label(self) -> str:
@@ -67,9 +70,12 @@ def skewed_shuffles(view: QueryView) -> list[SkewedShuffle]:
             for (start, _end), split in zip(sv.after_reducers, sv.after_split):
                 if split:
                     reducers[start] = sum(1 for (s, _), p in zip(sv.after_reducers, sv.after_split) if p and s == start)
-        if not reducers:
+        unnamed = 0
+        if not reducers and sv.skewed_partitions:  # Spark's metric: split, but not which reducers
+            positions, unnamed = True, sv.skewed_partitions
+        elif not reducers:
             continue
-        out.append(SkewedShuffle(sv, _shuffle_id(view, sv), dict(sorted(reducers.items())), positions))
+        out.append(SkewedShuffle(sv, _shuffle_id(view, sv), dict(sorted(reducers.items())), positions, unnamed))
     return out
 
 
