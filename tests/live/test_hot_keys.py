@@ -186,3 +186,55 @@ def test_the_sql_for_a_cluster_finds_the_same_key(spark_runtime):
     rows = session.sql(body).collect()
     assert (rows[0]["reducer"], rows[0]["key0"], rows[0]["rows"]) == (next(iter(split[sk.shuffle_id])), 7,
                                                                        ROWS * 30 // 100)
+
+
+@pytest.mark.slow
+def test_an_aggregations_hot_key_is_counted_on_its_input(spark_runtime):
+    """collect_list keeps every row of a key through the partial aggregation, so the hot key's
+    reducer is skewed in the aggregation's shuffle; its rows are the aggregation's input rows."""
+    cap = _run(spark_runtime, "SELECT k, size(collect_list(p)) AS n FROM facts GROUP BY k",
+               {"facts": _facts("7")})
+    doc = _doc(cap)
+    hot = _reducer_by_f_hash(spark_runtime.spark, "CAST(7 AS BIGINT)")
+    (e,) = [x for x in doc if x["reducer"] == hot]
+    assert e["input_kind"] == "aggregation input" and e["error"] is None and e["verified"], e["checks"]
+    assert e["keys"][0]["key"] == 7 and e["keys"][0]["rows"] == ROWS * 30 // 100
+    assert any("before the partial aggregation" in n for n in e["notes"])
+
+
+@pytest.mark.slow
+def test_a_large_input_is_sampled_and_said_so_and_the_time_limit_stops_it(spark_runtime):
+    from aqe_core.live.hot_keys import HotKeysStopped, HotKeyTarget, hot_keys
+
+    cap = _run(spark_runtime, "SELECT count(*), sum(d), max(f.p) FROM facts f JOIN dims x ON f.k = x.k",
+               {"facts": _facts("7"), "dims": DIMS})
+    q = cap.queries[0]
+    shuffle, reducers = next(iter(_split_reducers(cap).items()))
+    target = HotKeyTarget(shuffle, {r: 2 for r in reducers})
+    (sk,) = hot_keys(cap, q, [target], trusted=True, max_rows=5_000)
+    assert sk.sample_fraction == 5_000 / ROWS and sk.rows_evidence.value == "estimate"
+    assert any("Bernoulli sample" in n for n in sk.notes)
+    assert "rows" not in {c.name for c in sk.checks}  # an exact row check needs every row
+    top = sk.reducers[0].keys[0]
+    assert top.values == [7] and abs(top.rows - ROWS * 30 // 100) < ROWS * 30 // 100 * 0.2
+    with pytest.raises(HotKeysStopped, match="time limit"):
+        hot_keys(cap, q, [target], trusted=True, time_limit_s=0.001)
+
+
+@pytest.mark.slow
+def test_cli_hot_keys_json(spark_runtime, tmp_path, capsys):
+    import json
+
+    from aqe_core.cli import main
+    from aqe_core.readers.capture_file import save_capture
+
+    cap = _run(spark_runtime, "SELECT count(*), sum(d), max(f.p) FROM facts f JOIN dims x ON f.k = x.k",
+               {"facts": _facts("7"), "dims": DIMS})
+    path = save_capture(cap, tmp_path / "hot.json.gz")
+    assert main(["hot-keys", str(path), "--json", "--top", "2"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    e = _hot_entry(doc, cap)
+    assert [k["key"] for k in e["keys"]][:1] == [7] and len(e["keys"]) == 2
+    assert set(e) >= {"shuffle", "reducer", "rows", "bytes", "keys"}
+    assert main(["hot-keys", str(path), "--no-spark"]) == 0
+    assert "CODE FOR YOU TO RUN" in capsys.readouterr().out
