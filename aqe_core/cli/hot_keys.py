@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from aqe_core.cli.common import add_budget_argument, budget_meter
 
@@ -32,98 +32,28 @@ def add_hot_keys_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON array, an entry per skewed reducer")
 
 
-def _capture_of(view: Any) -> Optional[tuple[Any, Any]]:
-    raw = view.model.raw if view.model is not None else None
-    if not raw:
-        return None
-    capture, index = raw
-    q = next((x for x in capture.queries if x.index == index), None)
-    return (capture, q) if q is not None else None
-
-
-def _other_side_bytes(view: Any, sv: Any, q: Any) -> Optional[int]:
-    other = next((o for o in view.shuffles if o is not sv and o.group_key and o.group_key == sv.group_key), None)
-    stage = q.stage(other.stage_id) if other is not None and q is not None else None
-    return stage.size_in_bytes if stage is not None else None
-
-
-def _entry(view: Any, sk_view: Any, reducer: int, splits: Optional[int]) -> dict[str, Any]:
-    sv = sk_view.view
-    sizes = sv.sizes_before if sv.sizes_before is not None else sv.sizes_after
-    size = sizes[reducer] if sizes is not None and 0 <= reducer < len(sizes) else None
-    return {"execution": view.query_id, "shuffle": sk_view.shuffle_id, "stage": sv.stage_id, "side": sk_view.label,
-            "reducer": reducer, "reducer_is_position": sk_view.positions_only, "rows": None, "rows_evidence": None,
-            "bytes": size, "bytes_evidence": sv.evidence.value if sv.sizes_before is not None else "spark-metric",
-            "splits": splits, "keys": None, "verified": False, "checks": [], "notes": [], "error": None,
-            "fixes": [], "code_for_your_cluster": None}
-
-
-def _counted(view: Any, skewed: list[Any], args: argparse.Namespace) -> dict[tuple[int, int], dict[str, Any]]:
-    """Keys counted on Spark for a capture's skewed shuffles: (shuffle id, reducer) -> entry fields."""
-    from aqe_core.advise.hot_key_fixes import capture_split_settings, key_fixes
-    from aqe_core.live.hot_keys import HotKeyTarget, hot_keys
-
-    got = _capture_of(view)
-    if got is None:
-        return {}
-    capture, q = got
-    targets = [HotKeyTarget(s.shuffle_id, dict(s.reducers), s.label, s.view.stage_id) for s in skewed
-               if s.shuffle_id is not None]
-    if not targets:
-        return {}
-    if args.master:
-        from aqe_core.live.runtime import get_runtime
-
-        get_runtime(args.master)
-    found = hot_keys(capture, q, targets, top=args.top, time_limit_s=args.time_limit,
-                     trusted=True if args.trusted else None)
-    out: dict[tuple[int, int], dict[str, Any]] = {}
-    for s, sk in zip([s for s in skewed if s.shuffle_id is not None], found):
-        sv = s.view
-        median = sv.side_analysis.median if sv.side_analysis is not None else None
-        for rk in sk.reducers:
-            split = None if rk.splits else capture_split_settings(capture, q, sv.stage_id, view.conf, view.spark_version)
-            fixes = key_fixes(sk, rk, conf=view.conf, v=view.spark_version, median=median, join_type=sv.join_type,
-                              side=sv.side, other_side_bytes=_other_side_bytes(view, sv, q), split_settings=split)
-            out[(s.shuffle_id, rk.reducer)] = {
-                "rows": rk.rows if sk.error is None else None,
-                "rows_evidence": sk.rows_evidence.value if sk.error is None else None,
-                "keys": [k.to_dict(sk.key_names) for k in rk.keys] if sk.error is None else None,
-                "key_names": sk.key_names, "key_types": sk.key_types, "distinct_keys": rk.distinct_keys,
-                "input_kind": sk.input_kind, "partitioning": sk.partitioning, "sample_fraction": sk.sample_fraction,
-                "bytes_estimate_how": sk.avg_row_bytes_how, "verified": sk.verified,
-                "checks": [c.to_dict() for c in sk.checks], "notes": list(sk.notes), "error": sk.error,
-                "fixes": [f.to_dict() for f in fixes]}
-    return out
-
-
 def hot_keys_doc(views: list[Any], args: argparse.Namespace) -> list[dict[str, Any]]:
-    """One entry per skewed reducer of ``views`` (see the module docstring)."""
-    from aqe_core.views.hot_keys import cluster_code, skewed_shuffles
+    """One entry per skewed reducer of ``views`` (:func:`aqe_core.views.hot_key_entries.hot_key_entries`),
+    the keys counted on Spark for a capture unless ``args.no_spark``."""
+    from aqe_core.views.hot_key_entries import capture_of, hot_key_entries, hot_key_targets
+    from aqe_core.views.hot_keys import skewed_shuffles
 
     doc = []
     for view in views:
         skewed = skewed_shuffles(view)
-        if not skewed:
-            continue
-        counted = _counted(view, skewed, args) if not args.no_spark else {}
-        for s in skewed:
-            code = cluster_code(s, view.final_plan)
-            if s.unnamed_splits:
-                e = _entry(view, s, -1, None)
-                e.update(reducer=None, bytes=None, notes=[f"Spark split {s.unnamed_splits} reducer(s) of this read (its"
-                                                          " metric); the log does not say which"])
-                if code is not None:
-                    e["code_for_your_cluster"] = {"sql": code.sql, "note": code.note,
-                                                  "label": "code for you to run on your cluster; AQE Lens did not run it"}
-                doc.append(e)
-            for reducer, splits in s.reducers.items():
-                e = _entry(view, s, reducer, splits)
-                e.update(counted.get((s.shuffle_id, reducer), {})) if s.shuffle_id is not None else None
-                if e["keys"] is None and code is not None:
-                    e["code_for_your_cluster"] = {"sql": code.sql, "note": code.note,
-                                                  "label": "code for you to run on your cluster; AQE Lens did not run it"}
-                doc.append(e)
+        found = None
+        got = capture_of(view)
+        targets = hot_key_targets(skewed)
+        if skewed and targets and got is not None and not args.no_spark:
+            from aqe_core.live.hot_keys import hot_keys
+
+            if args.master:
+                from aqe_core.live.runtime import get_runtime
+
+                get_runtime(args.master)
+            found = hot_keys(got[0], got[1], targets, top=args.top, time_limit_s=args.time_limit,
+                             trusted=True if args.trusted else None)
+        doc += hot_key_entries(view, skewed, found)
     return doc
 
 

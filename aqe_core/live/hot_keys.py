@@ -1,6 +1,7 @@
 """Which key is skewed: the top keys of a capture's skewed reducers, counted on Spark (issue 42).
 
-    from aqe_core.live.hot_keys import HotKeyTarget, hot_keys
+    from aqe_core.live.hot_keys import hot_keys
+    from aqe_core.model.hot_keys import HotKeyTarget
     found = hot_keys(capture, capture.queries[0], [HotKeyTarget(shuffle_id=1, reducers={5: 2})])
 
 Spark puts a row of a hash-partitioned shuffle in reducer ``pmod(hash(k1, k2, ...), n)``:
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aqe_core.live.hot_key_plans import (
@@ -50,9 +50,9 @@ from aqe_core.live.hot_key_plans import (
     side_input,
 )
 from aqe_core.model.capture import Capture, QueryCapture
-from aqe_core.model.hot_keys import Check, HotKey, ReducerKeys, ShuffleKeys
+from aqe_core.model.hot_keys import Check, HotKey, HotKeyTarget, ReducerKeys, ShuffleKeys
 
-__all__ = ["HotKeyTarget", "HotKeysStopped", "hot_keys", "DEFAULT_MAX_ROWS", "DEFAULT_TIME_LIMIT_S"]
+__all__ = ["HotKeysStopped", "hot_keys", "DEFAULT_MAX_ROWS", "DEFAULT_TIME_LIMIT_S"]
 
 DEFAULT_TIME_LIMIT_S = 300.0
 DEFAULT_MAX_ROWS = 20_000_000
@@ -62,17 +62,6 @@ SAMPLE_SEED = 42
 
 class HotKeysStopped(RuntimeError):
     """The counting jobs were stopped at the time limit."""
-
-
-@dataclass
-class HotKeyTarget:
-    """The reducers of one shuffle to name the keys of: reducer -> parts Spark split it into (None:
-    left unsplit); ``label`` says which side of what it is."""
-
-    shuffle_id: int
-    reducers: dict[int, Optional[int]] = field(default_factory=dict)
-    label: str = ""
-    stage_id: Optional[int] = None
 
 
 def hot_keys(capture: Capture, q: QueryCapture, targets: list[HotKeyTarget], *, spark: Any = None,

@@ -23,7 +23,18 @@ from typing import Any, Optional
 
 from aqe_core.model.evidence import Evidence
 
-__all__ = ["Check", "HotKey", "ReducerKeys", "ShuffleKeys"]
+__all__ = ["Check", "HotKey", "HotKeyTarget", "ReducerKeys", "ShuffleKeys"]
+
+
+@dataclass
+class HotKeyTarget:
+    """The reducers of one shuffle to name the keys of: reducer -> parts Spark split it into (None:
+    left unsplit); ``label`` says which side of what it is."""
+
+    shuffle_id: int
+    reducers: dict[int, Optional[int]] = field(default_factory=dict)
+    label: str = ""
+    stage_id: Optional[int] = None
 
 
 @dataclass

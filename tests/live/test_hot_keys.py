@@ -204,7 +204,8 @@ def test_an_aggregations_hot_key_is_counted_on_its_input(spark_runtime):
 
 @pytest.mark.slow
 def test_a_large_input_is_sampled_and_said_so_and_the_time_limit_stops_it(spark_runtime):
-    from aqe_core.live.hot_keys import HotKeysStopped, HotKeyTarget, hot_keys
+    from aqe_core.live.hot_keys import HotKeysStopped, hot_keys
+    from aqe_core.model.hot_keys import HotKeyTarget
 
     cap = _run(spark_runtime, "SELECT count(*), sum(d), max(f.p) FROM facts f JOIN dims x ON f.k = x.k",
                {"facts": _facts("7"), "dims": DIMS})
