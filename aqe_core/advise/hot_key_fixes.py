@@ -22,7 +22,7 @@ from aqe_core.model.hot_keys import ReducerKeys, ShuffleKeys
 from aqe_core.units import format_bytes
 from aqe_core.versions import SparkVersion
 
-__all__ = ["KeyFix", "capture_split_settings", "key_fixes"]
+__all__ = ["KeyFix", "capture_split_settings", "key_fixes", "split_fixes"]
 
 #: values that usually stand for "unknown" when one of them is a hot key (a heuristic, said so)
 DEFAULT_LOOKING = {0, -1, "", "0", "-1", "unknown", "UNKNOWN", "N/A", "n/a", "NA", "null", "NULL", "none", "None",
@@ -122,25 +122,31 @@ def _salting(sk: ShuffleKeys, rk: ReducerKeys, parts: int) -> str:
     ])
 
 
+def split_fixes(size: Optional[int], splits: Optional[int], median: Optional[int], *, conf: AQEConf, v: SparkVersion,
+                is_join: bool, split_settings: Optional[list[dict[str, str]]] = None) -> list[KeyFix]:
+    """What Spark did to the reducer, or the settings under which its skew join would split it
+    (``split_settings``: a capture's replayed :func:`next_settings`; else the rules' thresholds)."""
+    if is_join and splits:
+        return [KeyFix("split_note", f"Spark split this reducer into {splits} parts by map ranges: each part"
+                       " still joins every row of the other side's key; salting spreads the key itself",
+                       how_known="exact (the read's partition specs)")]
+    if not is_join or size is None:
+        return []
+    settings = split_settings if split_settings is not None else _threshold_settings(size, median or 0, conf, v)
+    if not settings:
+        return []
+    return [KeyFix("split_settings", f"settings under which AQE's skew join splits this reducer ({format_bytes(size)})",
+                   settings, how_known="the rules' own skew conditions" + (", replayed on the capture"
+                                                                         if split_settings is not None else ""))]
+
+
 def key_fixes(sk: ShuffleKeys, rk: ReducerKeys, *, conf: AQEConf, v: SparkVersion, median: Optional[int],
               join_type: Optional[str], side: Optional[str], other_side_bytes: Optional[int],
               split_settings: Optional[list[dict[str, str]]] = None) -> list[KeyFix]:
     """The fixes for reducer ``rk`` of ``sk`` (its top keys already counted)."""
-    out: list[KeyFix] = []
     size = rk.bytes
     is_join = sk.input_kind == "join side"
-    if is_join and rk.splits:
-        out.append(KeyFix("split_note", f"Spark split this reducer into {rk.splits} parts by map ranges: each part"
-                          " still joins every row of the other side's key; salting spreads the key itself",
-                          how_known="exact (the read's partition specs)"))
-    elif is_join and size is not None:
-        settings = split_settings if split_settings is not None else \
-            _threshold_settings(size, median or 0, conf, v)
-        if settings:
-            out.append(KeyFix("split_settings", "settings under which AQE's skew join splits this reducer"
-                              f" ({format_bytes(size)})", settings,
-                              how_known="the rules' own skew conditions" + (", replayed on the capture"
-                                                                            if split_settings is not None else "")))
+    out = split_fixes(size, rk.splits, median, conf=conf, v=v, is_join=is_join, split_settings=split_settings)
     top = rk.keys[0] if rk.keys else None
     if top is not None and any(x is None for x in top.values):
         out.append(KeyFix("null_key", f"the top key is NULL ({top.share:.0%} of the reducer's rows): NULL keys never"

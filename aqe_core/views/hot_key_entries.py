@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aqe_core.advise.hot_key_fixes import capture_split_settings, key_fixes
+from aqe_core.advise.hot_key_fixes import capture_split_settings, key_fixes, split_fixes
 from aqe_core.model.hot_keys import HotKeyTarget, ShuffleKeys
 from aqe_core.views.hot_keys import ClusterCode, SkewedShuffle, cluster_code
 from aqe_core.views.query import QueryView, ShuffleView
@@ -101,5 +101,8 @@ def hot_key_entries(view: QueryView, skewed: list[SkewedShuffle],
             e.update(counted.get(s.shuffle_id, {}).get(reducer, {}))
             if e["keys"] is None:
                 e["code_for_your_cluster"] = code
+                median = s.view.side_analysis.median if s.view.side_analysis is not None else None
+                e["fixes"] = [f.to_dict() for f in split_fixes(e["bytes"], splits, median, conf=view.conf,
+                                                               v=view.spark_version, is_join=bool(s.view.join))]
             doc.append(e)
     return doc
