@@ -199,26 +199,39 @@ def _run_bounded(session: Any, frame: Any, reducers: list[int], top: int,
     timer.daemon = True
     sc.setJobGroup(group, "AQE Lens: hot keys", True)
     timer.start()
+    grouped = None
     try:
+        # Spark < 4 cannot cancel a group's future jobs: each action also checks the deadline
+        _deadline(stopped, time_limit_s)
         grouped = frame.groupBy("__reducer", *keys).count().persist()
         per = {int(r["__reducer"]): (int(r["rows"]), int(r["keys"])) for r in
                grouped.groupBy("__reducer").agg(F.sum("count").alias("rows"), F.count(F.lit(1)).alias("keys")).collect()}
+        _deadline(stopped, time_limit_s)
         w = Window.partitionBy("__reducer").orderBy(F.desc("count"), *[F.asc_nulls_first(k) for k in keys])
         ranked = (grouped.where(F.col("__reducer").isin(reducers)).withColumn("__rank", F.row_number().over(w))
                   .where(F.col("__rank") <= top).collect())
-        grouped.unpersist()
+        _deadline(stopped, time_limit_s)
+    except HotKeysStopped:
+        raise
     except Exception:
         if stopped.is_set():
             raise HotKeysStopped(f"the hot-key count was stopped at its time limit of {time_limit_s:g} s") from None
         raise
     finally:
         timer.cancel()
+        if grouped is not None:
+            grouped.unpersist()
         for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
             sc.setLocalProperty(key, None)
     tops: dict[int, list[tuple[list[Any], int]]] = {}
     for r in sorted(ranked, key=lambda r: (r["__reducer"], r["__rank"])):
         tops.setdefault(int(r["__reducer"]), []).append(([_plain(r[k]) for k in keys], int(r["count"])))
     return per, tops
+
+
+def _deadline(stopped: threading.Event, time_limit_s: float) -> None:
+    if stopped.is_set():
+        raise HotKeysStopped(f"the hot-key count was stopped at its time limit of {time_limit_s:g} s")
 
 
 def _plain(v: Any) -> Any:
