@@ -79,3 +79,9 @@ def hot_keys_box(src: Any, view: QueryView, sv: ShuffleView) -> None:
         for e in hot_key_entries(view, skewed, store.get(key)):
             if e["stage"] == sv.stage_id and e["side"] == next(s.label for s in skewed if s.view is sv):
                 _entry(e)
+
+
+def hot_key_report_entries(src: Any, view: QueryView) -> list:
+    """The report's "Which key is skewed": with the keys counted in this session, if any."""
+    found = st.session_state.get(state.HOT_KEYS, {}).get((getattr(src, "path", ""), view.query_id))
+    return hot_key_entries(view, skewed_shuffles(view), found)
