@@ -88,11 +88,16 @@ def _literal(value: Any, type_name: str) -> str:
     return str(value)
 
 
+#: a key is salted when it holds at least this share of its reducer's rows (the top key always is)
+SALT_SHARE = 0.1
+
+
 def hot_condition(sk: ShuffleKeys, rk: ReducerKeys, n: int = 3) -> str:
-    """A SQL condition true for the reducer's top ``n`` keys (NULL-safe)."""
+    """A SQL condition true for the reducer's hot keys (NULL-safe): the top key and, of the next
+    ``n - 1``, those holding at least :data:`SALT_SHARE` of the reducer's rows."""
     types = sk.key_types or ["?"] * len(sk.key_names)
     ors = []
-    for k in rk.keys[:n]:
+    for k in [k for i, k in enumerate(rk.keys[:n]) if i == 0 or k.share >= SALT_SHARE]:
         ands = [f"{name} <=> {_literal(val, t)}" for name, val, t in zip(sk.key_names, k.values, types)]
         ors.append("(" + " AND ".join(ands) + ")" if len(ands) > 1 else ands[0])
     return " OR ".join(ors) or "false"

@@ -9,8 +9,8 @@ error is always one line (an MCP tool error, ``isError``), never a traceback.
 Safety, as in the app: paths only under the server's roots (``server.toml``'s ``roots``,
 ``AQE_LENS_ROOTS``, the samples and ``$AQE_LENS_HOME``), the app's decoding limits and memory
 budget, bounded and paged answers. No tool runs SQL or Spark unless the operator passes
-``--allow-runs``: then ``verify_fix`` reruns a captured query with a fix, through the SQL and conf
-guards (even with ``trusted`` on), with the time limit, one run at a time.
+``--allow-runs``: then ``verify_fix`` reruns a captured query with a fix and ``count_hot_keys`` counts
+a capture's hot keys, through the SQL and conf guards (even with ``trusted`` on), with the time limit, one run at a time.
 """
 import json
 import logging
@@ -28,10 +28,11 @@ INSTRUCTIONS = """AQE Lens replays Apache Spark's Adaptive Query Execution rules
 Start with open_source(path) on an event log, a listener log or a capture (paths under the server's
 roots), then list_queries to rank its SQL executions, explain_query for why AQE did what it did
 (each rule's checks with the numbers it read), histogram for one read's partitions and lines,
-recommend for the smallest setting change with its predicted effect, what_if for your own settings,
+recommend for the smallest setting change with its predicted effect, hot_keys for each skewed reducer's SQL
+to run on the user's cluster and its fixes, what_if for your own settings,
 compare_releases across Spark 3.0.1-4.3.0 and lint_settings for a release. Quote the evidence label of
 every number: exact (what AQE decided with), Spark's metric (a plain log) or estimate (derived, with
-what it assumes). Only verify_fix, when the operator allowed runs, runs Spark (guarded)."""
+what it assumes). Only verify_fix and count_hot_keys, when the operator allowed runs, run Spark (guarded)."""
 
 # (no `from __future__ import annotations` here: the SDK reads these annotations at run time)
 Execution = Annotated[Optional[Union[str, int]], Field(description="a SQL execution id (list_queries gives them); may"
