@@ -31,7 +31,7 @@ reported as estimates with the fraction.
 
 Checked against what Spark recorded, per shuffle (:class:`~aqe_core.model.hot_keys.Check`): the
 partition count equals the recorded one; the rows counted equal the shuffle's recorded row count
-(join sides, unsampled: the ``rowCount`` of the stage's runtime statistics); the reducer Spark's
+(join sides and repartitions, unsampled: the ``rowCount`` of the stage's runtime statistics); the reducer Spark's
 ``bytesByPartitionId`` makes heaviest is the heaviest by counted rows; every reducer asked about
 has more rows than the median reducer. A failed check leaves the keys marked unverified.
 """
@@ -127,7 +127,7 @@ def _session(capture: Capture, q: QueryCapture, sql: str, spark: Any, trusted: O
 
 def _fraction(q: QueryCapture, t: HotKeyTarget, side: Any, max_rows: int, max_input_bytes: int) -> tuple[float, str]:
     stage = _stage(q, t.shuffle_id)
-    rows = stage.row_count if stage is not None and side.input_kind == "join side" else None
+    rows = stage.row_count if stage is not None and side.input_kind != "aggregation input" else None
     if rows and rows > max_rows:
         return max_rows / rows, f"{rows:,} rows (Spark's row count of the shuffle) over the limit of {max_rows:,}"
     if side.size_in_bytes and side.size_in_bytes > max_input_bytes:
@@ -251,7 +251,7 @@ def _checks(q: QueryCapture, t: HotKeyTarget, sk: ShuffleKeys, rows_by: dict[int
         out.append(Check("partitions", sh.num_reducers == sk.num_partitions,
                          f"re-planned exchange has {sk.num_partitions} partitions, Spark recorded {sh.num_reducers}"))
     stage = _stage(q, t.shuffle_id)
-    if stage is not None and stage.row_count is not None and sk.input_kind == "join side" and sk.sample_fraction >= 1:
+    if stage is not None and stage.row_count is not None and sk.input_kind != "aggregation input" and sk.sample_fraction >= 1:
         out.append(Check("rows", stage.row_count == sk.total_rows,
                          f"{sk.total_rows:,} rows counted, Spark's shuffle wrote {stage.row_count:,}"))
     if sizes:
