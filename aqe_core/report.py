@@ -18,6 +18,7 @@ from plotly.offline import get_plotlyjs
 import aqe_core
 from aqe_core.views.diff_runs import caused_by
 from aqe_core.views.query import QueryView
+from aqe_core.views.query_groups import QueryGroup
 from aqe_core.advise.whatif import PresetOutcome
 from aqe_core.advise.releases import ReleaseComparison
 from aqe_core.advise.recommend import Fix
@@ -100,10 +101,12 @@ def build_report(
     releases: Optional[ReleaseComparison] = None,
     fixes: Sequence[Fix] = (),
     hot_keys: Optional[Sequence[dict[str, Any]]] = None,
+    query_group: Optional[QueryGroup] = None,
 ) -> str:
     """The whole report as one HTML string. ``hot_keys``: the entries of
     :func:`aqe_core.views.hot_key_entries.hot_key_entries` (with keys counted on Spark where the
-    caller did); None builds them without Spark (the SQL for the user's cluster)."""
+    caller did); None builds them without Spark (the SQL for the user's cluster). ``query_group``:
+    the query's executions across the application, where it ran more than once."""
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts: list[str] = []
     parts.append(f"<h1>AQE Lens report</h1><p class='meta'>Source: {_e(source_label)} &middot; query {_e(view.query_id)}:"
@@ -117,28 +120,15 @@ def build_report(
                  + ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in (view.join_decisions or view.join_changes)) + "</ul>"
                     if (view.join_decisions or view.join_changes) else "")
                  + _join_traces(view) + "</section>")
+    if query_group is not None and query_group.count > 1:
+        parts.append(_group_section(query_group))
     if plan_figures:
         divs = "".join(f"<div>{_plan_map_div(f, f'plan-{i}')}</div>" if isinstance(f, dict)
                        else f"<div><h3>{_e(t)}</h3>{_fig_div(f, f'plan-{i}')}</div>" for i, (t, f) in enumerate(plan_figures))
         rows = [{"change": c.get("label") or c.get("kind"), "node": c.get("node"), "what happened": c.get("explanation")}
                 for c in plan_changes]
         parts.append(f"<section><h2>Plans</h2><div class='plans'>{divs}</div>{_table(rows)}</section>")
-    sh = []
-    for i, s in enumerate(view.shuffles):
-        block = [f"<h3>{_e(s.label)}</h3>"]
-        if s.approx_reason and not s.exact:
-            block.append(f"<p class='approx'>Approximate: {_e(s.approx_reason)}</p>")
-        block.append(_table([{"line": ln.kind, "value (bytes)": ln.value, "meaning": ln.label,
-                              "settings": ", ".join(ln.config_keys)} for ln in s.lines]))
-        if s.skew_rows:
-            block.append(_table([r.to_dict() for r in s.skew_rows]))
-        if s.reasons:
-            block.append("<ul>" + "".join(f"<li>{_e(r.message)}</li>" for r in s.reasons) + "</ul>")
-        if s.trace:
-            block.append("<h4>Decision trace</h4>" + _table(_trace_rows(s.trace)))
-        sh.append("".join(block))
-    hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
-    parts.append(f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>")
+    parts.append(_partitions_section(view, histogram_figures))
     if fixes:
         parts.append(_fixes_section(fixes))
     parts.append(_hot_keys_section(view, hot_keys))
@@ -168,6 +158,39 @@ def build_report(
         + (f"<script type='text/javascript'>{plan_map_script()}\n{_PLAN_MAP_BOOT}</script>" if maps else "")
         + "</body></html>"
     )
+
+
+def _partitions_section(view: QueryView, histogram_figures: Sequence[tuple[str, Any]]) -> str:
+    """Each shuffle's histogram, lines, skew rows, reasons and decision trace (kept apart so the
+    report's frame stays short)."""
+    sh = []
+    for s in view.shuffles:
+        block = [f"<h3>{_e(s.label)}</h3>"]
+        if s.approx_reason and not s.exact:
+            block.append(f"<p class='approx'>Approximate: {_e(s.approx_reason)}</p>")
+        block.append(_table([{"line": ln.kind, "value (bytes)": ln.value, "meaning": ln.label,
+                              "settings": ", ".join(ln.config_keys)} for ln in s.lines]))
+        if s.skew_rows:
+            block.append(_table([r.to_dict() for r in s.skew_rows]))
+        if s.reasons:
+            block.append("<ul>" + "".join(f"<li>{_e(r.message)}</li>" for r in s.reasons) + "</ul>")
+        if s.trace:
+            block.append("<h4>Decision trace</h4>" + _table(_trace_rows(s.trace)))
+        sh.append("".join(block))
+    hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
+    return f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>"
+
+
+def _group_section(g: QueryGroup) -> str:
+    """The query across the application: its executions, their span, AQE's decisions and changes."""
+    span = g.span_text()
+    head = (f"<p>{g.count:,} executions of this query (the same plan, join strategies aside): executions"
+            f" {_e(', '.join(g.execution_ids[:10]))}{' ...' if g.count > 10 else ''}" + (f", over {_e(span)}" if span else "")
+            + "</p>")
+    rows = [{"decision": d.label, "executions": d.distribution_text(), "changes": d.changed} for d in g.shown_decisions()]
+    changes = "".join(f"<li>{_e(c.sentence)}</li>" for c in g.changes())
+    return f"<section><h2>This query across the application</h2>{head}{_table(rows)}" + (
+        f"<ul>{changes}</ul>" if changes else "") + "</section>"
 
 
 def _page(title: str, body: str) -> str:

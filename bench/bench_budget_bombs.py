@@ -7,6 +7,11 @@ the process's peak RSS over its RSS before the load, and how the load ended (loa
 with the one line). The budget holds when every growth is under the budget.
 
     python -m bench.bench_budget_bombs [--budget-mb 512] [--mb 1024] [--kinds descriptions,...]
+    python -m bench.bench_budget_bombs --task-bomb 400000000
+
+``--task-bomb N``: instead, ``inspect --json`` (the CLI's own limits) on a log whose stages claim N
+tasks each and end one task each, beside the same command on the same log claiming one task per
+stage: both peak RSS figures (VmHWM) from one run, A B A B.
 """
 from __future__ import annotations
 
@@ -64,6 +69,39 @@ def run(paths: list[Path], env: dict[str, str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+_INSPECT = r"""
+import runpy, sys
+sys.argv = ["aqe_core", "inspect", sys.argv[1], "--json", "--quiet"]
+try:
+    runpy.run_module("aqe_core", run_name="__main__")
+except SystemExit:
+    pass
+with open("/proc/self/status") as f:
+    print(next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")) / 1024, file=sys.stderr)
+"""
+
+
+def task_bomb(claimed: int, rounds: int = 2) -> None:
+    """Peak RSS of ``inspect --json`` on a log claiming ``claimed`` tasks per stage beside the
+    same log claiming one (the tasks it ends: one per stage)."""
+    from tests.budget_logs import inflated_tasks
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bomb = inflated_tasks(Path(tmp) / "claims.gz", claimed, stages=3, index=0)
+        plain = inflated_tasks(Path(tmp) / "plain.gz", 1, stages=3, index=0)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        peaks: dict[str, list[float]] = {"bomb": [], "plain": []}
+        for _ in range(rounds):
+            for label, p in (("bomb", bomb), ("plain", plain)):
+                proc = subprocess.run([sys.executable, "-c", _INSPECT, str(p)], env=env, cwd=ROOT,
+                                      capture_output=True, text=True, timeout=1800)
+                peaks[label].append(float(proc.stderr.strip().splitlines()[-1]))
+        b, a = min(peaks["bomb"]), min(peaks["plain"])
+        print(f"inspect --json, 3 stages claiming {claimed:,} tasks each ({bomb.stat().st_size / 1024:.0f} KB gzip): "
+              f"peak {b:.0f} MB; the same log claiming 1 task a stage: {a:.0f} MB; ratio {b / a:.2f}x "
+              f"(best of {rounds} each, A B A B)")
+
+
 def main() -> None:
     from tests import string_bombs
 
@@ -71,7 +109,12 @@ def main() -> None:
     ap.add_argument("--budget-mb", type=int, default=512)
     ap.add_argument("--mb", type=int, default=1024, help="decoded MiB of strings per bomb")
     ap.add_argument("--kinds", default=",".join(string_bombs.KINDS))
+    ap.add_argument("--task-bomb", type=int, default=0, metavar="N",
+                    help="instead: inspect --json on a log claiming N tasks per stage, beside one claiming 1")
     args = ap.parse_args()
+    if args.task_bomb:
+        task_bomb(args.task_bomb)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         env = {**os.environ, "AQE_LENS_HOME": str(home), "AQE_LENS_CONFIG": str(home / "none.toml"),

@@ -2,6 +2,7 @@
 """Benchmark: AQE Lens event-log load vs the Spark History Server, on the same logs.
 
     python -m bench.bench_eventlog [--cache-dir DIR] [--scales 10,22] [--skip-hs] [--skip-scaled]
+    python -m bench.bench_eventlog --scales 10 --inspect-vs-json 3   # inspect --json beside json.loads only
 
 1. Generates (once, cached in ``~/.cache/aqe-lens/bench/`` under a name made of the generator's
    parameters, so a rerun skips the slow Spark run) a large uncompressed Spark 4.3.0 log with real
@@ -124,6 +125,32 @@ def inspect_json(path: Path, repeat: int) -> dict:
             out[label] = min(out.get(label, took), took)
             out["json_mb"] = size / 1e6
     return out
+
+
+def inspect_vs_json(path: Path, rounds: int) -> None:
+    """``inspect --json`` into a pipe beside the ``json.loads`` pass over the same lines, A B A B,
+    each in a fresh process pinned to one core: CPU seconds (the process's own accounting) of
+    both, per round and the ratio of the medians (the goal of issue 41: <= 1.1x)."""
+    env = _child_env(PYTHONPATH=str(REPO))
+    subprocess.run([sys.executable, "-c", "import aqe_core.api, aqe_core.cli"], check=True, env=env)
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(rounds):
+        p = subprocess.Popen([sys.executable, "-m", "aqe_core", "inspect", str(path), "--json", "--quiet"],
+                             stdout=subprocess.PIPE, env=env, preexec_fn=_pinned())
+        assert p.stdout is not None
+        while p.stdout.read(1 << 16):
+            pass
+        _, status, use = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        assert p.returncode == 0
+        a.append(use.ru_utime + use.ru_stime)
+        b.append(floor(path, 1, "json")["cpu_s"])
+        print(f"[bench] round {i + 1}: inspect --json {a[-1]:.2f} s CPU, json.loads pass {b[-1]:.2f} s CPU, "
+              f"{a[-1] / b[-1]:.2f}x", file=sys.stderr)
+    ma, mb = sorted(a)[len(a) // 2], sorted(b)[len(b) // 2]
+    print(f"{path.name}: inspect --json {ma:.2f} s CPU (median of {rounds}), json.loads over its lines {mb:.2f} s CPU: "
+          f"{ma / mb:.2f}x; per round: " + ", ".join(f"{x / y:.2f}x" for x, y in zip(a, b)))
 
 
 def ours(path: Path, repeat: int) -> dict:
@@ -306,7 +333,14 @@ def main() -> None:
     ap.add_argument("--skip-scaled", action="store_true")
     ap.add_argument("--hs-heap", default="4g")
     ap.add_argument("--json-out")
+    ap.add_argument("--inspect-vs-json", type=int, default=0, metavar="ROUNDS",
+                    help="only: inspect --json beside the json.loads pass on the scaled logs, ROUNDS rounds A B A B")
     args = ap.parse_args()
+    if args.inspect_vs_json:
+        scales = [int(x) for x in args.scales.split(",") if x.strip()]
+        for log in ensure_logs(Path(args.cache_dir), scales, args.queries, args.partitions, args.rows)[2:]:
+            inspect_vs_json(log, args.inspect_vs_json)
+        return
     scales = [] if args.skip_scaled else [int(x) for x in args.scales.split(",") if x.strip()]
     logs = ensure_logs(Path(args.cache_dir), scales, args.queries, args.partitions, args.rows)
     results = [measure(p, args) for p in logs]

@@ -33,10 +33,12 @@ def many_executions(path: Path, n: int) -> Path:
     return path
 
 
-def inflated_tasks(path: Path, tasks: int, stages: int = 1, tag: int = 0) -> Path:
+def inflated_tasks(path: Path, tasks: int, stages: int = 1, tag: int = 0, index: int | None = None) -> Path:
     """One SQL execution whose job's ``stages`` stages each declare ``tasks`` tasks, and one
-    finished task per stage (which makes the reader size its per-task arrays): a few KB of gzip.
-    ``tag`` makes files of the same shape differ."""
+    finished task per stage, at ``index`` (default: the last, ``tasks - 1``, which makes the
+    reader size its per-task arrays to the whole count; at 0 they hold a few slots): a few KB of
+    gzip. ``tag`` makes files of the same shape differ."""
+    at = tasks - 1 if index is None else index
     prop = config.EXECUTION_ID_KEY.encode()
     infos = b",".join(b'{"Stage ID":%d,"Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":%d}' % (s, tasks)
                       for s in range(stages))
@@ -47,8 +49,8 @@ def inflated_tasks(path: Path, tasks: int, stages: int = 1, tag: int = 0) -> Pat
         lines.append(b'{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":%d,"Stage Attempt ID":0,'
                      b'"Stage Name":"s","Number of Tasks":%d,"Submission Time":1}}\n' % (s, tasks))
         lines.append(b'{"Event":"SparkListenerTaskEnd","Stage ID":%d,"Stage Attempt ID":0,"Task Info":{"Task ID":%d,'
-                     b'"Index":0,"Launch Time":1,"Finish Time":2,"Failed":false,"Killed":false,"Accumulables":[]}}\n'
-                     % (s, s))
+                     b'"Index":%d,"Launch Time":1,"Finish Time":2,"Failed":false,"Killed":false,"Accumulables":[]}}\n'
+                     % (s, s, at))
     lines.append(_end(0))
     path.write_bytes(gzip.compress(b"".join(lines)))
     return path

@@ -17,6 +17,10 @@ events, except the ``scale`` command, which multiplies a real log (see below).
       wrappers, a wrong extension, and the History Server's own /logs zip downloads.
   python tools/generate_eventlogs.py large --out PATH [--queries 40] [--partitions 300] [--listener]
       A single uncompressed 4.3.0 log with dozens of AQE queries of hundreds of tasks each.
+  python tools/generate_eventlogs.py small --out PATH [--queries 20] [--partitions 4]
+      A single uncompressed 4.3.0 log of one tiny adaptive query (a broadcast join and an
+      aggregation, a few tasks a stage) run ``queries`` times: the source that
+      tools/scale_executions.py repeats into logs of 10^5-10^6 executions.
   python tools/generate_eventlogs.py scale SRC DST --factor N
       Writes a log N times the size of SRC by repeating its SQL executions, jobs, stages and
       tasks with shifted ids (the "scaled variant" for the benchmark). Only the ids change.
@@ -151,6 +155,8 @@ def _child(spec: dict) -> None:
 
     if spec["workload"] == "samples":
         _samples_workload(spark, desc, version, work, snapshot, spec)
+    elif spec["workload"] == "small":
+        _small_workload(spark, desc, spec)
     else:
         _large_workload(spark, desc, spec)
     spark.stop()
@@ -244,6 +250,21 @@ def _large_workload(spark, desc, spec: dict) -> None:
             ).collect()
 
 
+def _small_workload(spark, desc, spec: dict) -> None:
+    """One tiny adaptive query run over and over, as a micro-batch or a dashboard's refresh
+    does: a join of two small tables and an aggregation, a few tasks per stage."""
+    fact = spark.range(0, 2000, 1, 2).selectExpr("id % 50 AS key", "id AS v")
+    dim = spark.range(0, 50, 1, 1).selectExpr("id AS key", "id % 5 AS grp")
+    fact.createOrReplaceTempView("fact")
+    dim.createOrReplaceTempView("dim")
+    for i in range(int(spec.get("queries", 20))):
+        desc(f"batch {i}")
+        spark.sql(
+            f"SELECT dim.grp, count(*), sum(fact.v) FROM fact JOIN dim ON fact.key = dim.key "
+            f"WHERE fact.v % {i + 2} = 0 GROUP BY dim.grp"
+        ).collect()
+
+
 # ---------------------------------------------------------------------------------------------
 # parent
 
@@ -325,6 +346,25 @@ def cmd_samples(args) -> None:
         manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"[generate] {out}: {total / 1e6:.2f} MB", file=sys.stderr)
+
+
+def cmd_small(args) -> None:
+    """A plain 4.3.0 log of ``queries`` small adaptive queries (the source of many-execution logs)."""
+    out = Path(args.out)
+    with tempfile.TemporaryDirectory(prefix="aqe-lens-log-") as tmp:
+        conf = {
+            "spark.eventLog.compress": "false",
+            "spark.eventLog.rolling.enabled": "false",
+            "spark.sql.shuffle.partitions": str(args.partitions),
+            "spark.default.parallelism": "2",
+            "spark.sql.autoBroadcastJoinThreshold": "10m",  # the dimension side broadcast, as usual
+        }
+        extra = {"app_name": "aqe-lens small queries", "queries": args.queries}
+        run_spark("4.3.0", conf, Path(tmp) / "logs", "small", extra)
+        (src,) = list((Path(tmp) / "logs").iterdir())
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(src), out)
+    print(f"[generate] {out}: {out.stat().st_size / 1e6:.1f} MB", file=sys.stderr)
 
 
 def cmd_large(args) -> None:
@@ -551,13 +591,17 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--partitions", type=int, default=300)
     g.add_argument("--rows", type=int, default=200000)
     g.add_argument("--listener", action="store_true", help="run with the AQE Lens listener (exact statistics)")
+    sm = sub.add_parser("small")
+    sm.add_argument("--out", required=True)
+    sm.add_argument("--queries", type=int, default=20)
+    sm.add_argument("--partitions", type=int, default=4)
     c = sub.add_parser("scale")
     c.add_argument("src")
     c.add_argument("dst")
     c.add_argument("--factor", type=int, default=10)
     sub.add_parser("fixtures", help="derived fixtures (rolling parts, compact, gz, tar, HS zip) from the samples")
     args = ap.parse_args(argv)
-    {"samples": cmd_samples, "large": cmd_large, "scale": cmd_scale, "fixtures": cmd_fixtures}[args.cmd](args)
+    {"samples": cmd_samples, "large": cmd_large, "small": cmd_small, "scale": cmd_scale, "fixtures": cmd_fixtures}[args.cmd](args)
 
 
 if __name__ == "__main__":

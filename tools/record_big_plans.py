@@ -3,6 +3,8 @@
 
     python tools/record_big_plans.py                 # record, move into sample_logs/eventlogs/
     python tools/record_big_plans.py --summary LOG   # print what a recorded log holds
+    python tools/record_big_plans.py --queries q88-wide --out tests/fixtures/eventlogs/wide_plan/
+                                                     # record only these queries, the log into --out
 
 Production logs (a Dataproc NDS query72, a Databricks query88) carry plans of 100 to 300+ nodes
 with a dozen joins; the small sample logs do not. This runs ONE Spark application with the
@@ -20,6 +22,17 @@ named by its job description:
 * ``dozen-joins``: 13 joins (fact-to-fact sort-merge joins and dimension broadcast joins), an
   aggregation and an order by, its joined result used four times in a union; default AQE
   settings except smaller skew thresholds so the hot customer's partition is split at this size.
+* ``q88-wide`` (not in the sample log; ``--queries q88-wide``, recorded into
+  tests/fixtures/eventlogs/wide_plan/): query88's eight scalar counts again, each joining its three
+  dimensions, but with the household_demographics and store joins as sort-merge joins (``MERGE``
+  hints in every subquery), as on a cluster where those dimensions are not broadcast. q88-like's
+  stage graph is narrow: every dimension is a broadcast with no stage below it, which the plan
+  map writes as a line of the stage that joins it (and Spark reuses the identical household and
+  store broadcasts across the subqueries), so its 40 query-stage nodes draw as 16 stages (229
+  operators). Here each subquery shuffles store_sales twice and both dimensions once, and
+  counts in a stage of its own: six stages per subquery, 48 in the stage graph (56 query-stage
+  nodes, 40 of them shuffles) and 311 operators in the final plan, the width of a production
+  query88 plan. Its log is the query alone (setup writes only the four tables it reads).
 
 The data is deterministic (``spark.range`` and hashes of the row id, no random numbers) and
 small (10k-100k rows per fact table): the run takes a couple of minutes on 2 cores. At this
@@ -33,6 +46,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -173,16 +187,23 @@ RETURNS: dict[str, tuple[str, str, list[str]]] = {
 }
 
 
-def write_tables(spark, desc, data_dir: Path) -> None:
-    """Write every table as parquet (scans as on a cluster: Scan parquet + ColumnarToRow)."""
+def write_tables(spark, desc, data_dir: Path, only: set[str] | None = None) -> None:
+    """Write every table (or those in ``only``) as parquet (scans as on a cluster: Scan parquet +
+    ColumnarToRow)."""
     for name, (rows, files, cols) in {**DIMENSIONS, **FACTS}.items():
+        if only is not None and name not in only:
+            continue
         desc(f"setup: write {name}")
         spark.range(0, rows, 1, files).selectExpr(*cols).write.mode("overwrite").parquet(str(data_dir / name))
     for name, (src, cond, cols) in RETURNS.items():
+        if only is not None and name not in only:
+            continue
         desc(f"setup: write {name}")
         spark.read.parquet(str(data_dir / src)).where(cond).selectExpr(*cols).coalesce(2).write.mode(
             "overwrite").parquet(str(data_dir / name))
     for name in [*DIMENSIONS, *FACTS, *RETURNS]:
+        if only is not None and name not in only:
+            continue
         desc(f"setup: register view {name}")
         spark.read.parquet(str(data_dir / name)).createOrReplaceTempView(name)
 
@@ -219,15 +240,17 @@ LIMIT 100
 """
 
 
-def q88() -> str:
+def q88(hint: str = "") -> str:
+    """query88: eight half-hour counts cross-joined; ``hint``: a join hint put in every subquery."""
     windows = [(8, ">= 30"), (9, "< 30"), (9, ">= 30"), (10, "< 30"), (10, ">= 30"), (11, "< 30"), (11, ">= 30"),
                (12, "< 30")]
     names = ["h8_30_to_9", "h9_to_9_30", "h9_30_to_10", "h10_to_10_30", "h10_30_to_11", "h11_to_11_30",
              "h11_30_to_12", "h12_to_12_30"]
+    hint = f"/*+ {hint} */ " if hint else ""
     subs = []
     for i, ((hour, minute), name) in enumerate(zip(windows, names), 1):
         subs.append(f"""
- (SELECT count(*) AS {name}
+ (SELECT {hint}count(*) AS {name}
   FROM store_sales, household_demographics, time_dim, store
   WHERE ss_sold_time_sk = time_dim.t_time_sk
     AND ss_hdemo_sk = household_demographics.hd_demo_sk
@@ -298,8 +321,21 @@ QUERIES: list[tuple[str, str, dict[str, str]]] = [
                                   "spark.sql.adaptive.advisoryPartitionSizeInBytes": "64k"}),
 ]
 
+#: queries recorded only when asked for (``--queries``), each into a log of its own
+EXTRA_QUERIES: list[tuple[str, str, dict[str, str]]] = [
+    # every subquery's household_demographics and store joins sort-merge: shuffle stages, a wide stage graph
+    ("q88-wide", q88("MERGE(household_demographics), MERGE(store)"), {}),
+]
 
-def run(log_dir: Path, data_dir: Path, master: str) -> None:
+
+def tables_for(queries: list[tuple[str, str, dict[str, str]]]) -> set[str]:
+    """The tables the queries read (and those a returns table is made from)."""
+    names = {n for n in [*DIMENSIONS, *FACTS, *RETURNS] if any(re.search(rf"\b{n}\b", sql) for _, sql, _ in queries)}
+    return names | {RETURNS[n][0] for n in names if n in RETURNS}
+
+
+def run(log_dir: Path, data_dir: Path, master: str,
+        queries: list[tuple[str, str, dict[str, str]]] = QUERIES) -> None:
     from aqe_core.live.java import ensure_java
 
     ensure_java()
@@ -318,8 +354,8 @@ def run(log_dir: Path, data_dir: Path, master: str) -> None:
     def desc(text: str) -> None:
         sc.setJobDescription(text)  # the SQL execution's description in the log
 
-    write_tables(spark, desc, data_dir)
-    for name, sql, settings in QUERIES:
+    write_tables(spark, desc, data_dir, tables_for(queries))
+    for name, sql, settings in queries:
         before = {k: spark.conf.get(k, None) for k in settings}
         for k, v in settings.items():
             spark.conf.set(k, v)
@@ -389,20 +425,35 @@ def print_summary(path: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out-dir", default=str(OUT_DIR))
+    known = {name: q for q in [*QUERIES, *EXTRA_QUERIES] for name in [q[0]]}
+    ap.add_argument("--out", "--out-dir", dest="out_dir", default=str(OUT_DIR), help="where the log goes")
+    ap.add_argument("--queries", metavar="NAME[,NAME...]",
+                    help=f"record only these queries (of {', '.join(known)}), with no MANIFEST entry;"
+                         f" default: {', '.join(q[0] for q in QUERIES)}, the sample log and its MANIFEST entry")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--summary", metavar="LOG", help="only print what a recorded log holds")
     opts = ap.parse_args()
     if opts.summary:
         print_summary(Path(opts.summary))
         return 0
+    chosen = [n.strip() for n in opts.queries.split(",") if n.strip()] if opts.queries else None
+    unknown = sorted(set(chosen or ()) - set(known))
+    if unknown:
+        ap.error(f"unknown queries {unknown}; known: {', '.join(known)}")
     out = Path(opts.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="aqe-lens-big-") as tmp:
         log_dir, data_dir = Path(tmp, "logs"), Path(tmp, "data")
         log_dir.mkdir()
         t0 = time.time()
-        run(log_dir, data_dir, opts.master)
+        run(log_dir, data_dir, opts.master, [known[n] for n in chosen] if chosen else QUERIES)
         (src,) = list(p for p in log_dir.iterdir() if not p.name.startswith("."))
+        if chosen:  # a log of its own (a test fixture): the sample MANIFEST is left alone
+            dst = out / src.name
+            shutil.move(str(src), dst)
+            print(f"[record] {dst}: {dst.stat().st_size / 1e6:.2f} MB in {time.time() - t0:.0f}s", file=sys.stderr)
+            print_summary(dst)
+            return 0
         manifest_path = out / "MANIFEST.json"
         manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
         for old in manifest.get(MANIFEST_KEY, {}).get("files", []):

@@ -45,6 +45,10 @@ TRIAGE_TABLE = "triage_table"
 TRIAGE_OPENED = "_triage_opened"
 #: the query stages clicked open in Compare runs' final plans: ``{"before"|"after": {stage id}}``
 RUNS_OPENED = "_runs_opened"
+#: the Overview's query-groups table (its selection lists a group's executions)
+GROUP_TABLE = "query_group_table"
+#: the Overview's list choice ("Queries" | "Executions"), per source (:func:`overview_list_key`)
+OVERVIEW_LIST = "overview_list"
 #: the query stages clicked open in the plans: ``{"context": (source, query, version), side: {head path}}``
 PLAN_EXPANDED = "_plan_expanded"
 #: the Plans page's box mode control ("Query stages" | "Operators" | none: by the plan's size)
@@ -83,6 +87,17 @@ def query_pick_key(source_path: str) -> str:
     """The query selectbox's key for one source: a new source gets a new widget, so the old
     source's pick (and its label) never shows in it."""
     return f"{QUERY_PICK}-{zlib.crc32(source_path.encode('utf-8', 'replace')):08x}"
+
+
+def overview_list_key(source_path: str) -> str:
+    """The Overview's Queries / Executions choice for one source (each source starts on its default)."""
+    return f"{OVERVIEW_LIST}-{zlib.crc32(source_path.encode('utf-8', 'replace')):08x}"
+
+
+def group_executions_key(query: str) -> str:
+    """The executions table of one query group (a selection in one group's table never opens a
+    row of another's)."""
+    return f"{GROUP_TABLE}-{query}"
 
 
 def set_source(path: str, label: str, ref: dict) -> None:

@@ -19,6 +19,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from aqe_core.opening import SourceError, load_source
     from aqe_core.views.explain import explain_views
     from aqe_core.views.query import single_partition_sentence
+    from aqe_core.views.query_groups import group_views, groups_json, groups_lines
 
     try:
         src = load_source(args.source, meter=budget_meter(args))
@@ -26,10 +27,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(f"explain: {args.source}: {e}", file=sys.stderr)
         return 2
     doc = explain_views(src.views, args.execution)
+    groups = group_views(src.views) if args.execution is None else []
     if args.execution is not None and not doc["executions"]:
         print(f"explain: no SQL execution {args.execution} in {args.source}", file=sys.stderr)
         return 2
     if args.json:
+        if args.execution is None:  # (one execution's document stays the MCP explain_query's answer)
+            doc["query_groups"] = groups_json(groups)
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
         return 0
     out = [src.label]
@@ -70,6 +74,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for j in ex.get("joins") or []:
             out.append(f"  join: {j['decision']}")
             out += trace_lines(j["trace"], "      ")
+    if args.execution is None and any(g.count > 1 for g in groups):
+        out += ["", "Queries run more than once:"] + groups_lines(groups)
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 

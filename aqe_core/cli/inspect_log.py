@@ -73,6 +73,8 @@ def _inspect_load(args: argparse.Namespace):
 def cmd_inspect(args: argparse.Namespace) -> int:
     from aqe_core.model.log_release import release_of
     from aqe_core.views.eventlog_summary import outcome_line, spark_ids, write_log_json
+    from aqe_core.views.execution_summary import log_summaries
+    from aqe_core.views.query_groups import group_executions, groups_json, groups_lines
 
     if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
         print("aqe_core inspect: error: limits must be positive", file=sys.stderr)
@@ -85,8 +87,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             from aqe_core.readers.eventlog.jsonfast import dump_json
 
             # orjson for each execution (the standard C encoder was ~30% of a big log's time)
+            groups = groups_json(group_executions(log_summaries(log)))
             write_log_json(log, sys.stdout, plans=not args.no_plans, tasks=args.tasks, indent=args.indent,
-                           encode=lambda v: dump_json(v).decode())
+                           encode=lambda v: dump_json(v).decode(), extra={"query_groups": groups})
             sys.stdout.flush()
             return 0
         app = log.application
@@ -100,6 +103,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             print(outcome_line(ex) + (f" | {ids}" if ids else ""))
             for retry in ex.stage_retries:
                 print(f"      {retry}")
+        lines = groups_lines(group_executions(log_summaries(log)))
+        if lines:
+            print("queries run more than once:")
+            print("\n".join(lines))
         for n in log.notes:
             print(f"note: {n}")
         for w in log.warnings:

@@ -176,3 +176,11 @@ def rule_changes(before: "str | SparkVersion", after: "str | SparkVersion", join
     'OptimizeSkewedJoin splits the skewed partitions of a broadcast'
     """
     return optimize_skewed_join_stream.changed_between(before, after, joins)
+
+
+def streaming_without_aqe(spark_version: "str | SparkVersion") -> bool:
+    """Whether the release runs streaming micro-batches without AQE (the rule's answer:
+    :func:`aqe_core.rules.insert_adaptive_spark_plan.streaming_runs_without_aqe`)."""
+    from aqe_core.rules.insert_adaptive_spark_plan import streaming_runs_without_aqe
+
+    return streaming_runs_without_aqe(spark_version)

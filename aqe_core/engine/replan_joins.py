@@ -8,6 +8,7 @@ import re
 from typing import Any, Optional
 
 from aqe_core import config
+from aqe_core.config import AQEConf
 from aqe_core.engine.join_sides import JoinSide, earlier_side, join_side, needs_new_shuffle, side_bytes
 from aqe_core.engine.results import UNCHANGED, UNDECIDED_INITIAL, UNDECIDED_NEW_STAGE, UNDECIDED_SHAPE, JoinResult, QueryResult
 from aqe_core.engine.stage_plan import READS, WRAPPERS, Context, Fragment, StageNode
@@ -79,6 +80,19 @@ def decide_joins(ctx: Context, frags: list[Fragment]) -> list[JoinResult]:
             else:
                 _decide_join(ctx, jr, node)
     return out
+
+
+def runtime_broadcast_threshold(conf: AQEConf, v: SparkVersion) -> tuple[int, str]:
+    """(the threshold AQE re-plans a join with over runtime statistics, the key it comes from):
+    ``spark.sql.adaptive.autoBroadcastJoinThreshold`` where set (3.2+), else the static one."""
+    aqe = config.ADAPTIVE_AUTO_BROADCASTJOIN_THRESHOLD
+    key = aqe if v >= SparkVersion(3, 2, 0) and conf.get(aqe) is not None else config.AUTO_BROADCASTJOIN_THRESHOLD
+    return broadcast_threshold(conf, spark_version=v, runtime_stats=True), key
+
+
+def fits_threshold(size: int, threshold: int) -> bool:
+    """``canBroadcastBySize``'s comparison (:func:`~aqe_core.rules.join_selection_helper.fits_broadcast_threshold`)."""
+    return jsh.fits_broadcast_threshold(size, threshold)
 
 
 def _threshold_key(ctx: Context, side: JoinSide) -> str:

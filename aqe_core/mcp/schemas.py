@@ -51,6 +51,15 @@ _FIX = _obj({"finding": _S, "evidence": {"enum": ["exact", "estimate"]}, "stage_
              "predicted_reads": {"type": "array"}})
 _OUTCOME_READ = _obj({"key": _S, "label": _S, "partitions_before": _I0, "partitions_after": _I, "sizes_after": _arr(_I),
                       "skewed": _I0, "splits": _I0, "evidence": _EV})
+_DECISION = _obj({"kind": {"enum": ["join", "partitions", "skew"]}, "key": _S, "label": _S,
+                  "distribution": _arr(_obj({"value": {"type": ["string", "integer", "null"]}, "executions": _I})),
+                  "changed": _I, "changes": _arr(_obj({"kind": _S, "key": _S, "execution": _S, "batch": _I0,
+                                                       "previous_execution": _S, "before": {}, "after": {},
+                                                       "sentence": _S}))})
+_QUERY_GROUP = _obj({"query": _S, "name": _S, "executions": _I, "execution_ids": _STRS, "first_start_ms": _I0,
+                     "last_end_ms": _I0, "evidence": {"anyOf": [_EV, _arr(_EV)]}, "not_final": _I,
+                     "decisions": _arr(_DECISION),
+                     "changes": _STRS})
 _LINT_FINDING = _obj({"key": _S, "kind": _S, "severity": {"enum": ["error", "warning", "info"]}, "message": _S,
                       "value": _S0, "suggestion": _S0})
 
@@ -72,6 +81,7 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
                                "finding_codes": _arr({"enum": list(FINDINGS)}), "score": _N, "wasted_task_ms": _I,
                                "page": _S, "evidence": _EV, "partitions": _S, "duration (ms)": _I0,
                                "what AQE did": _S, "read stage tasks": _S, "next step": _S})),
+    "list_query_groups": _arr(_QUERY_GROUP),
     "explain_query": _obj({"executions": {**_arr(_EXECUTION), "minItems": 1, "maxItems": 1}}),
     "histogram": _obj({"node_id": _I0, "stage_id": _I0, "evidence": _EV, "partitions_before": _I0,
                        "partitions": _arr(_PARTITION), "sizes_before": {"type": ["array", "null"], "items": _I},

@@ -26,7 +26,7 @@ __all__ = ["INSTRUCTIONS", "build_server", "serve"]
 
 INSTRUCTIONS = """AQE Lens replays Apache Spark's Adaptive Query Execution rules on what Spark recorded.
 Start with open_source(path) on an event log, a listener log or a capture (paths under the server's
-roots), then list_queries to rank its SQL executions, explain_query for why AQE did what it did
+roots), then list_queries to rank its SQL executions (list_query_groups: grouped by query), explain_query for why AQE did what it did
 (each rule's checks with the numbers it read), histogram for one read's partitions and lines,
 recommend for the smallest setting change with its predicted effect, hot_keys for each skewed reducer's SQL
 to run on the user's cluster and its fixes, what_if for your own settings,
@@ -140,9 +140,20 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         whether the data, the settings or the release made the difference, the queries that got slower."""
         return _call(t.diff_runs, a=a, b=b, threshold=threshold, min_ms=min_ms)
 
-    return [open_source, list_queries, explain_query, histogram, what_if, recommend, *_hot_key_functions(t),
-            compare_releases, lint_settings,
+    return [open_source, list_queries, *_group_tool_functions(t), explain_query, histogram, what_if, recommend,
+            *_hot_key_functions(t), compare_releases, lint_settings,
             diff_runs, scan_summary, *_run_tool_functions(t)]
+
+
+def _group_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
+    """The tools over a source's executions grouped by query."""
+    def list_query_groups(source: Source, offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=MAX_QUERIES)] = 20):
+        """The SQL executions grouped by query (the same plan, join strategies aside: a streaming query's batches, a
+        statement run again and again): per query its executions, time span, each AQE decision's outcomes and the
+        executions where one changed, in a sentence with the log's numbers (explain --json's query_groups), paged."""
+        return _call(t.list_query_groups, source=source, offset=offset, limit=limit)
+
+    return [list_query_groups]
 
 
 def _hot_key_functions(t: AdviceTools) -> list[Callable[..., Any]]:

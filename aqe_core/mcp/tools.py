@@ -171,6 +171,24 @@ class Tools:
         levels = [Evidence(r["evidence"]) for r in got]
         return bounded(Answer("list_queries", summary, got, _worst(levels), source=opened.key, page=page))
 
+    def list_query_groups(self, source: Any, offset: Any = 0, limit: Any = 20) -> Answer:
+        """The source's executions grouped by query (explain --json's ``query_groups``), most
+        executions first, paged; each with its count, span, decisions and change sentences."""
+        from aqe_core.views.query_groups import group_views, groups_json
+
+        offset, limit = _int("offset", offset, 0, 10_000_000), _int("limit", limit, 1, MAX_QUERIES)
+        opened = self._source(source)
+        groups = opened.memo.get("query_groups")
+        if groups is None:
+            groups = opened.memo["query_groups"] = groups_json(group_views(opened.source.views), ids=200)
+        got, page = _page(groups, offset, limit)
+        repeated = [g for g in groups if g["executions"] > 1]
+        summary = (f"{len(opened.source.views)} SQL executions, {len(groups)} queries, {len(repeated)} run more than once"
+                   + "".join(f"; {g['executions']} x {g['name'][:60]!r}" + (f": {g['changes'][0]}" if g["changes"] else "")
+                             for g in repeated[:3]))
+        levels = [Evidence(e) for g in got for e in ([g["evidence"]] if isinstance(g["evidence"], str) else g["evidence"])]
+        return bounded(Answer("list_query_groups", summary, got, _worst(levels), source=opened.key, page=page))
+
     def explain_query(self, source: Any, execution: Any = None, offset: Any = 0, limit: Any = 20) -> Answer:
         from aqe_core.cli.explain import trace_lines
         from aqe_core.views.explain import explain_views

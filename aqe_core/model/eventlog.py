@@ -137,13 +137,20 @@ class StageInfo:
             "completion_time": self.completion_time, "failed": self.failed,
             "attempts": [a.to_dict() for a in self.attempts], "full_retry": self.full_retry,
         }
-        if tasks:
-            d["task_shuffle_bytes_read"] = list(self.shuffle_bytes_read) if self.shuffle_bytes_read is not None else None
-            d["task_shuffle_records_read"] = (
-                list(self.shuffle_records_read) if self.shuffle_records_read is not None else None
-            )
-            d["task_duration_ms"] = list(self.task_ms) if self.task_ms is not None else None
+        if tasks:  # (one value a partition: the reader's arrays stop at the last one seen, -1 after)
+            d["task_shuffle_bytes_read"] = _per_task(self.shuffle_bytes_read, self.num_tasks)
+            d["task_shuffle_records_read"] = _per_task(self.shuffle_records_read, self.num_tasks)
+            d["task_duration_ms"] = _per_task(self.task_ms, self.num_tasks)
         return d
+
+
+def _per_task(values: "array | None", n: int) -> list[int] | None:
+    """``values`` as a list of ``n`` (-1 for a partition past its end), or None."""
+    if values is None:
+        return None
+    out = list(values)
+    out.extend([-1] * (n - len(out)))
+    return out
 
 
 @dataclass

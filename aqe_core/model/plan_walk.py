@@ -98,13 +98,28 @@ def reuses_drawn_exchange(node: PlanNode) -> bool:
     return False
 
 
-def graph_nodes(plan: PlanNode) -> list[PlanNode]:
-    """The nodes of the UI graph (those with an id), each once, in id order."""
+def graph_nodes(plan: PlanNode, *, own: bool = False) -> list[PlanNode]:
+    """The nodes of the UI graph (those with an id), each once, in id order.
+
+    ``own=True``: only this execution's own nodes, without the plan a ``Scan ExistingRDD`` shows
+    below it. A scan of an RDD made from a Dataset (a ``foreachBatch`` batch DataFrame, from 4.x)
+    shows the Dataset's own executed plan as its child, accumulators and all; that plan ran in
+    another SQL execution (a streaming micro-batch's), and Spark posts its metrics there."""
     seen: dict[int, PlanNode] = {}
-    for n in plan.walk():
+    stack = [plan]
+    while stack:
+        n = stack.pop()
         if n.id is not None and n.id not in seen:
             seen[n.id] = n
+        if not (own and is_rdd_scan(n)):
+            stack.extend(reversed(n.children))
     return [seen[i] for i in sorted(seen)]
+
+
+def is_rdd_scan(node: PlanNode) -> bool:
+    """``RDDScanExec`` of a ``LogicalRDD`` (``Scan ExistingRDD``): a leaf whose children, when the
+    log shows any, are the plan of the Dataset the RDD came from (see :func:`graph_nodes`)."""
+    return (node.name or "").startswith("Scan ExistingRDD")
 
 
 def partitioning_count(desc: str) -> int | None:

@@ -101,3 +101,14 @@ def adaptive_applies(
     if v < SparkVersion(3, 1, 0) and facts.has_dynamic_pruning_subquery:
         return False, [DYNAMIC_PRUNING.reason()]
     return True, [ADAPTIVE.reason()]
+
+
+def streaming_runs_without_aqe(spark_version: "str | SparkVersion") -> bool:
+    """Whether a release runs a streaming query's micro-batches without AQE: before 4.1,
+    StreamExecution sets ``spark.sql.adaptive.enabled=false`` on the stream's own session
+    (adaptive stateless streaming arrived in 4.1).
+
+    >>> streaming_runs_without_aqe("3.5.9"), streaming_runs_without_aqe("4.1.0")
+    (True, False)
+    """
+    return as_version(spark_version) < SparkVersion(4, 1, 0)

@@ -3,7 +3,8 @@
 A query's **fingerprint** is the normalised logical shape of its initial plan (the final plan
 where a source has no initial one): the operators with the wrappers of executed adaptive plans
 dropped (:func:`aqe_core.views.plan_match.is_wrapper`), each with its description stripped of
-what changes from run to run of the same job: expression and plan ids, numbers, file paths, and
+what changes from run to run of the same job: expression and plan ids, numbers, file paths, JVM
+object identities (``MemoryStreamingWrite@6d7a1b2``: one per micro-batch), and
 literals as Spark prints them (:func:`normal_text`: strings unquoted, so an operand with no
 ``#id`` is a literal; IN lists and INSETs of any length). The SQL text, where a source keeps it, is
 normalised too (:func:`normal_sql`). Queries match on the same shape and text first, then the same
@@ -32,14 +33,25 @@ from aqe_core.views.plan_literals import normal_sql, normal_text
 from aqe_core.views.plan_match import REUSED_EXCHANGE, _match, _Tree, base_name, is_join, is_wrapper
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape"]
+__all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape",
+           "strategy_free_shape"]
+
+#: a JVM object's identity in its ``toString`` (``MemoryStreamingWrite@6d7a1b2``): new in every
+#: run and every micro-batch, never part of what the query is
+_RE_IDENTITY = re.compile(r"(?<=[A-Za-z0-9_$])@[0-9a-f]{1,8}\b")
+
 
 def _normal_node(node: PlanNode) -> tuple[str, str]:
+    """A node's name and description as the fingerprint compares them.
+
+    >>> _normal_node(PlanNode(1, "WriteToDataSourceV2", "WriteToDataSourceV2 MicroBatchWrite[epoch: 3, writer: x.MemoryStreamingWrite@3b2c2e1]"))
+    ('WriteToDataSourceV2', 'MicroBatchWrite[epoch: N, writer: x.MemoryStreamingWrite@]')
+    """
     name = base_name(node.name or "")
     desc = node.description or ""
     if desc.startswith(node.name or "\0"):
         desc = desc[len(node.name):]
-    return name, normal_text(desc.replace("(skew=true)", ""))
+    return name, normal_text(_RE_IDENTITY.sub("@", desc.replace("(skew=true)", "")))
 
 
 def normal_plan(plan: PlanNode) -> tuple[PlanNode, dict[int, PlanNode]]:
@@ -162,6 +174,12 @@ def fingerprint(view: QueryView) -> tuple[str, str, str, str]:
 
     return (_digest(plan_shape(plan, norm=norm) or " "), _digest(normal_sql(_sql_of(view))),
             _digest(plan_shape(plan, True, norm) or " "), _digest(plan_inputs(plan, norm) or " "))
+
+
+def strategy_free_shape(view: QueryView) -> str:
+    """:func:`fingerprint`'s third component alone (the shape hash with join strategies aside),
+    without the other three's walks: what query groups key on."""
+    return _digest(plan_shape(view.initial_plan or view.final_plan, True) or " ")
 
 
 @dataclass(frozen=True)

@@ -231,12 +231,14 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
 
 
 def write_log_json(log: EventLog, out: Any, *, plans: bool = True, tasks: bool = False,
-                   indent: Optional[int] = None, encode: Optional[Callable[[Any], str]] = None) -> None:
+                   indent: Optional[int] = None, encode: Optional[Callable[[Any], str]] = None,
+                   extra: Optional[dict[str, Any]] = None) -> None:
     """:func:`log_json` (executions last) written to ``out`` one execution at a time, each with
     a C encoder (``json.dumps`` without indent; ``json.dump`` would use the pure-Python one,
     ~60x slower, in about a million small writes: minutes on unbuffered stdout). ``encode``:
-    a faster encoder for one execution's JSON without indent (the CLI passes orjson's)."""
-    doc = log_json(log, plans=plans, tasks=tasks, executions=False)
+    a faster encoder for one execution's JSON without indent (the CLI passes orjson's).
+    ``extra``: keys written before the executions (``query_groups``)."""
+    doc = {**log_json(log, plans=plans, tasks=tasks, executions=False), **(extra or {})}
     sep = ",\n" if indent is not None else ", "
     head = json.dumps({k: v for k, v in doc.items() if k != "executions"}, indent=indent).rstrip()
     nl = "\n" if indent is not None else ""

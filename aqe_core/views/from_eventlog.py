@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 
 from aqe_core import config
 from aqe_core.config import AQEConf, checked_layers
+from aqe_core.engine.pipeline import streaming_without_aqe
 from aqe_core.engine import adaptive_verdict
 from aqe_core.model.eventlog import EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.cluster import parallelism_of
@@ -31,7 +32,7 @@ from aqe_core.views.query import (
 )
 from aqe_core.views.plan_stages import final_node_stages
 from aqe_core.engine.left_alone import coalesce_why, skew_why
-from aqe_core.views.sentences import adaptive_reason
+from aqe_core.views.sentences import adaptive_reason, streaming_batch, streaming_reason
 
 # -- the reasons a plain log gives (:mod:`aqe_core.model.vocabulary`): what Spark's metrics say it
 # did, where no rule is replayed
@@ -109,10 +110,11 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     qv.spark_query_id = ex.query_id
     qv.root_execution_id = ex.root_execution_id if ex.root_execution_id not in (None, ex.id) else None
     qv.stage_retries = list(ex.stage_retries)
+    qv.start_ms, qv.end_ms = ex.submission_time, ex.completion_time
     qv.warnings += [f"{event} events were excluded from this log by {config.EVENT_LOG_EXCLUDED_PATTERNS}: {what}"
                     for event, what in log.excluded_events.items() if event == "SparkListenerTaskEnd"]
     if not ex.adaptive and initial is not None:
-        qv.adaptive_reason = adaptive_reason(adaptive_verdict(initial, conf, v))
+        qv.adaptive_reason = _not_adaptive_reason(ex, initial, conf, v)
     ctx = read_join_context(ex.final_plan)
     keys = join_keys(ex.final_plan)
     qv.stage_times = _stage_times(log, ex)
@@ -149,6 +151,15 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
         known = Evidence.SPARK_METRIC if s.adaptive_read is not False else Evidence.ESTIMATE
         s.lines = [replace(ln, evidence=known) if ln.kind == "coalesce_target" else ln for ln in s.lines]
     return qv
+
+
+def _not_adaptive_reason(ex: SQLExecution, initial: PlanNode, conf: AQEConf, v: SparkVersion) -> str:
+    """Why an execution ran without AQE: the plan's verdict, or, for a streaming micro-batch before
+    4.1, that Spark itself set ``spark.sql.adaptive.enabled=false`` on the stream's session."""
+    batch = streaming_batch(ex.description, ex.job_properties)
+    if batch is not None and streaming_without_aqe(v) and not conf.get(config.ADAPTIVE_EXECUTION_ENABLED):
+        return streaming_reason(v, batch)  # (Spark set the false: not the user)
+    return adaptive_reason(adaptive_verdict(initial, conf, v))
 
 
 def _rebalance_reads(plan: Optional[PlanNode]) -> set[int]:

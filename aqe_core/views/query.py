@@ -159,6 +159,10 @@ class QueryView:
     #: as Spark's SQL tab groups sub-executions under their root
     spark_query_id: Optional[str] = None
     root_execution_id: Optional[int] = None
+    #: when the execution started and ended (epoch ms: an event log's SQLExecutionStart and
+    #: SQLExecutionEnd), None where the source does not say
+    start_ms: Optional[int] = None
+    end_ms: Optional[int] = None
     #: one sentence per stage that ran more than once (event logs), each counted once
     stage_retries: list[str] = field(default_factory=list)
     #: how ``default_parallelism`` is known ("60 cores: 15 executors x 4 cores, from executor-added

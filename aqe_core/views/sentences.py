@@ -6,7 +6,11 @@ whose query Spark ran under other settings, or a what-if); the sentence says "wo
 """
 from __future__ import annotations
 
-from typing import Optional
+import re
+from typing import Mapping, Optional
+
+from aqe_core import config
+from aqe_core.versions import SparkVersion, as_version
 
 from aqe_core.engine.adaptive import AdaptiveVerdict
 from aqe_core.engine.results import DIFFERS, UNDECIDED, JoinResult
@@ -21,7 +25,7 @@ from aqe_core.engine.codes import (
 from aqe_core.units import mib, num
 
 __all__ = ["ADAPTIVE_DISAGREES", "BLOCKING_CODES", "Sentence", "adaptive_reason", "join_decision_sentence",
-           "skew_split_sentence", "skew_row_sentence"]
+           "skew_split_sentence", "skew_row_sentence", "streaming_batch", "streaming_reason"]
 
 #: reasons that stop every skew split of a join (their sentence follows each partition's)
 BLOCKING_CODES = (DISTRIBUTION_BROKEN, SKEW_JOIN_DISABLED, FINAL_STAGE_RULES_OFF, SKEW_JOIN_ERROR,
@@ -85,6 +89,35 @@ def adaptive_reason(verdict: AdaptiveVerdict) -> str:
     if verdict.applies:
         return ADAPTIVE_DISAGREES
     return verdict.reasons[0].message if verdict.reasons else ""
+
+
+#: StreamExecution.getBatchDescriptionString, which a micro-batch's SQL execution takes as its description
+_BATCH_DESCRIPTION = re.compile(r"(?:^|\n)id = [0-9a-f-]{36}\nrunId = [0-9a-f-]{36}\nbatch = (\d+|init)$")
+
+
+def streaming_batch(description: Optional[str], job_properties: Mapping[str, str]) -> Optional[str]:
+    r"""The micro-batch an execution belongs to (its number), from the ``streaming.sql.batchId``
+    property of its jobs or the description Spark gives a micro-batch; None for a batch query.
+
+    >>> streaming_batch("\nid = 2f0e0a2c-0000-4000-8000-000000000001\nrunId = 2f0e0a2c-0000-4000-8000-000000000002\nbatch = 3", {})
+    '3'
+    >>> streaming_batch("count at <stdin>:1", {}) is None
+    True
+    """
+    if job_properties.get("streaming.sql.batchId"):
+        return job_properties["streaming.sql.batchId"]
+    m = _BATCH_DESCRIPTION.search(description or "")
+    return m.group(1) if m else None
+
+
+def streaming_reason(spark_version: "str | SparkVersion", batch: str) -> str:
+    """Why a streaming micro-batch's execution is not adaptive before 4.1 (checked on a 3.5.9
+    log: tests/streaming/test_streaming_logs.py)."""
+    v = as_version(spark_version)
+    return (f"Spark {v.major}.{v.minor} runs a streaming micro-batch without AQE (this execution is part of batch"
+            f" {batch}): the streaming query sets {config.ADAPTIVE_EXECUTION_ENABLED}=false on its own session, which"
+            f" foreachBatch's batch DataFrames share (adaptive execution of stateless streaming arrived in 4.1:"
+            f" {config.ADAPTIVE_EXECUTION_ENABLED_IN_STATELESS_STREAMING})")
 
 
 #: join reasons that say which size (or setting) decided the strategy

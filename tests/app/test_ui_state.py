@@ -21,6 +21,7 @@ def test_key_strings_never_change():
         "PLAN_EXPANDED": "_plan_expanded", "PLAN_BOXES": "plan_boxes",
         "RERUN_JOB": "rerun_job", "SHARE_ID": "share_id", "NAV_TARGET": "_nav_target",
         "RUNS_OPENED": "_runs_opened", "TRIAGE_TABLE": "triage_table",
+        "GROUP_TABLE": "query_group_table", "OVERVIEW_LIST": "overview_list",
         "TRIAGE_OPENED": "_triage_opened",
         "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "FLEET_DIR": "_fleet_dir", "VERIFY_JOBS": "verify_jobs",
         "RUNS_SAMPLE": "runs_sample", "RUNS_PATH": "runs_path", "RUNS_ONLY_CHANGED": "runs_only_changed",

@@ -1,7 +1,9 @@
 """The plan as a map, used as a Spark engineer uses a map (issue 40), in real Chromium, on the
 recorded TPC-DS-like Spark 4.3 plans (the q88-like query: eight scalar counts cross-joined, 16
 query stages, 199 and 229 operators; the dozen-join query: 336 and 367 operators), in the app
-and in the offline report, on a desktop display and a laptop's:
+and in the offline report, and on a wide plan in the report (q88-wide, tests/fixtures/eventlogs/
+wide_plan: the same counts with sort-merge dimension joins, 48 query stages and 311 operators in
+its final plan, as wide as a production query88's), on a desktop display and a laptop's:
 
 * at the default view, after zooming out twice, after "Fit" and after a click on a node, every
   label is inside its box and drawn at 9 px or more, or hidden with a note saying so; no box is
@@ -25,6 +27,8 @@ from tests.browser.test_plan_graph_browser import BIG_LABEL, BIG_LOG, _open_quer
 pytestmark = browser_marks
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the wide plan (tools/record_big_plans.py --queries q88-wide; tests/figures/test_wide_plan.py pins its width)
+WIDE_LOG = ROOT / "tests" / "fixtures" / "eventlogs" / "wide_plan" / "local-1795904186272.zstd"
 VIEWPORTS = {"desktop": {"width": 1920, "height": 1080}, "laptop": {"width": 1280, "height": 800}}
 
 #: every plan map on the page (inside Streamlit's component shadow roots too), as drawn
@@ -199,10 +203,12 @@ def test_the_plan_map_in_the_report(browser, tmp_path, screen):
     from aqe_core.opening import load_source
     from ui.share import report_html
 
-    src = load_source(str(BIG_LOG))
+    srcs = {"q88-like": load_source(str(BIG_LOG))}
+    srcs["dozen-joins"] = srcs["q88-like"]
+    srcs["q88-wide"] = load_source(str(WIDE_LOG))
     ctx = browser.new_context(viewport=VIEWPORTS[screen])
     page = ctx.new_page()
-    for name in ("q88-like", "dozen-joins"):
+    for name, src in srcs.items():
         view = next(v for v in src.views if v.description == name)
         path = tmp_path / f"{name}.html"
         path.write_text(report_html(src, view, BUILTIN_PRESETS[:1]), encoding="utf-8")

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = str(SAMPLES_DIR / "captures" / "3.0.1-skew_join_inner.json.gz")
 LOG = str(SAMPLES_DIR / "eventlogs" / "local-1795309160158.zstd")  # Spark 3.5.9, a plain log
 LISTENER = str(SAMPLES_DIR / "eventlogs" / "local-1795485556982.zstd")  # Spark 4.3.0 with the AQE Lens listener
-TOOLS = {"open_source", "list_queries", "explain_query", "histogram", "what_if", "recommend", "compare_releases",
-         "lint_settings", "diff_runs", "scan_summary", "hot_keys"}
+TOOLS = {"open_source", "list_queries", "list_query_groups", "explain_query", "histogram", "what_if", "recommend",
+         "compare_releases", "lint_settings", "diff_runs", "scan_summary", "hot_keys"}
 
 
 class Session:

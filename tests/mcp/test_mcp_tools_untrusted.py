@@ -13,6 +13,7 @@ BAD = [None, "", "x", -1, 10**12, 1.5, True, [], {}, ["a"], [[]], {"a": 1}, {"a"
        "../../etc/passwd", "\x00", "0" * 30]
 PARAMS = {
     "open_source": ["path"], "list_queries": ["source", "text", "findings", "offset", "limit"],
+    "list_query_groups": ["source", "offset", "limit"],
     "explain_query": ["source", "execution", "offset", "limit"],
     "histogram": ["source", "execution", "node_id", "offset", "limit"],
     "what_if": ["source", "settings", "execution"], "recommend": ["source", "execution"],

@@ -38,9 +38,10 @@ def releases_with(*workloads: str) -> list[str]:
 
 #: every event log recorded from real Spark (samples, fixtures, the listener's, the retry cases)
 LOGS = sorted([p for d in ("sample_logs/eventlogs", "tests/fixtures/eventlogs") for p in (ROOT / d).iterdir()
-               if p.name not in ("MANIFEST.json", "listener", "retry_cases")]
+               if p.name not in ("MANIFEST.json", "listener", "retry_cases", "streaming")]
               + [p for p in (ROOT / "tests/fixtures/eventlogs/listener").glob("*/*") if p.name != "captures.json.gz"]
-              + list((ROOT / "tests/fixtures/eventlogs/retry_cases").glob("*/*.zstd")))
+              + list((ROOT / "tests/fixtures/eventlogs/retry_cases").glob("*/*.zstd"))
+              + list((ROOT / "tests/fixtures/eventlogs/streaming").glob("*/*/*.zstd")))
 #: the recorded captures and the bundled sample captures
 EVENT_LOG_CAPTURES = PATHS + sorted((ROOT / "sample_logs/captures").glob("*.json.gz"))
 

@@ -34,8 +34,9 @@ ACTUAL = next(p for p in BUILTIN_PRESETS if p.name == "actual")
 LOGS = sorted(
     [p for p in SAMPLES.iterdir() if p.name != "MANIFEST.json"]
     + [p for p in FIXTURES.iterdir() if p.name not in ("MANIFEST.json", "listener", "plain_cases", "retry_cases",
-                                                      "sentence_cases")]
-    + [p for p in (FIXTURES / "listener").glob("*/*") if p.name != "captures.json.gz"] + [CASES])
+                                                      "sentence_cases", "repeated", "streaming")]
+    + [p for p in (FIXTURES / "listener").glob("*/*") if p.name != "captures.json.gz"] + [CASES]
+    + sorted((FIXTURES / "repeated").rglob("*.zstd")) + sorted((FIXTURES / "streaming").glob("*/*/*.zstd")))
 # (sentence_cases: shuffles AQE left as planned, no adaptive read to check here;
 # tests/views/test_sentences_hold.py holds it to why nothing merged)
 # (retry_cases: 4.1/4.2 stage retries with coalescing off, no adaptive read to check here;

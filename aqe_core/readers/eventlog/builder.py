@@ -363,6 +363,7 @@ class _Builder(AppEvents, Spilling):
             rs = self.read_store.get(sid)
             if rs is not None and rs.by_acc:
                 ex.reads_snapshot.setdefault(sid, {}).update(rs.by_acc)
+                ex.read_tasks[sid] = rs.num_tasks
 
     def _aggregate(self, ex: _LiveExec) -> None:
         if ex.aggregated:
@@ -392,11 +393,13 @@ class _Builder(AppEvents, Spilling):
             if mx is not None and any(v > mx[0] for v in dv):
                 mx = None
             typ = types[acc]
+            zeros = 0
             if typ == M.SUM:
                 values = [sum(sum(a) for a in stage_vals) + sum(dv)]
             else:
                 values = M.concat(stage_vals, dv)
-            out[acc] = M.summarize(typ, values, (mx[1], mx[2], mx[3]) if mx else None)
+                zeros = sum(sm.missing(acc) for sm in stages if acc in sm.values)  # (slots no task reached)
+            out[acc] = M.summarize(typ, values, (mx[1], mx[2], mx[3]) if mx else None, zeros)
         ex.model.metric_values = out
 
     def _spark_major(self) -> Optional[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, ShuffleRead, SQLExecution
@@ -49,7 +49,7 @@ def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> lis
     it = iter(ex.driver_all)
     for acc, value in zip(it, it):
         driver[acc].append(value)
-    nodes = graph_nodes(plan)
+    nodes = graph_nodes(plan, own=True)
     # (by id: a read of a reused exchange meets a copy of it, with the original's id)
     read = {e.id for n in nodes if n.name in SHUFFLE_READ_NAMES if (e := exchange_below(n)) is not None}
     parts = exchange_parts(plan)
@@ -72,6 +72,13 @@ def planned_shuffles(ex: _LiveExec, log: EventLog, plan: PlanNode | None) -> lis
     return out
 
 
+def _padded(values: Sequence[int] | None, n: int) -> list[int]:
+    """``values`` as a list of ``n``, zeros after its end (None: all zeros)."""
+    out = list(values or ())[:n]
+    out.extend([0] * (n - len(out)))
+    return out
+
+
 def _task_reads(r: ShuffleRead, exch: PlanNode, ex: _LiveExec, parts: Iterable[PlanNode] = ()) -> None:
     """Bytes (and records) the reduce tasks read from ``exch``, per task index, and their stage
     (an engine's exchange of several nodes: its read side carries the read metrics)."""
@@ -81,10 +88,11 @@ def _task_reads(r: ShuffleRead, exch: PlanNode, ex: _LiveExec, parts: Iterable[P
         la = by_acc.get(loc) if loc is not None else None
         ra = by_acc.get(rem) if rem is not None else None
         if la is not None or ra is not None:
-            n = len(la or ra or ())
-            r.bytes_read = [(la[i] if la else 0) + (ra[i] if ra else 0) for i in range(n)]
+            # (the arrays stop at the last task seen: the stage's other tasks read 0, as in Spark's)
+            n = ex.read_tasks.get(sid, max(len(la or ()), len(ra or ())))
+            r.bytes_read = [a + b for a, b in zip(_padded(la, n), _padded(ra, n))]
             ca = by_acc.get(rec) if rec is not None else None
-            r.records_read = list(ca) if ca is not None else None
+            r.records_read = _padded(ca, n) if ca is not None else None
             r.stage_id = sid
             return
 
@@ -101,15 +109,16 @@ def _shuffle_reads(ex: _LiveExec, log: EventLog, version: str | None,
     for acc, value in zip(it, it):
         driver[acc].append(value)
     parts = exchange_parts(plan)
-    out = [_read_of(node, ex, log, driver, parts) for node in graph_nodes(plan) if node.name in SHUFFLE_READ_NAMES]
-    seen = {n.metric("partition data size")["accumulator_id"] for n in graph_nodes(plan)  # type: ignore[index]
+    own = graph_nodes(plan, own=True)  # (not a micro-batch's plan shown under its batch DataFrame's scan)
+    out = [_read_of(node, ex, log, driver, parts) for node in own if node.name in SHUFFLE_READ_NAMES]
+    seen = {n.metric("partition data size")["accumulator_id"] for n in own  # type: ignore[index]
             if n.name in SHUFFLE_READ_NAMES and n.metric("partition data size")}
     others: list[ShuffleRead] = []
     for version_no, src in enumerate([m.initial_source, *m.version_sources[:-1]]):
         if src is None or (isinstance(src, LazyPlan) and all(a in seen or not driver.get(a) for a in src.size_accs)):
             continue  # (no read of that version posted sizes the final plan lacks: left unbuilt)
         p = src.plan() if isinstance(src, LazyPlan) else src
-        for node in graph_nodes(p):
+        for node in graph_nodes(p, own=True):
             size = node.metric("partition data size") if node.name in SHUFFLE_READ_NAMES else None
             if size is None or size["accumulator_id"] in seen or not driver.get(size["accumulator_id"]):
                 continue

@@ -41,6 +41,19 @@ class _SlotBudget:
         self.left -= n
         return array(typecode, [fill]) * n  # (one allocation: no bytes(8 * n) beside it)
 
+    def grow(self, arr: "array | None", index: int, n: int, fill: int = 0, typecode: str = "q") -> array:
+        """``arr`` (None: a new array) long enough to hold slot ``index`` (< ``n``, the stage's
+        stated task count): sized by the slots tasks have used, doubling, never past ``n``. A log
+        that claims 400 million tasks and ends one costs a few slots, not 400 million; slots
+        not reached read as ``fill``. The growth is charged as :meth:`zeros` charges."""
+        have = 0 if arr is None else len(arr)
+        size = min(n, max(index + 1, 2 * have, 16))
+        more = self.zeros(size - have, fill, typecode)
+        if arr is None:
+            return more
+        arr.extend(more)
+        return arr
+
 
 _SUM = M.SUM
 
@@ -76,10 +89,12 @@ class _StageMetrics:
             if t is None:
                 continue
             arr = values.get(acc)
-            if arr is None:
-                arr = values[acc] = self.budget.zeros(n)
             if inside:
+                if arr is None or index >= len(arr):
+                    arr = values[acc] = self.budget.grow(arr, index, n)
                 arr[index] = value
+            elif arr is None:
+                values[acc] = array("q")  # (slots never reached count as zeros: :meth:`missing`)
             if t != _SUM:
                 mx = maxes.get(acc)
                 if mx is None:
@@ -89,6 +104,10 @@ class _StageMetrics:
                     mx[1] = task_id
         if successful:
             self.completed.add(index)
+
+    def missing(self, acc: int) -> int:
+        """Slots of metric ``acc`` no task reached (zeros, as in Spark's arrays of ``numTasks``)."""
+        return self.num_tasks - len(self.values[acc])
 
 
 class _ReadStore:
@@ -111,8 +130,8 @@ class _ReadStore:
         for acc, value in zip(it, it):
             if acc in tracked:
                 arr = self.by_acc.get(acc)
-                if arr is None:
-                    arr = self.by_acc[acc] = self.budget.zeros(n)
+                if arr is None or index >= len(arr):
+                    arr = self.by_acc[acc] = self.budget.grow(arr, index, n)
                 arr[index] = value
 
 
@@ -122,7 +141,7 @@ _READ_METRICS = {"local bytes read": "local", "remote bytes read": "remote", "re
 
 class _LiveExec:
     __slots__ = ("model", "types", "jobs", "stages", "driver_updates", "driver_all", "end_events",
-                 "aggregated", "read_ids", "reads_snapshot", "live", "subquery_size_ids",
+                 "aggregated", "read_ids", "reads_snapshot", "read_tasks", "live", "subquery_size_ids",
                  "plan_text")
 
     def __init__(self, model: SQLExecution):
@@ -136,6 +155,7 @@ class _LiveExec:
         self.aggregated = False
         self.read_ids: dict[int, str] = {}
         self.reads_snapshot: dict[int, dict[int, array]] = {}
+        self.read_tasks: dict[int, int] = {}  # a snapshot stage's task count (its arrays stop at the last task seen)
         self.live = True
         self.subquery_size_ids: list[int] = []
         self.plan_text: str | None = None  # the latest physicalPlanDescription, until the execution ends

@@ -78,31 +78,37 @@ def summarize(
     metric_type: str,
     values: Sequence[int],
     max_task: tuple[int, int, int] | None,
+    zeros: int = 0,
 ) -> "Summary":
     """Aggregate one metric: a read-only mapping ``{"value": <UI string>, "total", "min", "med",
     "max", "count", "max_task": {"stage", "attempt", "task"} | "driver"}`` (the keys the metric
     type has; numbers in the metric's raw unit: bytes, ms, ns, or tenths for ``average``).
 
     ``max_task`` is ``(stage_id, attempt, task_id)`` of the task holding the max, or None when
-    the max came from the driver (``(driver)``).
+    the max came from the driver (``(driver)``). ``zeros``: that many more values of 0 (the task
+    slots of a stage no task reached), counted without being listed.
 
     >>> dict(summarize(SIZE, [1024, 4096, -1, 2048], (3, 0, 17)))["value"]
     'total (min, med, max (stageId: taskId))\\n7.0 KiB (1024.0 B, 2.0 KiB, 4.0 KiB (stage 3.0: task 17))'
     """
     if metric_type == SUM or metric_type.startswith("v2Custom_"):
         # (the History Server cannot load a DSv2 custom metric class: it shows "N/A")
-        return Summary(metric_type, "total", sum(values), count=len(values))
-    if metric_type == AVERAGE:
+        return Summary(metric_type, "total", sum(values), count=len(values) + max(0, zeros))
+    if metric_type == AVERAGE:  # (zeros do not count in an average)
         valid = sorted(v for v in values if v > 0)
         if len(valid) <= 1:
             v = valid[0] if valid else 0
             return Summary(metric_type, "avg_one", None, v, v, v, len(valid))
         return Summary(metric_type, "avg", None, valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
     valid = sorted(v for v in values if v >= 0)
-    if len(valid) <= 1:
+    zeros = max(0, zeros)
+    count = len(valid) + zeros
+    if count <= 1:
         v = valid[0] if valid else 0
-        return Summary(metric_type, "one", v, v, v, v, len(valid))
-    return Summary(metric_type, "dist", sum(valid), valid[0], valid[len(valid) // 2], valid[-1], len(valid), max_task)
+        return Summary(metric_type, "one", v, v, v, v, count)
+    mid = count // 2  # (the zeros sort first)
+    return Summary(metric_type, "dist", sum(valid), 0 if zeros else valid[0], 0 if mid < zeros else valid[mid - zeros],
+                   valid[-1] if valid else 0, count, max_task)
 
 
 #: the keys of each kind of summary, in the order the UI's dicts had them

@@ -71,11 +71,12 @@ def task_succeeded(st: StageInfo, budget: "_SlotBudget", attempt: int, slot: int
     n = st.num_tasks
     if not 0 <= slot < n:
         return
-    if st.task_attempts is None:
-        st.task_attempts = budget.zeros(n, -1, "h")  # (an attempt number: 2 bytes a partition, not 8)
-    before = st.task_attempts[slot]
     if not -1 <= attempt <= 32767:
         return  # (no real stage gets near: Spark stops at spark.stage.maxConsecutiveAttempts, 4)
+    # the arrays reach the highest partition seen, not the count the log states (-1 past their end)
+    if st.task_attempts is None or slot >= len(st.task_attempts):
+        st.task_attempts = budget.grow(st.task_attempts, slot, n, -1, "h")  # (an attempt number: 2 bytes, not 8)
+    before = st.task_attempts[slot]
     if attempt < before:
         return  # (a zombie task of an older attempt finishing late: the newer attempt's output stands)
     if 0 <= before < attempt:
@@ -84,15 +85,15 @@ def task_succeeded(st: StageInfo, budget: "_SlotBudget", attempt: int, slot: int
     if not keep_tasks:
         return
     if ms >= 0:
-        if st.task_ms is None:
-            st.task_ms = budget.zeros(n, -1)
-            st.task_ids = budget.zeros(n, -1)
+        if st.task_ms is None or slot >= len(st.task_ms):
+            st.task_ms = budget.grow(st.task_ms, slot, n, -1)
+            st.task_ids = budget.grow(st.task_ids, slot, n, -1)
         st.task_ms[slot] = ms
         st.task_ids[slot] = task_id  # type: ignore[index]
     if read is not None:
-        if st.shuffle_bytes_read is None:
-            st.shuffle_bytes_read = budget.zeros(n, -1)
-            st.shuffle_records_read = budget.zeros(n, -1)
+        if st.shuffle_bytes_read is None or slot >= len(st.shuffle_bytes_read):
+            st.shuffle_bytes_read = budget.grow(st.shuffle_bytes_read, slot, n, -1)
+            st.shuffle_records_read = budget.grow(st.shuffle_records_read, slot, n, -1)
         st.shuffle_bytes_read[slot] = read[0] + read[1]
         st.shuffle_records_read[slot] = read[2]  # type: ignore[index]
 
