@@ -15,11 +15,16 @@ from typing import Optional
 
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.scala_text import split_top_level
+from aqe_core.views.plan_sql import NotSQL, expression_sql, project_aliases, quote_name, read_schema
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["ClusterCode", "SkewedShuffle", "cluster_code", "exchange_below", "skewed_shuffles"]
+__all__ = ["ClusterCode", "SkewedShuffle", "cluster_code", "exchange_below", "key_display_names", "skewed_shuffles"]
 
 _EXPR_ID = re.compile(r"#\d+L?")
+_ATTR_ONLY = re.compile(r"^([A-Za-z_][\w$]*)#(\d+)L?$")
+#: names Spark's optimizer gives the expressions it pulls out into a Project
+_MADE_UP = ("_groupingexpression", "_nondeterministic", "_common_expr")
+_AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
 _HASH = re.compile(r"hashpartitioning\((.*)\)", re.S)
 _PASS_THROUGH = ("WholeStageCodegen", "InputAdapter", "ColumnarToRow", "Project", "Filter", "Sort", "AQEShuffleRead",
                  "CustomShuffleReader", "ShuffleQueryStage")
@@ -96,7 +101,7 @@ def exchange_below(plan: Optional[PlanNode], node_id: Optional[int], stage_id: O
 
 
 def _partitioning(exchange: PlanNode) -> Optional[tuple[list[str], int]]:
-    """(key expressions without ids, partition count) of ``hashpartitioning(k#1, k2#2, 200)``."""
+    """(key expressions as printed, ids kept; partition count) of ``hashpartitioning(k#1, k2#2, 200)``."""
     m = _HASH.search(exchange.description)
     if m is None:
         return None
@@ -111,37 +116,92 @@ def _partitioning(exchange: PlanNode) -> Optional[tuple[list[str], int]]:
     parts = split_top_level(m.group(1)[:end])
     if len(parts) < 2 or not parts[-1].strip().isdigit():
         return None
-    return [_EXPR_ID.sub("", p).strip() for p in parts[:-1]], int(parts[-1])
+    return [p.strip() for p in parts[:-1]], int(parts[-1])
 
 
-def _input_hint(exchange: PlanNode) -> tuple[str, str]:
-    """(a query for the exchange's input where it is one scan under filters, else "";
-    a description of what feeds it)."""
-    leaves, filters, simple = [], [], True
+@dataclass
+class _Side:
+    """What feeds an exchange, read from the plan: its one table (None: not one scan), its filters
+    and ``Project`` aliases as printed, the scan's column types, and what the plan shows."""
+
+    table: Optional[str]
+    filters: list[str]
+    aliases: dict[str, str]
+    types: dict[str, str]
+    what: str
+    input_kind: str = "join side"
+
+
+def _side(exchange: PlanNode) -> _Side:
+    """Walk the chain below ``exchange`` (a partial aggregate is stepped over: its input rows are
+    counted, as :mod:`aqe_core.live.hot_keys` does) down to one table scan."""
+    leaves, filters, aliases, simple, kind = [], [], {}, True, "join side"
+    types: dict[str, str] = {}
     for n in exchange.children[0].walk() if exchange.children else []:
         if not n.children:
-            leaves.append(_EXPR_ID.sub("", n.description or n.name)[:200])
+            leaves.append(n.description or n.name)
+            types = read_schema(n.description)
         elif n.name.startswith("Filter"):
-            filters.append(_EXPR_ID.sub("", n.description[len("Filter"):].strip()))
+            filters.append(n.description[len("Filter"):].strip())
+        elif n.name.startswith("Project"):
+            aliases.update(project_aliases(n.description))
+        elif n.name.startswith(_AGGREGATES) and "partial_" in n.description and kind == "join side":
+            kind = "aggregation input"
         elif not n.name.startswith(_PASS_THROUGH):
             simple = False
-    what = "; ".join(leaves) or "?"
-    table = re.search(r"(?:Scan \w+|FileScan \w+|Scan)\s+([\w.`]+)", leaves[0]) if len(leaves) == 1 else None
-    if simple and table is not None:
-        where = " AND ".join(f"({f})" for f in filters)
-        return f"SELECT * FROM {table.group(1)}" + (f" WHERE {where}" if where else ""), what
-    return "", what
+    what = "; ".join(_EXPR_ID.sub("", x)[:200] for x in leaves) or "?"
+    table = re.search(r"(?:Scan \w+|FileScan \w+|BatchScan|Scan)\s+([\w.`]+)", leaves[0]) if len(leaves) == 1 else None
+    return _Side(table.group(1) if simple and table is not None else None, filters, aliases, types, what, kind)
+
+
+def _runnable(side: _Side, keys: list[str]) -> tuple[Optional[str], list[str], str]:
+    """(the side's query, the keys as SQL, "") where the plan's text reads as SQL; else
+    (None, [], why not). Attributes a ``Project`` aliased become the aliased expression."""
+    if side.table is None:
+        return None, [], f"the exchange's input is not one table scan under filters ({side.what})"
+
+    def resolve(name: str, expr_id: str) -> str:
+        if expr_id in side.aliases:
+            return "(" + expression_sql(side.aliases[expr_id], side.types, resolve) + ")"
+        return quote_name(name)
+
+    try:
+        where = " AND ".join(expression_sql(f, side.types, resolve) for f in side.filters)
+        key_sql = [expression_sql(k, side.types, resolve) for k in keys]
+    except NotSQL as e:
+        return None, [], f"the plan's text does not read as SQL with certainty: {e}"
+    table = ".".join(quote_name(p.strip("`")) for p in side.table.split("."))
+    return f"SELECT * FROM {table}" + (f" WHERE {where}" if where else ""), key_sql, ""
+
+
+def key_display_names(keys: list[str], aliases: dict[str, str]) -> list[str]:
+    """The keys as people name them: ids dropped, and a name Spark made up (``_groupingexpression``:
+    a grouping expression ``PullOutGroupingExpressions`` moved into a ``Project``) replaced by the
+    expression it stands for; the user's own aliases stay."""
+    def one(k: str) -> str:
+        m = _ATTR_ONLY.match(k.strip())
+        made_up = m is not None and m.group(2) in aliases and m.group(1).startswith(_MADE_UP)
+        return _EXPR_ID.sub("", aliases[m.group(2)] if made_up and m is not None else k).strip()
+
+    return [one(k) for k in keys]
 
 
 @dataclass
 class ClusterCode:
-    """SQL for the user to run on their own cluster: AQE Lens did not run it."""
+    """SQL for the user to run on their own cluster: AQE Lens did not run it. ``side_sql`` and
+    ``key_sql``: the exchange's input and keys as SQL that runs (names quoted, literals typed),
+    None where the plan's text could not be written so (``why_not``); ``hot-keys --spark`` runs them."""
 
     sql: str
     keys: list[str]
     num_partitions: int
     reducers: list[int]
     note: str
+    side_sql: Optional[str] = None
+    key_sql: list[str] = field(default_factory=list)
+    why_not: str = ""
+    input_kind: str = "join side"
+    records_written: Optional[int] = None  # Spark's "shuffle records written" of the exchange
 
 
 def cluster_code(sk: SkewedShuffle, plan: Optional[PlanNode], top: int = 20) -> Optional[ClusterCode]:
@@ -152,20 +212,21 @@ def cluster_code(sk: SkewedShuffle, plan: Optional[PlanNode], top: int = 20) -> 
     got = _partitioning(exchange) if exchange is not None else None
     if exchange is None or got is None:
         return None
-    keys, n = got
-    query, what = _input_hint(exchange)
-    cols = ", ".join(f"{k} AS key{i}" for i, k in enumerate(keys))
-    reducer = f"pmod(hash({', '.join(keys)}), {n})"
-    side = query or f"<the rows that feed this exchange: {what}>"
-    filt = (f"WHERE reducer IN ({', '.join(str(r) for r in sk.reducers)})" if not sk.positions_only
-            else "-- (the log names post-AQE partitions, not reducers: the heaviest reducers come first)")
+    raw_keys, n = got
+    side = _side(exchange)
+    keys = key_display_names(raw_keys, side.aliases)
+    query, key_sql, why_not = _runnable(side, raw_keys)
+    shown = key_sql or keys
+    cols = ", ".join(f"{k} AS key{i}" for i, k in enumerate(shown))
+    reducer = f"pmod(hash({', '.join(shown)}), {n})"
+    body = query or f"<the rows that feed this exchange: {side.what}>"
     groups = ", ".join(f"key{i}" for i in range(len(keys)))
     sql = "\n".join([
         "-- CODE FOR YOU TO RUN on your cluster (AQE Lens did not run it): the top keys of reducers of",
         f"-- {sk.label}, exchange hashpartitioning({', '.join(keys)}, {n}). Spark puts a row in",
         f"-- reducer pmod(hash(keys), {n}) (HashPartitioning.partitionIdExpression, Murmur3 seed 42).",
         "-- Check the side's query: it must give the rows this exchange hashed (same filters).",
-        f"WITH side AS ({side}),",
+        f"WITH side AS ({body}),",
         f"keyed AS (SELECT {reducer} AS reducer, {cols} FROM side)",
         f"SELECT reducer, {groups}, count(*) AS rows,",
         "       count(*) / sum(count(*)) OVER (PARTITION BY reducer) AS share",
@@ -175,7 +236,13 @@ def cluster_code(sk: SkewedShuffle, plan: Optional[PlanNode], top: int = 20) -> 
         f"LIMIT {top}",
     ])
     if not sk.positions_only:
-        sql = sql.replace("FROM keyed\n", f"FROM keyed\n{filt}\n")
-    note = ("the exchange's input is one scan under filters: check the filter text, written from the plan"
-            if query else "fill in the side's query: the plan shows " + what)
-    return ClusterCode(sql, keys, n, sorted(sk.reducers), note)
+        sql = sql.replace("FROM keyed\n", f"FROM keyed\nWHERE reducer IN ({', '.join(str(r) for r in sk.reducers)})\n")
+    else:
+        sql = sql.replace("FROM keyed\n", "FROM keyed\n-- (the log names post-AQE partitions, not reducers: the"
+                                          " heaviest reducers come first)\n")
+    note = ("the exchange's input is one table scan under filters, written from the plan (names quoted, literals"
+            " typed from the scan's schema): check it" if query else
+            f"fill in the side's query ({why_not}); the plan shows {side.what}")
+    written = (exchange.metric("shuffle records written") or {}).get("total")
+    return ClusterCode(sql, keys, n, sorted(sk.reducers), note, query, key_sql, why_not, side.input_kind,
+                       int(written) if isinstance(written, (int, float)) else None)
