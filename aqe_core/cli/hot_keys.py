@@ -1,11 +1,13 @@
 """``hot-keys``: which key made each skewed reducer heavy, and the fix for that key (issue 42).
 
     python -m aqe_core hot-keys skew.json.gz [--execution 0] [--json]
+    python -m aqe_core hot-keys app.zstd --spark     # an event log: the SQL run here on your tables
 
 A capture whose query kept its SQL (a run, a workload, a re-run) is planned again on Spark and
 the keys counted with the exchange's own partitioning (:mod:`aqe_core.live.hot_keys`); an event
 log (a job AQE Lens cannot re-run) gets the SQL to run on the user's own cluster, with the keys,
-the partition count and the reducers filled in (:mod:`aqe_core.views.hot_keys`). Per skewed
+the partition count and the reducers filled in (:mod:`aqe_core.views.hot_keys`), which ``--spark``
+runs here where this Spark has the tables (:mod:`aqe_core.live.hot_keys_sql`). Per skewed
 reducer: shuffle, reducer, rows, bytes, keys ``[{key, rows, share}]``, the checks against what
 Spark recorded, and the fixes (:mod:`aqe_core.advise.hot_key_fixes`).
 """
@@ -26,6 +28,9 @@ def add_hot_keys_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
                    help="stop counting after this many seconds (default 300)")
     p.add_argument("--no-spark", action="store_true", help="do not start Spark: give the SQL for your cluster instead")
+    p.add_argument("--spark", action="store_true",
+                   help="an event log or listener log: run the SQL written from its plan here, on the tables of the"
+                        " same names this Spark has (the SQL guard applies unless --trusted)")
     p.add_argument("--master", default=None, help="Spark master URL for the count (default local[*])")
     p.add_argument("--trusted", action="store_true", help="skip the SQL guard for the capture's SQL and views")
     add_budget_argument(p)
@@ -33,28 +38,41 @@ def add_hot_keys_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def hot_keys_doc(views: list[Any], args: argparse.Namespace) -> list[dict[str, Any]]:
-    """One entry per skewed reducer of ``views`` (:func:`aqe_core.views.hot_key_entries.hot_key_entries`),
-    the keys counted on Spark for a capture unless ``args.no_spark``."""
-    from aqe_core.views.hot_key_entries import capture_of, hot_key_entries, hot_key_targets
+    """One entry per skewed reducer of ``views`` (:func:`aqe_core.views.hot_key_entries.hot_key_entries`):
+    a capture's keys counted on its re-planned query unless ``args.no_spark``; a log's with the SQL
+    written from its plan when ``args.spark``."""
+    from aqe_core.views.hot_key_entries import capture_of, hot_key_entries, hot_key_targets, side_sql_targets
     from aqe_core.views.hot_keys import skewed_shuffles
 
     doc = []
     for view in views:
         skewed = skewed_shuffles(view)
-        found = None
+        found, by_sql = None, None
         got = capture_of(view)
         targets = hot_key_targets(skewed)
-        if skewed and targets and got is not None and not args.no_spark:
+        replannable = got is not None and bool(got[0].sql_of(got[1]))
+        if skewed and targets and got is not None and not args.no_spark and (replannable or not getattr(args, "spark", False)):
             from aqe_core.live.hot_keys import hot_keys
 
-            if args.master:
-                from aqe_core.live.runtime import get_runtime
-
-                get_runtime(args.master)
+            _runtime(args)
             found = hot_keys(got[0], got[1], targets, top=args.top, time_limit_s=args.time_limit,
                              trusted=True if args.trusted else None)
-        doc += hot_key_entries(view, skewed, found)
+        elif skewed and getattr(args, "spark", False) and not args.no_spark:
+            from aqe_core.live.hot_keys_sql import count_side_sql
+
+            _runtime(args)
+            by_sql = {i: count_side_sql(s, top=args.top, time_limit_s=args.time_limit,
+                                        trusted=True if args.trusted else None)
+                      for i, s in side_sql_targets(view, skewed).items()}
+        doc += hot_key_entries(view, skewed, found, by_sql)
     return doc
+
+
+def _runtime(args: argparse.Namespace) -> None:
+    if args.master:
+        from aqe_core.live.runtime import get_runtime
+
+        get_runtime(args.master)
 
 
 def _text(doc: list[dict[str, Any]]) -> str:

@@ -52,7 +52,7 @@ from aqe_core.live.hot_key_plans import (
 from aqe_core.model.capture import Capture, QueryCapture
 from aqe_core.model.hot_keys import Check, HotKey, HotKeyTarget, ReducerKeys, ShuffleKeys
 
-__all__ = ["HotKeysStopped", "hot_keys", "DEFAULT_MAX_ROWS", "DEFAULT_TIME_LIMIT_S"]
+__all__ = ["HotKeysStopped", "count_bounded", "hot_keys", "DEFAULT_MAX_ROWS", "DEFAULT_TIME_LIMIT_S"]
 
 DEFAULT_TIME_LIMIT_S = 300.0
 DEFAULT_MAX_ROWS = 20_000_000
@@ -156,7 +156,7 @@ def _count(session: Any, q: QueryCapture, t: HotKeyTarget, side: Any, *, top: in
     if side.input_kind == "aggregation input":
         sk.notes.append("rows are the aggregation's input rows (before the partial aggregation); the shuffle itself"
                         " carries about one row per key and map task")
-    per_reducer, top_rows = _run_bounded(session, frame, sorted(t.reducers), top, time_limit_s)
+    per_reducer, top_rows = count_bounded(session, frame, sorted(t.reducers), top, time_limit_s)
     scale = 1.0 / fraction
     rows_by = {r: int(round(n * scale)) for r, (n, _) in per_reducer.items()}
     sk.total_rows = sum(rows_by.values())
@@ -177,7 +177,7 @@ def _count(session: Any, q: QueryCapture, t: HotKeyTarget, side: Any, *, top: in
     return sk
 
 
-def _run_bounded(session: Any, frame: Any, reducers: list[int], top: int,
+def count_bounded(session: Any, frame: Any, reducers: list[int], top: int,
                  time_limit_s: float) -> tuple[dict[int, tuple[int, int]], dict[int, list[tuple[list[Any], int]]]]:
     """Two Spark jobs under one job group cancelled at the deadline: rows and distinct keys per
     reducer (all of them, for the checks), and the top keys of the asked reducers."""

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from aqe_core.model.evidence import Evidence
 
-__all__ = ["Check", "HotKey", "HotKeyTarget", "ReducerKeys", "ShuffleKeys"]
+__all__ = ["Check", "HotKey", "HotKeyTarget", "ReducerKeys", "ShuffleKeys", "SideSQL"]
 
 
 @dataclass
@@ -119,3 +119,21 @@ class ShuffleKeys:
             "checks": [c.to_dict() for c in self.checks], "notes": list(self.notes),
             "reducers": [r.to_dict(self.key_names) for r in self.reducers],
         }
+
+
+@dataclass
+class SideSQL:
+    """One skewed shuffle of a log as SQL that runs (``views.hot_keys.cluster_code``): its input,
+    keys and partition count, and what the log recorded, for :mod:`aqe_core.live.hot_keys_sql`."""
+
+    side_sql: str
+    key_sql: list[str]
+    key_names: list[str]
+    num_partitions: int
+    reducers: dict[int, Optional[int]]  # reducer -> parts Spark split it into; empty: the log names none
+    label: str = ""
+    stage_id: Optional[int] = None
+    input_kind: str = "join side"
+    records_written: Optional[int] = None
+    sizes: Optional[list[int]] = None  # bytes per reducer, where the log has them
+    heaviest: int = 1  # reducers to name when the log names none

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from aqe_core.advise.hot_key_fixes import capture_split_settings, key_fixes, split_fixes
-from aqe_core.model.hot_keys import HotKeyTarget, ShuffleKeys
+from aqe_core.model.hot_keys import HotKeyTarget, ShuffleKeys, SideSQL
 from aqe_core.views.hot_keys import ClusterCode, SkewedShuffle, cluster_code
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["CODE_LABEL", "capture_of", "hot_key_entries", "hot_key_targets"]
+__all__ = ["CODE_LABEL", "capture_of", "hot_key_entries", "hot_key_targets", "side_sql_targets"]
 
 CODE_LABEL = "code for you to run on your cluster; AQE Lens did not run it"
 
@@ -32,6 +32,21 @@ def hot_key_targets(skewed: list[SkewedShuffle]) -> list[HotKeyTarget]:
     """What to count on Spark: the skewed reducers of every shuffle a capture names."""
     return [HotKeyTarget(s.shuffle_id, dict(s.reducers), s.label, s.view.stage_id) for s in skewed
             if s.shuffle_id is not None and s.reducers]
+
+
+def side_sql_targets(view: QueryView, skewed: list[SkewedShuffle]) -> dict[int, SideSQL]:
+    """What ``hot-keys --spark`` runs for a log: skewed shuffle (its index in ``skewed``) -> its
+    SQL, where the plan's text reads as SQL that runs (:func:`cluster_code`)."""
+    out = {}
+    for i, s in enumerate(skewed):
+        code = cluster_code(s, view.final_plan)
+        if code is None or code.side_sql is None:
+            continue
+        named = {} if s.positions_only else dict(s.reducers)
+        out[i] = SideSQL(code.side_sql, code.key_sql, code.keys, code.num_partitions, named, s.label, s.view.stage_id,
+                         code.input_kind, code.records_written, s.view.sizes_before,
+                         heaviest=max(1, s.unnamed_splits, len(s.reducers)))
+    return out
 
 
 def _other_side_bytes(view: QueryView, sv: ShuffleView, q: Any) -> Optional[int]:
@@ -79,17 +94,25 @@ def _code(code: Optional[ClusterCode]) -> Optional[dict[str, str]]:
     return None if code is None else {"sql": code.sql, "note": code.note, "label": CODE_LABEL}
 
 
-def hot_key_entries(view: QueryView, skewed: list[SkewedShuffle],
-                    found: Optional[list[ShuffleKeys]] = None) -> list[dict[str, Any]]:
+def hot_key_entries(view: QueryView, skewed: list[SkewedShuffle], found: Optional[list[ShuffleKeys]] = None,
+                    by_sql: Optional[dict[int, ShuffleKeys]] = None) -> list[dict[str, Any]]:
     """One entry per skewed reducer of ``view`` (``found``: the keys counted for
-    :func:`hot_key_targets`, in order; None where nothing was counted)."""
-    counted: dict[Optional[int], dict[int, dict[str, Any]]] = {}
+    :func:`hot_key_targets`, in order; ``by_sql``: the keys counted with a log's SQL, by index in
+    ``skewed`` (:func:`side_sql_targets`); None where nothing was counted)."""
+    counted: dict[int, dict[int, dict[str, Any]]] = {}
     for t, sk in zip(hot_key_targets(skewed), found or []):
-        s = next(x for x in skewed if x.shuffle_id == t.shuffle_id)
-        counted[t.shuffle_id] = _counted_fields(view, s, sk)
+        i = next(i for i, x in enumerate(skewed) if x.shuffle_id == t.shuffle_id)
+        counted[i] = _counted_fields(view, skewed[i], sk)
+    for i, sk in (by_sql or {}).items():
+        counted[i] = _counted_fields(view, skewed[i], sk)
     doc = []
-    for s in skewed:
+    for i, s in enumerate(skewed):
         code = _code(cluster_code(s, view.final_plan))
+        if i in (by_sql or {}) and (s.positions_only or s.unnamed_splits):  # the count named the reducers
+            for r, fields in counted[i].items():
+                e = {**_entry(view, s, r, None), "bytes": None, "reducer_is_position": False, **fields}
+                doc.append(e)
+            continue
         if s.unnamed_splits:
             e = _entry(view, s, None, None)
             e["notes"] = [f"Spark split {s.unnamed_splits} reducer(s) of this read (its metric); the log does not say"
@@ -98,7 +121,7 @@ def hot_key_entries(view: QueryView, skewed: list[SkewedShuffle],
             doc.append(e)
         for reducer, splits in s.reducers.items():
             e = _entry(view, s, reducer, splits)
-            e.update(counted.get(s.shuffle_id, {}).get(reducer, {}))
+            e.update(counted.get(i, {}).get(reducer, {}))
             if e["keys"] is None:
                 e["code_for_your_cluster"] = code
                 median = s.view.side_analysis.median if s.view.side_analysis is not None else None
