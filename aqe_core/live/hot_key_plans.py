@@ -31,6 +31,8 @@ from aqe_core.model.capture import QueryCapture
 
 _PLAN_ID = re.compile(r",?\s*\[(?:plan_id=\d+|id=#\d+)\]")
 _EXPR_ID = re.compile(r"#\d+L?")
+#: names Spark's optimizer gives the expressions it pulls out into a Project
+_MADE_UP = ("_groupingexpression", "_nondeterministic", "_common_expr")
 _AGGREGATES = ("HashAggregateExec", "ObjectHashAggregateExec", "SortAggregateExec")
 
 
@@ -167,7 +169,7 @@ def side_input(spark: Any, exchange: Any) -> SideInput:
         raise PlanMatchError("the exchange's keys are computed inside the operator below it (a grouping"
                              " expression): its input does not hold them")
     frame = _dataset_of_rows(spark, logical)
-    names = _key_names(part)
+    names = _key_names(part, _made_up_names(child))
     size = None
     try:
         size = int(str(logical.stats().sizeInBytes().toString()))
@@ -176,9 +178,32 @@ def side_input(spark: Any, exchange: Any) -> SideInput:
     return SideInput(exchange, part, without_ids(str(exchange.simpleString(25))), frame, kind, names, size)
 
 
-def _key_names(partitioning: Any) -> list[str]:
+def _made_up_names(node: Any) -> dict[str, str]:
+    """Expression id -> the expression behind a name Spark made up (``_groupingexpression``:
+    ``PullOutGroupingExpressions`` moves a grouping expression into a ``Project`` below the
+    aggregate), from the ``ProjectExec``s down the single-child chain below the exchange."""
+    out: dict[str, str] = {}
+    while node is not None:
+        if node.getClass().getSimpleName() == "ProjectExec":
+            items = node.projectList()
+            for i in range(items.size()):
+                e = items.apply(i)
+                if e.getClass().getSimpleName() == "Alias" and str(e.name()).startswith(_MADE_UP):
+                    out[str(e.exprId().id())] = _EXPR_ID.sub("", str(e.child().toString()))
+        kids = node.children()
+        node = kids.apply(0) if kids.size() == 1 else None
+    return out
+
+
+def _key_names(partitioning: Any, made_up: dict[str, str]) -> list[str]:
+    """The exchange's keys as people name them (ids dropped, made-up names replaced)."""
     exprs = partitioning.expressions()
-    return [_EXPR_ID.sub("", str(exprs.apply(i).toString())) for i in range(exprs.size())]
+    out = []
+    for i in range(exprs.size()):
+        e = exprs.apply(i)
+        known = made_up.get(str(e.exprId().id())) if e.getClass().getSimpleName() == "AttributeReference" else None
+        out.append(known or _EXPR_ID.sub("", str(e.toString())))
+    return out
 
 
 def _dataset_of_rows(spark: Any, logical: Any) -> Any:

@@ -203,6 +203,25 @@ def test_an_aggregations_hot_key_is_counted_on_its_input(spark_runtime):
 
 
 @pytest.mark.slow
+def test_a_grouping_expression_is_named_as_its_expression(spark_runtime):
+    """GROUP BY k + 1: Spark hashes a made-up ``_groupingexpression``; the keys are named by the
+    expression it stands for, both where counted and in the SQL for a cluster (over a view of
+    ``range`` the optimizer writes ``k`` out: the plan's expression is the view's CASE plus 1)."""
+    from aqe_core.views.hot_keys import cluster_code, skewed_shuffles
+
+    cap = _run(spark_runtime, "SELECT k + 1 AS g, size(collect_list(p)) AS n FROM facts GROUP BY k + 1",
+               {"facts": _facts("7")})
+    hot = _reducer_by_f_hash(spark_runtime.spark, "CAST(8 AS BIGINT)")
+    (e,) = [x for x in _doc(cap) if x["reducer"] == hot]
+    name = "CASE WHEN ((id % 100) < 30) THEN 8 ELSE (((id * 7919) % 500) + 1001) END"
+    assert e["key_names"] == [name] and e["verified"], (e["key_names"], e["checks"])
+    assert e["keys"][0]["key"] == 8 and e["keys"][0]["rows"] == ROWS * 30 // 100
+    view = views_from_capture(cap)[0][0]
+    code = cluster_code(next(s for s in skewed_shuffles(view) if hot in s.reducers), view.final_plan)
+    assert code is not None and code.keys == [name] and "_groupingexpression" not in code.sql
+
+
+@pytest.mark.slow
 def test_a_large_input_is_sampled_and_said_so_and_the_time_limit_stops_it(spark_runtime):
     from aqe_core.live.hot_keys import HotKeysStopped, hot_keys
     from aqe_core.model.hot_keys import HotKeyTarget
