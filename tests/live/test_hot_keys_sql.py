@@ -83,6 +83,7 @@ def test_hot_keys_spark_runs_an_event_logs_sql_on_re_created_tables(spark_runtim
         assert "(`s` = 'x y')" in printed and "DATE '2024-01-05'" in printed  # quoted and typed
         assert main(["hot-keys", log, "--execution", execution, "--spark", "--json"]) == 0  # guarded
         doc = json.loads(capsys.readouterr().out)
+        queued = _count_in_the_background(spark_runtime, log, execution, tmp_path)
     finally:
         for name in ("hk_sql_facts", "hk_sql_dims"):
             spark.sql(f"DROP TABLE IF EXISTS {name}")
@@ -96,6 +97,31 @@ def test_hot_keys_spark_runs_an_event_logs_sql_on_re_created_tables(spark_runtim
     assert rows["passed"] and f"{ROWS * 9 // 10:,}" in rows["detail"]  # the log's shuffle records written
     assert any("does not name the reducer" in n for n in e["notes"])
     assert any(f["kind"] == "salting" and "'hot one'" in f["code"] for f in e["fixes"])
+    assert [(x["reducer"], x["keys"][0]) for x in queued if x["keys"]] == [(hot, e["keys"][0])]
+
+
+def _count_in_the_background(spark_runtime: Any, log: str, execution: str, tmp_path: Any) -> list[dict[str, Any]]:
+    """The Partitions page's way: the count goes to the run queue and the page reads its result."""
+    import time
+
+    from aqe_core.live.hot_keys_sql import count_side_sql
+    from aqe_core.live.jobs import RunManager
+    from aqe_core.opening import load_source
+    from aqe_core.views.hot_key_entries import hot_key_entries, side_sql_targets
+    from aqe_core.views.hot_keys import skewed_shuffles
+
+    view = load_source(log).view(execution)
+    skewed = skewed_shuffles(view)
+    sides = side_sql_targets(view, skewed)
+    mgr = RunManager(runtime=spark_runtime, runs_dir=tmp_path / "runs")
+    job = mgr.submit_count("hot keys", lambda spark, limit, trusted: {
+        i: count_side_sql(s, spark=spark, trusted=trusted, time_limit_s=limit) for i, s in sides.items()})
+    assert job.active and not job.trusted  # queued at once, guarded
+    deadline = time.time() + 300
+    while job.active and time.time() < deadline:
+        time.sleep(0.2)
+    assert job.state == "done", job.message
+    return hot_key_entries(view, skewed, None, job.result)
 
 
 @pytest.mark.slow
