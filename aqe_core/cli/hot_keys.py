@@ -57,7 +57,7 @@ def hot_keys_doc(views: list[Any], args: argparse.Namespace) -> list[dict[str, A
             _runtime(args)
             found = hot_keys(got[0], got[1], targets, top=args.top, time_limit_s=args.time_limit,
                              trusted=True if args.trusted else None)
-        elif skewed and getattr(args, "spark", False) and not args.no_spark:
+        elif skewed and getattr(args, "spark", False) and not args.no_spark and side_sql_targets(view, skewed):
             from aqe_core.live.hot_keys_sql import count_side_sql
 
             _runtime(args)

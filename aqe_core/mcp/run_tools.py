@@ -64,22 +64,21 @@ class RunTools(AdviceTools):
                                                           " guards first"]))
 
     def count_hot_keys(self, source: Any, execution: Any = None, top: Any = 5) -> Answer:
-        """The top keys of every skewed reducer of a capture's query, counted on Spark with the
-        exchange's own partitioning (hot-keys): guarded SQL, the time limit, one run at a time."""
+        """The top keys of every skewed reducer of a query, counted on Spark with the exchange's own
+        partitioning (hot-keys): a capture's query planned again, an event log's SQL written from
+        its plan run on the tables of the same names the server's Spark has (hot-keys --spark);
+        guarded SQL, the time limit, one run at a time."""
         import argparse
 
         from aqe_core.cli.hot_keys import hot_keys_doc
         from aqe_core.server_settings import server_settings
-        from aqe_core.views.answers import query_evidence
 
         opened = self._source(source)
         view = self._view(opened.source, execution)
-        if query_evidence(view) is not Evidence.EXACT or view.model is None or view.model.raw is None:
-            raise ToolInputError("only a capture's query can be planned again (an event log gets SQL for the user's"
-                                 " cluster from hot_keys)")
         settings = server_settings()
-        args = argparse.Namespace(no_spark=False, top=_int("top", top, 1, 20), time_limit=settings.run_time_limit_s
-                                  or 300.0, trusted=False, master=settings.allowed_masters[0])
+        args = argparse.Namespace(no_spark=False, spark=True, top=_int("top", top, 1, 20),
+                                  time_limit=settings.run_time_limit_s or 300.0, trusted=False,
+                                  master=settings.allowed_masters[0])
         if not self._running.acquire(blocking=False):
             raise ToolInputError("another run is in progress on this server: try again when it ends")
         try:

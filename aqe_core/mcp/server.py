@@ -180,9 +180,10 @@ def _run_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
 
     def count_hot_keys(source: Source, execution: Execution = None,
                        top: Annotated[int, Field(ge=1, le=20, description="keys per reducer")] = 5):
-        """The top keys of every skewed reducer of a capture's query, counted on Spark with the exchange's own
-        partitioning, checked against what Spark recorded, with the fix per key (hot-keys --json). Guarded SQL,
-        one run at a time, a time limit."""
+        """The top keys of every skewed reducer of a query, counted on Spark with the exchange's own partitioning
+        (a capture's query planned again; an event log's SQL, written from its plan, run on the tables of the same
+        names the server's Spark has), checked against what Spark recorded, with the fix per key (hot-keys --json).
+        Guarded SQL, one run at a time, a time limit."""
         return _call(getattr(t, "count_hot_keys"), source=source, execution=execution, top=top)
 
     return [verify_fix, count_hot_keys]
