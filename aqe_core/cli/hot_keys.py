@@ -81,10 +81,12 @@ def _text(doc: list[dict[str, Any]]) -> str:
     out = []
     for e in doc:
         what = "partition (post-AQE position)" if e["reducer_is_position"] else "reducer"
+        if e.get("reducer_chosen_by_count"):
+            what, e = "heaviest reducer counted", {**e, "splits": "?"}
         if e["reducer"] is None:
             what, e = "reducers", {**e, "reducer": "not named by the source"}
         size = f"{e['bytes']:,} B ({e['bytes_evidence']})" if e["bytes"] is not None else "? B"
-        split = f", split into {e['splits']}" if e["splits"] else ", not split" if e["reducer"] != "not named by the source" else ""
+        split = "" if e["splits"] == "?" else f", split into {e['splits']}" if e["splits"] else ", not split" if e["reducer"] != "not named by the source" else ""
         out.append(f"query {e['execution']}, shuffle {e['shuffle']} ({e['side']}), {what} {e['reducer']}: {size}{split}")
         if e["error"]:
             out.append(f"  keys not counted: {e['error']}")

@@ -60,7 +60,8 @@ def _entry(view: QueryView, s: SkewedShuffle, reducer: Optional[int], splits: Op
     sizes = sv.sizes_before if sv.sizes_before is not None else sv.sizes_after
     size = sizes[reducer] if sizes is not None and reducer is not None and 0 <= reducer < len(sizes) else None
     return {"execution": view.query_id, "shuffle": s.shuffle_id, "stage": sv.stage_id, "side": s.label,
-            "reducer": reducer, "reducer_is_position": s.positions_only, "rows": None, "rows_evidence": None,
+            "reducer": reducer, "reducer_is_position": s.positions_only,
+            "reducer_chosen_by_count": False, "rows": None, "rows_evidence": None,
             "bytes": size, "bytes_evidence": sv.evidence.value if sv.sizes_before is not None else "spark-metric",
             "splits": splits, "keys": None, "key_names": [], "key_types": [], "verified": False, "checks": [],
             "notes": [], "error": None, "fixes": [], "code_for_your_cluster": None}
@@ -109,8 +110,12 @@ def hot_key_entries(view: QueryView, skewed: list[SkewedShuffle], found: Optiona
     for i, s in enumerate(skewed):
         code = _code(cluster_code(s, view.final_plan))
         if i in (by_sql or {}) and (s.positions_only or s.unnamed_splits):  # the count named the reducers
+            split_note = ([f"Spark split {s.unnamed_splits} reducer(s) of this read (its metric); the log does not"
+                           " say which"] if s.unnamed_splits else [])
             for r, fields in counted[i].items():
-                e = {**_entry(view, s, r, None), "bytes": None, "reducer_is_position": False, **fields}
+                e = {**_entry(view, s, r, None), "bytes": None, "reducer_is_position": False, **fields,
+                     "reducer_chosen_by_count": True}
+                e["notes"] = split_note + e["notes"]
                 doc.append(e)
             continue
         if s.unnamed_splits:

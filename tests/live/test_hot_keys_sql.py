@@ -83,6 +83,8 @@ def test_hot_keys_spark_runs_an_event_logs_sql_on_re_created_tables(spark_runtim
         assert "(`s` = 'x y')" in printed and "DATE '2024-01-05'" in printed  # quoted and typed
         assert main(["hot-keys", log, "--execution", execution, "--spark", "--json"]) == 0  # guarded
         doc = json.loads(capsys.readouterr().out)
+        assert main(["hot-keys", log, "--execution", execution, "--spark", "--top", "1"]) == 0
+        text = capsys.readouterr().out
         queued = _count_in_the_background(spark_runtime, log, execution, tmp_path)
     finally:
         for name in ("hk_sql_facts", "hk_sql_dims"):
@@ -97,6 +99,7 @@ def test_hot_keys_spark_runs_an_event_logs_sql_on_re_created_tables(spark_runtim
     assert rows["passed"] and f"{ROWS * 9 // 10:,}" in rows["detail"]  # the log's shuffle records written
     assert any("does not name the reducer" in n for n in e["notes"])
     assert any(f["kind"] == "salting" and "'hot one'" in f["code"] for f in e["fixes"])
+    assert f"heaviest reducer counted {hot}:" in text and f"'hot one': {HOT_ROWS:,} rows" in text, text
     assert [(x["reducer"], x["keys"][0]) for x in queued if x["keys"]] == [(hot, e["keys"][0])]
 
 
