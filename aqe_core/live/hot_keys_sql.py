@@ -59,6 +59,8 @@ def count_side_sql(s: SideSQL, *, spark: Any = None, trusted: Optional[bool] = N
     sk.key_types = [f.dataType.simpleString() for f in frame.schema.fields[1:]]
     sk.notes.append("counted here on the tables named in the log's plan, as they are now, with the SQL written from"
                     " the plan's text; the checks tell whether they still hold the rows the logged run read")
+    if s.note:
+        sk.notes.append(s.note)
     fraction = max_rows / s.records_written if s.records_written and s.records_written > max_rows else 1.0
     if fraction < 1.0:
         frame = frame.sample(False, fraction, SAMPLE_SEED)

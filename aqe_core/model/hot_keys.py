@@ -137,3 +137,4 @@ class SideSQL:
     records_written: Optional[int] = None
     sizes: Optional[list[int]] = None  # bytes per reducer, where the log has them
     heaviest: int = 1  # reducers to name when the log names none
+    note: str = ""  # what the SQL could not say (filters Spark made at run time)

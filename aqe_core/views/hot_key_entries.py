@@ -45,7 +45,7 @@ def side_sql_targets(view: QueryView, skewed: list[SkewedShuffle]) -> dict[int, 
         named = {} if s.positions_only else dict(s.reducers)
         out[i] = SideSQL(code.side_sql, code.key_sql, code.keys, code.num_partitions, named, s.label, s.view.stage_id,
                          code.input_kind, code.records_written, s.view.sizes_before,
-                         heaviest=max(1, s.unnamed_splits, len(s.reducers)))
+                         heaviest=max(1, s.unnamed_splits, len(s.reducers)), note=code.why_not)
     return out
 
 

@@ -15,13 +15,15 @@ from typing import Optional
 
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.scala_text import split_top_level
-from aqe_core.views.plan_sql import NotSQL, expression_sql, project_aliases, quote_name, read_schema
+from aqe_core.views.plan_sql import NotSQL, conjuncts, expression_sql, project_aliases, quote_name, read_schema
 from aqe_core.views.query import QueryView, ShuffleView
 
 __all__ = ["ClusterCode", "SkewedShuffle", "cluster_code", "exchange_below", "key_display_names", "skewed_shuffles"]
 
 _EXPR_ID = re.compile(r"#\d+L?")
 _ATTR_ONLY = re.compile(r"^([A-Za-z_][\w$]*)#(\d+)L?$")
+#: filters Spark plans at run time: no SQL spells them (a subquery's result, a bloom filter)
+_RUNTIME_FILTER = re.compile(r"dynamicpruning|might_contain|[Ss]ubquery")
 #: names Spark's optimizer gives the expressions it pulls out into a Project
 _MADE_UP = ("_groupingexpression", "_nondeterministic", "_common_expr")
 _AGGREGATES = ("HashAggregate", "ObjectHashAggregate", "SortAggregate")
@@ -165,13 +167,17 @@ def _runnable(side: _Side, keys: list[str]) -> tuple[Optional[str], list[str], s
             return "(" + expression_sql(side.aliases[expr_id], side.types, resolve) + ")"
         return quote_name(name)
 
+    parts = [c for f in side.filters for c in conjuncts(f)]
+    runtime = [c for c in parts if _RUNTIME_FILTER.search(c)]
     try:
-        where = " AND ".join(expression_sql(f, side.types, resolve) for f in side.filters)
+        where = " AND ".join(expression_sql(c, side.types, resolve) for c in parts if c not in runtime)
         key_sql = [expression_sql(k, side.types, resolve) for k in keys]
     except NotSQL as e:
         return None, [], f"the plan's text does not read as SQL with certainty: {e}"
     table = ".".join(quote_name(p.strip("`")) for p in side.table.split("."))
-    return f"SELECT * FROM {table}" + (f" WHERE {where}" if where else ""), key_sql, ""
+    dropped = (f"left out {len(runtime)} filter(s) Spark made at run time (dynamic partition pruning, a bloom"
+               " filter): the side holds rows Spark pruned, so the rows check may fail" if runtime else "")
+    return f"SELECT * FROM {table}" + (f" WHERE {where}" if where else ""), key_sql, dropped
 
 
 def key_display_names(keys: list[str], aliases: dict[str, str]) -> list[str]:
@@ -190,7 +196,8 @@ def key_display_names(keys: list[str], aliases: dict[str, str]) -> list[str]:
 class ClusterCode:
     """SQL for the user to run on their own cluster: AQE Lens did not run it. ``side_sql`` and
     ``key_sql``: the exchange's input and keys as SQL that runs (names quoted, literals typed),
-    None where the plan's text could not be written so (``why_not``); ``hot-keys --spark`` runs them."""
+    None where the plan's text could not be written so (``why_not`` says why, or what was left out
+    where it could); ``hot-keys --spark`` runs them."""
 
     sql: str
     keys: list[str]
@@ -241,7 +248,7 @@ def cluster_code(sk: SkewedShuffle, plan: Optional[PlanNode], top: int = 20) -> 
         sql = sql.replace("FROM keyed\n", "FROM keyed\n-- (the log names post-AQE partitions, not reducers: the"
                                           " heaviest reducers come first)\n")
     note = ("the exchange's input is one table scan under filters, written from the plan (names quoted, literals"
-            " typed from the scan's schema): check it" if query else
+            " typed from the scan's schema): check it" + (f"; {why_not}" if why_not else "") if query else
             f"fill in the side's query ({why_not}); the plan shows {side.what}")
     written = (exchange.metric("shuffle records written") or {}).get("total")
     return ClusterCode(sql, keys, n, sorted(sk.reducers), note, query, key_sql, why_not, side.input_kind,

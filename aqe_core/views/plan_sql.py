@@ -23,7 +23,7 @@ from typing import Callable, Optional
 
 from aqe_core.model.scala_text import split_top_level
 
-__all__ = ["NotSQL", "expression_sql", "project_aliases", "quote_name", "read_schema"]
+__all__ = ["NotSQL", "conjuncts", "expression_sql", "project_aliases", "quote_name", "read_schema"]
 
 _ATTR = re.compile(r"^([A-Za-z_][\w$]*)#(\d+)L?$")
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
@@ -156,6 +156,20 @@ def expression_sql(text: str, types: dict[str, str], resolve: Optional[Resolver]
     (:func:`read_schema`); ``resolve``: SQL for an attribute (name, expression id), e.g. the
     expression a ``Project`` below aliased to it. Raises :class:`NotSQL`."""
     return _Writer(types, resolve).strict(text)
+
+
+def conjuncts(text: str) -> list[str]:
+    """The parts of a filter Spark printed as nested ``(a AND b)``, outermost first.
+
+    >>> conjuncts("((isnotnull(k#1) AND (k#1 = 7)) AND might_contain(Subquery x, xxhash64(k#1, 42)))")
+    ['isnotnull(k#1)', '(k#1 = 7)', 'might_contain(Subquery x, xxhash64(k#1, 42))']
+    """
+    t = text.strip()
+    if _enclosed(t):
+        got = _depth_split(t[1:-1], " AND ")
+        if got is not None:
+            return conjuncts(got[0]) + conjuncts(got[1])
+    return [t]
 
 
 def read_schema(scan_text: str) -> dict[str, str]:

@@ -37,3 +37,22 @@ def test_a_made_up_grouping_name_is_shown_as_its_expression():
     assert key_display_names(["_groupingexpression#10", "u#11"], aliases) == ["substr(s, 1, 3)", "u"]
     assert read_schema("FileScan parquet t[s#1] ReadSchema: struct<s:string,d:decimal(10,2)>") == {
         "s": "string", "d": "decimal(10,2)"}
+
+
+def test_filters_spark_made_at_run_time_are_left_out_and_said_so():
+    from aqe_core.model.plan import PlanNode
+    from aqe_core.views.hot_keys import SkewedShuffle, cluster_code
+    from aqe_core.views.query import ShuffleView
+
+    scan = PlanNode(3, "Scan parquet spark_catalog.default.t",
+                    "FileScan parquet spark_catalog.default.t[k#1L] ReadSchema: struct<k:bigint>")
+    filt = PlanNode(2, "Filter", "Filter ((isnotnull(k#1L) AND (k#1L > 3)) AND might_contain(Subquery"
+                    " scalar-subquery#9, [id=#5], xxhash64(k#1L, 42)))", children=[scan])
+    exchange = PlanNode(1, "Exchange", "Exchange hashpartitioning(k#1L, 8), ENSURE_REQUIREMENTS, [plan_id=4]",
+                        children=[filt])
+    sv = ShuffleView.__new__(ShuffleView)
+    sv.node_id, sv.stage_id, sv.join, sv.rebalance = 1, None, None, False
+    code = cluster_code(SkewedShuffle(sv, None, {5: 2}), exchange)
+    assert code is not None
+    assert code.side_sql == "SELECT * FROM `spark_catalog`.`default`.`t` WHERE `k` IS NOT NULL AND (`k` > 3)"
+    assert code.key_sql == ["`k`"] and "run time" in code.why_not and "run time" in code.note
