@@ -22,6 +22,8 @@ __all__ = ["ClusterCode", "SkewedShuffle", "cluster_code", "exchange_below", "ke
 
 _EXPR_ID = re.compile(r"#\d+L?")
 _ATTR_ONLY = re.compile(r"^([A-Za-z_][\w$]*)#(\d+)L?$")
+#: a scan of a catalog table (not of a DataFrame, a file path, a local table or ``range``)
+_TABLE_SCAN = re.compile(r"(?:FileScan \w+|BatchScan|Scan hive)\s+((?:[\w`]+\.)+[\w`]+|[\w`]+(?=\[))")
 #: filters Spark plans at run time: no SQL spells them (a subquery's result, a bloom filter)
 _RUNTIME_FILTER = re.compile(r"dynamicpruning|might_contain|[Ss]ubquery")
 #: names Spark's optimizer gives the expressions it pulls out into a Project
@@ -152,7 +154,7 @@ def _side(exchange: PlanNode) -> _Side:
         elif not n.name.startswith(_PASS_THROUGH):
             simple = False
     what = "; ".join(_EXPR_ID.sub("", x)[:200] for x in leaves) or "?"
-    table = re.search(r"(?:Scan \w+|FileScan \w+|BatchScan|Scan)\s+([\w.`]+)", leaves[0]) if len(leaves) == 1 else None
+    table = _TABLE_SCAN.match(leaves[0]) if len(leaves) == 1 else None
     return _Side(table.group(1) if simple and table is not None else None, filters, aliases, types, what, kind)
 
 
