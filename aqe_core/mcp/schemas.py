@@ -74,6 +74,14 @@ _LINT_FINDING = _obj({"key": _S, "kind": _S, "severity": {"enum": ["error", "war
                       "value": _S0, "suggestion": _S0})
 
 #: tool -> the schema of its ``answer``
+#: one skewed reducer of hot-keys --json (keys: None where they were not counted)
+_HOT_KEY_ENTRY = _obj({"execution": _S, "shuffle": _I0, "stage": _I0, "side": _S, "reducer": _I0,
+                       "bytes": _I0, "splits": _I0, "verified": _B, "error": _S0,
+                       "keys": {"type": ["array", "null"], "items": _obj({"key": {}, "rows": _I, "share": _N},
+                                                                         bytes_estimate=_I0)},
+                       "fixes": _arr(_obj({"kind": _S, "text": _S})),
+                       "code_for_your_cluster": {"type": ["object", "null"]}})
+
 TOOL_ANSWERS: dict[str, dict[str, Any]] = {
     "open_source": _obj({"kind": {"enum": ["eventlog", "capture"]}, "label": _S, "spark_version": _S0, "app_id": _S0,
                          "app_name": _S0, "executions": _I, "exact_executions": _I,
@@ -112,6 +120,8 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
                           "finding_counts": {"type": "object", "additionalProperties": _I},
                           "worse_since_last": _arr({"type": "object"}),
                           "rows": _arr(_obj({"file": _S0, "execution_id": _I0, "findings": _S0, "evidence": _S0}))}),
+    "hot_keys": _arr(_HOT_KEY_ENTRY),
+    "count_hot_keys": _arr(_HOT_KEY_ENTRY),
     "verify_fix": _obj({"query": _S, "fix": _FIX, "verified": _B, "result": _S,
                         "score": {"type": ["object", "null"]}}),
 }
