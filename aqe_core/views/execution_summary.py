@@ -11,14 +11,13 @@ drop the execution. :func:`summary_of` builds one from a :class:`QueryView`.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from aqe_core.engine.replan_joins import runtime_broadcast_threshold
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange, own_walk
-from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution
+from aqe_core.model.eventlog import EventLog, SQLExecution
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.log_release import release_of
 from aqe_core.views.align_runs import plan_key, strategy_free_shape
@@ -292,33 +291,6 @@ def summary_of(view: QueryView, query: Optional[str] = None) -> ExecutionSummary
         joins=_joins(view.final_plan, threshold, _total) if decided else ())
 
 
-#: plan JSON (accumulator, expression and plan ids aside) -> its query key: a listing's plans are
-#: kept as JSON, and a query run a million times has one initial plan but for those ids, which
-#: the key leaves out anyway (:func:`~aqe_core.views.plan_literals.normal_text`)
-_RE_ACC = re.compile(rb'"accumulatorId":-?\d+|#\d+|plan_id=\d+')
-_KEYS: "OrderedDict[bytes, str]" = OrderedDict()
-_KEYS_MAX = 256
-
-
-def _query_key(ex: SQLExecution, final: Optional[PlanNode]) -> str:
-    """:func:`~aqe_core.views.align_runs.plan_key` of the initial plan (else the final one),
-    remembered by the plan's JSON where the reader kept it as JSON (a listing): the key is a
-    function of names and descriptions with their ids normalised away, so the ids aside leave it
-    whole."""
-    src = ex.initial_source if ex.initial_source is not None else (
-        ex.version_sources[-1] if ex.version_sources else None)
-    raw = src.raw if isinstance(src, LazyPlan) else None
-    if raw is None or raw[:1] != b"{":
-        return plan_key(ex.initial_plan or final)
-    text = _RE_ACC.sub(b"", raw)
-    got = _KEYS.get(text)
-    if got is None:
-        got = _KEYS[text] = plan_key(ex.initial_plan or final)
-        if len(_KEYS) > _KEYS_MAX:
-            _KEYS.popitem(last=False)
-    return got
-
-
 def summary_of_execution(log: EventLog, ex: SQLExecution) -> ExecutionSummary:
     """The summary of one execution of an event log, without its view: what
     :func:`summary_of` gives for :func:`~aqe_core.views.from_eventlog.view_from_execution`'s view
@@ -338,7 +310,7 @@ def summary_of_execution(log: EventLog, ex: SQLExecution) -> ExecutionSummary:
     description = (ex.description or "").strip() or f"execution {ex.id}"
     return ExecutionSummary(
         execution=str(ex.id), description=description,
-        query=_query_key(ex, plan),
+        query=plan_key(ex.initial_plan or plan),
         batch=batch_of(description), start_ms=ex.submission_time, end_ms=ex.completion_time,
         duration_ms=ex.duration, adaptive=ex.adaptive, final=final, evidence=Evidence.SPARK_METRIC.value,
         reads=_reads(plan, _execution_reads(ex)) if decided else (),
