@@ -28,12 +28,8 @@ from aqe_core.views.plan_literals import normal_text
 from aqe_core.views.plan_match import base_name, is_join
 from aqe_core.views.query import QueryView, join_type_of
 
-__all__ = ["SUMMARY_METRICS", "ExecutionSummary", "JoinFacts", "ReadFacts", "batch_of", "log_summaries", "summary_of", "summary_of_execution"]
+__all__ = ["ExecutionSummary", "JoinFacts", "ReadFacts", "batch_of", "log_summaries", "summary_of", "summary_of_execution"]
 
-#: the SQL metrics a summary reads: a join side's shuffle ``data size``, an exchange's planned
-#: ``number of partitions`` (``partitions``: RAPIDS' name); an adaptive read's own counts are the
-#: driver's updates, which the reader keeps apart
-SUMMARY_METRICS = frozenset({"data size", "number of partitions", "partitions"})
 _RE_BATCH = re.compile(r"(?m)^batch = (\d+)\s*$")
 _RE_PARTITIONING = re.compile(r"\b\w*[pP]artitioning\(.*?\)(?=,|$)|SinglePartition")
 _RE_JOIN_KEYS = re.compile(r"^\s*(\[[^\]]*\]),\s*(\[[^\]]*\])")

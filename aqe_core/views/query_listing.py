@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 from typing import Any, Optional
 
-from aqe_core.views.execution_summary import SUMMARY_METRICS, ExecutionSummary, summary_of_execution
+from aqe_core.views.execution_summary import ExecutionSummary, summary_of_execution
 from aqe_core.views.query_groups import QueryGroup, QueryGrouper
 
 __all__ = ["QueryListing"]
@@ -22,9 +22,6 @@ __all__ = ["QueryListing"]
 
 class QueryListing:
     """Called with (log, execution or None, lowest id still to come or None at the end)."""
-
-    #: the SQL metrics the reader aggregates for a listing (the rest of an execution's are skipped)
-    metrics = SUMMARY_METRICS
 
     def __init__(self) -> None:
         self.grouper = QueryGrouper()

@@ -219,10 +219,8 @@ class _Builder(AppEvents, Spilling):
 
     def _add_metrics(self, ex: _LiveExec, defs: dict[int, tuple[str, str]],
                      exchange_metrics: tuple[tuple[str, int], ...] | list[tuple[str, int]] = ()) -> None:
-        only = self.sink_metrics  # (a listing aggregates only the SQL metrics its consumer reads)
         for acc, (name, typ) in defs.items():
-            if only is None or name in only:
-                ex.types[acc] = typ
+            ex.types[acc] = typ
         for name, acc in exchange_metrics:
             kind = _READ_METRICS.get(name)
             if kind:

@@ -110,19 +110,14 @@ class Spilling:
         # spilled execution id -> its finalised model's place in the file, and what it was made with
         self.finals: dict[int, tuple[tuple[int, int], tuple]] = {}
         self.sink: HandOver | None = None  # a listing reader's consumer (:meth:`hand_over_to`)
-        self.sink_metrics: frozenset[str] | None = None
         self.handed: HandedOver | None = None
 
     def hand_over_to(self, sink: HandOver) -> None:
         """Listing mode: an ended execution leaves the reader where it would be spilled, finalised
         and handed to ``sink``, then forgotten with its stages and jobs (nothing is written to the
         spill file): memory stays flat however many executions the log holds, and a consumer keeps
-        only what it needs of each (issue 41: a summary per execution, counters per query).
-        A sink with a ``metrics`` attribute (names of SQL metrics) has only those aggregated: a
-        listing needs a few of an execution's dozens."""
+        only what it needs of each (issue 41: a summary per execution, counters per query)."""
         self.sink = sink
-        got = getattr(sink, "metrics", None)
-        self.sink_metrics = frozenset(got) if got is not None else None
         self.handed = HandedOver()
 
     def _made_with(self) -> tuple:
