@@ -5,6 +5,7 @@
     python -m bench.bench_scan --log-mb 30 --sizes 4,8,16      # a fleet of mid-size logs
     python -m bench.bench_scan --like LOG --sizes 8,16,32      # copies of one recorded log
     python -m bench.bench_scan --log-mb 30 --sizes 12 --cli 3  # the scan command as a process beside json.loads
+    python -m bench.bench_scan --log-mb 30 --sizes 12 --cli 3 --spark  # the same, read in a Spark job
 
 1. Generates ``max(sizes)`` event logs from the real sample logs in ``sample_logs/eventlogs``:
    each log's events (decoded with our own reader's codecs) get a new application id, and are
@@ -169,11 +170,12 @@ def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
     return insp, scan, rows
 
 
-def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rounds: int) -> int:
-    """The ``scan`` command end to end (JVM start, the logs table read, the workers' check, the
-    job, the table writes: a fresh output each round, so every log is read) beside the
-    ``json.loads`` pass over the same logs' lines, A B A B; wall seconds of both and the scan's
-    throughput over the floor's."""
+def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rounds: int,
+                extra: tuple[str, ...] = ()) -> int:
+    """The ``scan`` command end to end (on a local master: processes of this machine, no JVM;
+    with ``extra`` ``--spark``: the JVM's start, the workers' check, the job, the table writes;
+    a fresh output each round, so every log is read) beside the ``json.loads`` pass over the same
+    logs' lines, A B A B; wall seconds of both and the scan's throughput over the floor's."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     a: list[float] = []
     b: list[float] = []
@@ -181,7 +183,7 @@ def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rou
         out = work / f"cli-out-{i}"
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "aqe_core", "scan", *paths, "-o", str(out), "--master", master,
-                               "--no-progress", "--spark-conf", "spark.ui.enabled=false"],
+                               "--no-progress", *extra],
                               env=env, cwd=REPO, capture_output=True, text=True)
         a.append(time.perf_counter() - t)
         if proc.returncode != 0:
@@ -191,7 +193,7 @@ def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rou
         print(f"round {i + 1}: scan {a[-1]:.2f} s, json.loads {b[-1]:.2f} s: {b[-1] / a[-1]:.2f}x  "
               f"({proc.stderr.strip().splitlines()[-1][:120]})", file=sys.stderr)
     ma, mb = sorted(a)[len(a) // 2], sorted(b)[len(b) // 2]
-    print(f"scan command on {len(paths)} logs ({sum(raw[:len(paths)]):.0f} MB of events), {master}: {ma:.2f} s wall "
+    print(f"scan command{' ' + ' '.join(extra) if extra else ''} on {len(paths)} logs ({sum(raw[:len(paths)]):.0f} MB of events), {master}: {ma:.2f} s wall "
           f"(median of {rounds}); json.loads over their lines, one core: {mb:.2f} s; throughput scan/json {mb / ma:.2f}x; "
           "per round: " + ", ".join(f"{y / x:.2f}x" for x, y in zip(a, b)))
     return 0
@@ -211,6 +213,8 @@ def main() -> int:
     ap.add_argument("--cli", type=int, default=0, metavar="ROUNDS",
                     help="instead: 'python -m aqe_core scan' as a whole process on max(sizes) logs beside the"
                          " json.loads pass over their lines, ROUNDS rounds A B A B (issue 41: >= 0.5x)")
+    ap.add_argument("--spark", action="store_true",
+                    help="with --cli: the scan as a Spark job on a local master too (scan --spark)")
     opts = ap.parse_args()
     sizes = sorted(int(s) for s in opts.sizes.split(","))
 
@@ -223,7 +227,7 @@ def main() -> int:
         print(f"generated {len(paths)} logs ({sum(mb):.1f} MB on disk, {sum(raw):.1f} MB uncompressed) in "
               f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
         if opts.cli:
-            return cli_vs_json(paths[:sizes[-1]], raw, opts.master, work, opts.cli)
+            return cli_vs_json(paths[:sizes[-1]], raw, opts.master, work, opts.cli, ("--spark",) if opts.spark else ())
         return _measure(paths, mb, raw, sizes, opts.master, work, opts.repeat)
     finally:
         if not opts.keep:
