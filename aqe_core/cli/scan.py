@@ -169,7 +169,8 @@ def summary_line(res: ScanResult) -> str:
     gone = (f"; {res.removed} log{'s' if res.removed != 1 else ''} gone since the last scan (deleted or completed):"
             " out of the fleet now" if res.removed else "")
     wrote = f" -> {res.out} (scan {res.scan_id})" if res.scan_id else f": nothing new or gone, {res.out} left as it was"
-    return (f"scan: {res.files} files, {res.executions} SQL executions, {res.findings} findings, {res.errors} files or"
+    queries = f" of {res.queries} queries" if res.queries else ""
+    return (f"scan: {res.files} files, {res.executions} SQL executions{queries}, {res.findings} findings, {res.errors} files or"
             f" executions with an error, in {res.seconds:.1f}s{again}{gone}{wrote}")
 
 

@@ -23,13 +23,14 @@ import uuid
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from aqe_core.fleet.history import LOG_COLUMNS
-from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, scan_file
+from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, QUERY_COLUMNS, scan_file
 
 __all__ = ["local_cores", "read_here", "write_parquet"]
 
 _LOCAL = re.compile(r"local(?:\[(\*|\d+)(?:,\d+)?\])?")
 
-Rows = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+#: a log's execution rows, finding rows and query rows
+Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 
 
 def local_cores(master: Optional[str]) -> Optional[int]:
@@ -53,7 +54,9 @@ def local_cores(master: Optional[str]) -> Optional[int]:
 
 def _scan_one(job: tuple[int, str, bool]) -> tuple[int, Rows]:
     i, path, presets = job
-    return i, scan_file(path, presets=presets)
+    queries: list[dict[str, Any]] = []
+    execs, finds = scan_file(path, presets=presets, queries=queries)
+    return i, (execs, finds, queries)
 
 
 def read_here(paths: Sequence[str], cores: int, presets: bool,
@@ -123,4 +126,6 @@ _EXECUTION_KINDS = {"execution_id": "long", "app_start_ms": "long", "duration_ms
                     "partitions_after": "long", "skew_splits": "long", "wasted_task_ms": "long", "score": "double"}
 EXECUTION_TYPES = [(c, _EXECUTION_KINDS.get(c, "string")) for c in EXECUTION_COLUMNS]
 FINDING_TYPES = [(c, "long" if c == "execution_id" else "string") for c in FINDING_COLUMNS]
+_QUERY_TEXT = {"file", "app_id", "app_name", "query", "name", "evidence", "decisions", "decisions_json", "change_sentences"}
+QUERY_TYPES = [(c, "string" if c in _QUERY_TEXT else "long") for c in QUERY_COLUMNS]
 LOG_TYPES = [(c, "string" if c == "file" else "long") for c in LOG_COLUMNS]

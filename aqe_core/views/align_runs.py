@@ -178,8 +178,16 @@ def fingerprint(view: QueryView) -> tuple[str, str, str, str]:
 
 def strategy_free_shape(view: QueryView) -> str:
     """:func:`fingerprint`'s third component alone (the shape hash with join strategies aside),
-    without the other three's walks: what query groups key on."""
+    without the other three's walks: what query groups key on (a view built without its initial
+    plan, the fleet scan's, keeps the plan's key in ``query_shape``)."""
+    if view.initial_plan is None and view.query_shape:
+        return view.query_shape
     return _digest(plan_shape(view.initial_plan or view.final_plan, True) or " ")
+
+
+def shape_key(plan: Optional[PlanNode]) -> str:
+    """:func:`strategy_free_shape` of a plan ("" for none)."""
+    return _digest(plan_shape(plan, True) or " ") if plan is not None else ""
 
 
 @dataclass(frozen=True)

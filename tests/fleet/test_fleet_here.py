@@ -16,7 +16,7 @@ REPEATED = ROOT / "tests" / "fixtures" / "eventlogs" / "repeated" / "local-17959
 
 def _table(out: Path, name: str) -> pd.DataFrame:
     df = pd.read_parquet(out / name).drop(columns=["scan"])
-    keys = [c for c in ("file", "execution_id", "finding") if c in df.columns]
+    keys = [c for c in ("file", "execution_id", "finding", "query") if c in df.columns]
     return df.sort_values(keys, kind="stable").reset_index(drop=True).astype(object).where(df.notna(), None)
 
 
@@ -35,11 +35,12 @@ def test_a_scan_here_writes_the_tables_a_spark_job_writes(spark, tmp_path):
     assert (here.files, here.executions, here.findings, here.errors) == (
         by_spark.files, by_spark.executions, by_spark.findings, by_spark.errors)
     assert here.executions > 60 and here.errors >= 1 and seen[-1] == (here.files, here.files)
-    for name in ("executions", "findings", "logs"):
+    assert here.queries == by_spark.queries > 0
+    for name in ("executions", "findings", "logs", "queries"):
         a, b = _table(tmp_path / "spark", name), _table(tmp_path / "here", name)
         assert list(a.columns) == list(b.columns) and a.equals(b), name
     # Spark reads the files as its own: the same types, and the history a gate reads
-    for name in ("executions", "findings", "logs"):
+    for name in ("executions", "findings", "logs", "queries"):
         assert (spark_table(spark, str(tmp_path / "here"), name, "parquet").schema
                 == spark_table(spark, str(tmp_path / "spark"), name, "parquet").schema)
     assert len(read_history(spark, str(tmp_path / "here"))) == len(read_history(spark, str(tmp_path / "spark")))
@@ -91,3 +92,32 @@ def test_the_cli_reads_here_on_a_local_master_and_in_a_spark_job_when_asked(tmp_
     err = capsys.readouterr().err
     assert called == [None] and "on this machine, 2 processes" in err and "scan: Spark" not in err
     assert "1 files" in err and list((tmp_path / "o" / "executions").glob("scan=*/part-*.parquet"))
+
+
+@pytest.mark.parametrize("log", [REPEATED, REPEATED.parent / "streaming" / "local-1795905461316.zstd"],
+                         ids=["repeated", "streaming"])
+def test_the_queries_table_groups_each_logs_executions_as_explain_does(tmp_path, log):
+    """Real recorded logs whose queries repeat (a query run 40, 20, 5 and 2 times; a stream-static
+    join's micro-batches): one row per query, the executions, span and each decision's outcomes
+    that explain's ``query_groups`` gives from the full views."""
+    import json
+
+    from aqe_core.fleet.scan import run_scan
+    from aqe_core.opening import load_source
+    from aqe_core.views.query_groups import group_views
+
+    res = run_scan(None, [str(log)], str(tmp_path / "o"), presets=False)
+    rows = pd.read_parquet(tmp_path / "o" / "queries").sort_values("executions", ascending=False, kind="stable")
+    groups = group_views(load_source(str(log)).views)
+    assert res.queries == len(rows) == len(groups) and len(groups) < res.executions
+    for g, (_, r) in zip(groups, rows.iterrows()):
+        assert (r["query"], r["name"], r["executions"]) == (g.query, g.name[:500], g.count)
+        assert (r["first_execution"], r["last_execution"]) == (int(g.execution_ids[0]), int(g.execution_ids[-1]))
+        assert r["span_ms"] == g.last_end_ms - g.first_start_ms and r["decisions"] == g.decisions_text()
+        data = json.loads(r["decisions_json"])
+        assert [(d["kind"], d["key"], [(x["value"], x["executions"]) for x in d["distribution"]]) for d in data] == [
+            (d.kind, d.key, d.distribution()) for d in g.ordered_decisions()]
+        assert r["changes"] == sum(d.changed for d in g.decisions.values())
+        assert r["change_sentences"] == "\n".join(c.sentence for c in g.changes())
+    assert rows["executions"].sum() == res.executions
+    assert rows["executions"].max() >= 16  # a query that repeats is one row
