@@ -204,8 +204,8 @@ def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rou
     print(f"scan command{' ' + ' '.join(extra) if extra else ''} on {len(paths)} logs ({sum(raw[:len(paths)]):.0f} MB of events), {master}: {ma:.2f} s wall "
           f"(median of {rounds}); json.loads over their lines, one core: {mb:.2f} s; throughput scan/json {mb / ma:.2f}x; "
           "per round: " + ", ".join(f"{y / x:.2f}x" for x, y in zip(a, b)))
-    print("CPU seconds (the scan process and the children it waited for: its reading processes, not a JVM it did not"
-          " wait for) per round, scan/json: " + ", ".join(f"{x:.1f}/{y:.1f} = {y / x:.2f}x" for x, y in zip(cpu_a, cpu_b))
+    print("CPU seconds (the scan process and the children it waited for: its reading processes; with --spark not the"
+          " JVM nor its Python workers, so there the figure is no measure) per round, scan/json: " + ", ".join(f"{x:.1f}/{y:.1f} = {y / x:.2f}x" for x, y in zip(cpu_a, cpu_b))
           + f"; load average (1 min) at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (where other"
             " sessions keep every core busy, a session's processes share one session's slice: the wall ratio then"
             " falls toward the CPU ratio however many cores the scan uses)")
