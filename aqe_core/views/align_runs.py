@@ -92,6 +92,14 @@ def _neutral(node: PlanNode, name: str, desc: str) -> Optional[tuple[str, str]]:
 _Norm = Callable[[PlanNode], tuple[str, str]]
 
 
+def _strategy_only(node: PlanNode) -> bool:
+    """An operator :func:`_neutral` drops (an exchange, a local sort), told from its name and raw
+    text alone."""
+    name = base_name(node.name or "")
+    return (name.endswith("Exchange") and name != REUSED_EXCHANGE
+            or name == "Sort" and _RE_LOCAL_SORT.search(node.description or "") is not None)
+
+
 def plan_shape(plan: Optional[PlanNode], neutral: bool = False, norm: _Norm = _normal_node) -> str:
     """The normalised operator tree of ``plan`` as one line (wrappers and adaptive reads dropped;
     ``neutral``: join strategies aside, :func:`_neutral`); iterative, so no plan is too deep.
@@ -107,6 +115,9 @@ def plan_shape(plan: Optional[PlanNode], neutral: bool = False, norm: _Norm = _n
             continue
         kids = node.children
         if is_wrapper(node) and len(kids) <= 1 or (node.name or "") in SHUFFLE_READ_NAMES:
+            stack.extend(reversed(kids))
+            continue
+        if neutral and _strategy_only(node):  # (dropped before its text is normalised: the costly part)
             stack.extend(reversed(kids))
             continue
         got: Optional[tuple[str, str]] = norm(node)
