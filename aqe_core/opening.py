@@ -166,7 +166,10 @@ class SourceRefused(SourceError):
 def refusal(exc: BudgetExceeded) -> SourceRefused:
     """The one line shown for a source a server limit stopped, naming the setting."""
     where = "" if exc.setting.startswith("--") else " in server.toml"  # (the CLI's --budget)
-    return SourceRefused(f"refused: {exc}; the limit is {exc.setting}{where}", exc.transient)
+    more = ("; a long-running application's log lists its queries in flat memory with `python -m aqe_core"
+            " inspect LOG --queries`, and one execution opens with `python -m aqe_core explain LOG --execution N`"
+            if exc.setting == "max_executions" else "")
+    return SourceRefused(f"refused: {exc}; the limit is {exc.setting}{where}{more}", exc.transient)
 
 
 def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
@@ -359,8 +362,11 @@ def _starts_like_capture(fh: BinaryIO) -> bool:
 
 def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Optional[Limits] = None,
                 roots: Optional[Sequence[str]] = None, meter: Optional[LoadMeter] = None,
-                plans: bool = True) -> LoadedSource:
+                plans: bool = True, execution: Optional[str] = None) -> LoadedSource:
     """Open an event log or a capture and build its views. Raises only :class:`SourceError`.
+    ``execution``: an event log's one execution (its id): the log is read in listing mode, that
+    execution's view built as it leaves the reader and every other forgotten, so one batch of a
+    log of a million opens in flat memory (issue 41).
 
     ``limits`` bound decoding (default: the reader's generous CLI limits); ``roots``, when
     given, confine every file read; ``meter`` counts the source against per-source limits and a
@@ -369,7 +375,7 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
     (:func:`aqe_core.views.from_eventlog.view_from_execution`), exact views with only the first
     and last plan AQE posted, and the replays behind exact views kept (``replays``)."""
     try:
-        return _load_source(path, progress, limits, roots, meter, plans)
+        return _load_source(path, progress, limits, roots, meter, plans, execution)
     except SourceError:
         raise
     except BudgetExceeded as exc:
@@ -380,7 +386,8 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
 
 
 def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],
-                 roots: Optional[Sequence[str]], meter: Optional[LoadMeter], plans: bool = True) -> LoadedSource:
+                 roots: Optional[Sequence[str]], meter: Optional[LoadMeter], plans: bool = True,
+                 execution: Optional[str] = None) -> LoadedSource:
     p = resolve_in_roots(path, roots) if roots is not None else Path(path)
     if roots is None and not p.exists():
         raise SourceError(f"no such file or directory: {path}")
@@ -402,9 +409,10 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         if limits is None:  # the CLI's --budget: lines held to what the budget allows, as on a server
             limits = Limits(max_line_bytes=budget_line_bytes(meter.budget.limit))
         meter.reserve(2 * limits.max_line_bytes)  # the line in hand and its parse, beside the counts
+    one = _OneExecution(execution, plans) if execution is not None else None
     try:
         log = load(node, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
-                   limits=limits if limits is not None else DEFAULT_LIMITS)
+                   limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=one)
     except BudgetExceeded:
         raise
     except LimitExceeded as exc:
@@ -414,7 +422,9 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
     release = release_of(log)  # (the log's own evidence: a vendor runtime, else "release unknown")
-    views, notes = _views(log, meter, plans), list(log.notes)
+    views, notes = one.views if one is not None else _views(log, meter, plans), list(log.notes)
+    if one is not None and one.kept is not None:
+        log.executions = {one.kept.id: one.kept}
     engines = Counter(v.engine for v in views if v.engine)  # (a vendor runtime or native engine: engine_view)
     label = (f"{log.application.name or p.name} ({log.application.id or '?'}), {release.label}"
              + (f", run by {engines.most_common(1)[0][0]}" if engines else ""))
@@ -430,12 +440,26 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         for v in views:
             if v.query_id in by_id:
                 carry_log_facts(v, by_id[v.query_id])
-        views = [by_id.pop(v.query_id, v) for v in views] + list(by_id.values())
+        views = [by_id.pop(v.query_id, v) for v in views] + ([] if one is not None else list(by_id.values()))
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes
     return LoadedSource("eventlog", label, str(p), release.apache, views, warnings=list(log.warnings), notes=notes,
                         app_id=log.application.id, app_name=log.application.name,
                         app_start_ms=log.application.start_time, incomplete=list(log.cut), replays=replays)
+
+
+class _OneExecution:
+    """A listing reader's consumer that keeps the view of one execution (built as the execution
+    leaves the reader, its stages still there) and nothing of the others."""
+
+    def __init__(self, execution: str, plans: bool):
+        self.execution, self.plans = execution, plans
+        self.views: list[QueryView] = []
+        self.kept: Any = None  # the execution itself (the listener's statistics are read against it)
+
+    def __call__(self, log: Any, ex: Any, floor: Optional[int]) -> None:
+        if ex is not None and str(ex.id) == self.execution:
+            self.views, self.kept = [view_from_execution(log, ex, plans=self.plans)], ex
 
 
 def _views(log, meter: Optional[LoadMeter], plans: bool = True) -> list[QueryView]:

@@ -100,10 +100,13 @@ def build_report(
     link: Optional[str] = None,
     releases: Optional[ReleaseComparison] = None,
     fixes: Sequence[Fix] = (),
+    hot_keys: Optional[Sequence[dict[str, Any]]] = None,
     query_group: Optional[QueryGroup] = None,
 ) -> str:
-    """The whole report as one HTML string (``query_group``: the query's executions across the
-    application, where it ran more than once)."""
+    """The whole report as one HTML string. ``hot_keys``: the entries of
+    :func:`aqe_core.views.hot_key_entries.hot_key_entries` (with keys counted on Spark where the
+    caller did); None builds them without Spark (the SQL for the user's cluster). ``query_group``:
+    the query's executions across the application, where it ran more than once."""
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts: list[str] = []
     parts.append(f"<h1>AQE Lens report</h1><p class='meta'>Source: {_e(source_label)} &middot; query {_e(view.query_id)}:"
@@ -125,24 +128,10 @@ def build_report(
         rows = [{"change": c.get("label") or c.get("kind"), "node": c.get("node"), "what happened": c.get("explanation")}
                 for c in plan_changes]
         parts.append(f"<section><h2>Plans</h2><div class='plans'>{divs}</div>{_table(rows)}</section>")
-    sh = []
-    for i, s in enumerate(view.shuffles):
-        block = [f"<h3>{_e(s.label)}</h3>"]
-        if s.approx_reason and not s.exact:
-            block.append(f"<p class='approx'>Approximate: {_e(s.approx_reason)}</p>")
-        block.append(_table([{"line": ln.kind, "value (bytes)": ln.value, "meaning": ln.label,
-                              "settings": ", ".join(ln.config_keys)} for ln in s.lines]))
-        if s.skew_rows:
-            block.append(_table([r.to_dict() for r in s.skew_rows]))
-        if s.reasons:
-            block.append("<ul>" + "".join(f"<li>{_e(r.message)}</li>" for r in s.reasons) + "</ul>")
-        if s.trace:
-            block.append("<h4>Decision trace</h4>" + _table(_trace_rows(s.trace)))
-        sh.append("".join(block))
-    hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
-    parts.append(f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>")
+    parts.append(_partitions_section(view, histogram_figures))
     if fixes:
         parts.append(_fixes_section(fixes))
+    parts.append(_hot_keys_section(view, hot_keys))
     if comparison:
         notes = "".join(f"<li><b>{_e(o.preset)}</b>: {_e(o.note)}</li>" for o in comparison)
         parts.append(f"<section><h2>Presets compared</h2>{_table([o.summary_row() for o in comparison])}<ul>{notes}</ul></section>")
@@ -169,6 +158,27 @@ def build_report(
         + (f"<script type='text/javascript'>{plan_map_script()}\n{_PLAN_MAP_BOOT}</script>" if maps else "")
         + "</body></html>"
     )
+
+
+def _partitions_section(view: QueryView, histogram_figures: Sequence[tuple[str, Any]]) -> str:
+    """Each shuffle's histogram, lines, skew rows, reasons and decision trace (kept apart so the
+    report's frame stays short)."""
+    sh = []
+    for s in view.shuffles:
+        block = [f"<h3>{_e(s.label)}</h3>"]
+        if s.approx_reason and not s.exact:
+            block.append(f"<p class='approx'>Approximate: {_e(s.approx_reason)}</p>")
+        block.append(_table([{"line": ln.kind, "value (bytes)": ln.value, "meaning": ln.label,
+                              "settings": ", ".join(ln.config_keys)} for ln in s.lines]))
+        if s.skew_rows:
+            block.append(_table([r.to_dict() for r in s.skew_rows]))
+        if s.reasons:
+            block.append("<ul>" + "".join(f"<li>{_e(r.message)}</li>" for r in s.reasons) + "</ul>")
+        if s.trace:
+            block.append("<h4>Decision trace</h4>" + _table(_trace_rows(s.trace)))
+        sh.append("".join(block))
+    hist = "".join(f"<div>{_fig_div(f, f'hist-{i}')}</div>" for i, (_t, f) in enumerate(histogram_figures))
+    return f"<section><h2>Partitions</h2>{hist}{''.join(sh)}</section>"
 
 
 def _group_section(g: QueryGroup) -> str:
@@ -229,8 +239,48 @@ def build_diff_report(d: RunDiff, *, link: Optional[str] = None) -> str:
             parts.append(f"<p>Only in run {side}: " + "; ".join(f"#{_e(r.query_id)} {_e(r.description[:60])}"
                                                                for r in refs) + "</p>")
     parts.append("</section>")
+    if d.groups:
+        from aqe_core.views.diff_groups import group_diff_rows
+
+        parts.append("<section><h2>Queries run more than once, each run's executions side by side</h2>"
+                     f"{_table(group_diff_rows(d.groups))}</section>")
     parts += [_query_diff_section(i, q) for i, q in enumerate(d.matched)]
     return _page(f"{d.source_a} vs {d.source_b}", "".join(parts))
+
+
+def _hot_keys_section(view: QueryView, entries: Optional[Sequence[dict[str, Any]]]) -> str:
+    """Which key is skewed: per skewed reducer its keys (where counted), checks, fixes and the SQL
+    for the user's cluster ("" without a skewed reducer)."""
+    from aqe_core.views.hot_key_entries import hot_key_entries
+    from aqe_core.views.hot_keys import skewed_shuffles
+
+    if entries is None:
+        entries = hot_key_entries(view, skewed_shuffles(view))
+    if not entries:
+        return ""
+    out = ["<section><h2>Which key is skewed</h2>"]
+    for e in entries:
+        where = f"reducer {e['reducer']}" if e["reducer"] is not None else "reducers the source does not name"
+        size = f", {e['bytes']:,} B ({e['bytes_evidence']})" if e["bytes"] is not None else ""
+        out.append(f"<h3>{_e(e['side'])}: {_e(where)}{_e(size)}"
+                   + (f", split into {e['splits']}" if e["splits"] else "") + "</h3>")
+        if e["error"]:
+            out.append(f"<p class='approx'>Keys not counted: {_e(e['error'])}</p>")
+        if e["keys"] is not None:
+            trust = "verified against Spark's record" if e["verified"] else "unverified: a check failed"
+            out.append(f"<p class='meta'>{e['rows']:,} rows ({_e(e['rows_evidence'])}), {trust}; keys:"
+                       f" {_e(', '.join(e['key_names']))}; bytes per key are estimates</p>" + _table(e["keys"]))
+            out.append("<ul>" + "".join(f"<li>{'ok' if c['passed'] else 'FAILED'}: {_e(c['detail'])}</li>"
+                                        for c in e["checks"]) + "</ul>")
+        for f in e["fixes"]:
+            settings = " ".join(f"{k}={v}" for s in f["settings"] for k, v in s.items())
+            out.append(f"<p><b>{_e(f['kind'])}</b>: {_e(f['text'])}" + (f" <code>{_e(settings)}</code>" if settings
+                                                                            else "") + "</p>"
+                       + (f"<pre>{_e(f['code'])}</pre>" if f["code"] else ""))
+        code = e["code_for_your_cluster"]
+        if code:
+            out.append(f"<p class='meta'>{_e(code['label'])}: {_e(code['note'])}</p><pre>{_e(code['sql'])}</pre>")
+    return "".join(out) + "</section>"
 
 
 def _fixes_section(fixes: Sequence[Fix]) -> str:

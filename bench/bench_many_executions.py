@@ -2,6 +2,7 @@
 """Benchmark: a log of 10^5 (10^6) small SQL executions, AQE Lens beside the History Server.
 
     python -m bench.bench_many_executions [--executions 100000] [--million] [--source LOG]
+                                          [--workload small|commands] [--queries]
                                           [--skip-hs] [--skip-floor] [--cache-dir DIR]
 
 Issue 41: Structured Streaming (AQE per micro-batch) and long-running Thrift servers write logs
@@ -47,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 _INSPECT = _PEAK + r"""
 import json, runpy, sys, time
 t0 = time.perf_counter(); c0 = time.process_time()
-sys.argv = ["aqe_core", "inspect", sys.argv[1], "--json"]
+sys.argv = ["aqe_core", "inspect", sys.argv[1], "--json"] + sys.argv[2:]
 code = 0
 try:
     runpy.run_module("aqe_core", run_name="__main__", alter_sys=True)
@@ -59,15 +60,22 @@ sys.stderr.write("\n" + json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s":
 """
 
 
-def ensure_source(cache: Path, source: str | None) -> Path:
+#: the recorded sources: a tiny adaptive query run 20 times (116 KB an execution, jobs and tasks),
+#: or 200 rounds of job-less statements (SET, SHOW TABLES, a literal SELECT: ~6 KB an execution)
+WORKLOADS = {"small": ("small_q20_p4", ["--queries", "20", "--partitions", "4"]),
+             "commands": ("commands_q200", ["--workload", "commands", "--queries", "200"])}
+
+
+def ensure_source(cache: Path, source: str | None, workload: str = "small") -> Path:
     if source:
         return Path(source)
     cache.mkdir(parents=True, exist_ok=True)
-    src = cache / "small_q20_p4"
+    name, extra = WORKLOADS[workload]
+    src = cache / name
     if not src.exists():
         part = src.with_name(src.name + ".partial")
-        subprocess.run([sys.executable, str(REPO / "tools" / "generate_eventlogs.py"), "small", "--out", str(part),
-                        "--queries", "20", "--partitions", "4"], check=True)
+        subprocess.run([sys.executable, str(REPO / "tools" / "generate_eventlogs.py"), "small", "--out", str(part)]
+                       + extra, check=True)
         part.rename(src)
     return src
 
@@ -93,12 +101,12 @@ def ensure_scaled(cache: Path, src: Path, n: int) -> Path:
     return out
 
 
-def ours(path: Path) -> dict:
+def ours(path: Path, queries: bool = False) -> dict:
     env = _child_env(PYTHONPATH=str(REPO))
     subprocess.run([sys.executable, "-c", "import aqe_core.api, aqe_core.cli"], check=True, env=env)  # bytecode cache
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([sys.executable, "-c", _INSPECT, str(path)], stdout=subprocess.PIPE, stderr=err,
+        p = subprocess.Popen([sys.executable, "-c", _INSPECT, str(path)] + (["--queries"] if queries else []), stdout=subprocess.PIPE, stderr=err,
                              env=env, preexec_fn=_pinned())
         assert p.stdout is not None
         size = 0
@@ -165,7 +173,8 @@ def report(results: list[dict]) -> None:
             hs = r["history_server"]
             print(f"History Server on {r['log']}: retention {hs['retained']}, /sql listed {hs['executions']} executions, "
                   f"JVM start {hs['startup_s']:.1f} s, /sql CPU {hs['sql_first_cpu_s']:.1f} s")
-    print("ours s / cpu s / RSS MB: `python -m aqe_core inspect LOG --json` in a fresh child pinned to one core, "
+    cmds = sorted({r["ours"].get("command", "inspect --json") for r in results})
+    print(f"ours s / cpu s / RSS MB: `python -m aqe_core {' / '.join(cmds)} LOG` in a fresh child pinned to one core, "
           "output drained from a pipe (JSON MB);\njson.loads s: the same lines through json.loads and nothing else, "
           "pinned (x = ours / that floor);\nSHS list s: JVM start until /api/v1/applications lists the log; /sql s: "
           "its first /api/v1/applications/{id}/sql answer after that (the replay); e2e = list + /sql;\nSHS RSS: the "
@@ -184,9 +193,13 @@ def main() -> None:
     ap.add_argument("--hs-heap", default="4g")
     ap.add_argument("--hs-retain-all", action="store_true", help="the History Server keeps every execution")
     ap.add_argument("--json-out")
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="small", help="the recorded source (without --source)")
+    ap.add_argument("--queries", action="store_true",
+                    help="ours lists the log's queries (inspect --queries --json: each execution summarised and"
+                         " forgotten) instead of writing every execution (inspect --json)")
     args = ap.parse_args()
     cache = Path(args.cache_dir)
-    src = ensure_source(cache, args.source)
+    src = ensure_source(cache, args.source, args.workload)
     ns = [int(x) for x in args.executions.split(",") if x.strip()] + ([1_000_000] if args.million else [])
     results = []
     for n in ns:
@@ -194,8 +207,9 @@ def main() -> None:
         size = log.stat().st_size
         print(f"[bench] {log.name}: {n:,} executions, {size / 1e6:,.0f} MB", file=sys.stderr)
         r = {"log": log.name, "executions": n, "size_mb": size / 1e6}
-        print("[bench]   inspect --json ...", file=sys.stderr)
-        r["ours"] = ours(log)
+        print(f"[bench]   inspect --json{' --queries' if args.queries else ''} ...", file=sys.stderr)
+        r["ours"] = ours(log, args.queries)
+        r["ours"]["command"] = "inspect --queries --json" if args.queries else "inspect --json"
         if not args.skip_floor:
             print("[bench]   json.loads floor ...", file=sys.stderr)
             r["floor_json"] = floor(log, 1, "json")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui import frame
 from ui.figure_cache import cached_figure
+from ui.hot_keys import hot_keys_box
 from ui.recommend import fix_box, fixes_for, other_fixes
 from ui.trace import decision_trace
 from ui.plans import STAGE_HELP
@@ -47,6 +48,7 @@ for s in shuffles:
         if s.trace:
             decision_trace(s.trace)
         fix_box(view, fixes, s.stage_id, fixed)
+        hot_keys_box(src, view, s)
         with st.expander("Lines, skewed partitions and reasons"):
             st.dataframe(pd.DataFrame([{"line": ln.kind, "bytes": ln.value, "meaning": ln.label,
                                         "settings": ", ".join(ln.config_keys)} for ln in s.lines]),

@@ -157,6 +157,8 @@ def _child(spec: dict) -> None:
         _samples_workload(spark, desc, version, work, snapshot, spec)
     elif spec["workload"] == "small":
         _small_workload(spark, desc, spec)
+    elif spec["workload"] == "commands":
+        _commands_workload(spark, desc, spec)
     else:
         _large_workload(spark, desc, spec)
     spark.stop()
@@ -265,6 +267,18 @@ def _small_workload(spark, desc, spec: dict) -> None:
         ).collect()
 
 
+def _commands_workload(spark, desc, spec: dict) -> None:
+    """What a Thrift server or a notebook runs between its queries, ``queries`` times over:
+    statements that are SQL executions without a job (a ``SET``, ``SHOW TABLES``, a literal
+    ``SELECT``), the densest executions a log holds (issue 41's 10^6-execution logs)."""
+    spark.range(0, 10).createOrReplaceTempView("t")
+    for i in range(int(spec.get("queries", 20))):
+        desc(f"statement {i}")
+        spark.sql(f"SET spark.sql.shuffle.partitions={4 + i % 3}").collect()
+        spark.sql("SHOW TABLES").collect()
+        spark.sql(f"SELECT {i} AS n, 'x' AS s").collect()
+
+
 # ---------------------------------------------------------------------------------------------
 # parent
 
@@ -349,7 +363,8 @@ def cmd_samples(args) -> None:
 
 
 def cmd_small(args) -> None:
-    """A plain 4.3.0 log of ``queries`` small adaptive queries (the source of many-execution logs)."""
+    """A plain 4.3.0 log of ``queries`` small adaptive queries, or of job-less statements (the
+    sources of many-execution logs)."""
     out = Path(args.out)
     with tempfile.TemporaryDirectory(prefix="aqe-lens-log-") as tmp:
         conf = {
@@ -359,8 +374,8 @@ def cmd_small(args) -> None:
             "spark.default.parallelism": "2",
             "spark.sql.autoBroadcastJoinThreshold": "10m",  # the dimension side broadcast, as usual
         }
-        extra = {"app_name": "aqe-lens small queries", "queries": args.queries}
-        run_spark("4.3.0", conf, Path(tmp) / "logs", "small", extra)
+        extra = {"app_name": f"aqe-lens {args.workload}", "queries": args.queries}
+        run_spark("4.3.0", conf, Path(tmp) / "logs", args.workload, extra)
         (src,) = list((Path(tmp) / "logs").iterdir())
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(src), out)
@@ -595,6 +610,8 @@ def main(argv: list[str] | None = None) -> None:
     sm.add_argument("--out", required=True)
     sm.add_argument("--queries", type=int, default=20)
     sm.add_argument("--partitions", type=int, default=4)
+    sm.add_argument("--workload", choices=("small", "commands"), default="small",
+                    help="small: one tiny adaptive query; commands: statements without a job (SET, SHOW TABLES, SELECT 1)")
     c = sub.add_parser("scale")
     c.add_argument("src")
     c.add_argument("dst")

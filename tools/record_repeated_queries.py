@@ -17,6 +17,13 @@ With these sizes dim's shuffle writes 2,880 B a run ("data size"): 48,960 B in r
 
   python tools/record_repeated_queries.py tests/fixtures/eventlogs/repeated
   python tools/record_repeated_queries.py --streaming tests/fixtures/eventlogs/repeated/streaming
+  python tools/record_repeated_queries.py --conf spark.sql.adaptive.autoBroadcastJoinThreshold=32k \
+      --conf spark.sql.adaptive.advisoryPartitionSizeInBytes=32k tests/fixtures/eventlogs/repeated/threshold_32k
+
+``--conf KEY=VALUE`` (repeatable): a setting over the ones below, for a second run of the same
+job to diff against the first (``diff`` groups both runs' executions by query). With the two
+above, dim's shuffle fits the 32 KiB threshold up to run 11 (31,680 B) and not from run 12
+(34,560 B), and the reads coalesce to a 32 KiB target.
 
 ``--streaming``: a Structured Streaming query instead (a file stream joined to a static table,
 stateless so that AQE runs on each micro-batch; one file per micro-batch of 160 more rows each
@@ -29,15 +36,22 @@ Nothing here writes events: Spark does.
 """
 from __future__ import annotations
 
+import argparse
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 RUNS = 20
 
 
-def main(out: Path) -> None:
+def _with(builder, conf: dict[str, str]):
+    """The builder with ``--conf``'s settings over the recording's own."""
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+def main(out: Path, conf: dict[str, str]) -> None:
     from pyspark.sql import SparkSession
 
     logdir = Path(tempfile.mkdtemp(prefix="repeated-"))
@@ -50,7 +64,8 @@ def main(out: Path) -> None:
              .config("spark.sql.adaptive.autoBroadcastJoinThreshold", "48k")
              .config("spark.sql.adaptive.advisoryPartitionSizeInBytes", "16k")
              .config("spark.sql.adaptive.coalescePartitions.parallelismFirst", "false")
-             .config("spark.sql.adaptive.coalescePartitions.minPartitionSize", "1k").getOrCreate())
+             .config("spark.sql.adaptive.coalescePartitions.minPartitionSize", "1k"))
+    spark = _with(spark, conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     sc = spark.sparkContext
     for i in range(1, RUNS + 1):
@@ -76,7 +91,7 @@ def main(out: Path) -> None:
     shutil.rmtree(logdir, ignore_errors=True)
 
 
-def streaming(out: Path, batches: int = 8) -> None:
+def streaming(out: Path, conf: dict[str, str], batches: int = 8) -> None:
     from pyspark.sql import SparkSession
 
     logdir = Path(tempfile.mkdtemp(prefix="repeated-streaming-"))
@@ -86,7 +101,8 @@ def streaming(out: Path, batches: int = 8) -> None:
              .config("spark.eventLog.rolling.enabled", "false").config("spark.eventLog.compress", "true")
              .config("spark.eventLog.compression.codec", "zstd").config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "8").config("spark.sql.autoBroadcastJoinThreshold", "-1")
-             .config("spark.sql.adaptive.autoBroadcastJoinThreshold", "20k").getOrCreate())
+             .config("spark.sql.adaptive.autoBroadcastJoinThreshold", "20k"))
+    spark = _with(spark, conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     (data / "in").mkdir()
     for b in range(batches):  # one file a batch, each larger than the one before
@@ -107,8 +123,18 @@ def streaming(out: Path, batches: int = 8) -> None:
     shutil.rmtree(data, ignore_errors=True)
 
 
+def _setting(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq or not key.startswith("spark."):
+        raise argparse.ArgumentTypeError(f"expected spark.KEY=VALUE, got {text!r}")
+    return key, value
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--streaming":
-        streaming(Path(sys.argv[2]))
-    else:
-        main(Path(sys.argv[1]))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out", type=Path, help="the folder the finished log is copied to")
+    ap.add_argument("--streaming", action="store_true", help="the Structured Streaming job instead")
+    ap.add_argument("--conf", type=_setting, action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting over the recording's own (repeatable)")
+    opts = ap.parse_args()
+    (streaming if opts.streaming else main)(opts.out, dict(opts.conf))

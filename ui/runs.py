@@ -13,6 +13,7 @@ from aqe_core.plain_text import md_text
 from aqe_core.report import build_diff_report
 from aqe_core.figures.plan_map import plan_map_data
 from aqe_core.figures.plan_numbers import box_numbers
+from aqe_core.views.diff_groups import group_diff_rows
 from aqe_core.views.diff_runs import cause_rows, diff_rows, diff_views, setting_rows, shuffle_rows
 from aqe_core.views.plan_diff import diff_plans
 from aqe_core.views.query import QueryView
@@ -63,6 +64,10 @@ def show_diff(a: LoadedSource, b: LoadedSource) -> None:
     for side, refs in (("a", d.only_a), ("b", d.only_b)):
         if refs:
             st.caption(md_text(f"only in run {side}: " + "; ".join(f"#{r.query_id} {r.description[:50]}" for r in refs)))
+    if d.groups:  # (a streaming job's micro-batches, a Thrift server's statements: each query once)
+        st.markdown("**Queries run more than once** (each run's executions grouped by query, side by side)")
+        with st.container(key="runs-groups"):
+            st.dataframe(text_table(group_diff_rows(d.groups)), hide_index=True, width="stretch")
     if d.matched and st.button("Build the shareable report", key="runs-report"):
         st.download_button("Download the report (HTML)", build_diff_report(d), file_name="aqe-lens-run-diff.html",
                            mime="text/html", key="runs-report-download")

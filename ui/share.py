@@ -16,6 +16,7 @@ from aqe_core.opening import LoadedSource
 from aqe_core.advise.releases import compare_releases
 from ui import state
 from ui.plans import plan_figures_for
+from ui.hot_keys import hot_key_report_entries
 from ui.query_groups import groups_of
 from ui.recommend import fixes_for
 
@@ -27,7 +28,7 @@ def report_html(src: LoadedSource, view: QueryView, presets: list) -> str:
     hists = [(s.label, partition_figure(s)) for s in view.shuffles if s.sizes_before or s.sizes_after]
     return build_report(view, source_label=src.label, plan_figures=plans, histogram_figures=hists,
                         comparison=outcomes, plan_changes=changes, releases=compare_releases(view),
-                        fixes=fixes_for(view),
+                        fixes=fixes_for(view), hot_keys=hot_key_report_entries(src, view),
                         query_group=next((g for g in groups_of(src) if view.query_id in g.execution_ids), None))
 
 

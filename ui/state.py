@@ -57,6 +57,8 @@ PLAN_BOXES = "plan_boxes"
 RUN_JOB = "run_job"
 #: Re-run for real: ``(job id, preset names, source path, query id)``
 RERUN_JOB = "rerun_job"
+#: Which key is skewed: ``{(source path, query id): run job id}`` of the count on Spark this session
+HOT_KEYS = "hot_keys"
 #: Verify of a fix: ``{fix key: job id}`` (a fix key names the source, query, stage and settings)
 VERIFY_JOBS = "verify_jobs"
 #: the id of the view the Share page saved last

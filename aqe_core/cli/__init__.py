@@ -8,6 +8,7 @@
     python -m aqe_core simulate skew.json.gz                    # decisions + agreement with Spark
     python -m aqe_core simulate skew.json.gz --conf spark.sql.adaptive.skewJoin.skewedPartitionFactor=2
     python -m aqe_core simulate skew.json.gz --spark-version 3.0.1 --json
+    python -m aqe_core hot-keys skew.json.gz --json             # the keys of every skewed reducer
     python -m aqe_core diff yesterday.zstd today.zstd --threshold 20   # exit 1: a query 20% slower
     echo '["SELECT 1", "ADD JAR /tmp/x.jar"]' | python -m aqe_core check-sql
 
@@ -34,6 +35,7 @@ from typing import Callable
 from aqe_core.cli.check_sql import add_check_sql_arguments, cmd_check_sql
 from aqe_core.cli.diff import add_diff_arguments, cmd_diff
 from aqe_core.cli.explain import add_explain_arguments, cmd_explain
+from aqe_core.cli.hot_keys import add_hot_keys_arguments, cmd_hot_keys
 from aqe_core.cli.inspect_log import add_inspect_arguments, cmd_inspect
 from aqe_core.cli.lint import add_lint_arguments, cmd_lint
 from aqe_core.cli.listener import add_listener_arguments, cmd_listener
@@ -69,6 +71,8 @@ COMMANDS: dict[str, Command] = {
              add_lint_arguments, cmd_lint),
     "mcp": ("serve AQE Lens's tools to AI assistants over the Model Context Protocol (stdio, or --http on 127.0.0.1)",
             add_mcp_arguments, cmd_mcp),
+    "hot-keys": ("which key made each skewed reducer heavy (counted on Spark for a capture; SQL for your cluster"
+                 " for an event log), with the fix for that key", add_hot_keys_arguments, cmd_hot_keys),
     "diff": ("two runs of one job compared query by query: what AQE did differently, and whether the data, the"
              " settings or the release caused it", add_diff_arguments, cmd_diff),
 }

@@ -60,6 +60,7 @@ def _ms(v: object) -> str:
 def cmd_diff(args: argparse.Namespace) -> int:
     from aqe_core.model.run_diff import Gate
     from aqe_core.opening import SourceError, load_source
+    from aqe_core.views.diff_groups import group_diff_lines
     from aqe_core.views.diff_runs import diff_views
 
     loaded = []
@@ -99,6 +100,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return 1 if slower else 0
     out = [f"a: {args.a} ({a.kind}, Spark {d.release[0] or '?'})", f"b: {args.b} ({b.kind}, Spark {d.release[1] or '?'})"]
     out.append(f"{len(d.matched)} queries matched, {len(d.only_a)} only in a, {len(d.only_b)} only in b")
+    out += group_diff_lines(d.groups)
+    if d.groups:
+        out.append("\nexecution by execution:")
     for q in d.matched:
         pct = q.duration_change_pct
         flag = " SLOWER" if q in slower else ""

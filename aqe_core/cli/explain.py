@@ -22,7 +22,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from aqe_core.views.query_groups import group_views, groups_json, groups_lines
 
     try:
-        src = load_source(args.source, meter=budget_meter(args))
+        # one execution: the log read in listing mode, only that execution kept (a log of 10^6)
+        src = load_source(args.source, meter=budget_meter(args), execution=args.execution)
     except SourceError as e:
         print(f"explain: {args.source}: {e}", file=sys.stderr)
         return 2

@@ -14,6 +14,9 @@ def add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-plans", action="store_true", help="with --json: leave out the plan trees")
     parser.add_argument("--tasks", action="store_true", help="with --json: add per-stage, per-task shuffle reads")
     parser.add_argument("--indent", type=int, default=None, help="with --json: indent the output")
+    parser.add_argument("--queries", action="store_true",
+                        help="list the log's queries only (executions grouped by query, AQE's decisions across"
+                             " them), reading each execution once and keeping none: for logs of 10^5-10^6 executions")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--max-line-mb", type=int, default=64, help="skip lines longer than this (default 64)")
     parser.add_argument("--max-decompressed-gb", type=int, default=256,
@@ -41,7 +44,7 @@ def _clear(show) -> None:
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
 
 
-def _inspect_load(args: argparse.Namespace):
+def _inspect_load(args: argparse.Namespace, hand_over=None):
     """The event log, or the exit code after a one-line error (never a traceback)."""
     from aqe_core.readers.eventlog import loader as reader
     from aqe_core.readers.eventlog.errors import EventLogError, Limits
@@ -49,7 +52,8 @@ def _inspect_load(args: argparse.Namespace):
     limits = Limits(max_line_bytes=args.max_line_mb * MiB, max_decompressed_bytes=args.max_decompressed_gb * GiB)
     show = _progress(not args.quiet and sys.stderr.isatty())
     try:
-        log = reader.load(args.path, progress=show, limits=limits, keep_task_metrics=args.tasks)
+        log = reader.load(args.path, progress=show, limits=limits, keep_task_metrics=args.tasks and hand_over is None,
+                          hand_over=hand_over)
     except EventLogError as e:
         _clear(show)
         print(f"aqe_core inspect: error: {e}", file=sys.stderr)
@@ -79,6 +83,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
         print("aqe_core inspect: error: limits must be positive", file=sys.stderr)
         return 2
+    if args.queries:
+        return _list_queries(args)
     log = _inspect_load(args)
     if isinstance(log, int):
         return log
@@ -107,6 +113,48 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         if lines:
             print("queries run more than once:")
             print("\n".join(lines))
+        for n in log.notes:
+            print(f"note: {n}")
+        for w in log.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        return 0
+    except BrokenPipeError:
+        return 0
+
+
+def _list_queries(args: argparse.Namespace) -> int:
+    """``inspect --queries``: the log read in listing mode (each execution summarised as it ends,
+    then forgotten), its queries as text or JSON."""
+    from aqe_core.model.log_release import release_of
+    from aqe_core.views.query_groups import groups_json, groups_lines
+    from aqe_core.views.query_listing import QueryListing
+
+    listing = QueryListing()
+    log = _inspect_load(args, listing)
+    if isinstance(log, int):
+        return log
+    groups = listing.groups()
+    app = log.application
+    try:
+        if args.json:
+            from aqe_core.readers.eventlog.jsonfast import dump_json
+
+            doc = {"application": {"name": app.name, "id": app.id, "attempt_id": app.attempt_id,
+                                   "spark_version": app.spark_version, "release": release_of(log).label},
+                   "complete": log.complete, "executions": listing.executions, "queries": len(groups),
+                   "query_groups": groups_json(groups), "notes": log.notes, "warnings": log.warnings}
+            if args.indent:
+                import json
+
+                sys.stdout.write(json.dumps(doc, indent=args.indent) + "\n")
+            else:
+                sys.stdout.write(dump_json(doc).decode() + "\n")
+            sys.stdout.flush()
+            return 0
+        print(f"{app.name or '?'}  {app.id or '?'}  {release_of(log).label}  {log.layout} {log.codec or ''} log,"
+              f" {'complete' if log.complete else 'incomplete'}, {listing.executions:,} SQL executions of"
+              f" {len(groups):,} queries")
+        print("\n".join(groups_lines(groups, only_repeated=False)))
         for n in log.notes:
             print(f"note: {n}")
         for w in log.warnings:

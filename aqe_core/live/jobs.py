@@ -20,7 +20,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from aqe_core import config
 from aqe_core.live.conf_guard import check_conf
@@ -36,7 +36,7 @@ class MasterNotAllowed(ValueError):
 @dataclass
 class RunJob:
     job_id: str
-    kind: str  # "sql" | "workload"
+    kind: str  # "sql" | "workload" | "rerun" | "verify" | "count"
     label: str
     state: str = "queued"  # queued | running | done | failed | cancelled | timed out | refused
     progress: Any = None  # the runner's latest Progress
@@ -47,6 +47,7 @@ class RunJob:
     time_limit_s: Optional[float] = None
     cancel_requested: bool = False
     trusted: bool = False  # the guard's switch as it was when the job was submitted
+    result: Any = None  # a "count" job's answer (data, not a capture)
 
     @property
     def active(self) -> bool:
@@ -171,6 +172,15 @@ class RunManager:
 
         return self._submit("verify", f"verify of {q.label}", go, master, time_limit_s)
 
+    def submit_count(self, label: str, count: Callable[[Any, float, bool], Any], *, master: Optional[str] = None,
+                     time_limit_s: Optional[float] = None) -> RunJob:
+        """Queue a count on Spark whose answer is data, not a capture (the hot keys of skewed
+        reducers): ``count(spark, time_limit_s, trusted)`` runs in the worker, one Spark job at a
+        time like every run, and must guard its own SQL unless ``trusted``; its return value
+        becomes the job's ``result``."""
+        return self._submit("count", label, lambda r, job: count(r.rt.spark, job.time_limit_s or 300.0, job.trusted),
+                            master, time_limit_s)
+
     def _progress(self, job: RunJob):
         def update(p: Any) -> None:
             job.progress = p
@@ -203,6 +213,9 @@ class RunManager:
             if job.cancel_requested:
                 runner.cancel(job.job_id)
             capture = fn(runner, job)
+            if job.kind == "count":
+                job.result, state, message = capture, "done", "counted"
+                return
             out = self.index.folder
             out.mkdir(parents=True, exist_ok=True)
             path = save_capture(capture, out / f"{time.strftime('%Y%m%d-%H%M%S')}-{job.job_id}.json.gz")

@@ -67,6 +67,22 @@ class AdviceTools(Tools):
                         f" ({entry['note'] or got['evidence']})")
         return bounded(Answer("what_if", summary, entry, evidence, source=opened.key, query=view.query_id))
 
+    def hot_keys(self, source: Any, execution: Any = None) -> Answer:
+        """The skewed reducers of a query, the SQL to run on the user's cluster for their keys
+        (code for them, never run here) and the settings that would split each (no Spark)."""
+        import argparse
+
+        from aqe_core.cli.hot_keys import hot_keys_doc
+
+        opened = self._source(source)
+        view = self._view(opened.source, execution)
+        doc = hot_keys_doc([view], argparse.Namespace(no_spark=True, top=5))
+        summary = (f"#{view.query_id}: {len(doc)} skewed reducer(s)" + ("; each with SQL for the user's cluster"
+                                                                        " (code for them, not run here)" if doc else ""))
+        return bounded(Answer("hot_keys", summary, doc, query_evidence(view), source=opened.key, query=view.query_id,
+                              notes=["keys are counted only by count_hot_keys (a server started with --allow-runs) or"
+                                     " python -m aqe_core hot-keys on a capture"]))
+
     def recommend(self, source: Any, execution: Any = None) -> Answer:
         from aqe_core.advise.fixes import fix_notes, fixes_for_view
 
@@ -156,6 +172,8 @@ class AdviceTools(Tools):
         lines = [f"{len(d.matched)} queries matched, {len(d.only_a)} only in a, {len(d.only_b)} only in b"
                  + (f"; slower by more than {threshold:g}% and {min_ms} ms: " + ", ".join(f"#{q}" for q in doc["regressed"])
                     if doc["regressed"] else "")]
+        if d.groups:  # (a streaming job's, a Thrift server's: each query once, its executions side by side)
+            lines.append(f"{len(d.groups)} queries run more than once: " + "; ".join(g.sentence for g in d.groups[:3]))
         lines += [f"#{q.a.query_id} -> #{q.b.query_id}: {q.sentence}" for q in d.matched[:8]]
         levels = [query_evidence(v) for v in (*sa.views, *sb.views)]
         return bounded(Answer("diff_runs", "\n".join(lines), doc, _worst(levels) if levels else Evidence.EXACT,

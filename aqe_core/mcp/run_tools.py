@@ -1,4 +1,4 @@
-"""The one MCP tool that runs Spark, ``verify_fix``, served only when the operator starts the
+"""The MCP tools that run Spark, ``verify_fix`` and ``count_hot_keys``, served only when the operator starts the
 server with ``--allow-runs``: the query of a capture (or listener log) runs again on Spark with a
 fix of ``recommend`` and each read is scored against the prediction (``recommend --verify``).
 
@@ -62,3 +62,31 @@ class RunTools(AdviceTools):
                               Evidence.EXACT if score is not None else Evidence.ESTIMATE, source=opened.key,
                               query=view.query_id, notes=["run on Spark: the SQL and settings passed the SQL and conf"
                                                           " guards first"]))
+
+    def count_hot_keys(self, source: Any, execution: Any = None, top: Any = 5) -> Answer:
+        """The top keys of every skewed reducer of a query, counted on Spark with the exchange's own
+        partitioning (hot-keys): a capture's query planned again, an event log's SQL written from
+        its plan run on the tables of the same names the server's Spark has (hot-keys --spark);
+        guarded SQL, the time limit, one run at a time."""
+        import argparse
+
+        from aqe_core.cli.hot_keys import hot_keys_doc
+        from aqe_core.server_settings import server_settings
+
+        opened = self._source(source)
+        view = self._view(opened.source, execution)
+        settings = server_settings()
+        args = argparse.Namespace(no_spark=False, spark=True, top=_int("top", top, 1, 20),
+                                  time_limit=settings.run_time_limit_s or 300.0, trusted=False,
+                                  master=settings.allowed_masters[0])
+        if not self._running.acquire(blocking=False):
+            raise ToolInputError("another run is in progress on this server: try again when it ends")
+        try:
+            doc = hot_keys_doc([view], args)
+        finally:
+            self._running.release()
+        verified = [e for e in doc if e.get("keys") is not None and e.get("verified")]
+        summary = f"#{view.query_id}: keys of {len(doc)} skewed reducer(s), {len(verified)} verified against Spark's record"
+        return bounded(Answer("count_hot_keys", summary, doc, Evidence.EXACT if verified else Evidence.ESTIMATE,
+                              source=opened.key, query=view.query_id,
+                              notes=["counted on Spark: the SQL and its views passed the SQL guard first"]))

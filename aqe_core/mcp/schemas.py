@@ -60,10 +60,28 @@ _QUERY_GROUP = _obj({"query": _S, "name": _S, "executions": _I, "execution_ids":
                      "last_end_ms": _I0, "evidence": {"anyOf": [_EV, _arr(_EV)]}, "not_final": _I,
                      "decisions": _arr(_DECISION),
                      "changes": _STRS})
+_SPREAD = {"type": ["array", "null"], "items": _obj({"value": {"type": ["string", "integer", "null"]}, "executions": _I})}
+_GROUP_SIDE = {"anyOf": [{"type": "null"}, _obj({"query": _S, "name": _S, "executions": _I, "execution_ids": _STRS,
+                                                 "first_start_ms": _I0, "last_end_ms": _I0, "span_ms": _I0,
+                                                 "not_final": _I, "not_adaptive": _I, "evidence": _arr(_EV),
+                                                 "changed": _I, "changes": _STRS})]}
+_GROUP_DIFF = _obj({"a": _GROUP_SIDE, "b": _GROUP_SIDE, "only": {"enum": ["a", "b", None]}, "how": _S0,
+                    "decisions": _arr(_obj({"kind": {"enum": ["join", "partitions", "skew"]}, "key": _S, "label": _S,
+                                            "a": _SPREAD, "b": _SPREAD,
+                                            "changed": _obj({"a": _I0, "b": _I0})})),
+                    "sentence": _S})
 _LINT_FINDING = _obj({"key": _S, "kind": _S, "severity": {"enum": ["error", "warning", "info"]}, "message": _S,
                       "value": _S0, "suggestion": _S0})
 
 #: tool -> the schema of its ``answer``
+#: one skewed reducer of hot-keys --json (keys: None where they were not counted)
+_HOT_KEY_ENTRY = _obj({"execution": _S, "shuffle": _I0, "stage": _I0, "side": _S, "reducer": _I0,
+                       "bytes": _I0, "splits": _I0, "verified": _B, "error": _S0,
+                       "keys": {"type": ["array", "null"], "items": _obj({"key": {}, "rows": _I, "share": _N},
+                                                                         bytes_estimate=_I0)},
+                       "fixes": _arr(_obj({"kind": _S, "text": _S})),
+                       "code_for_your_cluster": {"type": ["object", "null"]}})
+
 TOOL_ANSWERS: dict[str, dict[str, Any]] = {
     "open_source": _obj({"kind": {"enum": ["eventlog", "capture"]}, "label": _S, "spark_version": _S0, "app_id": _S0,
                          "app_name": _S0, "executions": _I, "exact_executions": _I,
@@ -97,11 +115,13 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
                                 "findings": _arr(_LINT_FINDING), "default_changes": _arr({"type": "object"})})),
     "diff_runs": _obj({"format": _S, "version": _I, "a": {"type": "object"}, "b": {"type": "object"},
                        "matched": _arr({"type": "object"}), "only_a": {"type": "array"}, "only_b": {"type": "array"},
-                       "notes": _STRS, "threshold_pct": _N, "min_ms": _I, "regressed": _STRS, "failures": _STRS}),
+                       "query_groups": _arr(_GROUP_DIFF), "notes": _STRS, "threshold_pct": _N, "min_ms": _I, "regressed": _STRS, "failures": _STRS}),
     "scan_summary": _obj({"path": _S, "scans": _STRS, "logs": _I, "executions": _I, "errors": _I,
                           "finding_counts": {"type": "object", "additionalProperties": _I},
                           "worse_since_last": _arr({"type": "object"}),
                           "rows": _arr(_obj({"file": _S0, "execution_id": _I0, "findings": _S0, "evidence": _S0}))}),
+    "hot_keys": _arr(_HOT_KEY_ENTRY),
+    "count_hot_keys": _arr(_HOT_KEY_ENTRY),
     "verify_fix": _obj({"query": _S, "fix": _FIX, "verified": _B, "result": _S,
                         "score": {"type": ["object", "null"]}}),
 }

@@ -9,8 +9,8 @@ error is always one line (an MCP tool error, ``isError``), never a traceback.
 Safety, as in the app: paths only under the server's roots (``server.toml``'s ``roots``,
 ``AQE_LENS_ROOTS``, the samples and ``$AQE_LENS_HOME``), the app's decoding limits and memory
 budget, bounded and paged answers. No tool runs SQL or Spark unless the operator passes
-``--allow-runs``: then ``verify_fix`` reruns a captured query with a fix, through the SQL and conf
-guards (even with ``trusted`` on), with the time limit, one run at a time.
+``--allow-runs``: then ``verify_fix`` reruns a captured query with a fix and ``count_hot_keys`` counts
+a capture's hot keys, through the SQL and conf guards (even with ``trusted`` on), with the time limit, one run at a time.
 """
 import json
 import logging
@@ -28,10 +28,11 @@ INSTRUCTIONS = """AQE Lens replays Apache Spark's Adaptive Query Execution rules
 Start with open_source(path) on an event log, a listener log or a capture (paths under the server's
 roots), then list_queries to rank its SQL executions (list_query_groups: grouped by query), explain_query for why AQE did what it did
 (each rule's checks with the numbers it read), histogram for one read's partitions and lines,
-recommend for the smallest setting change with its predicted effect, what_if for your own settings,
+recommend for the smallest setting change with its predicted effect, hot_keys for each skewed reducer's SQL
+to run on the user's cluster and its fixes, what_if for your own settings,
 compare_releases across Spark 3.0.1-4.3.0 and lint_settings for a release. Quote the evidence label of
 every number: exact (what AQE decided with), Spark's metric (a plain log) or estimate (derived, with
-what it assumes). Only verify_fix, when the operator allowed runs, runs Spark (guarded)."""
+what it assumes). Only verify_fix and count_hot_keys, when the operator allowed runs, run Spark (guarded)."""
 
 # (no `from __future__ import annotations` here: the SDK reads these annotations at run time)
 Execution = Annotated[Optional[Union[str, int]], Field(description="a SQL execution id (list_queries gives them); may"
@@ -136,10 +137,12 @@ def _tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
                   min_ms: Annotated[int, Field(ge=0, le=10**9, description="and milliseconds slower (both must"
                                                                           " hold)")] = 1000):
         """Two runs of one job compared (diff --json): queries aligned by plan shape, AQE's decisions side by side,
-        whether the data, the settings or the release made the difference, the queries that got slower."""
+        whether the data, the settings or the release made the difference, the queries that got slower; a query run
+        more than once (micro-batches, a Thrift server's statements) once per run side by side (query_groups)."""
         return _call(t.diff_runs, a=a, b=b, threshold=threshold, min_ms=min_ms)
 
-    return [open_source, list_queries, *_group_tool_functions(t), explain_query, histogram, what_if, recommend, compare_releases, lint_settings,
+    return [open_source, list_queries, *_group_tool_functions(t), explain_query, histogram, what_if, recommend,
+            *_hot_key_functions(t), compare_releases, lint_settings,
             diff_runs, scan_summary, *_run_tool_functions(t)]
 
 
@@ -154,6 +157,17 @@ def _group_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
     return [list_query_groups]
 
 
+def _hot_key_functions(t: AdviceTools) -> list[Callable[..., Any]]:
+    """``hot_keys``: no Spark, the SQL for the user's cluster (``count_hot_keys`` counts, with runs)."""
+
+    def hot_keys(source: Source, execution: Execution = None):
+        """The skewed reducers of a query (split or not), the SQL to run on the user's own cluster for their top keys
+        (keys, partition count and reducers filled in: code for them, not run here) and the fixes (hot-keys --no-spark)."""
+        return _call(t.hot_keys, source=source, execution=execution)
+
+    return [hot_keys]
+
+
 def _run_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
     """``verify_fix`` when the operator allowed runs (``--allow-runs``: the tools have it), else none."""
     if not hasattr(t, "verify_fix"):
@@ -165,7 +179,15 @@ def _run_tool_functions(t: AdviceTools) -> list[Callable[..., Any]]:
         each read against the prediction (recommend --verify). Guarded SQL, one run at a time, a time limit."""
         return _call(t.verify_fix, source=source, execution=execution, fix=fix)
 
-    return [verify_fix]
+    def count_hot_keys(source: Source, execution: Execution = None,
+                       top: Annotated[int, Field(ge=1, le=20, description="keys per reducer")] = 5):
+        """The top keys of every skewed reducer of a query, counted on Spark with the exchange's own partitioning
+        (a capture's query planned again; an event log's SQL, written from its plan, run on the tables of the same
+        names the server's Spark has), checked against what Spark recorded, with the fix per key (hot-keys --json).
+        Guarded SQL, one run at a time, a time limit."""
+        return _call(getattr(t, "count_hot_keys"), source=source, execution=execution, top=top)
+
+    return [verify_fix, count_hot_keys]
 
 
 def _settings_resources() -> list[Any]:

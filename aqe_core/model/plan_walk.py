@@ -27,6 +27,32 @@ EXCHANGE_STAGE_WRAPPERS = ("BroadcastQueryStage", "ShuffleQueryStage")
 OTHER_STAGE_WRAPPERS = ("TableCacheQueryStage", "ResultQueryStage")
 
 
+#: a scan of an RDD made from a Dataset (``RDDScanExec``: a ``foreachBatch`` batch DataFrame, a
+#: checkpoint); Spark 4.x logs the plan that Dataset came from below it, a plan another
+#: execution ran (a micro-batch's, with its own joins and reads), not part of this query
+ORIGIN_SCAN_NAMES = ("Scan ExistingRDD",)
+
+
+def is_origin_scan(node: PlanNode) -> bool:
+    """A scan of a Dataset's RDD whose children, where the log has any, are the plan it came from.
+
+    >>> is_origin_scan(PlanNode(1, "Scan ExistingRDD", "Scan ExistingRDD[k#4,id#3L]", [], []))
+    True
+    """
+    return (node.name or "").strip().startswith(ORIGIN_SCAN_NAMES)
+
+
+def own_walk(plan: PlanNode):
+    """``plan``'s nodes in pre-order, not below an origin scan (:func:`is_origin_scan`): the
+    operators this execution ran."""
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not is_origin_scan(node):
+            stack.extend(reversed(node.children))
+
+
 def is_shuffle_exchange(node: PlanNode) -> bool:
     """A shuffle exchange node (``Exchange``, ``ShuffleExchange``, an engine's exchange that
     carries the partitioning: ``PhotonShuffleExchangeSink``, ``ColumnarExchange``), not a

@@ -15,8 +15,8 @@ from typing import Any, Optional
 
 from aqe_core.model.evidence import Evidence
 
-__all__ = ["DATA", "DEFAULT_MIN_MS", "DEFAULT_THRESHOLD_PCT", "FACTORS", "RELEASE", "SETTINGS", "Cause", "Gate",
-           "QueryDiff", "QueryRef", "RunDiff", "SettingChange", "ShuffleDiff"]
+__all__ = ["DATA", "DEFAULT_MIN_MS", "DEFAULT_THRESHOLD_PCT", "FACTORS", "RELEASE", "SETTINGS", "Cause", "DecisionSpread",
+           "Gate", "GroupDiff", "GroupSide", "QueryDiff", "QueryRef", "RunDiff", "SettingChange", "ShuffleDiff"]
 
 #: what can make a decision change between two runs
 DATA = "data"
@@ -177,6 +177,94 @@ class QueryDiff:
                 "causes": [c.to_dict() for c in self.causes], "sentence": self.sentence, "notes": list(self.notes), "command": self.command}
 
 
+@dataclass(frozen=True)
+class GroupSide:
+    """One run's executions of one query (a query group, :mod:`aqe_core.views.query_groups`):
+    how many, when, and the first of the executions where one of AQE's decisions changed."""
+
+    query: str
+    name: str
+    executions: int
+    #: the first execution ids (all of them up to the diff's limit)
+    execution_ids: tuple[str, ...] = ()
+    first_start_ms: Optional[int] = None
+    last_end_ms: Optional[int] = None
+    #: executions whose adaptive plan never became final (none of their decisions counted)
+    not_final: int = 0
+    #: executions AQE did not run in (none of their decisions counted)
+    not_adaptive: int = 0
+    evidence: tuple[str, ...] = ()
+    #: decisions that changed from one execution to the next, in all
+    changed: int = 0
+    #: the first change sentences (the log's numbers)
+    changes: tuple[str, ...] = ()
+
+    @property
+    def span_ms(self) -> Optional[int]:
+        if self.first_start_ms is None or self.last_end_ms is None:
+            return None
+        return max(0, self.last_end_ms - self.first_start_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "name": self.name, "executions": self.executions,
+                "execution_ids": list(self.execution_ids), "first_start_ms": self.first_start_ms,
+                "last_end_ms": self.last_end_ms, "span_ms": self.span_ms, "not_final": self.not_final,
+                "not_adaptive": self.not_adaptive,
+                "evidence": list(self.evidence), "changed": self.changed, "changes": list(self.changes)}
+
+
+#: one run's outcomes of a decision over a group's executions: (outcome, executions) pairs
+Spread = tuple[tuple[Any, int], ...]
+
+
+@dataclass(frozen=True)
+class DecisionSpread:
+    """One of AQE's decisions of a query (``kind``: ``join``, ``partitions`` or ``skew``; ``key``:
+    the join or the read) over each run's executions: how many took each outcome (None: the run
+    has no such decision)."""
+
+    kind: str
+    key: str
+    label: str
+    a: Optional[Spread] = None
+    b: Optional[Spread] = None
+    changed: tuple[Optional[int], Optional[int]] = (None, None)
+
+    @property
+    def differs(self) -> bool:
+        """The runs' outcomes differ (in kind or in how many executions took them)."""
+        return self.a != self.b
+
+    def to_dict(self) -> dict[str, Any]:
+        def side(s: Optional[Spread]) -> Optional[list[dict[str, Any]]]:
+            return None if s is None else [{"value": v, "executions": n} for v, n in s]
+
+        return {"kind": self.kind, "key": self.key, "label": self.label, "a": side(self.a), "b": side(self.b),
+                "changed": {"a": self.changed[0], "b": self.changed[1]}}
+
+
+@dataclass
+class GroupDiff:
+    """One query's executions in both runs, side by side, or in one run only (the other None)."""
+
+    a: Optional[GroupSide]
+    b: Optional[GroupSide]
+    #: how the groups were matched ("" where one run only has it)
+    how: str = ""
+    decisions: list[DecisionSpread] = field(default_factory=list)
+    sentence: str = ""
+
+    @property
+    def only(self) -> Optional[str]:
+        """``"a"`` or ``"b"``: the run that alone has the query; None: both have it."""
+        return "a" if self.b is None else "b" if self.a is None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a.to_dict() if self.a else None, "b": self.b.to_dict() if self.b else None,
+                "only": self.only, "how": self.how or None, "decisions": [d.to_dict() for d in self.decisions],
+                "sentence": self.sentence}
+
+
 @dataclass
 class RunDiff:
     """Two sources compared: matched queries (ranked by time lost), and those only one run has."""
@@ -191,6 +279,8 @@ class RunDiff:
     notes: list[str] = field(default_factory=list)
     #: each run's application name (what a gate's failure names first)
     app: tuple[str, str] = ("", "")
+    #: the queries either run ran more than once, their executions grouped side by side
+    groups: list[GroupDiff] = field(default_factory=list)
 
     def regressions(self, gate: "Gate | float") -> list[QueryDiff]:
         """Matched queries the gate fails (a bare number: a threshold in percent, no minimum)."""
@@ -202,7 +292,8 @@ class RunDiff:
                 "a": {"source": self.source_a, "kind": self.kind[0], "spark_version": self.release[0], "app": self.app[0]},
                 "b": {"source": self.source_b, "kind": self.kind[1], "spark_version": self.release[1], "app": self.app[1]},
                 "matched": [q.to_dict() for q in self.matched], "only_a": [q.to_dict() for q in self.only_a],
-                "only_b": [q.to_dict() for q in self.only_b], "notes": list(self.notes)}
+                "only_b": [q.to_dict() for q in self.only_b], "query_groups": [g.to_dict() for g in self.groups],
+                "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)

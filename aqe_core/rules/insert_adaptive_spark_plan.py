@@ -18,6 +18,35 @@ a command, or a plan with nothing to re-optimise, is not:
     (False, 'nothing_to_adapt')
     >>> adaptive_applies(PlanFacts(), {config.ADAPTIVE_EXECUTION_FORCE_APPLY: "true"}, spark_version="3.5.1")[0]
     True
+
+**Streaming** (:func:`streaming_runs_without_aqe`, and the ``is_streaming`` facts above). Each
+micro-batch is planned by ``IncrementalExecution`` (apache/spark
+``sql/core/src/main/scala/org/apache/spark/sql/execution/streaming/IncrementalExecution.scala``
+in 3.5, ``.../execution/streaming/runtime/IncrementalExecution.scala`` in 4.3), whose
+``preparations`` put its ``state`` rule in front of ``QueryExecution``'s own, so
+``InsertAdaptiveSparkPlan`` sees every micro-batch with the session of the stream. What differs is
+that session and this rule:
+
+* up to 4.0, ``StreamExecution.runStream``
+  (``.../execution/streaming/StreamExecution.scala`` in 3.5) sets ``spark.sql.adaptive.enabled=false``
+  on the stream's cloned session (``sparkSessionForStream``) before running any batch, with the
+  comment that adaptive execution could change the number of shuffle partitions; the rule's
+  first case (``!conf.adaptiveExecutionEnabled``) then leaves every micro-batch's plan alone, and
+  its ``supportAdaptive`` refuses any plan whose logical link is streaming besides. A
+  ``foreachBatch`` function's DataFrame belongs to that session too, so its actions run without
+  AQE unless the function sets ``spark.sql.adaptive.enabled`` back;
+* from 4.1, ``StreamExecution.runStream``
+  (``.../execution/streaming/runtime/StreamExecution.scala`` in 4.3) turns AQE off only for a continuous
+  trigger (SPARK-53941), and the rule's ``applyInternal`` lets a streaming plan through when
+  ``SQLConf.adaptiveExecutionEnabledInStatelessStreaming``
+  (``spark.sql.adaptive.streaming.stateless.enabled``, default true) holds and the plan has no
+  ``StatefulOperator``: a stateless micro-batch is adaptive, a stateful one is not.
+
+Checked against the released jars (``javap -c`` of ``spark-sql_2.12-3.5.9.jar`` and
+``spark-sql_2.13-4.3.0.jar``: which of these classes read ``ADAPTIVE_EXECUTION_ENABLED``, the
+stateless-streaming setting and ``ContinuousTrigger``) and against the recorded logs
+(tests/fixtures/eventlogs/streaming, tools/record_streaming.py: 3.5.9's micro-batches and the
+``foreachBatch`` aggregation on the stream's session are not adaptive, 4.3.0's are).
 """
 from __future__ import annotations
 
@@ -105,8 +134,9 @@ def adaptive_applies(
 
 def streaming_runs_without_aqe(spark_version: "str | SparkVersion") -> bool:
     """Whether a release runs a streaming query's micro-batches without AQE: before 4.1,
-    StreamExecution sets ``spark.sql.adaptive.enabled=false`` on the stream's own session
-    (adaptive stateless streaming arrived in 4.1).
+    ``StreamExecution.runStream`` sets ``spark.sql.adaptive.enabled=false`` on the stream's own
+    session (adaptive stateless streaming arrived in 4.1: see the module's docstring for the
+    Spark sources, and tests/fixtures/eventlogs/streaming for the recorded 3.5.9 and 4.3.0 runs).
 
     >>> streaming_runs_without_aqe("3.5.9"), streaming_runs_without_aqe("4.1.0")
     (True, False)

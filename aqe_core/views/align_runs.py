@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, is_origin_scan
 from aqe_core.views.plan_literals import normal_sql, normal_text
 from aqe_core.views.plan_match import REUSED_EXCHANGE, _match, _Tree, base_name, is_join, is_wrapper
 from aqe_core.views.query import QueryView, ShuffleView
 
-__all__ = ["QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape",
+__all__ = ["EMPTY_DIGEST", "QueryMatch", "align_queries", "align_shuffles", "fingerprint", "normal_text", "plan_shape",
            "strategy_free_shape"]
 
 #: a JVM object's identity in its ``toString`` (``MemoryStreamingWrite@6d7a1b2``): new in every
@@ -113,7 +113,7 @@ def plan_shape(plan: Optional[PlanNode], neutral: bool = False, norm: _Norm = _n
         if node is None:
             out.append(")")
             continue
-        kids = node.children
+        kids = [] if is_origin_scan(node) else node.children  # (another execution's plan below)
         if is_wrapper(node) and len(kids) <= 1 or (node.name or "") in SHUFFLE_READ_NAMES:
             stack.extend(reversed(kids))
             continue
@@ -151,6 +151,10 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16] if text else ""
 
 
+#: a fingerprint component of a plan without that part (no inputs, an empty shape)
+EMPTY_DIGEST = _digest(" ")
+
+
 def plan_inputs(plan: Optional[PlanNode], norm: _Norm = _normal_node) -> str:
     """What a query reads and how it combines it, in plan order: its leaves (scans, ranges,
     local relations), filters and joins (strategies aside), normalised -- what two releases keep
@@ -163,11 +167,12 @@ def plan_inputs(plan: Optional[PlanNode], norm: _Norm = _normal_node) -> str:
     while stack:
         node = stack.pop()
         name = base_name(node.name or "")
-        if not node.children or name == "Filter" or is_join(name):
+        kids = [] if is_origin_scan(node) else node.children  # (a leaf here: another execution's plan below)
+        if not kids or name == "Filter" or is_join(name):
             neutral = _neutral(node, *norm(node))
             if neutral is not None:
                 out.append(f"{neutral[0]}[{neutral[1]}]")
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(kids))
     return " ".join(out)
 
 
@@ -193,12 +198,17 @@ def strategy_free_shape(view: QueryView) -> str:
     plan, the fleet scan's, keeps the plan's key in ``query_shape``)."""
     if view.initial_plan is None and view.query_shape:
         return view.query_shape
-    return _digest(plan_shape(view.initial_plan or view.final_plan, True) or " ")
+    return plan_key(view.initial_plan or view.final_plan)
+
+
+def plan_key(plan: Optional[PlanNode]) -> str:
+    """:func:`strategy_free_shape` of a plan itself (the initial plan, else the final one)."""
+    return _digest(plan_shape(plan, True) or " ")
 
 
 def shape_key(plan: Optional[PlanNode]) -> str:
-    """:func:`strategy_free_shape` of a plan ("" for none)."""
-    return _digest(plan_shape(plan, True) or " ") if plan is not None else ""
+    """:func:`plan_key` of a plan, "" for none (a view's ``query_shape`` where it has no initial plan)."""
+    return plan_key(plan) if plan is not None else ""
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,11 @@ from aqe_core.engine.adaptive import plan_facts
 from aqe_core.model.engines import spark_name
 from aqe_core.model.evidence import Evidence
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import is_shuffle_exchange
+from aqe_core.model.plan_walk import is_shuffle_exchange, own_walk
 from aqe_core.model.run_diff import DATA, RELEASE, SETTINGS, Cause, QueryDiff, QueryRef, RunDiff, SettingChange, ShuffleDiff
 from aqe_core.units import format_bytes
 from aqe_core.views.align_runs import align_queries, align_shuffles, fingerprint
+from aqe_core.views.diff_groups import diff_groups
 from aqe_core.views.query import QueryView, ShuffleView
 
 __all__ = ["caused_by", "cause_rows", "diff_query", "diff_rows", "diff_views", "query_sentence", "same_data", "setting_rows",
@@ -96,7 +97,7 @@ def _joins(view: QueryView) -> list[str]:
     """The final plan's joins by Spark's names (an engine's join is the one it stands for: a run
     on Photon and one on Spark decided the same way when their strategies are the same)."""
     plan = view.final_plan
-    names = [spark_name(n.name or "", n.description or "") for n in plan.walk()] if plan is not None else []
+    names = [spark_name(n.name or "", n.description or "") for n in own_walk(plan)] if plan is not None else []
     return [n for n in names if "Join" in n]
 
 
@@ -269,7 +270,8 @@ def query_sentence(d: QueryDiff, evidence: Evidence = Evidence.EXACT) -> str:
 def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str = "a", source_b: str = "b",
                kind: tuple[str, str] = ("", ""), release: tuple[str, str] = ("", ""),
                app: tuple[str, str] = ("", "")) -> RunDiff:
-    """Two runs' query views compared: matched queries ranked by time lost (most first)."""
+    """Two runs' query views compared: matched queries ranked by time lost (most first); where
+    either run ran a query more than once, its executions grouped by query side by side."""
     prints = {id(v): fingerprint(v) for v in (*a, *b)}  # once each: a plan's normal text is the diff's most work
     matches, only_a, only_b = align_queries(a, b, prints)
     out = RunDiff(source_a, source_b, kind, release, app=app)
@@ -277,6 +279,7 @@ def diff_views(a: Sequence[QueryView], b: Sequence[QueryView], *, source_a: str 
                          key=lambda q: -(q.time_lost_ms or 0))
     out.only_a = [_ref(v, prints[id(v)][0]) for v in only_a]
     out.only_b = [_ref(v, prints[id(v)][0]) for v in only_b]
+    out.groups = diff_groups(a, b, prints)
     if not matches and a and b:
         out.notes.append("no query of run a matches one of run b: these look like two different jobs")
     return out

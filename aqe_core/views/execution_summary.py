@@ -11,20 +11,30 @@ drop the execution. :func:`summary_of` builds one from a :class:`QueryView`.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from aqe_core.engine.replan_joins import runtime_broadcast_threshold
 from aqe_core.model.plan import PlanNode
-from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange
-from aqe_core.views.align_runs import strategy_free_shape
+from aqe_core.model.plan_walk import SHUFFLE_READ_NAMES, STAGE_WRAPPERS, exchange_below, is_shuffle_exchange, own_walk
+from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution
+from aqe_core.model.evidence import Evidence
+from aqe_core.model.log_release import release_of
+from aqe_core.views.align_runs import plan_key, strategy_free_shape
+from aqe_core.views.eventlog_summary import read_before_partitions
+from aqe_core.views.from_eventlog import execution_conf
 from aqe_core.views.answers import query_evidence
 from aqe_core.views.plan_literals import normal_text
 from aqe_core.views.plan_match import base_name, is_join
-from aqe_core.views.query import QueryView, ShuffleView, join_type_of
+from aqe_core.views.query import QueryView, join_type_of
 
-__all__ = ["ExecutionSummary", "JoinFacts", "ReadFacts", "batch_of", "log_summaries", "summary_of"]
+__all__ = ["SUMMARY_METRICS", "ExecutionSummary", "JoinFacts", "ReadFacts", "batch_of", "log_summaries", "summary_of", "summary_of_execution"]
 
+#: the SQL metrics a summary reads: a join side's shuffle ``data size``, an exchange's planned
+#: ``number of partitions`` (``partitions``: RAPIDS' name); an adaptive read's own counts are the
+#: driver's updates, which the reader keeps apart
+SUMMARY_METRICS = frozenset({"data size", "number of partitions", "partitions"})
 _RE_BATCH = re.compile(r"(?m)^batch = (\d+)\s*$")
 _RE_PARTITIONING = re.compile(r"\b\w*[pP]artitioning\(.*?\)(?=,|$)|SinglePartition")
 _RE_JOIN_KEYS = re.compile(r"^\s*(\[[^\]]*\]),\s*(\[[^\]]*\])")
@@ -115,11 +125,25 @@ class ExecutionSummary:
                 "joins": [j.to_dict() for j in self.joins]}
 
 
-def _exchange_of(plan: Optional[PlanNode], s: ShuffleView) -> Optional[PlanNode]:
-    """The shuffle exchange a read reads (a read left as planned is its exchange)."""
-    if plan is None or s.node_id is None:
+def _stage_node(plan: PlanNode, stage: int) -> Optional[PlanNode]:
+    """The ``ShuffleQueryStage <stage>`` node of a final plan (AQE's query stage id)."""
+    for n in plan.walk():
+        desc = (n.description or "").split()
+        if base_name(n.name or "") == "ShuffleQueryStage" and len(desc) > 1 and desc[1] == str(stage):
+            return n
+    return None
+
+
+def _exchange_of(plan: Optional[PlanNode], node_id: Optional[int], stage: Optional[int] = None) -> Optional[PlanNode]:
+    """The shuffle exchange a read reads (a read left as planned is its exchange). An exact read
+    (a listener's, a capture's) names no plan node but its query stage (``stage``, AQE's own id):
+    the exchange under that stage's node, where the view's final plan shows it."""
+    if plan is None:
         return None
-    node = next((n for n in plan.walk() if n.id == s.node_id), None)
+    if node_id is None:
+        found = _stage_node(plan, stage) if stage is not None else None
+        return exchange_below(found) if found is not None else None
+    node = next((n for n in plan.walk() if n.id == node_id), None)
     if node is None or is_shuffle_exchange(node):
         return node
     return exchange_below(node)
@@ -146,21 +170,62 @@ def _join_side(plan: Optional[PlanNode], exchange: Optional[PlanNode]) -> str:
     return ""
 
 
-def _reads(view: QueryView) -> tuple[ReadFacts, ...]:
+@dataclass(frozen=True)
+class _Read:
+    """A shuffle read as a summary needs it, from a view's :class:`ShuffleView` or straight from
+    an execution's reads (:func:`summary_of_execution`)."""
+
+    node_id: Optional[int]
+    side: str
+    before: Optional[int]
+    after: Optional[int]
+    skewed: Optional[int]
+    local: bool
+    #: an exact read's query stage (AQE's id), where it names no plan node
+    stage: Optional[int] = None
+
+
+def _view_reads(view: QueryView) -> list[_Read]:
+    return [_Read(s.node_id, s.side or "", s.partitions_before, s.partitions_after,
+                  s.skewed_partitions or 0 if s.has_read_metrics else None, s.local,
+                  s.stage_id if s.exact and s.node_id is None else None) for s in view.shuffles]
+
+
+def _execution_reads(ex: SQLExecution) -> list[_Read]:
+    """The reads :func:`~aqe_core.views.from_eventlog.view_from_execution` lists, in its order:
+    each adaptive read, then each shuffle read as planned (no split) but a single-partition one's. Spark
+    posts a read's metrics once, the skew pair only when it split: without the partition count
+    posted a missing pair says nothing (``skewed`` None)."""
+    out = [_Read(r.node_id, "", read_before_partitions(ex, r), r.partitions,
+                 r.skewed_partitions or 0 if r.num_partitions is not None else None, r.local) for r in ex.shuffle_reads]
+    out += [_Read(r.node_id, "", r.partitions, r.partitions, 0, False) for r in ex.planned_shuffles if r.partitions != 1]
+    return out
+
+
+def _reads(plan: Optional[PlanNode], reads: list[_Read]) -> tuple[ReadFacts, ...]:
     seen: dict[str, int] = {}
     out = []
-    for s in view.shuffles:
-        exchange = _exchange_of(view.final_plan, s)
-        side = _join_side(view.final_plan, exchange) if exchange is not None else (s.side or "")
+    for s in reads:
+        exchange = _exchange_of(plan, s.node_id, s.stage)
+        side = _join_side(plan, exchange) if exchange is not None else s.side
         part = (_partitioning(exchange) or "a shuffle") + (f" ({side} side of a join)" if side else "")
         seen[part] = seen.get(part, 0) + 1
         key = part if seen[part] == 1 else f"{part} #{seen[part]}"
-        skewed = s.skewed_partitions or 0 if s.has_read_metrics else None
-        out.append(ReadFacts(key, s.partitions_before, s.partitions_after, skewed, s.local))
+        out.append(ReadFacts(key, s.before, s.after, s.skewed, s.local))
     return tuple(out)
 
 
-def _shuffle_bytes(side: PlanNode) -> Optional[int]:
+#: a node's ``data size`` total: the metric's value on a view's plan, or the execution's aggregate
+#: of the metric's accumulator on an execution's plan as built
+SizeOf = Callable[[dict[str, Any]], Optional[int]]
+
+
+def _total(m: Mapping[str, Any]) -> Optional[int]:
+    total = m.get("total")
+    return int(total) if isinstance(total, (int, float)) else None
+
+
+def _shuffle_bytes(side: PlanNode, size_of: SizeOf) -> Optional[int]:
     """The ``data size`` of the shuffle stage a join side is, through operators that keep its
     statistics; None for anything else (a scan, a projection: other statistics)."""
     node = side
@@ -170,14 +235,13 @@ def _shuffle_bytes(side: PlanNode) -> Optional[int]:
             return None
         node = node.children[0]
     m = node.metric("data size")
-    total = m.get("total") if m is not None else None
-    return int(total) if isinstance(total, (int, float)) else None
+    return size_of(m) if m is not None else None
 
 
-def _join(view: QueryView, node: PlanNode, key: str, threshold: tuple[int, str]) -> JoinFacts:
+def _join(node: PlanNode, key: str, threshold: tuple[int, str], size_of: SizeOf) -> JoinFacts:
     strategy = base_name(node.name or "")
     jt = join_type_of(node) or ("Inner" if strategy == "CartesianProduct" else "")
-    sizes = {side: _shuffle_bytes(child) for side, child in zip(("left", "right"), node.children)}
+    sizes = {side: _shuffle_bytes(child, size_of) for side, child in zip(("left", "right"), node.children)}
     if strategy == "BroadcastHashJoin":
         m = re.search(r"\bBuild(Left|Right)\b", node.description or "")
         sides = [m.group(1).lower()] if m else []
@@ -190,14 +254,12 @@ def _join(view: QueryView, node: PlanNode, key: str, threshold: tuple[int, str])
     return JoinFacts(key, strategy, side, size, threshold[0], threshold[1])
 
 
-def _joins(view: QueryView) -> tuple[JoinFacts, ...]:
-    plan = view.final_plan
+def _joins(plan: Optional[PlanNode], threshold: tuple[int, str], size_of: SizeOf) -> tuple[JoinFacts, ...]:
     if plan is None:
         return ()
-    threshold = runtime_broadcast_threshold(view.conf, view.spark_version)
     seen: dict[str, int] = {}
     out = []
-    for node in plan.walk():
+    for node in own_walk(plan):  # (not the joins of a plan a batch DataFrame came from)
         if not is_join(base_name(node.name or "")) or len(node.children) != 2:
             continue
         keys = _RE_JOIN_KEYS.match(normal_text(node.description[len(node.name):] if node.description.startswith(
@@ -205,7 +267,7 @@ def _joins(view: QueryView) -> tuple[JoinFacts, ...]:
         jt = join_type_of(node) or ""
         what = f"{jt} join on {keys.group(1)} = {keys.group(2)}" if keys else f"{jt} join".strip()
         seen[what] = seen.get(what, 0) + 1
-        out.append(_join(view, node, what if seen[what] == 1 else f"{what} #{seen[what]}", threshold))
+        out.append(_join(node, what if seen[what] == 1 else f"{what} #{seen[what]}", threshold, size_of))
     return tuple(out)
 
 
@@ -220,18 +282,71 @@ def summary_of(view: QueryView, query: Optional[str] = None) -> ExecutionSummary
     whose adaptive plan never became final has no decisions (:attr:`ExecutionSummary.final`)."""
     final = _final(view.final_plan) if view.adaptive else True
     decided = view.adaptive and final
+    threshold = runtime_broadcast_threshold(view.conf, view.spark_version)
     return ExecutionSummary(
         execution=view.query_id, description=view.description.strip(),
         query=query if query is not None else strategy_free_shape(view),
         batch=batch_of(view.description), start_ms=view.start_ms, end_ms=view.end_ms,
         duration_ms=view.duration_ms, adaptive=view.adaptive, final=final, evidence=query_evidence(view).value,
-        reads=_reads(view) if decided else (), joins=_joins(view) if decided else ())
+        reads=_reads(view.final_plan, _view_reads(view)) if decided else (),
+        joins=_joins(view.final_plan, threshold, _total) if decided else ())
 
 
-def log_summaries(log: Any) -> Iterator[ExecutionSummary]:
-    """One summary per execution of an :class:`~aqe_core.model.eventlog.EventLog`, in id order,
-    each execution's view built and dropped in turn."""
-    from aqe_core.views.from_eventlog import view_from_execution
+#: plan JSON (accumulator, expression and plan ids aside) -> its query key: a listing's plans are
+#: kept as JSON, and a query run a million times has one initial plan but for those ids, which
+#: the key leaves out anyway (:func:`~aqe_core.views.plan_literals.normal_text`)
+_RE_ACC = re.compile(rb'"accumulatorId":-?\d+|#\d+|plan_id=\d+')
+_KEYS: "OrderedDict[bytes, str]" = OrderedDict()
+_KEYS_MAX = 256
 
+
+def _query_key(ex: SQLExecution, final: Optional[PlanNode]) -> str:
+    """:func:`~aqe_core.views.align_runs.plan_key` of the initial plan (else the final one),
+    remembered by the plan's JSON where the reader kept it as JSON (a listing): the key is a
+    function of names and descriptions with their ids normalised away, so the ids aside leave it
+    whole."""
+    src = ex.initial_source if ex.initial_source is not None else (
+        ex.version_sources[-1] if ex.version_sources else None)
+    raw = src.raw if isinstance(src, LazyPlan) else None
+    if raw is None or raw[:1] != b"{":
+        return plan_key(ex.initial_plan or final)
+    text = _RE_ACC.sub(b"", raw)
+    got = _KEYS.get(text)
+    if got is None:
+        got = _KEYS[text] = plan_key(ex.initial_plan or final)
+        if len(_KEYS) > _KEYS_MAX:
+            _KEYS.popitem(last=False)
+    return got
+
+
+def summary_of_execution(log: EventLog, ex: SQLExecution) -> ExecutionSummary:
+    """The summary of one execution of an event log, without its view: what
+    :func:`summary_of` gives for :func:`~aqe_core.views.from_eventlog.view_from_execution`'s view
+    of it (the tests hold the two equal on every recorded log) at a fraction of the cost, so a
+    listing reader can summarise a million executions. Spark's metrics after AQE: the evidence of
+    a plain event log (a listener's exact statistics are read when an execution is opened)."""
+    plan = ex.final_plan
+    final = _final(plan) if ex.adaptive else True
+    decided = ex.adaptive and final
+    v = release_of(log).replayed_as
+    values = ex.metric_values
+
+    def size_of(m: dict[str, Any]) -> Optional[int]:
+        got = values.get(m.get("accumulator_id"))  # type: ignore[arg-type]
+        return _total(got) if got is not None else None
+
+    description = (ex.description or "").strip() or f"execution {ex.id}"
+    return ExecutionSummary(
+        execution=str(ex.id), description=description,
+        query=_query_key(ex, plan),
+        batch=batch_of(description), start_ms=ex.submission_time, end_ms=ex.completion_time,
+        duration_ms=ex.duration, adaptive=ex.adaptive, final=final, evidence=Evidence.SPARK_METRIC.value,
+        reads=_reads(plan, _execution_reads(ex)) if decided else (),
+        joins=_joins(plan, runtime_broadcast_threshold(execution_conf(v, ex)[0], v), size_of) if decided else ())
+
+
+def log_summaries(log: EventLog) -> Iterator[ExecutionSummary]:
+    """One summary per execution of an :class:`~aqe_core.model.eventlog.EventLog`, in id order
+    (:func:`summary_of_execution`: no view is built)."""
     for ex in log.executions_by_id():
-        yield summary_of(view_from_execution(log, ex))
+        yield summary_of_execution(log, ex)

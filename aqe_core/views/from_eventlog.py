@@ -49,7 +49,7 @@ LOGGED_SKEW = V.code("logged_skew", "The read's metrics count skewed reducers Sp
 LOGGED_COALESCE = V.code("logged_coalesce", "The read's metrics count the partitions Spark read after coalescing.",
                          "{before} shuffle partitions were read as {after}{detail} (the read's metrics)")
 
-__all__ = ["carry_log_facts", "view_from_execution", "views_from_eventlog"]
+__all__ = ["carry_log_facts", "execution_conf", "view_from_execution", "views_from_eventlog"]
 
 _APPROX = ("event log: the lines are computed over the partition sizes after AQE (the log has no"
            " pre-AQE per-reducer sizes or per-map sizes)")
@@ -64,7 +64,7 @@ def views_from_eventlog(log: EventLog) -> list[QueryView]:
     return [view_from_execution(log, ex) for ex in log.executions_by_id()]
 
 
-def _conf(v: SparkVersion, ex: SQLExecution) -> tuple[AQEConf, list[str]]:
+def execution_conf(v: SparkVersion, ex: SQLExecution) -> tuple[AQEConf, list[str]]:
     """The execution's AQE conf under release ``v`` (the release whose rules replay it), with notes."""
     if isinstance(ex.aqe_conf, AQEConf):
         return ex.aqe_conf, []
@@ -78,7 +78,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     plan and no plan versions, so their trees are neither built nor given metric values."""
     rel = release_of(log)  # (the log's own, else the nearest modelled: :mod:`aqe_core.model.log_release`)
     v = rel.replayed_as
-    conf, notes = _conf(v, ex)
+    conf, notes = execution_conf(v, ex)
     par = parallelism_of(log, ex.submission_time, ex.completion_time)
     dp = par.value
     initial = ex.initial_plan  # (built from the log's JSON on each read: once here)
@@ -185,13 +185,15 @@ def _stage_times(log: EventLog, ex: SQLExecution) -> dict[int, TaskTime]:
 
 
 def carry_log_facts(plain: QueryView, exact: QueryView) -> None:
-    """An exact (listener) view of a logged execution keeps what only the log holds: the task
-    times (the stage times as they are, and each read's when both views list the same reads in
+    """An exact (listener) view of a logged execution keeps what only the log holds: when it
+    started and ended, the task times (the stage times as they are, and each read's when both views list the same reads in
     the same order, pre-order, with the same partition counts), Spark's metric values on the
     plans, and the shuffles AQE left as planned (the listener records adaptive reads only: a
     run comparison must still see a shuffle that one run read as planned and the other split)."""
     exact.stage_times = plain.stage_times
     exact.node_stages = plain.node_stages
+    if exact.start_ms is None and exact.end_ms is None:  # (the execution's times: the log's events)
+        exact.start_ms, exact.end_ms = plain.start_ms, plain.end_ms
     # the same plans with Spark's metric values (rows on the edges, each read's sizes), where the
     # exact view draws the very same trees (node ids and names, in order)
     if _same_plan(plain.final_plan, exact.final_plan):
@@ -206,10 +208,27 @@ def carry_log_facts(plain: QueryView, exact: QueryView) -> None:
         for x, y in zip(a, b):
             y.task_time = x.task_time
     have = {s.key for s in b}
-    planned = [s for s in plain.shuffles if not s.adaptive_read and s.key not in have]
     if exact.final_plan is plain.final_plan:  # (the same tree: the node ids they name)
+        # (a listener that records reads left as planned too names their query stage)
+        covered = {s.stage_id for s in b if s.stage_id is not None}
+        planned = [s for s in plain.shuffles if not s.adaptive_read and s.key not in have
+                   and _query_stage(plain.final_plan, s.node_id) not in covered]
         exact.shuffles = list(b) + planned
         exact.single_partition_exchanges = plain.single_partition_exchanges
+
+
+def _query_stage(plan: Optional[PlanNode], node_id: Optional[int]) -> Optional[int]:
+    """The id of the ``ShuffleQueryStage`` right above a plan node (AQE's query stage), or None."""
+    if plan is None or node_id is None:
+        return None
+    parent = {id(c): n for n in plan.walk() for c in n.children}
+    cur = next((n for n in plan.walk() if n.id == node_id), None)
+    while cur is not None:
+        desc = (cur.description or "").split()
+        if (cur.name or "").startswith("ShuffleQueryStage") and len(desc) > 1 and desc[1].isdigit():
+            return int(desc[1])
+        cur = parent.get(id(cur))
+    return None
 
 
 def _same_plan(a: Optional[PlanNode], b: Optional[PlanNode]) -> bool:

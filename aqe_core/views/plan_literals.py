@@ -8,6 +8,8 @@ or an alias's projected item. :mod:`aqe_core.views.align_runs` fingerprints plan
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re
 from typing import Callable, Optional
 
@@ -194,6 +196,7 @@ def _literals(text: str) -> str:
     return _one_item_in(_edit(text, _literal_spans(text)))
 
 
+@lru_cache(maxsize=2048)  # (names and texts repeat: a plan is walked many times, a query run often)
 def normal_text(text: Optional[str]) -> str:
     """A plan operator's ``text`` without what changes between runs of one job: ids, paths, and
     literals as Spark prints them (strings unquoted: an operand with no ``#id`` is a literal).

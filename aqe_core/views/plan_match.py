@@ -29,6 +29,8 @@ names, and an exchange's partitioning without its count. Then, GumTree-style:
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re
 
 from aqe_core.model.engines import engine_of_names, is_engine_wrapper, spark_name
@@ -50,6 +52,7 @@ _RE_FINAL = re.compile(r"isFinalPlan=\w+")
 # --------------------------------------------------------------------------------------------
 # signatures
 # --------------------------------------------------------------------------------------------
+@lru_cache(maxsize=8192)  # (names and texts repeat: a plan is walked many times, a query run often)
 def base_name(name: str) -> str:
     """Spark's name for an operator, without ``(skew=true)`` (an engine's operator: the Spark
     operator it stands for).

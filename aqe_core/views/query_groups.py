@@ -26,15 +26,16 @@ without holding a million views.
 """
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from aqe_core.model.evidence import Evidence
 from aqe_core.views.execution_summary import ExecutionSummary, JoinFacts
 
-__all__ = ["Change", "Decision", "MAX_CHANGES", "QueryGroup", "QueryGrouper", "group_executions", "group_views",
-           "groups_json", "groups_lines", "long_running", "repeated"]
+__all__ = ["Change", "Decision", "MAX_CHANGES", "QueryGroup", "QueryGrouper", "distribution_text", "group_executions",
+           "group_views", "groups_json", "groups_lines", "long_running", "repeated"]
 
 #: change points kept per decision of a group (the rest are counted)
 MAX_CHANGES = 20
@@ -110,14 +111,28 @@ class Decision:
 
     def distribution_text(self) -> str:
         """``sort-merge join in 3, broadcast hash join in 17`` / ``2 in 10, 3 in 4``."""
-        words = (lambda v: STRATEGY_WORDS.get(v, v)) if self.kind == "join" else (
-            lambda v: "not in the log" if v is None else _n(v))
-        return ", ".join(f"{words(v)} in {_n(k)}" for v, k in self.distribution())
+        return distribution_text(self.kind, self.distribution())
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "key": self.key, "label": self.label,
                 "distribution": [{"value": v, "executions": k} for v, k in self.distribution()],
                 "changed": self.changed, "changes": [c.to_dict() for c in self.changes]}
+
+
+def distribution_text(kind: str, pairs: Iterable[tuple[Any, int]]) -> str:
+    """A decision's outcomes with how many executions took each, in words.
+
+    >>> distribution_text("join", [("BroadcastHashJoin", 17), ("SortMergeJoin", 3)])
+    'broadcast hash join in 17, sort-merge join in 3'
+    >>> distribution_text("partitions", [(2, 1500), (None, 1)])
+    '2 in 1,500, not in the log in 1'
+    """
+    def words(v: Any) -> str:
+        if kind == "join":
+            return str(STRATEGY_WORDS.get(v, v))
+        return "not in the log" if v is None else _n(v)
+
+    return ", ".join(f"{words(v)} in {_n(k)}" for v, k in pairs)
 
 
 def _join_reason(j: JoinFacts) -> str:
@@ -159,19 +174,68 @@ def _sentence(d: Decision, ex: ExecutionSummary, value: Any, facts: Any) -> str:
             f" {_read(d.key)} ({_n(d.last)} in {since}; {_known(ex)}).")
 
 
+class ExecutionIds:
+    """A group's execution ids in the order added: eight bytes an id while every id is a plain
+    number (Spark's), as text past the first that is not (a capture's query ids), so a query run
+    a million times keeps 8 MB of ids, not 60.
+
+    >>> ids = ExecutionIds(); ids.append("7"); ids.append("12"); (len(ids), ids[0], ids[-1], ids[:5])
+    (2, '7', '12', ['7', '12'])
+    >>> ids.append("q-3"); list(ids)
+    ['7', '12', 'q-3']
+    """
+
+    def __init__(self) -> None:
+        self._nums: "array[int] | None" = array("q")
+        self._text: list[str] = []
+
+    def append(self, eid: str) -> None:
+        nums = self._nums
+        if nums is not None:
+            if eid.isdigit() and str(int(eid)) == eid and int(eid) < 1 << 63:
+                nums.append(int(eid))
+                return
+            self._text, self._nums = [str(n) for n in nums], None
+        self._text.append(eid)
+
+    def __len__(self) -> int:
+        return len(self._nums) if self._nums is not None else len(self._text)
+
+    def __getitem__(self, i: Any) -> Any:
+        if self._nums is None:
+            return self._text[i]
+        got = self._nums[i]
+        return [str(n) for n in got] if isinstance(i, slice) else str(got)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._text) if self._nums is None else (str(n) for n in self._nums)
+
+    def __contains__(self, eid: object) -> bool:
+        if self._nums is None:
+            return eid in self._text
+        return isinstance(eid, str) and eid.isdigit() and str(int(eid)) == eid and int(eid) in self._nums
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, ExecutionIds)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass
 class QueryGroup:
     """Every execution of one query, and what AQE decided across them."""
 
     query: str
     name: str
-    execution_ids: list[str] = field(default_factory=list)
+    execution_ids: ExecutionIds = field(default_factory=ExecutionIds)
     first_start_ms: Optional[int] = None
     last_end_ms: Optional[int] = None
     evidence: set[str] = field(default_factory=set)
     decisions: dict[tuple[str, str], Decision] = field(default_factory=dict)
     #: executions whose adaptive plan never became final (no decision of theirs is counted)
     not_final: int = 0
+    #: executions AQE did not run in (spark.sql.adaptive.enabled=false, a Spark 3.x micro-batch)
+    not_adaptive: int = 0
 
     @property
     def count(self) -> int:
@@ -216,6 +280,8 @@ class QueryGroup:
         self.evidence.add(ex.evidence)
         if not ex.final:
             self.not_final += 1
+        if not ex.adaptive:
+            self.not_adaptive += 1
         if not ex.adaptive or not ex.final:
             return
         facts: list[tuple[str, str, Any, Any]] = [("join", j.key, j.strategy, j) for j in ex.joins]
@@ -325,14 +391,15 @@ def groups_json(groups: list[QueryGroup], ids: int = 1000) -> list[dict[str, Any
     return [g.to_dict(ids) for g in groups]
 
 
-def groups_lines(groups: list[QueryGroup], changes: int = 10) -> list[str]:
-    """The CLI's text: one block per query that ran more than once (nothing when none did)."""
+def groups_lines(groups: list[QueryGroup], changes: int = 10, only_repeated: bool = True) -> list[str]:
+    """The CLI's text: one block per query that ran more than once (nothing when none did);
+    ``only_repeated=False``: every query (``inspect --queries``)."""
     out: list[str] = []
     for g in groups:
-        if g.count < 2:
+        if g.count < 2 and only_repeated:
             continue
         span = g.span_text()
-        out.append(f"{_n(g.count)} executions of {g.name!r} (executions {', '.join(g.execution_ids[:6])}"
+        out.append(f"{_n(g.count)} execution{'s' if g.count != 1 else ''} of {g.name!r} (executions {', '.join(g.execution_ids[:6])}"
                    + (" ..." if g.count > 6 else "") + ")" + (f", over {span}" if span else ""))
         out += [f"  {d.label}: {d.distribution_text()}" for d in g.shown_decisions()]
         out += [f"  {g.not_final_text()}"] if g.not_final else []

@@ -112,7 +112,8 @@ def streaming_batch(description: Optional[str], job_properties: Mapping[str, str
 
 def streaming_reason(spark_version: "str | SparkVersion", batch: str) -> str:
     """Why a streaming micro-batch's execution is not adaptive before 4.1 (checked on a 3.5.9
-    log: tests/streaming/test_streaming_logs.py)."""
+    log: tests/streaming/test_streaming_logs.py; the Spark sources that do it, StreamExecution
+    and IncrementalExecution: :mod:`aqe_core.rules.insert_adaptive_spark_plan`'s docstring)."""
     v = as_version(spark_version)
     return (f"Spark {v.major}.{v.minor} runs a streaming micro-batch without AQE (this execution is part of batch"
             f" {batch}): the streaming query sets {config.ADAPTIVE_EXECUTION_ENABLED}=false on its own session, which"

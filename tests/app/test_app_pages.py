@@ -340,3 +340,27 @@ def test_overview_shows_spark_ids_and_stage_retries_of_a_4x_log(tmp_path):
     _query_pick(at).set_value(retried.query_id).run()
     assert not at.exception, at.exception
     assert any("stage 6 ran 2 attempts" in i.value for i in at.info)  # (markdown-escaped text)
+
+
+def test_partitions_says_which_key_is_skewed_without_running_spark():
+    """Issue 42: a listener log's skewed reducer gets "Which key is skewed" beside its bars: the SQL
+    for the user's cluster (labelled as theirs to run) and the fixes; a capture's query offers the
+    count on Spark as a button (not pressed here: no JVM in these tests)."""
+    for key, query, words in (("eventlog:spark430_listener", "2", "CODE FOR YOU TO RUN"),
+                              ("capture:4.3.0-skew_join_inner.json.gz", None, None)):
+        sample = next(s for s in sample_sources() if s.key == key)
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["source_path"] = sample.path
+        at.session_state["source_ref"] = {"kind": "sample", "key": sample.key}
+        at.run()
+        if query is not None:
+            _query_pick(at).set_value(query).run()
+        at.switch_page("pages/partitions.py").run()
+        assert not at.exception, at.exception
+        boxes = [e for e in at.expander if e.label == "Which key is skewed"]
+        assert boxes, key
+        if words:
+            assert any(words in c.value for c in at.code), key
+            assert any("did not run it" in c.value for c in at.caption)
+        else:
+            assert any(b.label == "Count the keys on Spark" for b in at.button)

@@ -25,7 +25,7 @@ def test_key_strings_never_change():
         "TRIAGE_OPENED": "_triage_opened",
         "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "FLEET_DIR": "_fleet_dir", "VERIFY_JOBS": "verify_jobs",
         "RUNS_SAMPLE": "runs_sample", "RUNS_PATH": "runs_path", "RUNS_ONLY_CHANGED": "runs_only_changed",
-        "RUNS_QUERY": "runs_query",
+        "RUNS_QUERY": "runs_query", "HOT_KEYS": "hot_keys",
     }
     assert state.opened_key("0123456789ab") == "_opened_0123456789ab"
     assert state.DEFAULT_COMPARE_PRESETS == ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]

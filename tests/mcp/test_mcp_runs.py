@@ -71,3 +71,16 @@ def test_a_fix_reruns_on_spark_and_unsafe_sql_never_runs(runs, home):
     answer = got.structured_content["answer"]
     assert not answer["verified"] and "${" in answer["result"], answer["result"]
     assert TEST_SECRET not in json.dumps(got.structured_content)
+
+
+@pytest.mark.slow
+def test_count_hot_keys_names_the_workloads_hot_key(runs):
+    """The sample skew workload gives 30% of its fact rows key 0: that is the key of the reducer
+    Spark split, counted on Spark, checked against the capture, with its fixes."""
+    got = runs.call("count_hot_keys", {"source": CAPTURE, "execution": "0"})
+    assert not got.is_error, got.content[0].text
+    jsonschema.validate(got.structured_content, answer_schema("count_hot_keys"))
+    split = [e for e in got.structured_content["answer"] if e["splits"]]
+    assert split and all(e["verified"] for e in split), split
+    assert split[0]["keys"][0]["key"] == 0 and split[0]["keys"][0]["share"] > 0.9
+    assert {f["kind"] for f in split[0]["fixes"]} >= {"salting", "split_note"}

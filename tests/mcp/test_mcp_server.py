@@ -24,8 +24,7 @@ CAPTURE = str(SAMPLES_DIR / "captures" / "3.0.1-skew_join_inner.json.gz")
 LOG = str(SAMPLES_DIR / "eventlogs" / "local-1795309160158.zstd")  # Spark 3.5.9, a plain log
 LISTENER = str(SAMPLES_DIR / "eventlogs" / "local-1795485556982.zstd")  # Spark 4.3.0 with the AQE Lens listener
 TOOLS = {"open_source", "list_queries", "list_query_groups", "explain_query", "histogram", "what_if", "recommend",
-         "compare_releases",
-         "lint_settings", "diff_runs", "scan_summary"}
+         "compare_releases", "lint_settings", "diff_runs", "scan_summary", "hot_keys"}
 
 
 class Session:
@@ -289,3 +288,14 @@ def test_the_documented_schemas_are_the_published_ones():
     blocks = [json.loads(b.split("```", 1)[0]) for b in doc.split("```json\n")[1:]]
     assert blocks == [envelope_schema(), *TOOL_ANSWERS.values()]
     assert all(f"`{tool}`'s `answer`" in doc for tool in TOOL_ANSWERS)
+
+
+def test_hot_keys_gives_sql_for_the_users_cluster_and_runs_nothing(session):
+    """A listener log's skewed reducer (reducer 5, split by Spark): the SQL with the exchange's key,
+    partition count and reducer filled in, labelled as code for the user; no key counted here."""
+    doc = answer(session, "hot_keys", {"source": LISTENER, "execution": "2"})
+    (entry,) = [e for e in doc["answer"] if e["reducer"] == 5]
+    assert entry["keys"] is None and entry["splits"] == 2
+    code = entry["code_for_your_cluster"]
+    assert "did not run it" in code["label"]
+    assert "pmod(hash(key), 40) AS reducer" in code["sql"] and "WHERE reducer IN (5)" in code["sql"]

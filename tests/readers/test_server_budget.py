@@ -64,8 +64,10 @@ def test_each_limit_refuses_the_whole_source_naming_its_setting(server, monkeypa
     make(p)
     gc.collect()
     before = server_budget().used  # (sources other tests opened in this process may still live)
-    with pytest.raises(SourceError, match=rf"^refused: .*; the limit is {setting} in server\.toml$"):
+    with pytest.raises(SourceError, match=rf"^refused: .*; the limit is {setting} in server\.toml(; .*)?$") as got:
         open_on_server(str(p))
+    # too many executions for the app: the message names the flat-memory way through the log (issue 41)
+    assert ("inspect LOG --queries" in str(got.value)) == (setting == "max_executions")
     gc.collect()
     # a refused load gives back all it took (and may have made the cache let sources go first)
     assert server_budget().used <= before

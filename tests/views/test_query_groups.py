@@ -240,7 +240,7 @@ def test_a_streaming_query_s_micro_batches_are_one_group_named_by_batch():
 
 def test_a_side_s_size_is_a_shuffle_stage_s_only_through_operators_that_keep_its_statistics():
     from aqe_core.model.plan import PlanNode
-    from aqe_core.views.execution_summary import _shuffle_bytes
+    from aqe_core.views.execution_summary import _shuffle_bytes, _total
 
     def exchange() -> PlanNode:
         return PlanNode(9, "Exchange", "Exchange hashpartitioning(k#1L, 8)", [{"name": "data size", "total": 4096}], [])
@@ -250,4 +250,4 @@ def test_a_side_s_size_is_a_shuffle_stage_s_only_through_operators_that_keep_its
             PlanNode(3, "ShuffleQueryStage", "ShuffleQueryStage 0", [], [exchange()])])])
     aggregated = PlanNode(1, "Sort", "Sort [k#1L ASC NULLS FIRST], false, 0", [], [
         PlanNode(2, "SortAggregate", "SortAggregate(key=[k#1L])", [], [exchange()])])
-    assert _shuffle_bytes(staged) == 4096 and _shuffle_bytes(aggregated) is None
+    assert _shuffle_bytes(staged, _total) == 4096 and _shuffle_bytes(aggregated, _total) is None

@@ -4,15 +4,18 @@ event-log builder reads them: names and settings kept through the load's
 other string of a log."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aqe_core.model.eventlog import MAX_EXECUTORS, ExecutorSpan
 from aqe_core.readers.eventlog import kept_text as K
+from aqe_core.readers.eventlog.packed import pack
 
 if TYPE_CHECKING:
     from aqe_core.model.eventlog import EventLog
 
 
+#: listener payloads kept per log (one per SQL execution)
+MAX_LISTENER_EVENTS = 100_000
 #: bytes one kept executor takes (its span and its id's entry), charged to the load's meter
 EXECUTOR_BYTES = 200
 
@@ -25,6 +28,8 @@ class AppEvents:
     saw_log_start: bool
     saw_app_end: bool
     env_updates: int
+    if TYPE_CHECKING:
+        def spill_into(self, values: Any, key: int) -> None: ...
 
     def on_log_start(self, line, d) -> None:
         self.saw_log_start = True
@@ -86,3 +91,15 @@ class AppEvents:
         if isinstance(props, dict):
             self.kept.settings(props, "Spark properties", value_cap=K.ENV_SETTING_CHARS, max_keys=K.ENV_SETTINGS,
                                into=self.log.spark_properties)
+
+    def on_listener(self, line, d) -> None:
+        """The AQE Lens listener's statistics of one execution: kept as text, decoded (and
+        validated) by :mod:`aqe_core.readers.eventlog.listener_events` when views are built."""
+        eid, payload = d.get("executionId"), d.get("payload")
+        if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
+            if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
+                self.log.listener_payloads[eid] = packed = pack(payload.encode("utf-8", "surrogatepass"))
+                # kept packed, then decoded into a capture when views are built: JSON numbers
+                # and lists take up to four times their text as Python objects
+                self.kept.charge(len(packed) + 4 * len(payload))
+                self.spill_into(self.log.listener_payloads, eid)  # (a SpillMap: init_spilling made it one)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from aqe_core import config
 from aqe_core.model.eventlog import EventLog, LazyPlan, SQLExecution, StageInfo
-from aqe_core.readers.eventlog.packed import pack
 from aqe_core.readers.eventlog.spill_file import SpillMap
 from aqe_core.readers.eventlog import metrics as M
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, Limits
@@ -46,8 +45,6 @@ _FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, Re
 
 #: the AQE Lens listener's event (listener/src/main/java/io/aqelens/listener/AqeLensQueryEvent.java)
 LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
-#: listener payloads kept per log (one per SQL execution)
-MAX_LISTENER_EVENTS = 100_000
 #: one stage id of an execution: its entries in the execution's stage list and maps and the
 #: reader's stage-to-execution map (a job start can list a million stages)
 STAGE_ID_BYTES = 256
@@ -111,12 +108,9 @@ class _Builder(AppEvents, Spilling):
         self.raw = {self.on_task_end, self.on_stage_submitted, self.on_stage_completed}
 
     def close(self) -> None:
-        """Drop the handler tables: their bound methods hold the builder, and through it the log,
-        in a reference cycle that only the cyclic collector frees. Without them a log is freed as
-        soon as its last reader drops it (a fleet scan reads one log after another)."""
-        self.handlers, self.handlers_str = {}, {}
-        self.raw = set()
-
+        """Drop the handler tables (bound methods: a cycle through the builder and the log that only
+        the cyclic collector frees), so a log is freed when its last reader drops it (a fleet scan)."""
+        self.handlers, self.handlers_str, self.raw = {}, {}, set()
     # -- dispatch ------------------------------------------------------------------------------
     def feed(self, lines: list[bytes]) -> None:
         handlers = self.handlers
@@ -205,6 +199,8 @@ class _Builder(AppEvents, Spilling):
         if ex is None:
             ex = self._known(eid)
             if ex is None:
+                if self.handed is not None and eid in self.handed:
+                    return self.late_event(eid)
                 if self.meter is not None:
                     self.meter.execution()
                 ex = _LiveExec(SQLExecution(id=eid))
@@ -223,16 +219,20 @@ class _Builder(AppEvents, Spilling):
 
     def _add_metrics(self, ex: _LiveExec, defs: dict[int, tuple[str, str]],
                      exchange_metrics: tuple[tuple[str, int], ...] | list[tuple[str, int]] = ()) -> None:
+        only = self.sink_metrics  # (a listing aggregates only the SQL metrics its consumer reads)
         for acc, (name, typ) in defs.items():
-            ex.types[acc] = typ
+            if only is None or name in only:
+                ex.types[acc] = typ
         for name, acc in exchange_metrics:
             kind = _READ_METRICS.get(name)
             if kind:
                 ex.read_ids[acc] = kind
 
     def _plan_text(self, ex: _LiveExec, text: Any) -> None:
-        """The latest ``physicalPlanDescription``, held until the execution ends (then packed,
-        smaller): charged by what it adds to the one it replaces."""
+        """The latest ``physicalPlanDescription`` (none in a listing), held until the execution
+        ends (then packed, smaller): charged by what it adds to the one it replaces."""
+        if self.sink is not None:
+            return
         before = K.str_bytes(ex.plan_text) if ex.plan_text is not None else 0
         ex.plan_text = _opt_str(text)
         if ex.plan_text is not None:
@@ -245,7 +245,7 @@ class _Builder(AppEvents, Spilling):
         if self.meter is not None:
             self.meter.nodes(facts.nodes)
         self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
-        plan = lazy_plan(info, facts)
+        plan = lazy_plan(info, facts, packed=self.sink is None)  # (a listing builds it within the execution)
         # kept packed, and built into a view's tree with every string of its JSON; the strings
         # of a plan node of real size are in what meter.nodes charged already
         self.kept.charge(len(plan.raw) + max(0, plan.size - facts.nodes * K.PLAN_JSON_PER_NODE))
@@ -309,18 +309,6 @@ class _Builder(AppEvents, Spilling):
         self._remove_stale(ex)
         ex.end_events += 1
         self._update(ex)
-
-    def on_listener(self, line, d) -> None:
-        """The AQE Lens listener's statistics of one execution: kept as text, decoded (and
-        validated) by :mod:`aqe_core.readers.eventlog.listener_events` when views are built."""
-        eid, payload = d.get("executionId"), d.get("payload")
-        if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0 and isinstance(payload, str):
-            if len(self.log.listener_payloads) < MAX_LISTENER_EVENTS or eid in self.log.listener_payloads:
-                self.log.listener_payloads[eid] = packed = pack(payload.encode("utf-8", "surrogatepass"))
-                # kept packed, then decoded into a capture when views are built: JSON numbers
-                # and lists take up to four times their text as Python objects
-                self.kept.charge(len(packed) + 4 * len(payload))
-                self.spill_into(self._payload_map, eid)
 
     def on_driver_accum(self, line, d) -> None:
         eid = _as_int(d["executionId"])
@@ -568,7 +556,7 @@ class _Builder(AppEvents, Spilling):
         _set_status(m, ex)
         m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
         m.planned_shuffles = planned_shuffles(ex, self.log, final) if m.adaptive else []
-        _effective_conf(m, self.log, version, self.conf_cache)
+        _effective_conf(m, self.log, version, self.conf_cache, self.env_updates)
         m.stage_retries = stages.stage_retries(m.stage_ids, self.log.stages, m.conf_layers)
         if m.shuffle_reads and m.shuffle_reads[0].partition_sizes_source == "task_shuffle_read":
             self.task_read_sizes.add(m.id)
@@ -581,6 +569,8 @@ class _Builder(AppEvents, Spilling):
             self._snapshot_reads(ex)
         self.stage_metrics.clear()
         self.read_store.clear()
+        if self.sink is not None:
+            return self.hand_over_rest()
         # finished executions go to the spill file too when the log was big enough to spill
         done: SpillMap[int, SQLExecution] = SpillMap(file=self.spill_file)
         meter = self.meter

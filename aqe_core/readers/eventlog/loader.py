@@ -27,6 +27,7 @@ from aqe_core.readers.eventlog.log_files import IterStream, LogSource, Part, ope
 
 if TYPE_CHECKING:
     from aqe_core.readers.budget import LoadMeter
+    from aqe_core.readers.eventlog.spilling import HandOver
 
 ProgressFn = Callable[[int, "int | None"], None]
 
@@ -102,6 +103,7 @@ def load(
     keep_task_metrics: bool = True,
     roots: "list[str] | None" = None,
     meter: "LoadMeter | None" = None,
+    hand_over: "HandOver | None" = None,
 ) -> EventLog:
     """Load an event log (any layout/codec, see :mod:`aqe_core.readers.eventlog.log_files`).
 
@@ -112,14 +114,16 @@ def load(
     as raw bytes are consumed. ``roots``: when given, every file read (the path, the parts of
     a rolling directory, after symlinks are resolved) must lie inside one of these folders, and is
     opened by descriptor (:mod:`.opened`). ``path`` may be a :class:`~.opened.Node` already
-    opened that way (the load closes it).
+    opened that way (the load closes it). ``hand_over``: listing mode
+    (:meth:`~aqe_core.readers.eventlog.spilling.Spilling.hand_over_to`): each execution goes to it
+    as it ends and is forgotten; the log returned holds none.
     ``meter``: the server's per-source limits and memory budget (:mod:`aqe_core.readers.budget`);
     past one, :class:`BudgetExceeded` stops the whole load (nothing partial is kept).
     """
     try:
         src = open_source(path, limits, roots=roots, checkpoint=None if meter is None else meter.check_time)
         with src:
-            return _load_source(src, progress, limits, keep_task_metrics, meter)
+            return _load_source(src, progress, limits, keep_task_metrics, meter, hand_over)
     except EventLogError:
         raise
     except OSError as e:
@@ -185,11 +189,13 @@ class _Reading:
 
 
 def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, keep_tasks: bool,
-                 meter: "LoadMeter | None" = None) -> EventLog:
+                 meter: "LoadMeter | None" = None, hand_over: "HandOver | None" = None) -> EventLog:
     log = EventLog(path=src.path, layout=src.layout, parts=[p.name for p in src.parts])
     log.warnings.extend(src.warnings)
     log.notes.extend(src.notes)
     b = _Builder(log, keep_tasks, limits, meter)
+    if hand_over is not None:
+        b.hand_over_to(hand_over)
     try:
         reading = _Reading(src, progress, limits, meter)
         fatal: str | None = None
@@ -200,7 +206,7 @@ def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, ke
         log.bytes_read = reading.done
         if b.line_no == 0 and fatal is None and not log.warnings:
             raise EventLogError(f"{os.path.basename(src.path)}: no events found (empty log)")
-        if fatal is not None and not b.order:
+        if fatal is not None and not b.order and b.handed is None:
             raise LimitExceeded(fatal)
         b.finish()
         _sum_up(src, log, b)

@@ -10,7 +10,7 @@ properties, which are checked at the end (a change finalises it again from its s
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Callable, Optional, cast
 
 from aqe_core.model.eventlog import EventLog, StageInfo
 from aqe_core.readers.eventlog.spill_file import SpillFile, SpillMap
@@ -19,6 +19,39 @@ from aqe_core.server_settings import lens_home
 if TYPE_CHECKING:
     from aqe_core.model.eventlog import SQLExecution
     from aqe_core.readers.eventlog.live_state import _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
+
+#: what a listing reader hands each ended execution to: the log (its release, its stages), the
+#: execution finalised, and the lowest execution id the reader still holds (None at the end of
+#: the log): Spark numbers executions in start order, so every one handed over later has an id of
+#: at least that, and a consumer that wants id order can let go of everything below it
+HandOver = Callable[[EventLog, "Optional[SQLExecution]", Optional[int]], None]
+
+
+class HandedOver:
+    """The ids of executions a listing reader has handed over and forgotten: a bit per id for
+    Spark's dense ids (125 KB for a million), a set for ids past :data:`DENSE` (a stranger's log)."""
+
+    DENSE = 1 << 27
+
+    def __init__(self) -> None:
+        self.bits = bytearray()
+        self.sparse: set[int] = set()
+        self.late = 0  # events for an execution after it was handed over (skipped)
+
+    def add(self, eid: int) -> None:
+        if 0 <= eid < self.DENSE:
+            i = eid >> 3
+            if i >= len(self.bits):
+                self.bits.extend(bytes(max(i + 1 - len(self.bits), len(self.bits))))
+            self.bits[i] |= 1 << (eid & 7)
+        else:
+            self.sparse.add(eid)
+
+    def __contains__(self, eid: int) -> bool:
+        if 0 <= eid < self.DENSE:
+            i = eid >> 3
+            return i < len(self.bits) and bool(self.bits[i] & (1 << (eid & 7)))
+        return eid in self.sparse
 
 
 def spill_file() -> SpillFile | None:
@@ -48,6 +81,8 @@ class Spilling:
     read_store: dict[int, _ReadStore]
     stage_to_exec: dict[int, int]
     stage_metrics: dict[int, _StageMetrics]
+    job_to_exec: dict[int, int]
+    order: dict[int, None]
     task_read_sizes: set[int]
     budget: _SlotBudget
     if TYPE_CHECKING:
@@ -74,6 +109,21 @@ class Spilling:
         self.env_updates = 0
         # spilled execution id -> its finalised model's place in the file, and what it was made with
         self.finals: dict[int, tuple[tuple[int, int], tuple]] = {}
+        self.sink: HandOver | None = None  # a listing reader's consumer (:meth:`hand_over_to`)
+        self.sink_metrics: frozenset[str] | None = None
+        self.handed: HandedOver | None = None
+
+    def hand_over_to(self, sink: HandOver) -> None:
+        """Listing mode: an ended execution leaves the reader where it would be spilled, finalised
+        and handed to ``sink``, then forgotten with its stages and jobs (nothing is written to the
+        spill file): memory stays flat however many executions the log holds, and a consumer keeps
+        only what it needs of each (issue 41: a summary per execution, counters per query).
+        A sink with a ``metrics`` attribute (names of SQL metrics) has only those aggregated: a
+        listing needs a few of an execution's dozens."""
+        self.sink = sink
+        got = getattr(sink, "metrics", None)
+        self.sink_metrics = frozenset(got) if got is not None else None
+        self.handed = HandedOver()
 
     def _made_with(self) -> tuple:
         return self.log.application.spark_version, self.env_updates
@@ -105,6 +155,9 @@ class Spilling:
                 return
             if rs is not None:
                 stores[sid] = rs
+        if self.sink is not None:
+            self._hand_over(eid, ex)
+            return
         if self.spill_file is None and not self._start_spilling():
             return
         assert self.spill_file is not None  # (_start_spilling opened one)
@@ -128,6 +181,52 @@ class Spilling:
         self.finals[eid] = (final, self._made_with())
         for sid in own:
             self.spilled_owner[sid] = eid
+
+    def _hand_over(self, eid: int, ex: _LiveExec) -> None:
+        assert self.sink is not None and self.handed is not None
+        m = self.finalize(ex)
+        del self.execs[eid]
+        self.order.pop(eid, None)
+        self.handed.add(eid)
+        self.task_read_sizes.discard(eid)
+        self.sink(self.log, m, min(self.execs, default=None) if self.execs else eid + 1)
+        stages = self._stage_map
+        for sid in ex.stages:
+            self.read_store.pop(sid, None)
+            if self.stage_to_exec.get(sid) == eid:
+                del self.stage_to_exec[sid]
+                if sid in stages:
+                    del stages[sid]
+        for jid in ex.jobs:
+            if self.job_to_exec.get(jid) == eid:
+                del self.job_to_exec[jid]
+
+    def late_event(self, eid: int) -> _LiveExec:
+        """A stand-in for an execution already handed over, which an event came too late for (Spark
+        posts nothing for an execution long after its end): the event is read into it and dropped."""
+        from aqe_core.readers.eventlog.live_state import _LiveExec
+        from aqe_core.model.eventlog import SQLExecution
+
+        assert self.handed is not None
+        self.handed.late += 1
+        ex = _LiveExec(SQLExecution(id=eid))
+        ex.live = False
+        return ex
+
+    def hand_over_rest(self) -> None:
+        """The end of the log in listing mode: every execution still held, in id order, handed
+        over (finalised as the end of the log leaves it), then the sink told the log is done."""
+        assert self.sink is not None
+        for eid in sorted(self.order):
+            ex = self.execs.pop(eid, None)
+            if ex is None and eid in self.cold:
+                ex = self._revive(eid)
+                self.execs.pop(eid, None)
+            if ex is not None:
+                self.sink(self.log, self.finalize(ex), eid)
+        self.order.clear()
+        self.sink(self.log, None, None)
+        self.log.executions = SpillMap()
 
     def spill_failed(self, e: OSError) -> None:
         """The spill file cannot be written (a full disk): from now on everything stays in memory."""
