@@ -5,6 +5,7 @@
     python -m bench.bench_scan --log-mb 30 --sizes 4,8,16      # a fleet of mid-size logs
     python -m bench.bench_scan --like LOG --sizes 8,16,32      # copies of one recorded log
     python -m bench.bench_scan --log-mb 30 --sizes 12 --cli 3  # the scan command as a process beside json.loads
+    python -m bench.bench_scan --log-mb 30 --sizes 12 --cli 3 --spark  # the same, read in a Spark job
 
 1. Generates ``max(sizes)`` event logs from the real sample logs in ``sample_logs/eventlogs``:
    each log's events (decoded with our own reader's codecs) get a new application id, and are
@@ -39,7 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -129,7 +130,7 @@ def generate_like(out: Path, n: int, log: Path) -> tuple[list[str], list[float]]
     return _write_fleet(out, n, lambda i: (app, lines))
 
 
-def json_floor(paths: list[str]) -> list[float]:
+def json_floor(paths: list[str], cpu: Optional[list[float]] = None) -> list[float]:
     """Per-log seconds of the parse floor: the log's event lines (decoded first, untimed) parsed
     with the standard ``json.loads`` and nothing else, on this core. It is measured in the same
     run as the scan, so the scan's MB/s over the floor's holds from one machine to another where
@@ -141,10 +142,12 @@ def json_floor(paths: list[str]) -> list[float]:
     out = []
     for p in paths:
         lines = _events_of(Path(p))
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         for ln in lines:
             json.loads(ln)
         out.append(time.perf_counter() - t)
+        if cpu is not None:
+            cpu.append(time.process_time() - c)
     return out
 
 
@@ -169,32 +172,51 @@ def sequential(paths: list[str]) -> tuple[list[float], list[float], int]:
     return insp, scan, rows
 
 
-def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rounds: int) -> int:
-    """The ``scan`` command end to end (JVM start, the logs table read, the workers' check, the
-    job, the table writes: a fresh output each round, so every log is read) beside the
-    ``json.loads`` pass over the same logs' lines, A B A B; wall seconds of both and the scan's
-    throughput over the floor's."""
+def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rounds: int,
+                extra: tuple[str, ...] = ()) -> int:
+    """The ``scan`` command end to end (on a local master: processes of this machine, no JVM;
+    with ``extra`` ``--spark``: the JVM's start, the workers' check, the job, the table writes;
+    a fresh output each round, so every log is read) beside the ``json.loads`` pass over the same
+    logs' lines, A B A B; wall seconds of both and the scan's throughput over the floor's."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     a: list[float] = []
     b: list[float] = []
+    cpu_a: list[float] = []
+    cpu_b: list[float] = []
     for i in range(rounds):
         out = work / f"cli-out-{i}"
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _children_cpu()
         proc = subprocess.run([sys.executable, "-m", "aqe_core", "scan", *paths, "-o", str(out), "--master", master,
-                               "--no-progress", "--spark-conf", "spark.ui.enabled=false"],
+                               "--no-progress", *extra],
                               env=env, cwd=REPO, capture_output=True, text=True)
         a.append(time.perf_counter() - t)
+        cpu_a.append(_children_cpu() - c)
         if proc.returncode != 0:
             print(proc.stderr[-2000:], file=sys.stderr)
             return 1
-        b.append(sum(json_floor(paths)))
-        print(f"round {i + 1}: scan {a[-1]:.2f} s, json.loads {b[-1]:.2f} s: {b[-1] / a[-1]:.2f}x  "
-              f"({proc.stderr.strip().splitlines()[-1][:120]})", file=sys.stderr)
+        floor_cpu: list[float] = []
+        b.append(sum(json_floor(paths, floor_cpu)))
+        cpu_b.append(sum(floor_cpu))
+        print(f"round {i + 1}: scan {a[-1]:.2f} s ({cpu_a[-1]:.2f} s CPU), json.loads {b[-1]:.2f} s ({cpu_b[-1]:.2f} s CPU):"
+              f" {b[-1] / a[-1]:.2f}x wall, {cpu_b[-1] / cpu_a[-1]:.2f}x CPU  ({proc.stderr.strip().splitlines()[-1][:120]})",
+              file=sys.stderr)
     ma, mb = sorted(a)[len(a) // 2], sorted(b)[len(b) // 2]
-    print(f"scan command on {len(paths)} logs ({sum(raw[:len(paths)]):.0f} MB of events), {master}: {ma:.2f} s wall "
+    print(f"scan command{' ' + ' '.join(extra) if extra else ''} on {len(paths)} logs ({sum(raw[:len(paths)]):.0f} MB of events), {master}: {ma:.2f} s wall "
           f"(median of {rounds}); json.loads over their lines, one core: {mb:.2f} s; throughput scan/json {mb / ma:.2f}x; "
           "per round: " + ", ".join(f"{y / x:.2f}x" for x, y in zip(a, b)))
+    print("CPU seconds (the scan process and the children it waited for: its reading processes; with --spark not the"
+          " JVM nor its Python workers, so there the figure is no measure) per round, scan/json: " + ", ".join(f"{x:.1f}/{y:.1f} = {y / x:.2f}x" for x, y in zip(cpu_a, cpu_b))
+          + f"; load average (1 min) at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (where other"
+            " sessions keep every core busy, a session's processes share one session's slice: the wall ratio then"
+            " falls toward the CPU ratio however many cores the scan uses)")
     return 0
+
+
+def _children_cpu() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def main() -> int:
@@ -211,6 +233,8 @@ def main() -> int:
     ap.add_argument("--cli", type=int, default=0, metavar="ROUNDS",
                     help="instead: 'python -m aqe_core scan' as a whole process on max(sizes) logs beside the"
                          " json.loads pass over their lines, ROUNDS rounds A B A B (issue 41: >= 0.5x)")
+    ap.add_argument("--spark", action="store_true",
+                    help="with --cli: the scan as a Spark job on a local master too (scan --spark)")
     opts = ap.parse_args()
     sizes = sorted(int(s) for s in opts.sizes.split(","))
 
@@ -223,7 +247,7 @@ def main() -> int:
         print(f"generated {len(paths)} logs ({sum(mb):.1f} MB on disk, {sum(raw):.1f} MB uncompressed) in "
               f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
         if opts.cli:
-            return cli_vs_json(paths[:sizes[-1]], raw, opts.master, work, opts.cli)
+            return cli_vs_json(paths[:sizes[-1]], raw, opts.master, work, opts.cli, ("--spark",) if opts.spark else ())
         return _measure(paths, mb, raw, sizes, opts.master, work, opts.repeat)
     finally:
         if not opts.keep:

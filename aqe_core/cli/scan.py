@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from aqe_core.cli.common import _kv
 from aqe_core.exception_text import reason_line
@@ -32,6 +32,9 @@ def add_scan_arguments(p: argparse.ArgumentParser) -> None:
                         " spark.archives (this Python's version; its interpreter must be at the same path on every"
                         " node, as with venv-pack)")
     p.add_argument("--csv", action="store_true", help="CSV (with a header) instead of Parquet")
+    p.add_argument("--spark", action="store_true",
+                   help="read the logs in a Spark job on a local master too (default there, for local logs and output"
+                        " in Parquet with no --spark-conf: processes of this machine, no JVM; the same tables)")
     p.add_argument("--no-presets", action="store_true",
                    help="skip what each built-in preset would change (faster)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
@@ -69,7 +72,7 @@ def no_logs_line(sources: list[str], output: str) -> str:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from aqe_core.fleet.scan import read_history, run_scan
+    from aqe_core.fleet.scan import read_history
     from aqe_core.live.java import JavaNotFound
     from aqe_core.live.requests import _quiet_pyspark_logger
     from aqe_core.live.runtime import SparkStartFailed, get_runtime
@@ -96,24 +99,24 @@ def cmd_scan(args: argparse.Namespace) -> int:
             and not _has_logs_table(args.output)):  # (an output that knows logs: they may be gone, to record)
         print(no_logs_line(list(args.sources), args.output), file=sys.stderr)  # (before the JVM starts)
         return NO_LOGS
+    fmt = "csv" if args.csv else "parquet"
+    session: list[Any] = []
+
+    def spark() -> Any:  # (started once, when a step needs it)
+        if not session:
+            rt = get_runtime(args.master, spark_conf, app_name="AQE Lens fleet scan", log_level="OFF", event_log=False)
+            _quiet_pyspark_logger()
+            print(f"scan: Spark {rt.version} on {rt.master}", file=sys.stderr)
+            session.append(rt.spark)
+        return session[0]
+
     try:
-        rt = get_runtime(args.master, spark_conf, app_name="AQE Lens fleet scan", log_level="OFF", event_log=False)
+        res = _run(args, spark, fmt, spark_conf)
+        # a scan that read nothing breaks nothing (and wrote no scan to judge)
+        broken = breaches(read_history(spark(), args.output, fmt), rules, res.scan_id) if rules and res.files else []
     except (JavaNotFound, SparkStartFailed) as e:
         print(f"scan: {e}", file=sys.stderr)
         return 3
-    _quiet_pyspark_logger()
-    print(f"scan: Spark {rt.version} on {rt.master}", file=sys.stderr)
-
-    def progress(done: int, total: int) -> None:
-        sys.stderr.write(f"\rscan: tasks {done}/{total}")
-        sys.stderr.flush()
-
-    try:
-        fmt = "csv" if args.csv else "parquet"
-        res = run_scan(rt.spark, list(args.sources), args.output, fmt=fmt, presets=not args.no_presets,
-                       progress=None if args.no_progress else progress, incremental=not args.full)
-        # a scan that read nothing breaks nothing (and wrote no scan to judge)
-        broken = breaches(read_history(rt.spark, args.output, fmt), rules, res.scan_id) if rules and res.files else []
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         print(f"\nscan: failed: {reason_line(e)}", file=sys.stderr)
         return 1
@@ -131,13 +134,43 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace, spark: Callable[[], Any], fmt: str, spark_conf: dict[str, str]) -> ScanResult:
+    """The scan: on a local master, for local logs and output in Parquet (and no Spark setting
+    given), in processes of this machine without a JVM (:mod:`aqe_core.fleet.here`); else, or
+    where that needs Spark after all (a known log on a Hadoop URI), as a Spark job."""
+    from aqe_core.fleet.here import local_cores
+    from aqe_core.fleet.scan import NeedsSpark, run_scan
+    from aqe_core.live.runtime import DEFAULT_MASTER
+
+    master = args.master or os.environ.get("AQE_LENS_MASTER") or DEFAULT_MASTER
+    cores = local_cores(master)
+
+    def progress(done: int, total: int) -> None:
+        sys.stderr.write(f"\rscan: {'logs' if here else 'tasks'} {done}/{total}")
+        sys.stderr.flush()
+
+    kw: dict[str, Any] = dict(fmt=fmt, presets=not args.no_presets, progress=None if args.no_progress else progress,
+                              incremental=not args.full)
+    here = cores is not None and not (args.spark or spark_conf or fmt != "parquet")
+    if here:
+        print(f"scan: on this machine, {cores} process{'es' if cores != 1 else ''} ({master}; --spark for a Spark job)",
+              file=sys.stderr)
+        try:
+            return run_scan(None, list(args.sources), args.output, cores=cores or 1, **kw)
+        except NeedsSpark as e:
+            print(f"scan: {e}: as a Spark job", file=sys.stderr)
+            here = False
+    return run_scan(spark(), list(args.sources), args.output, **kw)
+
+
 def summary_line(res: ScanResult) -> str:
     """What a scan read, left alone, found gone and wrote."""
     again = f" ({res.unchanged} unchanged since the last scan, not read again)" if res.unchanged else ""
     gone = (f"; {res.removed} log{'s' if res.removed != 1 else ''} gone since the last scan (deleted or completed):"
             " out of the fleet now" if res.removed else "")
     wrote = f" -> {res.out} (scan {res.scan_id})" if res.scan_id else f": nothing new or gone, {res.out} left as it was"
-    return (f"scan: {res.files} files, {res.executions} SQL executions, {res.findings} findings, {res.errors} files or"
+    queries = f" of {res.queries} queries" if res.queries else ""
+    return (f"scan: {res.files} files, {res.executions} SQL executions{queries}, {res.findings} findings, {res.errors} files or"
             f" executions with an error, in {res.seconds:.1f}s{again}{gone}{wrote}")
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from aqe_core.fleet.history import SCAN_COLUMN, app_runs, changes, current_rows
+
+if TYPE_CHECKING:  # pandas where a history is judged: a scan parses its rules before it reads any log
+    import pandas as pd
 
 __all__ = ["GateRule", "RuleError", "breaches", "parse_rules"]
 
@@ -110,6 +111,8 @@ def breaches(history: pd.DataFrame, rules: list[GateRule], scan: Optional[str] =
 
 def _ms(value: object) -> int:
     """A row's milliseconds (a missing value, NaN in pandas, as 0)."""
+    import pandas as pd
+
     return 0 if value is None or pd.isna(value) else int(value)  # type: ignore[call-overload]
 
 

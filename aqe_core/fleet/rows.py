@@ -8,6 +8,7 @@ its error (``execution_id`` null), never an exception: one bad log must not stop
 from __future__ import annotations
 
 import gc
+import json
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ from aqe_core.advise.whatif import simulate_preset
 from aqe_core.views.query import QueryView
 from aqe_core.views.triage import FINDINGS, triage_row
 
-__all__ = ["EXECUTION_COLUMNS", "FINDING_COLUMNS", "PRESETS", "ExecutionRow", "FindingRow", "scan_file"]
+__all__ = ["EXECUTION_COLUMNS", "FINDING_COLUMNS", "PRESETS", "QUERY_COLUMNS", "ExecutionRow", "FindingRow", "QueryRow",
+           "scan_file"]
 
 #: the presets a fleet-wide change is simulated for (the query's own is what Spark did)
 PRESETS = [p for p in BUILTIN_PRESETS if p.name != "actual"]
@@ -64,8 +66,34 @@ class FindingRow:
     detail: str = ""
 
 
+@dataclass
+class QueryRow:
+    """One query of a log (:mod:`aqe_core.views.query_groups`): its executions (a streaming
+    query's micro-batches, a statement a Thrift server or a notebook ran again), their span, and
+    how often each AQE decision took each outcome, with the executions where it changed."""
+
+    file: str
+    app_id: Optional[str]
+    app_name: Optional[str]
+    query: str  # the group's key: the plan's shape with join strategies aside
+    name: str  # its first execution's description (a streaming query's name and first batch)
+    executions: int
+    first_execution: Optional[int]
+    last_execution: Optional[int]
+    first_start_ms: Optional[int]
+    last_end_ms: Optional[int]
+    span_ms: Optional[int]
+    evidence: str  # exact | spark-metric, comma separated where the executions differ
+    not_final: int  # executions without AQE's final plan (not counted in the decisions)
+    changes: int  # how many times a decision changed from one execution to the next
+    decisions: str  # each decision's outcomes with how many executions took each, in words
+    decisions_json: str  # the same as data: [{kind, key, label, distribution, changed, changes}]
+    change_sentences: str  # the change points kept, one sentence each, newline separated
+
+
 EXECUTION_COLUMNS = [f for f in ExecutionRow.__dataclass_fields__]
 FINDING_COLUMNS = [f for f in FindingRow.__dataclass_fields__]
+QUERY_COLUMNS = [f for f in QueryRow.__dataclass_fields__]
 
 
 #: the preset of what Spark did, which every other preset is compared with
@@ -127,7 +155,7 @@ def _row(path: str, src: LoadedSource, v: QueryView, presets: bool,
     return r, found
 
 
-def _fields(row: ExecutionRow | FindingRow) -> dict[str, Any]:
+def _fields(row: ExecutionRow | FindingRow | QueryRow) -> dict[str, Any]:
     """A row's fields as a dict (``dataclasses.asdict`` without its deep copy: a row's one
     container, ``preset_changes``, is made for that row alone)."""
     return dict(vars(row))
@@ -163,14 +191,38 @@ def _fewer_collections() -> Iterator[None]:
                 gc.set_threshold(*_gc_saved)
 
 
-def scan_file(path: str, *, presets: bool = True, plans: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def scan_file(path: str, *, presets: bool = True, plans: bool = False,
+              queries: Optional[list[dict[str, Any]]] = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rows (as dicts) for every SQL execution of the log or capture at ``path``, from views
-    without the plans no row reads (``plans=True``: from the full views, the same rows)."""
+    without the plans no row reads (``plans=True``: from the full views, the same rows).
+    ``queries``: a list the log's query rows (:class:`QueryRow`) are added to."""
     with _fewer_collections():
-        return _scan_file(path, presets, plans)
+        return _scan_file(path, presets, plans, queries)
 
 
-def _scan_file(path: str, presets: bool, plans: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def query_rows(path: str, src: LoadedSource) -> list[dict[str, Any]]:
+    """A :class:`QueryRow` per query of ``src`` (none where its views cannot be grouped)."""
+    from aqe_core.views.query_groups import group_views
+
+    try:
+        groups = group_views(src.views)
+    except Exception:  # noqa: BLE001 - a fleet scan reports, never aborts: the executions' rows stay
+        return []
+    out = []
+    for g in groups:
+        first, last = g.execution_ids[0], g.execution_ids[-1]
+        span = g.last_end_ms - g.first_start_ms if g.first_start_ms is not None and g.last_end_ms is not None else None
+        decisions = g.ordered_decisions()
+        out.append(_fields(QueryRow(
+            path, src.app_id, src.app_name, g.query, g.name[:500], g.count, int(first) if first.isdigit() else None,
+            int(last) if last.isdigit() else None, g.first_start_ms, g.last_end_ms, max(0, span) if span is not None else None,
+            ",".join(sorted(g.evidence)), g.not_final, sum(d.changed for d in decisions), g.decisions_text(),
+            json.dumps([d.to_dict() for d in decisions], default=str), "\n".join(c.sentence for c in g.changes()))))
+    return out
+
+
+def _scan_file(path: str, presets: bool, plans: bool,
+               queries: Optional[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     try:
         src = load_source(path, plans=plans, limits=scan_limits())
     except SourceError as e:
@@ -188,6 +240,8 @@ def _scan_file(path: str, presets: bool, plans: bool) -> tuple[list[dict[str, An
                                 error=f"execution {v.query_id}: {type(e).__name__}"), []
         execs.append(_fields(r))
         finds.extend(_fields(x) for x in f)
+    if queries is not None:
+        queries.extend(query_rows(path, src))
     if not execs:
         execs.append(_fields(ExecutionRow(path, src.app_id, src.label, src.app_name, src.app_start_ms, src.spark_version,
                                          error="no SQL execution in this log")))

@@ -38,11 +38,12 @@ from aqe_core.exception_text import reason_line
 from aqe_core.fleet.history import (HIDDEN_PREFIXES, LOG_COLUMNS, LOGS_TABLE, REMOVED_COLUMNS, REMOVED_TABLE, SCAN_COLUMN,
                                     UNPARTITIONED_SCAN, Fingerprint, as_log_rows, fingerprint_local, gone_logs, join_path,
                                     known_logs, new_scan_id, without_removed)
+from aqe_core.fleet.here import EXECUTION_TYPES, FINDING_TYPES, LOG_TYPES, QUERY_TYPES, read_here, write_parquet
 from aqe_core.fleet.probe import missing_modules
-from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, scan_file
+from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, QUERY_COLUMNS, scan_file
 from aqe_core.fleet.tables import read_small_table, spark_table
 
-__all__ = ["ScanResult", "expand_local", "is_uri", "read_history", "run_scan"]
+__all__ = ["NeedsSpark", "ScanResult", "expand_local", "is_uri", "read_history", "run_scan"]
 
 _ROLLING = "eventlog_v2_"
 
@@ -125,9 +126,11 @@ def _expand_status(fs: Any, st: Any, out: list[tuple[str, str, int, int]], skip:
 
 def _scan_paths(paths: Iterator[str], presets: bool) -> Iterator[tuple[str, Any]]:
     for p in paths:
-        e, f = scan_file(p, presets=presets)
+        q: list[dict[str, Any]] = []
+        e, f = scan_file(p, presets=presets, queries=q)
         yield from (("e", r) for r in e)
         yield from (("f", r) for r in f)
+        yield from (("q", r) for r in q)
 
 
 def _scan_blobs(group: tuple[str, Iterable[tuple[str, bytes]]], presets: bool) -> Iterator[tuple[str, Any]]:
@@ -188,19 +191,24 @@ class ScanResult:
     scan_id: str = ""  # the partition this scan added (fleet.history.new_scan_id)
     unchanged: int = 0  # logs not read again: as their latest scan recorded them
     removed: int = 0  # known logs found gone (deleted, or an .inprogress log completed): out of the fleet now
+    queries: int = 0  # rows of the queries table: each log's queries (its executions grouped by plan)
 
 
-def _schemas() -> tuple[Any, Any, Any, Any]:
+class NeedsSpark(RuntimeError):
+    """A scan asked to run without Spark that needs it: a Hadoop URI (a source, the output, a
+    known log to check), or CSV output. Raised before anything is read or written."""
+
+
+def _schemas() -> tuple[Any, Any, Any, Any, Any]:
     from pyspark.sql import types as T
 
-    kinds = {"execution_id": T.LongType(), "app_start_ms": T.LongType(), "duration_ms": T.LongType(), "partitions_before": T.LongType(),
-             "partitions_after": T.LongType(), "skew_splits": T.LongType(), "wasted_task_ms": T.LongType(),
-             "score": T.DoubleType()}
-    ex = T.StructType([T.StructField(c, kinds.get(c, T.StringType())) for c in EXECUTION_COLUMNS])
-    fi = T.StructType([T.StructField(c, T.LongType() if c == "execution_id" else T.StringType()) for c in FINDING_COLUMNS])
-    logs = T.StructType([T.StructField(c, T.StringType() if c == "file" else T.LongType()) for c in LOG_COLUMNS])
-    removed = T.StructType([T.StructField(c, T.StringType()) for c in REMOVED_COLUMNS])
-    return ex, fi, logs, removed
+    kinds = {"string": T.StringType(), "long": T.LongType(), "double": T.DoubleType()}
+
+    def struct(types: list[tuple[str, str]]) -> Any:
+        return T.StructType([T.StructField(c, kinds[k]) for c, k in types])
+
+    return (struct(EXECUTION_TYPES), struct(FINDING_TYPES), struct(LOG_TYPES),
+            struct([(c, "string") for c in REMOVED_COLUMNS]), struct(QUERY_TYPES))
 
 
 def _tuple(row: dict[str, Any], columns: list[str]) -> tuple:
@@ -208,28 +216,38 @@ def _tuple(row: dict[str, Any], columns: list[str]) -> tuple:
 
 
 def run_scan(spark: Any, sources: list[str], out: str, *, fmt: str = "parquet", presets: bool = True,
-             progress: Optional[Callable[[int, int], None]] = None, incremental: bool = True) -> ScanResult:
+             progress: Optional[Callable[[int, int], None]] = None, incremental: bool = True,
+             cores: int = 1) -> ScanResult:
     """Scan ``sources`` on ``spark`` and add a partition ``scan=<id>`` to ``out``'s executions,
     findings and logs tables. ``incremental``: logs whose fingerprint is the one an earlier scan
     of ``out`` recorded are not read again (:mod:`aqe_core.fleet.history`). Known logs found gone
     go to the ``removed`` table (with ``--full`` too). A scan with nothing to read or remove runs
-    no Spark job and writes nothing (its result's ``scan_id`` is empty)."""
+    no Spark job and writes nothing (its result's ``scan_id`` is empty).
+
+    ``spark`` None: on this machine without Spark, in ``cores`` processes (:mod:`aqe_core.fleet.here`,
+    a local master's work), the same tables; :class:`NeedsSpark` where that cannot be."""
     t0 = time.perf_counter()
     sid = new_scan_id()
+    if spark is None and (fmt != "parquet" or is_uri(out) or any(is_uri(s) for s in sources)):
+        raise NeedsSpark("Hadoop URIs and CSV output are read and written by Spark")
     plan = _plan(spark, sources, out, fmt, incremental)
     roots = sorted({r for r, *_ in plan.blobs})
-    counts = (0, 0, 0, 0)
-    if plan.paths or roots:
+    counts = (0, 0, 0, 0, 0)
+    if spark is None and plan.paths:
+        counts = _read_and_write_here(plan, out, sid, presets, progress, cores)
+    elif plan.paths or roots:
         counts = _read_and_write(spark, plan, out, fmt, sid, presets, progress)
     if plan.gone:
-        schema = _schemas()[3]
         target = join_path(out, REMOVED_TABLE, f"{SCAN_COLUMN}={sid}")
-        w = spark.createDataFrame([(f,) for f in plan.gone], schema).coalesce(1).write.mode("overwrite")
-        w.option("header", "true").csv(target) if fmt == "csv" else w.parquet(target)
-    files, execs, findings, errors = counts
+        if spark is None:
+            write_parquet([(f,) for f in plan.gone], [(c, "string") for c in REMOVED_COLUMNS], target)
+        else:
+            w = spark.createDataFrame([(f,) for f in plan.gone], _schemas()[3]).coalesce(1).write.mode("overwrite")
+            w.option("header", "true").csv(target) if fmt == "csv" else w.parquet(target)
+    files, execs, findings, errors, queries = counts
     wrote = bool(plan.paths or roots or plan.gone)
     return ScanResult(out, files, execs - errors, findings, errors, time.perf_counter() - t0, plan.missing,
-                      sid if wrote else "", plan.skipped, len(plan.gone))
+                      sid if wrote else "", plan.skipped, len(plan.gone), queries)
 
 
 @dataclass
@@ -270,14 +288,16 @@ def _exists(spark: Any, file: str) -> bool:
     """Whether a known log is still there (a Hadoop URI through its file system)."""
     if not is_uri(file):
         return os.path.exists(file)
+    if spark is None:
+        raise NeedsSpark(f"a log this output knows is on a Hadoop URI ({file}): Spark checks it is still there")
     path = spark._jvm.org.apache.hadoop.fs.Path(file)
     return bool(path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(path))
 
 
 def _read_and_write(spark: Any, plan: _Plan, out: str, fmt: str, sid: str, presets: bool,
-                    progress: Optional[Callable[[int, int], None]]) -> tuple[int, int, int, int]:
+                    progress: Optional[Callable[[int, int], None]]) -> tuple[int, int, int, int, int]:
     """Read the planned logs in one Spark job and write their partition of each table: (files,
-    execution rows, finding rows, error rows)."""
+    execution rows, finding rows, error rows, query rows)."""
     sc = spark.sparkContext
     paths, blobs = plan.paths, plan.blobs
     _ship_package(sc)
@@ -300,20 +320,22 @@ def _read_and_write(spark: Any, plan: _Plan, out: str, fmt: str, sid: str, prese
         # rows; the cache keeps them for the writes, which then run in as many tasks as cores
         # (rows are small: fewer tasks, fewer Parquet files). Before, each write and the two
         # counts were a job of a task per slice, about 3 s of every scan on local[2].
-        n_execs = n_errors = n_findings = 0
+        n_execs = n_errors = n_findings = n_queries = 0
         files: set[str] = set()
-        for e, errors, f, names in rdd.mapPartitions(_tally).collect():
-            n_execs, n_errors, n_findings = n_execs + e, n_errors + errors, n_findings + f
+        for e, errors, f, q, names in rdd.mapPartitions(_tally).collect():
+            n_execs, n_errors, n_findings, n_queries = n_execs + e, n_errors + errors, n_findings + f, n_queries + q
             files.update(names)
         rows = rdd.coalesce(max(1, min(slices, sc.defaultParallelism)))
-        ex_schema, fi_schema, logs_schema, _ = _schemas()
-        execs = spark.createDataFrame(rows.filter(lambda kv: kv[0] == "e").map(lambda kv: _tuple(kv[1], EXECUTION_COLUMNS)),
-                                      ex_schema)
-        finds = spark.createDataFrame(rows.filter(lambda kv: kv[0] == "f").map(lambda kv: _tuple(kv[1], FINDING_COLUMNS)),
-                                      fi_schema)
+        ex_schema, fi_schema, logs_schema, _, q_schema = _schemas()
+
+        def table(kind: str, columns: list[str], schema: Any) -> Any:
+            return spark.createDataFrame(rows.filter(lambda kv: kv[0] == kind).map(lambda kv: _tuple(kv[1], columns)), schema)
+
         read_now = paths + sorted({r for r, *_ in blobs})
         logs = spark.createDataFrame(as_log_rows(plan.prints, read_now), logs_schema)
-        for df, name in ((execs, "executions"), (finds, "findings"), (logs, LOGS_TABLE)):
+        for df, name in ((table("e", EXECUTION_COLUMNS, ex_schema), "executions"),
+                         (table("f", FINDING_COLUMNS, fi_schema), "findings"), (logs, LOGS_TABLE),
+                         (table("q", QUERY_COLUMNS, q_schema), QUERIES_TABLE)):
             target = join_path(out, name, f"{SCAN_COLUMN}={sid}")
             w = df.write.mode("overwrite")
             w.option("header", "true").csv(target) if fmt == "csv" else w.parquet(target)
@@ -321,22 +343,50 @@ def _read_and_write(spark: Any, plan: _Plan, out: str, fmt: str, sid: str, prese
         stop.set()
         rdd.unpersist()
         sc.setLocalProperty("spark.jobGroup.id", None)
-    return len(files), n_execs, n_findings, n_errors
+    return len(files), n_execs, n_findings, n_errors, n_queries
 
 
-def _tally(rows: Iterator[tuple[str, Any]]) -> Iterator[tuple[int, int, int, list[str]]]:
-    """A slice's execution rows, error rows among them, finding rows, and the files its
-    execution rows name (every log read has at least one: an error row when it cannot be read)."""
-    e = errors = f = 0
+#: the table of each log's queries (:class:`~aqe_core.fleet.rows.QueryRow`)
+QUERIES_TABLE = "queries"
+
+
+def _read_and_write_here(plan: _Plan, out: str, sid: str, presets: bool,
+                         progress: Optional[Callable[[int, int], None]], cores: int) -> tuple[int, int, int, int, int]:
+    """:func:`_read_and_write` without Spark: the planned local logs read by ``cores`` processes
+    of this machine, each table's partition written as one Parquet file."""
+    execs: list[tuple] = []
+    finds: list[tuple] = []
+    queries: list[tuple] = []
+    files: set[str] = set()
+    errors = 0
+    for e, f, q in read_here(plan.paths, cores, presets, progress):
+        execs.extend(_tuple(r, EXECUTION_COLUMNS) for r in e)
+        finds.extend(_tuple(r, FINDING_COLUMNS) for r in f)
+        queries.extend(_tuple(r, QUERY_COLUMNS) for r in q)
+        errors += sum(r.get("error") is not None for r in e)
+        files.update(r["file"] for r in e)
+    for rows, types, name in ((execs, EXECUTION_TYPES, "executions"), (finds, FINDING_TYPES, "findings"),
+                              (as_log_rows(plan.prints, plan.paths), LOG_TYPES, LOGS_TABLE),
+                              (queries, QUERY_TYPES, QUERIES_TABLE)):
+        write_parquet(rows, types, join_path(out, name, f"{SCAN_COLUMN}={sid}"))
+    return len(files), len(execs), len(finds), errors, len(queries)
+
+
+def _tally(rows: Iterator[tuple[str, Any]]) -> Iterator[tuple[int, int, int, int, list[str]]]:
+    """A slice's execution rows, error rows among them, finding rows, query rows, and the files
+    its execution rows name (every log read has at least one: an error row when it cannot be read)."""
+    e = errors = f = q = 0
     names: set[str] = set()
     for kind, row in rows:
         if kind == "e":
             e += 1
             errors += row.get("error") is not None
             names.add(row["file"])
-        else:
+        elif kind == "f":
             f += 1
-    yield e, errors, f, sorted(names)
+        else:
+            q += 1
+    yield e, errors, f, q, sorted(names)
 
 
 def read_history(spark: Any, out: str, fmt: str = "parquet") -> Any:

@@ -92,6 +92,14 @@ def _neutral(node: PlanNode, name: str, desc: str) -> Optional[tuple[str, str]]:
 _Norm = Callable[[PlanNode], tuple[str, str]]
 
 
+def _strategy_only(node: PlanNode) -> bool:
+    """An operator :func:`_neutral` drops (an exchange, a local sort), told from its name and raw
+    text alone."""
+    name = base_name(node.name or "")
+    return (name.endswith("Exchange") and name != REUSED_EXCHANGE
+            or name == "Sort" and _RE_LOCAL_SORT.search(node.description or "") is not None)
+
+
 def plan_shape(plan: Optional[PlanNode], neutral: bool = False, norm: _Norm = _normal_node) -> str:
     """The normalised operator tree of ``plan`` as one line (wrappers and adaptive reads dropped;
     ``neutral``: join strategies aside, :func:`_neutral`); iterative, so no plan is too deep.
@@ -107,6 +115,9 @@ def plan_shape(plan: Optional[PlanNode], neutral: bool = False, norm: _Norm = _n
             continue
         kids = [] if is_origin_scan(node) else node.children  # (another execution's plan below)
         if is_wrapper(node) and len(kids) <= 1 or (node.name or "") in SHUFFLE_READ_NAMES:
+            stack.extend(reversed(kids))
+            continue
+        if neutral and _strategy_only(node):  # (dropped before its text is normalised: the costly part)
             stack.extend(reversed(kids))
             continue
         got: Optional[tuple[str, str]] = norm(node)
@@ -183,13 +194,21 @@ def fingerprint(view: QueryView) -> tuple[str, str, str, str]:
 
 def strategy_free_shape(view: QueryView) -> str:
     """:func:`fingerprint`'s third component alone (the shape hash with join strategies aside),
-    without the other three's walks: what query groups key on."""
+    without the other three's walks: what query groups key on (a view built without its initial
+    plan, the fleet scan's, keeps the plan's key in ``query_shape``)."""
+    if view.initial_plan is None and view.query_shape:
+        return view.query_shape
     return plan_key(view.initial_plan or view.final_plan)
 
 
 def plan_key(plan: Optional[PlanNode]) -> str:
     """:func:`strategy_free_shape` of a plan itself (the initial plan, else the final one)."""
     return _digest(plan_shape(plan, True) or " ")
+
+
+def shape_key(plan: Optional[PlanNode]) -> str:
+    """:func:`plan_key` of a plan, "" for none (a view's ``query_shape`` where it has no initial plan)."""
+    return plan_key(plan) if plan is not None else ""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from aqe_core.model.vocabulary import Vocabulary
 from aqe_core.model.task_time import TaskTime
 from aqe_core.units import mib
 from aqe_core.versions import SparkVersion
+from aqe_core.views.align_runs import shape_key
 from aqe_core.views.engine_view import engine_label, engine_numbers, engine_of_plans, numbers_sentence
 from aqe_core.views.eventlog_summary import join_change_lists, outcome_text, read_before_partitions
 from aqe_core.views.query import (
@@ -110,7 +111,7 @@ def view_from_execution(log: EventLog, ex: SQLExecution, *, plans: bool = True) 
     qv.spark_query_id = ex.query_id
     qv.root_execution_id = ex.root_execution_id if ex.root_execution_id not in (None, ex.id) else None
     qv.stage_retries = list(ex.stage_retries)
-    qv.start_ms, qv.end_ms = ex.submission_time, ex.completion_time
+    qv.start_ms, qv.end_ms, qv.query_shape = ex.submission_time, ex.completion_time, shape_key(None if plans else initial)
     qv.warnings += [f"{event} events were excluded from this log by {config.EVENT_LOG_EXCLUDED_PATTERNS}: {what}"
                     for event, what in log.excluded_events.items() if event == "SparkListenerTaskEnd"]
     if not ex.adaptive and initial is not None:

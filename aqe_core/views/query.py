@@ -163,6 +163,9 @@ class QueryView:
     #: SQLExecutionEnd), None where the source does not say
     start_ms: Optional[int] = None
     end_ms: Optional[int] = None
+    #: the initial plan's key in query groups (:func:`~aqe_core.views.align_runs.strategy_free_shape`),
+    #: kept where the view is built without that plan (the fleet scan's); "" otherwise
+    query_shape: str = ""
     #: one sentence per stage that ran more than once (event logs), each counted once
     stage_retries: list[str] = field(default_factory=list)
     #: how ``default_parallelism`` is known ("60 cores: 15 executors x 4 cores, from executor-added

@@ -1,0 +1,131 @@
+"""The fleet scan on a local master, without a JVM (issue 41): the logs read by processes of this
+machine, the tables written with pyarrow.
+
+On a local master (``local``, ``local[N]``, ``local[*]``) Spark's executors are this machine's
+cores and its Python workers run this interpreter: the Spark job of :mod:`aqe_core.fleet.scan`
+reads each log with :func:`~aqe_core.fleet.rows.scan_file` in one of them. Here the same calls
+run in a pool of as many processes (forked from this one, so the reader's modules come loaded),
+and the rows, a few thousand, are written on the driver as the same Parquet part files. What the
+Spark job cost beside the reading (about 2-4 s on an idle machine, much more on a busy one: the
+JVM's start, the Python workers' start and check, a job per table) is gone; a scan of a dozen
+mid-size logs is mostly that cost (bench/bench_scan.py ``--cli``).
+
+Hadoop URIs, CSV output, a cluster master or Spark settings keep the Spark job.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import shutil
+import threading
+import uuid
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from aqe_core.fleet.history import LOG_COLUMNS
+from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, QUERY_COLUMNS, scan_file
+
+__all__ = ["local_cores", "read_here", "write_parquet"]
+
+_LOCAL = re.compile(r"local(?:\[(\*|\d+)(?:,\d+)?\])?")
+
+#: a log's execution rows, finding rows and query rows
+Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def local_cores(master: Optional[str]) -> Optional[int]:
+    """The cores of a local master URL (``local[*]``: this machine's), None for any other.
+
+    >>> local_cores("local[3]"), local_cores("local"), local_cores("local[2,4]"), local_cores("spark://h:7077")
+    (3, 1, 2, None)
+    >>> local_cores("local-cluster[2,1,1024]") is None
+    True
+    """
+    m = _LOCAL.fullmatch(master or "")
+    if m is None:
+        return None
+    n = m.group(1)
+    if n is None:
+        return 1
+    if n == "*":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, int(n))
+
+
+def _scan_one(job: tuple[int, str, bool]) -> tuple[int, Rows]:
+    i, path, presets = job
+    queries: list[dict[str, Any]] = []
+    execs, finds = scan_file(path, presets=presets, queries=queries)
+    return i, (execs, finds, queries)
+
+
+def read_here(paths: Sequence[str], cores: int, presets: bool,
+              progress: Optional[Callable[[int, int], None]] = None) -> Iterator[Rows]:
+    """Each log's rows (:func:`~aqe_core.fleet.rows.scan_file`), in ``paths``' order, read by
+    ``cores`` processes (one log, or one core: in this process). The largest logs start first,
+    so the last log read is a small one and no core waits long for the others."""
+    jobs = [(i, p, presets) for i, p in enumerate(paths)]
+    jobs.sort(key=lambda j: -_size(j[1]))
+    got: dict[int, Rows] = {}
+    if cores <= 1 or len(jobs) <= 1:
+        results: Iterator[tuple[int, Rows]] = map(_scan_one, jobs)
+        got = _collect(results, len(jobs), progress)
+    else:
+        # forked (the reader's modules come loaded) where this process runs no other thread: a fork
+        # copies no thread, only the locks they may hold (a JVM's gateway, a server's handlers)
+        fork = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+        ctx = multiprocessing.get_context("fork" if fork else "spawn")
+        with ctx.Pool(min(cores, len(jobs))) as pool:
+            got = _collect(pool.imap_unordered(_scan_one, jobs, chunksize=1), len(jobs), progress)
+    return (got[i] for i in range(len(jobs)))
+
+
+def _collect(results: Iterator[tuple[int, Rows]], total: int,
+             progress: Optional[Callable[[int, int], None]]) -> dict[int, Rows]:
+    got: dict[int, Rows] = {}
+    for i, rows in results:
+        got[i] = rows
+        if progress is not None:
+            progress(len(got), total)
+    return got
+
+
+def _size(path: str) -> int:
+    try:
+        if os.path.isdir(path):
+            return sum(e.stat().st_size for e in os.scandir(path) if e.is_file())
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def arrow_type(kind: str) -> Any:
+    import pyarrow as pa
+
+    return {"long": pa.int64(), "double": pa.float64()}.get(kind, pa.string())
+
+
+def write_parquet(rows: Sequence[tuple], columns: Sequence[tuple[str, str]], target: str) -> None:
+    """``rows`` (tuples in ``columns``' order; ``columns``: name and ``string`` / ``long`` /
+    ``double``) as one Parquet part file in the folder ``target``, replaced if there, named and
+    compressed as Spark's writer does (``part-00000-<uuid>-c000.snappy.parquet``, ``_SUCCESS``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([pa.field(c, arrow_type(k)) for c, k in columns])
+    data: list[Sequence[Any]] = list(zip(*rows)) if rows else [() for _ in columns]
+    table = pa.Table.from_arrays([pa.array(list(col), type=f.type) for col, f in zip(data, schema)], schema=schema)
+    shutil.rmtree(target, ignore_errors=True)
+    os.makedirs(target)
+    pq.write_table(table, os.path.join(target, f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"), compression="snappy")
+    open(os.path.join(target, "_SUCCESS"), "wb").close()
+
+
+#: the executions table's columns that are not text (the rest are)
+_EXECUTION_KINDS = {"execution_id": "long", "app_start_ms": "long", "duration_ms": "long", "partitions_before": "long",
+                    "partitions_after": "long", "skew_splits": "long", "wasted_task_ms": "long", "score": "double"}
+EXECUTION_TYPES = [(c, _EXECUTION_KINDS.get(c, "string")) for c in EXECUTION_COLUMNS]
+FINDING_TYPES = [(c, "long" if c == "execution_id" else "string") for c in FINDING_COLUMNS]
+_QUERY_TEXT = {"file", "app_id", "app_name", "query", "name", "evidence", "decisions", "decisions_json", "change_sentences"}
+QUERY_TYPES = [(c, "string" if c in _QUERY_TEXT else "long") for c in QUERY_COLUMNS]
+LOG_TYPES = [(c, "string" if c == "file" else "long") for c in LOG_COLUMNS]
