@@ -113,13 +113,18 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         if lines:
             print("queries run more than once:")
             print("\n".join(lines))
-        for n in log.notes:
-            print(f"note: {n}")
-        for w in log.warnings:
-            print(f"warning: {w}", file=sys.stderr)
-        return 0
+        return _notes(log)
     except BrokenPipeError:
         return 0
+
+
+def _notes(log) -> int:
+    """The log's notes on stdout and its warnings on stderr, after the text; exit 0."""
+    for n in log.notes:
+        print(f"note: {n}")
+    for w in log.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return 0
 
 
 def _list_queries(args: argparse.Namespace) -> int:
@@ -155,10 +160,6 @@ def _list_queries(args: argparse.Namespace) -> int:
               f" {'complete' if log.complete else 'incomplete'}, {listing.executions:,} SQL executions of"
               f" {len(groups):,} queries")
         print("\n".join(groups_lines(groups, only_repeated=False)))
-        for n in log.notes:
-            print(f"note: {n}")
-        for w in log.warnings:
-            print(f"warning: {w}", file=sys.stderr)
-        return 0
+        return _notes(log)
     except BrokenPipeError:
         return 0
