@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any], fmt: str, spark_con
     """The scan: on a local master, for local logs and output in Parquet (and no Spark setting
     given), in processes of this machine without a JVM (:mod:`aqe_core.fleet.here`); else, or
     where that needs Spark after all (a known log on a Hadoop URI), as a Spark job."""
-    from aqe_core.fleet.here import local_cores
+    from aqe_core.fleet.here import local_cores, workers_run_this_python
     from aqe_core.fleet.scan import NeedsSpark, run_scan
     from aqe_core.live.runtime import DEFAULT_MASTER
 
@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace, spark: Callable[[], Any], fmt: str, spark_con
 
     kw: dict[str, Any] = dict(fmt=fmt, presets=not args.no_presets, progress=None if args.no_progress else progress,
                               incremental=not args.full)
-    here = cores is not None and not (args.spark or spark_conf or fmt != "parquet")
+    here = cores is not None and not (args.spark or spark_conf or fmt != "parquet") and workers_run_this_python()
     if here:
         print(f"scan: on this machine, {cores} process{'es' if cores != 1 else ''} ({master}; --spark for a Spark job)",
               file=sys.stderr)

@@ -10,7 +10,8 @@ Spark job cost beside the reading (about 2-4 s on an idle machine, much more on 
 JVM's start, the Python workers' start and check, a job per table) is gone; a scan of a dozen
 mid-size logs is mostly that cost (bench/bench_scan.py ``--cli``).
 
-Hadoop URIs, CSV output, a cluster master or Spark settings keep the Spark job.
+Hadoop URIs, CSV output, a cluster master, Spark settings or a ``PYSPARK_PYTHON`` naming another
+Python (the workers the user chose, which the Spark job checks for the packages) keep the Spark job.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import sys
 import threading
 import uuid
 from typing import Any, Callable, Iterator, Optional, Sequence
@@ -25,7 +27,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from aqe_core.fleet.history import LOG_COLUMNS
 from aqe_core.fleet.rows import EXECUTION_COLUMNS, FINDING_COLUMNS, QUERY_COLUMNS, scan_file
 
-__all__ = ["local_cores", "read_here", "write_parquet"]
+__all__ = ["local_cores", "read_here", "workers_run_this_python", "write_parquet"]
 
 _LOCAL = re.compile(r"local(?:\[(\*|\d+)(?:,\d+)?\])?")
 
@@ -50,6 +52,18 @@ def local_cores(master: Optional[str]) -> Optional[int]:
     if n == "*":
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, int(n))
+
+
+def workers_run_this_python() -> bool:
+    """Whether Spark's Python workers would run this interpreter: ``PYSPARK_PYTHON`` unset, or
+    naming this very Python (processes forked from it stand for them only then)."""
+    chosen = os.environ.get("PYSPARK_PYTHON")
+    if not chosen:
+        return True
+    found = shutil.which(chosen) or chosen
+    # (the paths as named, links not followed: a venv's python links to the system's, whose
+    # packages are not the venv's)
+    return os.path.abspath(found) == os.path.abspath(sys.executable)
 
 
 def _scan_one(job: tuple[int, str, bool]) -> tuple[int, Rows]:
