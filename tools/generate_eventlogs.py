@@ -365,39 +365,35 @@ def cmd_samples(args) -> None:
 def cmd_small(args) -> None:
     """A plain 4.3.0 log of ``queries`` small adaptive queries, or of job-less statements (the
     sources of many-execution logs)."""
-    out = Path(args.out)
-    with tempfile.TemporaryDirectory(prefix="aqe-lens-log-") as tmp:
-        conf = {
-            "spark.eventLog.compress": "false",
-            "spark.eventLog.rolling.enabled": "false",
-            "spark.sql.shuffle.partitions": str(args.partitions),
-            "spark.default.parallelism": "2",
-            "spark.sql.autoBroadcastJoinThreshold": "10m",  # the dimension side broadcast, as usual
-        }
-        extra = {"app_name": f"aqe-lens {args.workload}", "queries": args.queries}
-        run_spark("4.3.0", conf, Path(tmp) / "logs", args.workload, extra)
-        (src,) = list((Path(tmp) / "logs").iterdir())
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(src), out)
-    print(f"[generate] {out}: {out.stat().st_size / 1e6:.1f} MB", file=sys.stderr)
+    conf = {
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+        "spark.sql.shuffle.partitions": str(args.partitions),
+        "spark.default.parallelism": "2",
+        "spark.sql.autoBroadcastJoinThreshold": "10m",  # the dimension side broadcast, as usual
+    }
+    _record_one(conf, args.workload, {"app_name": f"aqe-lens {args.workload}", "queries": args.queries}, Path(args.out))
 
 
 def cmd_large(args) -> None:
-    out = Path(args.out)
+    conf = {
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+        "spark.sql.shuffle.partitions": str(args.partitions),
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16k",
+        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "8k",
+        "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k",
+        "spark.default.parallelism": str(args.partitions),
+    }
+    if args.listener:  # exact statistics in the log (docs/listener.md)
+        conf.update(LISTENER_CONF)
+    _record_one(conf, "large", {"app_name": "aqe-lens large", "queries": args.queries, "rows": args.rows}, Path(args.out))
+
+
+def _record_one(conf: dict[str, str], workload: str, extra: dict, out: Path) -> None:
+    """One 4.3.0 run of ``workload`` whose single, uncompressed log is moved to ``out``."""
     with tempfile.TemporaryDirectory(prefix="aqe-lens-log-") as tmp:
-        conf = {
-            "spark.eventLog.compress": "false",
-            "spark.eventLog.rolling.enabled": "false",
-            "spark.sql.shuffle.partitions": str(args.partitions),
-            "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16k",
-            "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "8k",
-            "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k",
-            "spark.default.parallelism": str(args.partitions),
-        }
-        if args.listener:  # exact statistics in the log (docs/listener.md)
-            conf.update(LISTENER_CONF)
-        extra = {"app_name": "aqe-lens large", "queries": args.queries, "rows": args.rows}
-        run_spark("4.3.0", conf, Path(tmp) / "logs", "large", extra)
+        run_spark("4.3.0", conf, Path(tmp) / "logs", workload, extra)
         (src,) = list((Path(tmp) / "logs").iterdir())
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(src), out)

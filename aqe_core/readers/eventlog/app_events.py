@@ -1,7 +1,7 @@
-"""The application's own events (log start, application start and end, environment), as the
-event-log builder reads them: names and settings kept through the load's
-:class:`~aqe_core.readers.eventlog.kept_text.KeptText`, so they are cut and charged like every
-other string of a log."""
+"""The application's own events (log start, application start and end, environment) and the AQE
+Lens listener's payloads, as the event-log builder reads them: names, settings and payloads kept
+through the load's :class:`~aqe_core.readers.eventlog.kept_text.KeptText`, so they are cut and
+charged like every other string of a log."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

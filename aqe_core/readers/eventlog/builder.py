@@ -111,6 +111,7 @@ class _Builder(AppEvents, Spilling):
         """Drop the handler tables (bound methods: a cycle through the builder and the log that only
         the cyclic collector frees), so a log is freed when its last reader drops it (a fleet scan)."""
         self.handlers, self.handlers_str, self.raw = {}, {}, set()
+
     # -- dispatch ------------------------------------------------------------------------------
     def feed(self, lines: list[bytes]) -> None:
         handlers = self.handlers
@@ -227,10 +228,8 @@ class _Builder(AppEvents, Spilling):
                 ex.read_ids[acc] = kind
 
     def _plan_text(self, ex: _LiveExec, text: Any) -> None:
-        """The latest ``physicalPlanDescription`` (none in a listing), held until the execution
-        ends (then packed, smaller): charged by what it adds to the one it replaces."""
-        if self.sink is not None:
-            return
+        """The latest ``physicalPlanDescription``, held until the execution ends (then packed,
+        smaller): charged by what it adds to the one it replaces."""
         before = K.str_bytes(ex.plan_text) if ex.plan_text is not None else 0
         ex.plan_text = _opt_str(text)
         if ex.plan_text is not None:
@@ -243,7 +242,7 @@ class _Builder(AppEvents, Spilling):
         if self.meter is not None:
             self.meter.nodes(facts.nodes)
         self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
-        plan = lazy_plan(info, facts, packed=self.sink is None)  # (a listing builds it within the execution)
+        plan = lazy_plan(info, facts)
         # kept packed, and built into a view's tree with every string of its JSON; the strings
         # of a plan node of real size are in what meter.nodes charged already
         self.kept.charge(len(plan.raw) + max(0, plan.size - facts.nodes * K.PLAN_JSON_PER_NODE))
@@ -554,7 +553,7 @@ class _Builder(AppEvents, Spilling):
         _set_status(m, ex)
         m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
         m.planned_shuffles = planned_shuffles(ex, self.log, final) if m.adaptive else []
-        _effective_conf(m, self.log, version, self.conf_cache, self.env_updates)
+        _effective_conf(m, self.log, version, self.conf_cache)
         m.stage_retries = stages.stage_retries(m.stage_ids, self.log.stages, m.conf_layers)
         if m.shuffle_reads and m.shuffle_reads[0].partition_sizes_source == "task_shuffle_read":
             self.task_read_sizes.add(m.id)

@@ -184,7 +184,7 @@ class Spilling:
         self.order.pop(eid, None)
         self.handed.add(eid)
         self.task_read_sizes.discard(eid)
-        self.sink(self.log, m, min(self.execs, default=None) if self.execs else eid + 1)
+        self.sink(self.log, m, min(self.execs, default=eid + 1))
         stages = self._stage_map
         for sid in ex.stages:
             self.read_store.pop(sid, None)
