@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from aqe_core.live.history_server import HistoryServer
 
@@ -172,26 +173,50 @@ def ours(path: Path, repeat: int) -> dict:
 def history_server(path: Path, heap: str, cpus: set[int] | None = None) -> dict:
     """The History Server over a directory holding only ``path``; ``cpus``: started on those CPUs
     only (the JVM sizes its GC and compiler threads for them), as our load runs on one."""
+    def cached(hs, app_id: str, attempt) -> dict:
+        t2 = time.perf_counter()
+        hs.sql(app_id, attempt, timeout=3600)
+        return {"sql_cached_s": time.perf_counter() - t2}
+
+    out, sql = timed_replay(path, heap, cpus=cpus, then=cached)
+    out.pop("max_rss_mb")
+    return {**out, "agreement": agreement(path, sql)}
+
+
+def timed_replay(path: Path, heap: str, *, cpus: set[int] | None = None, extra_conf: dict | None = None,
+                 timeout: float = 3600, then: Callable[..., dict] | None = None) -> tuple[dict, list]:
+    """Start the History Server over a directory holding only ``path``: the times until it is up
+    and lists the application, the first ``/sql`` answer (the replay) with its CPU, the JVM's peak
+    RSS, and what ``then(hs, app_id, attempt)`` adds while it still runs; with the answer itself."""
     with tempfile.TemporaryDirectory(prefix="aqe-lens-bench-shs-") as d:
         dst = Path(d) / path.name
         os.symlink(path.resolve(), dst) if path.is_file() else shutil.copytree(path, dst)
         t0 = time.perf_counter()
-        with HistoryServer(d, heap=heap, startup_timeout=300, cpus=cpus) as hs:
+        with HistoryServer(d, heap=heap, startup_timeout=300, cpus=cpus, extra_conf=extra_conf) as hs:
             started = time.perf_counter() - t0
-            apps = hs.wait_for_apps(1, timeout=1800)
+            apps = hs.wait_for_apps(1, timeout=timeout)
             listed = time.perf_counter() - t0
             app = apps[0]
             attempt = app.get("attempts", [{}])[0].get("attemptId")
             c1 = _proc_cpu(hs.proc.pid)
             t1 = time.perf_counter()
-            sql = hs.sql(app["id"], attempt, timeout=3600)
+            sql = hs.sql(app["id"], attempt, timeout=timeout)
             answer = time.perf_counter() - t1
             answer_cpu = _proc_cpu(hs.proc.pid) - c1
-            t2 = time.perf_counter()
-            hs.sql(app["id"], attempt, timeout=3600)
-            again = time.perf_counter() - t2
-        return {"startup_s": started, "listed_s": listed, "sql_first_s": answer, "sql_first_cpu_s": answer_cpu,
-                "sql_cached_s": again, "executions": len(sql), "agreement": agreement(path, sql)}
+            out = {"startup_s": started, "listed_s": listed, "sql_first_s": answer, "sql_first_cpu_s": answer_cpu,
+                   "executions": len(sql), "max_rss_mb": _vm_hwm_mb(hs.proc.pid)}
+            if then is not None:
+                out.update(then(hs, app["id"], attempt))
+    return out, sql
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    """A process's peak RSS (VmHWM) in MB, NaN where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration, ValueError):
+        return float("nan")
 
 
 def agreement(path: Path, rest: list[dict]) -> str:

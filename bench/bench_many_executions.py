@@ -39,8 +39,7 @@ import time
 from pathlib import Path
 
 from aqe_core import config
-from aqe_core.live.history_server import HistoryServer
-from bench.bench_eventlog import _PEAK, _child_env, _pinned, _proc_cpu, floor
+from bench.bench_eventlog import _PEAK, _child_env, _pinned, floor, timed_replay
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -123,35 +122,12 @@ def ours(path: Path, queries: bool = False) -> dict:
     return r
 
 
-def _vm_hwm_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")) / 1024
-    except (OSError, StopIteration, ValueError):
-        return float("nan")
-
-
 def history_server(path: Path, heap: str, retain_all: bool) -> dict:
     conf = {} if retain_all else {  # a deployment's defaults (HistoryServer raises them for tests)
         config.UI_RETAINED_EXECUTIONS: "1000", "spark.ui.retainedJobs": "1000",
         "spark.ui.retainedStages": "1000", "spark.ui.retainedTasks": "100000"}
-    with tempfile.TemporaryDirectory(prefix="aqe-lens-bench-shs-") as d:
-        os.symlink(path.resolve(), Path(d) / path.name)
-        t0 = time.perf_counter()
-        with HistoryServer(d, heap=heap, startup_timeout=300, extra_conf=conf) as hs:
-            started = time.perf_counter() - t0
-            apps = hs.wait_for_apps(1, timeout=7200)
-            listed = time.perf_counter() - t0
-            app = apps[0]
-            attempt = app.get("attempts", [{}])[0].get("attemptId")
-            c1 = _proc_cpu(hs.proc.pid)
-            t1 = time.perf_counter()
-            sql = hs.sql(app["id"], attempt, timeout=7200)
-            answer = time.perf_counter() - t1
-            cpu = _proc_cpu(hs.proc.pid) - c1
-            rss = _vm_hwm_mb(hs.proc.pid)
-    return {"startup_s": started, "listed_s": listed, "sql_first_s": answer, "sql_first_cpu_s": cpu,
-            "e2e_s": listed + answer, "executions": len(sql), "max_rss_mb": rss,
+    out, _ = timed_replay(path, heap, extra_conf=conf, timeout=7200)
+    return {**out, "e2e_s": out["listed_s"] + out["sql_first_s"],
             "retained": "all" if retain_all else "defaults (1000 executions)"}
 
 
