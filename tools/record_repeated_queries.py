@@ -44,29 +44,40 @@ from pathlib import Path
 RUNS = 20
 
 
-def _with(builder, conf: dict[str, str]):
-    """The builder with ``--conf``'s settings over the recording's own."""
-    for key, value in conf.items():
+def _session(app: str, logdir: Path, settings: dict[str, str], conf: dict[str, str]):
+    """A local[2] session writing one zstd event log into ``logdir``: the recording's
+    ``settings``, then ``--conf``'s over them."""
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master("local[2]").appName(app)
+               .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", str(logdir))
+               .config("spark.eventLog.rolling.enabled", "false").config("spark.eventLog.compress", "true")
+               .config("spark.eventLog.compression.codec", "zstd").config("spark.ui.enabled", "false"))
+    for key, value in {**settings, **conf}.items():
         builder = builder.config(key, value)
-    return builder
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _keep(logdir: Path, out: Path) -> None:
+    """The finished log copied to ``out`` (printed), its temporary folder removed."""
+    out.mkdir(parents=True, exist_ok=True)
+    for p in logdir.iterdir():
+        shutil.copyfile(p, out / p.name)
+        print(out / p.name)
+    shutil.rmtree(logdir, ignore_errors=True)
 
 
 def main(out: Path, conf: dict[str, str]) -> None:
-    from pyspark.sql import SparkSession
-
     logdir = Path(tempfile.mkdtemp(prefix="repeated-"))
-    spark = (SparkSession.builder.master("local[2]").appName("aqe-lens repeated queries")
-             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", str(logdir))
-             .config("spark.eventLog.rolling.enabled", "false").config("spark.eventLog.compress", "true")
-             .config("spark.eventLog.compression.codec", "zstd").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "32")
-             .config("spark.sql.autoBroadcastJoinThreshold", "-1")
-             .config("spark.sql.adaptive.autoBroadcastJoinThreshold", "48k")
-             .config("spark.sql.adaptive.advisoryPartitionSizeInBytes", "16k")
-             .config("spark.sql.adaptive.coalescePartitions.parallelismFirst", "false")
-             .config("spark.sql.adaptive.coalescePartitions.minPartitionSize", "1k"))
-    spark = _with(spark, conf).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = _session("aqe-lens repeated queries", logdir, {
+        "spark.sql.shuffle.partitions": "32",
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold": "48k",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16k",
+        "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+        "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k"}, conf)
     sc = spark.sparkContext
     for i in range(1, RUNS + 1):
         sc.setJobDescription(f"setup views, run {i}")  # (else they carry the last query's description)
@@ -84,26 +95,15 @@ def main(out: Path, conf: dict[str, str]) -> None:
             sc.setJobDescription(f"row count, run {i}")
             spark.sql("SELECT count(DISTINCT k) FROM facts").collect()
     spark.stop()
-    out.mkdir(parents=True, exist_ok=True)
-    for p in logdir.iterdir():
-        shutil.copyfile(p, out / p.name)
-        print(out / p.name)
-    shutil.rmtree(logdir, ignore_errors=True)
+    _keep(logdir, out)
 
 
 def streaming(out: Path, conf: dict[str, str], batches: int = 8) -> None:
-    from pyspark.sql import SparkSession
-
     logdir = Path(tempfile.mkdtemp(prefix="repeated-streaming-"))
     data = Path(tempfile.mkdtemp(prefix="repeated-streaming-data-"))
-    spark = (SparkSession.builder.master("local[2]").appName("aqe-lens repeated streaming")
-             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", str(logdir))
-             .config("spark.eventLog.rolling.enabled", "false").config("spark.eventLog.compress", "true")
-             .config("spark.eventLog.compression.codec", "zstd").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "8").config("spark.sql.autoBroadcastJoinThreshold", "-1")
-             .config("spark.sql.adaptive.autoBroadcastJoinThreshold", "20k"))
-    spark = _with(spark, conf).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = _session("aqe-lens repeated streaming", logdir, {
+        "spark.sql.shuffle.partitions": "8", "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.sql.adaptive.autoBroadcastJoinThreshold": "20k"}, conf)
     (data / "in").mkdir()
     for b in range(batches):  # one file a batch, each larger than the one before
         spark.range(0, 160 * (b + 1), numPartitions=1).selectExpr("id % 5000 AS k", "id AS v") \
@@ -115,11 +115,7 @@ def streaming(out: Path, conf: dict[str, str], batches: int = 8) -> None:
          .option("checkpointLocation", str(data / "checkpoint")).trigger(availableNow=True).start())
     q.awaitTermination()
     spark.stop()
-    out.mkdir(parents=True, exist_ok=True)
-    for p in logdir.iterdir():
-        shutil.copyfile(p, out / p.name)
-        print(out / p.name)
-    shutil.rmtree(logdir, ignore_errors=True)
+    _keep(logdir, out)
     shutil.rmtree(data, ignore_errors=True)
 
 
