@@ -142,7 +142,8 @@ class LoadMeter:
         self.reserved = 0  # bytes taken for the load's passing work only (see reserve)
         self._closed = False
 
-    def execution(self) -> None:
+    def execution(self, eid: Optional[int] = None) -> None:
+        """A new SQL execution (``eid``: its id, when the reader knows it) was read."""
         self.executions += 1
         if self.max_executions is not None and self.executions > self.max_executions:
             raise BudgetExceeded(f"this source holds more than {self.max_executions:,} SQL executions", "max_executions")
@@ -197,6 +198,9 @@ class LoadMeter:
                 self.budget.take(more, self.held + self.reserved)
             self.held += more
 
+    def forget(self, eid: int) -> None:
+        """Execution ``eid`` left the reader (listing mode): see :class:`ListingMeter`."""
+
     def release(self) -> None:
         """Give the whole charge back (a failed load)."""
         if not self._closed:
@@ -212,3 +216,62 @@ class LoadMeter:
                 self.budget.give(self.reserved)
                 weakref.finalize(obj, self.budget.give, self.held)
         return self.used
+
+
+#: what a listed execution leaves behind: its id in its query group (8 bytes) and its bit among
+#: the executions handed over, with room to spare
+LISTED_EXEC_BYTES = 16
+
+
+class ListingMeter(LoadMeter):
+    """A listing load's meter (issue 41: a log past ``max_executions`` listed by query). The
+    reader summarises each ended execution and forgets it, so what an execution charged (its
+    plan nodes, task values and strings) is given back when it leaves (:meth:`forget`): the
+    limits and the budget then hold what the reader holds at once, however long the log, and
+    every execution costs :data:`LISTED_EXEC_BYTES` for good. A charge is put on the execution
+    read last: a late event of an older one is charged to a newer one, which leaves later, so
+    nothing is given back early; what comes before the first execution stays charged."""
+
+    def __init__(self, budget: Optional[MemoryBudget], **limits) -> None:
+        limits.pop("max_executions", None)  # (passing it is the point)
+        super().__init__(budget, **limits)
+        self._owed: dict[int, list[int]] = {}  # execution id -> [bytes, plan nodes, task values]
+        self._newest: Optional[list[int]] = None
+
+    def execution(self, eid: Optional[int] = None) -> None:
+        self.executions += 1
+        self._newest = self._owed.setdefault(eid, [0, 0, 0]) if eid is not None else None
+        self._use(LISTED_EXEC_BYTES)
+
+    def nodes(self, n: int) -> None:
+        super().nodes(n)
+        self._owe(n * NODE_BYTES, n, 0)
+
+    def slots(self, n: int) -> None:
+        super().slots(n)
+        self._owe(n * SLOT_BYTES, 0, n)
+
+    def text(self, n: int) -> None:
+        super().text(n)
+        self._owe(n, 0, 0)
+
+    def _owe(self, n: int, nodes: int, slots: int) -> None:
+        if self._newest is not None:
+            self._newest[0] += n
+            self._newest[1] += nodes
+            self._newest[2] += slots
+
+    def forget(self, eid: int) -> None:
+        owed = self._owed.pop(eid, None)
+        if owed is None:
+            return
+        if owed is self._newest:
+            self._newest = None
+        self.used -= owed[0]
+        self.plan_nodes -= owed[1]
+        self.task_slots -= owed[2]
+        spare = self.held - max(self.used, _STEP)
+        if spare > 4 * _STEP:  # given back in steps, as taken
+            self.held -= spare
+            if self.budget is not None:
+                self.budget.give(spare)

@@ -203,7 +203,7 @@ class _Builder(AppEvents, Spilling):
                 if self.handed is not None and eid in self.handed:
                     return self.late_event(eid)
                 if self.meter is not None:
-                    self.meter.execution()
+                    self.meter.execution(eid)
                 ex = _LiveExec(SQLExecution(id=eid))
                 self.execs[eid] = ex
                 self.order[eid] = None

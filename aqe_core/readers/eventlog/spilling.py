@@ -17,6 +17,7 @@ from aqe_core.readers.eventlog.spill_file import SpillFile, SpillMap
 from aqe_core.server_settings import lens_home
 
 if TYPE_CHECKING:
+    from aqe_core.readers.budget import LoadMeter
     from aqe_core.model.eventlog import SQLExecution
     from aqe_core.readers.eventlog.live_state import _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
 
@@ -85,6 +86,7 @@ class Spilling:
     order: dict[int, None]
     task_read_sizes: set[int]
     budget: _SlotBudget
+    meter: Optional[LoadMeter]
     if TYPE_CHECKING:
         def finalize(self, ex: _LiveExec) -> SQLExecution: ...
 
@@ -185,6 +187,8 @@ class Spilling:
         self.handed.add(eid)
         self.task_read_sizes.discard(eid)
         self.sink(self.log, m, min(self.execs, default=eid + 1))
+        if self.meter is not None:
+            self.meter.forget(eid)
         stages = self._stage_map
         for sid in ex.stages:
             self.read_store.pop(sid, None)
@@ -219,6 +223,8 @@ class Spilling:
                 self.execs.pop(eid, None)
             if ex is not None:
                 self.sink(self.log, self.finalize(ex), eid)
+                if self.meter is not None:
+                    self.meter.forget(eid)
         self.order.clear()
         self.sink(self.log, None, None)
         self.log.executions = SpillMap()
