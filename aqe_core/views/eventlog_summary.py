@@ -209,9 +209,13 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
     }
     if plans:
         formatted: dict = {}  # each metric's UI strings, once for all versions
+        versions = ex.plan_versions
         d["initial_plan"] = ex.plan_dict_with_values(ex.initial_plan, formatted)
-        d["plan_versions"] = [ex.plan_dict_with_values(p, formatted) for p in ex.plan_versions]
-        d["final_plan"] = ex.plan_dict_with_values(ex.final_plan, formatted)
+        d["plan_versions"] = [ex.plan_dict_with_values(p, formatted) for p in versions]
+        final = ex.final_plan
+        # the final plan is the last version, built once: its dict is shared, written twice
+        d["final_plan"] = (d["plan_versions"][-1] if versions and final is versions[-1]
+                           else ex.plan_dict_with_values(final, formatted))
     reads = []
     for r in ex.shuffle_reads:
         rd = r.to_dict()

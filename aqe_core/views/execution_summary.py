@@ -313,8 +313,21 @@ def summary_of_execution(log: EventLog, ex: SQLExecution) -> ExecutionSummary:
         joins=_joins(plan, runtime_broadcast_threshold(execution_conf(v, ex)[0], v), size_of) if decided else ())
 
 
-def log_summaries(log: EventLog) -> Iterator[ExecutionSummary]:
+def log_summaries(log: EventLog, spilled: Optional[Mapping[int, ExecutionSummary]] = None) -> Iterator[ExecutionSummary]:
     """One summary per execution of an :class:`~aqe_core.model.eventlog.EventLog`, in id order
-    (:func:`summary_of_execution`: no view is built)."""
-    for ex in log.executions_by_id():
-        yield summary_of_execution(log, ex)
+    (:func:`summary_of_execution`: no view is built). ``spilled``: summaries already taken of
+    executions as the reader spilled them (:class:`SpilledSummaries`), used for those still
+    spilled; one brought back since (a late event) is summarised again."""
+    held = getattr(log.executions, "mem", log.executions)
+    for eid in sorted(log.executions):
+        known = spilled.get(eid) if spilled is not None and eid not in held else None
+        yield known if known is not None else summary_of_execution(log, log.executions[eid])
+
+
+class SpilledSummaries(dict):
+    """``load(..., on_spill=)``: each execution summarised as the reader spills it (its plans
+    built a moment before), by id; :func:`log_summaries` takes them instead of reading every
+    spilled execution back and building its plans again."""
+
+    def __call__(self, log: EventLog, ex: SQLExecution) -> None:
+        self[ex.id] = summary_of_execution(log, ex)
