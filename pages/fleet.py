@@ -8,7 +8,7 @@ from aqe_core.fleet.rows import PRESETS
 from aqe_core.plain_text import md_text
 from aqe_core.views.triage import FINDINGS
 from ui import frame
-from ui.fleet import open_scan, table, trend
+from ui.fleet import open_scan, queries_table, table, trend
 from ui.runs import compare_app_runs
 
 frame.current()
@@ -35,6 +35,9 @@ sort = f3.selectbox("Sort by", list(SORTS), key="fleet_sort")
 rows = scan.rows(chosen, text, sort)
 st.caption(f"{len(rows)} executions; select one to open its log and query on the page of its finding.")
 table(scan, rows)
+repeated = scan.repeated_queries()
+with st.expander(f"Queries run more than once ({len(repeated)})", expanded=len(repeated) > 0):
+    queries_table(scan)
 with st.expander("A preset across the fleet"):
     preset = st.selectbox("Preset", [p.name for p in PRESETS], key="fleet_preset")
     impact, changed = preset_impact(scan, preset)

@@ -68,6 +68,31 @@ def table(scan: FleetScan, rows: pd.DataFrame) -> None:
         _open(rows.iloc[picked[0]])
 
 
+_QUERY_SHOWN = {"file": "log", "name": "query", "executions": "executions", "span_s": "span (s)",
+                "decisions": "AQE's decisions over the executions", "changes": "changes",
+                "change_sentences": "where a decision changed"}
+
+
+def queries_table(scan: FleetScan) -> None:
+    """Each log's queries run more than once (the scan's queries table), one row per query: its
+    executions, their span, each decision's outcomes and where one changed; a selected row
+    opens the log on its query's last execution."""
+    rows = scan.repeated_queries()
+    if rows.empty:
+        st.caption("No log of this scan runs a query more than once"
+                   + ("." if scan.queries is not None else " (or the scan predates its queries table: scan again)."))
+        return
+    shown = rows.assign(file=log_names(rows["file"]), span_s=(rows["span_ms"] / 1000).round(1))
+    shown = shown[list(_QUERY_SHOWN)].rename(columns=_QUERY_SHOWN)
+    event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key=state.FLEET_QUERIES)
+    picked = getattr(getattr(event, "selection", None), "rows", None) or []
+    if picked and picked[0] < len(rows):
+        row = rows.iloc[picked[0]]
+        st.session_state.pop(state.FLEET_QUERIES, None)
+        _open(pd.Series({"file": row["file"], "execution_id": row["last_execution"], "findings": ""}))
+
+
 def _open(row: pd.Series) -> None:
     path = local_path(str(row["file"]))
     if path is None:

@@ -71,6 +71,7 @@ RUNS_ONLY_CHANGED = "runs_only_changed"
 RUNS_QUERY = "runs_query"
 FLEET_PATH = "fleet_path"
 FLEET_TABLE = "fleet_table"
+FLEET_QUERIES = "fleet_queries"  # its queries table (a selection opens the query's last execution)
 #: the Fleet page's folder, kept across pages (the box's widget state is dropped on another page)
 FLEET_DIR = "_fleet_dir"
 

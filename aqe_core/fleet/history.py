@@ -31,6 +31,8 @@ LOGS_TABLE = "logs"
 LOG_COLUMNS = ["file", "size", "mtime_ms", "parts"]
 #: the table of logs found gone, written by the scan that found them so (never an empty one)
 REMOVED_TABLE = "removed"
+#: the table of each log's queries (:class:`~aqe_core.fleet.rows.QueryRow`)
+QUERIES_TABLE = "queries"
 REMOVED_COLUMNS = ["file"]
 #: the scan a directory's tables written before partitioning count as (sorts before any real one)
 UNPARTITIONED_SCAN = "00000000T000000000Z"

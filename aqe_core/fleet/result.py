@@ -15,7 +15,7 @@ from typing import Callable, Mapping, Optional
 
 import pandas as pd
 
-from aqe_core.fleet.history import REMOVED_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, current_rows, without_removed
+from aqe_core.fleet.history import QUERIES_TABLE, REMOVED_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, current_rows, without_removed
 from aqe_core.opening import SourceError, read_checked_files, resolve_in_roots
 from aqe_core.views.triage import FINDINGS
 
@@ -32,6 +32,18 @@ class FleetScan:
     executions: pd.DataFrame  # the fleet now: each log's rows from the latest scan that read it
     findings: pd.DataFrame  # the same logs' findings
     history: Optional[pd.DataFrame] = None  # every scan's execution rows (column ``scan``)
+    #: each log's queries (its executions grouped by query, from its latest read); None: the
+    #: scan wrote no queries table (before issue 41) or it is empty
+    queries: Optional[pd.DataFrame] = None
+
+    def repeated_queries(self) -> pd.DataFrame:
+        """The queries run more than once (a streaming query's micro-batches, a statement run
+        again), most executions first; empty without a queries table."""
+        q = self.queries
+        if q is None or q.empty or "executions" not in q.columns:
+            return pd.DataFrame()
+        q = q[q["executions"].fillna(0) > 1]
+        return q.sort_values(["executions", "file"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
     @property
     def scans(self) -> list[str]:
@@ -109,7 +121,24 @@ def load_scan(path: str, roots: Optional[list[str]] = None) -> FleetScan:
     now = current_rows(history)
     latest = now.groupby("file")[SCAN_COLUMN].first().to_dict() if len(now) else {}
     found_now = found[found["file"].map(latest) == found[SCAN_COLUMN]].reset_index(drop=True)
-    return FleetScan(str(base), now, found_now, history)
+    return FleetScan(str(base), now, found_now, history, _queries_now(base, roots, gone, latest))
+
+
+def _queries_now(base: Path, roots: Optional[list[str]], gone: Optional[pd.DataFrame],
+                 latest: Mapping[str, str]) -> Optional[pd.DataFrame]:
+    """The queries table's rows of each log's latest read (None: no such table, or no rows)."""
+    table = base / QUERIES_TABLE
+    if not table.is_dir():
+        return None
+    try:
+        rows = without_removed(_typed(_read(table, roots), _Q_TYPES), gone)
+    except SourceError:  # (a scan of logs without SQL executions writes no part file)
+        return None
+    except Exception:  # noqa: BLE001 - a damaged queries table leaves the rest of the scan readable
+        return None
+    if rows.empty or "file" not in rows.columns:
+        return None
+    return rows[rows["file"].map(latest) == rows[SCAN_COLUMN]].reset_index(drop=True)
 
 
 def _removed(table: Path, roots: Optional[list[str]]) -> Optional[pd.DataFrame]:
@@ -124,6 +153,10 @@ _EX_TYPES = {**{c: str for c in ("file", "description", "findings", "error", "pr
              **{c: float for c in ("execution_id", "app_start_ms", "wasted_task_ms", "duration_ms", "score", "partitions_before",
                                    "partitions_after", "skew_splits")}}
 _FI_TYPES = {c: str for c in ("file", "finding", "label", "detail", "app_id", SCAN_COLUMN)}
+_Q_TYPES = {**{c: str for c in ("file", "app_id", "app_name", "query", "name", "evidence", "decisions",
+                                "change_sentences", SCAN_COLUMN)},
+            **{c: float for c in ("executions", "first_execution", "last_execution", "first_start_ms", "last_end_ms",
+                                  "span_ms", "not_final", "changes")}}
 
 
 def _typed(df: pd.DataFrame, types: Mapping[str, type]) -> pd.DataFrame:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from aqe_core.exception_text import reason_line
-from aqe_core.fleet.history import (HIDDEN_PREFIXES, LOG_COLUMNS, LOGS_TABLE, REMOVED_COLUMNS, REMOVED_TABLE, SCAN_COLUMN,
+from aqe_core.fleet.history import (HIDDEN_PREFIXES, LOG_COLUMNS, LOGS_TABLE, QUERIES_TABLE, REMOVED_COLUMNS, REMOVED_TABLE, SCAN_COLUMN,
                                     UNPARTITIONED_SCAN, Fingerprint, as_log_rows, fingerprint_local, gone_logs, join_path,
                                     known_logs, new_scan_id, without_removed)
 from aqe_core.fleet.here import EXECUTION_TYPES, FINDING_TYPES, LOG_TYPES, QUERY_TYPES, read_here, write_parquet
@@ -345,9 +345,6 @@ def _read_and_write(spark: Any, plan: _Plan, out: str, fmt: str, sid: str, prese
         sc.setLocalProperty("spark.jobGroup.id", None)
     return len(files), n_execs, n_findings, n_errors, n_queries
 
-
-#: the table of each log's queries (:class:`~aqe_core.fleet.rows.QueryRow`)
-QUERIES_TABLE = "queries"
 
 
 def _read_and_write_here(plan: _Plan, out: str, sid: str, presets: bool,

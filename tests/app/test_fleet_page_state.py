@@ -31,3 +31,24 @@ def test_the_fleet_page_keeps_its_folder_across_pages(tmp_path):
     assert not at.exception, at.exception
     assert at.text_input(key=state.FLEET_PATH).value == str(scan)
     assert [m.value for m in at.metric][:1] == ["2"]
+
+
+def test_the_fleet_page_lists_each_logs_queries_run_more_than_once(tmp_path):
+    """A scan of a real log whose queries repeat (one run 40 times, 20, 5, 2): the page reads the
+    scan's queries table and shows one row per repeated query, most executions first (issue 41)."""
+    from aqe_core.fleet.result import load_scan
+    from aqe_core.fleet.scan import run_scan
+    from tests.fleet.test_fleet_here import REPEATED
+
+    out = tmp_path / "lens-home" / "scan"
+    run_scan(None, [str(REPEATED)], str(out), presets=False)
+    repeated = load_scan(str(out), roots=[str(tmp_path)]).repeated_queries()
+    assert list(repeated["executions"][:4]) == [40, 20, 5, 2]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/fleet.py").run()
+    at.text_input(key=state.FLEET_PATH).input(str(out)).run()
+    assert not at.exception, at.exception
+    assert any(e.label == f"Queries run more than once ({len(repeated)})" for e in at.expander)
+    shown = next(df.value for df in at.dataframe if "executions" in df.value.columns and "query" in df.value.columns)
+    assert list(shown["executions"][:4]) == [40, 20, 5, 2]

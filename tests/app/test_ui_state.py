@@ -23,7 +23,7 @@ def test_key_strings_never_change():
         "RUNS_OPENED": "_runs_opened", "TRIAGE_TABLE": "triage_table",
         "GROUP_TABLE": "query_group_table", "OVERVIEW_LIST": "overview_list",
         "TRIAGE_OPENED": "_triage_opened",
-        "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "FLEET_DIR": "_fleet_dir", "VERIFY_JOBS": "verify_jobs",
+        "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "FLEET_QUERIES": "fleet_queries", "FLEET_DIR": "_fleet_dir", "VERIFY_JOBS": "verify_jobs",
         "RUNS_SAMPLE": "runs_sample", "RUNS_PATH": "runs_path", "RUNS_ONLY_CHANGED": "runs_only_changed",
         "RUNS_QUERY": "runs_query", "HOT_KEYS": "hot_keys",
     }
