@@ -101,7 +101,12 @@ class Decision:
         if self.kind == "join":
             return f"{self.key}: strategy"
         what = "partitions after AQE" if self.kind == "partitions" else "reducers split for skew"
-        return f"{_read(self.key)}: {what}"
+        return f"{self.subject}: {what}"
+
+    @property
+    def subject(self) -> str:
+        """What the decision is about: the join, or the shuffle read."""
+        return self.key if self.kind == "join" else _read(self.key)
 
     def distribution(self) -> list[tuple[Any, int]]:
         """(outcome, executions) by outcome: joins most taken first, counts in their order."""
@@ -236,6 +241,11 @@ class QueryGroup:
     not_final: int = 0
     #: executions AQE did not run in (spark.sql.adaptive.enabled=false, a Spark 3.x micro-batch)
     not_adaptive: int = 0
+    #: the name its first execution gives (``name`` adds what tells it from a group of the same name)
+    given_name: str = ""
+
+    def __post_init__(self) -> None:
+        self.given_name = self.given_name or self.name
 
     @property
     def count(self) -> int:
@@ -346,8 +356,36 @@ class QueryGrouper:
         g.add(ex)
 
     def groups(self) -> list[QueryGroup]:
-        """The groups, most executions first (then by their first execution)."""
-        return sorted(self._groups.values(), key=lambda g: -g.count)
+        """The groups, most executions first (then by their first execution), each named apart
+        from the others (:func:`named_apart`)."""
+        return named_apart(sorted(self._groups.values(), key=lambda g: -g.count))
+
+
+def named_apart(groups: list[QueryGroup]) -> list[QueryGroup]:
+    """``groups`` with a name each: where several share their first execution's description (a
+    streaming query's foreachBatch runs two statements per batch, both described by the query's
+    id), each name adds its first decision's subject ("Inner join on [k] = [k]", "read of the
+    shuffle on hashpartitioning(id)"), else its query's number among them.
+
+    >>> a, b = QueryGroup("qa", "id = 98"), QueryGroup("qb", "id = 98")
+    >>> [g.name for g in named_apart([a, b, QueryGroup("qc", "SELECT 1")])]
+    ['id = 98 (query 1 of 2 so named)', 'id = 98 (query 2 of 2 so named)', 'SELECT 1']
+    """
+    shared = Counter(g.given_name for g in groups)
+    nth: Counter = Counter()
+    for g in groups:
+        g.name = g.given_name
+        if shared[g.given_name] > 1:
+            nth[g.given_name] += 1
+            subject = next((d.subject for d in g.shown_decisions()), None)
+            g.name = (f"{g.given_name}: {subject}" if subject else
+                      f"{g.given_name} (query {nth[g.given_name]} of {shared[g.given_name]} so named)")
+    again, nth = Counter(g.name for g in groups), Counter()
+    for g in groups:
+        if again[g.name] > 1:  # (the same first decision's subject too)
+            nth[g.name] += 1
+            g.name = f"{g.name} (query {nth[g.name]} of {again[g.name]} so named)"
+    return groups
 
 
 def group_executions(summaries: Iterable[ExecutionSummary]) -> list[QueryGroup]:

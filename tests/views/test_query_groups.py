@@ -251,3 +251,21 @@ def test_a_side_s_size_is_a_shuffle_stage_s_only_through_operators_that_keep_its
     aggregated = PlanNode(1, "Sort", "Sort [k#1L ASC NULLS FIRST], false, 0", [], [
         PlanNode(2, "SortAggregate", "SortAggregate(key=[k#1L])", [], [exchange()])])
     assert _shuffle_bytes(staged, _total) == 4096 and _shuffle_bytes(aggregated, _total) is None
+
+
+def test_groups_of_the_same_name_are_named_apart_by_what_they_decide():
+    """The recorded streaming job's foreachBatch runs a stream-static join and an aggregation per
+    micro-batch, both described by the stream's id: two groups, two names, each the description
+    and the subject of its first decision; the same names from the views and the listing."""
+    from aqe_core.readers.eventlog import load
+    from aqe_core.views.execution_summary import log_summaries
+    from aqe_core.views.query_listing import QueryListing
+
+    path = next((ROOT / "tests" / "fixtures" / "eventlogs" / "streaming" / "4.3.0" / "plain").iterdir())
+    groups = group_executions(log_summaries(load(str(path))))
+    assert len(groups) == 2 and groups[0].given_name == groups[1].given_name
+    assert [g.name for g in groups] == [f"{groups[0].given_name}: read of the shuffle on hashpartitioning(id)",
+                                        f"{groups[0].given_name}: Inner join on [cast(k as bigint)] = [k]"]
+    listing = QueryListing()
+    load(str(path), hand_over=listing)
+    assert [g.name for g in listing.groups()] == [g.name for g in listing.groups()] == [g.name for g in groups]
