@@ -11,17 +11,15 @@ only from that descriptor (:mod:`aqe_core.readers.eventlog.opened`: no second lo
 symlink could redirect, regular files only). Decoding is bounded by :func:`server_limits`,
 each source by the per-source limits of the server settings (executions, plan nodes, task
 values, wall time), and all sources together by one memory budget and a number of loads at
-once (:mod:`aqe_core.readers.budget`). The CLI opens the user's own files unconfined.
+once (:mod:`aqe_core.readers.budget`). An event log past ``max_executions`` (a long-running
+application's) opens listed by query instead, each execution's view read again when asked
+(issue 41, :attr:`LoadedSource.listing`). The CLI opens the user's own files unconfined.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
-import threading
-import zlib
-from collections import Counter, OrderedDict
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +29,9 @@ from aqe_core.model.log_release import release_of
 from aqe_core.engine.results import QueryResult
 from aqe_core.engine.simulate import SimulationReport
 from aqe_core.model.capture import Capture, CaptureFormatError
-from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture
+from aqe_core.readers.capture_file import DEFAULT_MAX_CAPTURE_BYTES, load_capture, looks_like_capture, starts_like_capture
 from aqe_core.readers.eventlog import EventLogError, load
-from aqe_core.readers.budget import LoadMeter, MemoryBudget, drop_frames
+from aqe_core.readers.budget import EXEC_BYTES, NODE_BYTES, ListingMeter, LoadMeter, MemoryBudget, drop_frames
 from aqe_core.readers.load_slots import LoadSlots, Slot
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, BudgetExceeded, Limits, LimitExceeded, internal_cause
 from aqe_core.readers.eventlog.listener_events import listener_capture
@@ -41,7 +39,9 @@ from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Root
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
 from aqe_core.views.from_eventlog import carry_log_facts, view_from_execution
+from aqe_core.views.listed_queries import GROUP_BYTES, ListedQueries
 from aqe_core.views.query import QueryView
+from aqe_core.views.query_listing import QueryListing
 
 
 ProgressFn = Callable[[int, Optional[int]], None]
@@ -128,111 +128,124 @@ def server_meter(slot: Optional[Slot] = None) -> LoadMeter:
                      pause=None if slot is None else slot.checkpoint)
 
 
-def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None, owner: Optional[str] = None) -> "LoadedSource":
+def listing_meter(slot: Optional[Slot] = None) -> ListingMeter:
+    """:func:`server_meter` for a log read in listing mode: no limit on executions (that is what
+    listing passes), the others on what the reader holds, the same time limit."""
+    s = server_settings()
+    return ListingMeter(server_budget(), max_plan_nodes=s.max_plan_nodes, max_task_slots=s.max_task_slots,
+                        max_seconds=s.max_load_s, pause=None if slot is None else slot.checkpoint)
+
+
+def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None, owner: Optional[str] = None,
+                   listing: bool = True) -> "LoadedSource":
     """:func:`load_source` as the app does it: confined to the roots, bounded by the limits,
     one of ``max_concurrent_loads`` at once, charged to the server's memory budget while the
     source lives (its estimate in :attr:`LoadedSource.memory_bytes`).
 
     ``owner`` (a session's id, ``"mcp"``): one load at a time per owner, a second one waits
     for the first to end; None: no such limit. Loads share the slots by turns, so a small
-    source is not queued behind bombs (:mod:`aqe_core.readers.load_slots`)."""
+    source is not queued behind bombs (:mod:`aqe_core.readers.load_slots`).
+
+    An event log of more than ``max_executions`` executions (a long-running application's,
+    issue 41) is read again in listing mode when ``listing``: the source lists its queries
+    (:attr:`LoadedSource.listing`), each execution's view built on demand; False (the MCP
+    server, whose answers need every view): refused."""
     s = server_settings()
     roots = [str(r) for r in s.all_roots()]
     real = str(resolve_in_roots(path, roots))
     try:
         with _load_slot(s.max_concurrent_loads, s.max_load_s, owner) as slot:
-            meter = server_meter(slot)
             try:
-                src = load_source(real, progress=progress, limits=server_limits(), roots=roots, meter=meter)
-            except BaseException as exc:
-                drop_frames(exc)  # the failed load's lines and strings go before its charge does
-                meter.release()
-                raise
+                src, meter = _metered_load(real, roots, progress, server_meter(slot))
+            except SourceRefused as exc:
+                if exc.setting != "max_executions" or not listing:
+                    raise
+                src, meter = _list_instead(real, roots, progress, listing_meter(slot), exc)
     except BudgetExceeded as exc:
         raise refusal(exc) from None
+    if src.listing is not None:
+        src.listing.opener = _view_opener(real, roots)
     src.memory_bytes = meter.hold_until_freed(src)
     return src
+
+
+def _metered_load(real: str, roots: list[str], progress: Optional[ProgressFn], meter: LoadMeter,
+                  **kw: Any) -> tuple["LoadedSource", LoadMeter]:
+    """:func:`load_source` on the server; a failed load's charge given back at once."""
+    try:
+        return load_source(real, progress=progress, limits=server_limits(), roots=roots, meter=meter, **kw), meter
+    except BaseException as exc:
+        drop_frames(exc)  # the failed load's lines and strings go before its charge does
+        meter.release()
+        raise
+
+
+def _list_instead(real: str, roots: list[str], progress: Optional[ProgressFn], meter: ListingMeter,
+                  first: "SourceRefused") -> tuple["LoadedSource", LoadMeter]:
+    """The log ``first`` refused for its executions, listed by query; a refusal of the listing
+    says the app tried (a capture is not listed: ``first`` stands)."""
+    try:
+        return _metered_load(real, roots, progress, meter, listing=True)
+    except _NotListed:
+        raise first from None
+    except SourceRefused as exc:
+        raise SourceRefused(f"refused: this log holds more than {server_settings().max_executions:,} SQL executions,"
+                            f" so the app lists its queries instead, and listing it stopped: {exc.reason}; the limit"
+                            f" is {exc.setting} in server.toml{_CLI_HINT}", exc.transient, exc.setting, exc.reason) from None
+
+
+def _view_opener(real: str, roots: list[str]) -> Callable[..., Optional[QueryView]]:
+    """How a listed source opens one execution (:class:`ListedQueries`): the log read again in
+    listing mode on the server, that execution's view kept and charged while it lives."""
+    def open_view(eid: str, progress: Optional[ProgressFn] = None, owner: Optional[str] = None) -> Optional[QueryView]:
+        s = server_settings()
+        try:
+            with _load_slot(s.max_concurrent_loads, s.max_load_s, owner) as slot:
+                one, meter = _metered_load(real, roots, progress, listing_meter(slot), execution=eid)
+            view = one.views[0] if one.views else None
+            if view is None:
+                meter.release()
+                return None
+            try:
+                meter.settle(view_bytes(view))  # (the reader gave back what it read; the view stays)
+            except BudgetExceeded:
+                meter.release()
+                raise
+        except BudgetExceeded as exc:
+            raise refusal(exc) from None
+        meter.hold_until_freed(view)
+        return view
+    return open_view
+
+
+def view_bytes(view: QueryView) -> int:
+    """A view's estimate in the budget's terms: an execution and its plans' nodes."""
+    plans = (view.initial_plan, *view.plan_versions, view.final_plan)
+    return EXEC_BYTES + NODE_BYTES * sum(sum(1 for _ in p.walk()) for p in plans if p is not None)
 
 
 class SourceRefused(SourceError):
     """A server limit refused the source; ``transient``: other loads held the server (the same
     source may open later), else the source itself is past the limit."""
 
-    def __init__(self, message: str, transient: bool = False):
+    def __init__(self, message: str, transient: bool = False, setting: str = "", reason: str = ""):
         super().__init__(message)
-        self.transient = transient
+        self.transient, self.setting, self.reason = transient, setting, reason
+
+
+class _NotListed(SourceError):
+    """Listing mode asked of a source that is not an event log (a capture)."""
+
+
+_CLI_HINT = ("; a long-running application's log lists its queries in flat memory with `python -m aqe_core"
+             " inspect LOG --queries`, and one execution opens with `python -m aqe_core explain LOG --execution N`")
 
 
 def refusal(exc: BudgetExceeded) -> SourceRefused:
     """The one line shown for a source a server limit stopped, naming the setting."""
     where = "" if exc.setting.startswith("--") else " in server.toml"  # (the CLI's --budget)
-    more = ("; a long-running application's log lists its queries in flat memory with `python -m aqe_core"
-            " inspect LOG --queries`, and one execution opens with `python -m aqe_core explain LOG --execution N`"
-            if exc.setting == "max_executions" else "")
-    return SourceRefused(f"refused: {exc}; the limit is {exc.setting}{where}{more}", exc.transient)
-
-
-def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
-    """What identifies a source's bytes, cheaply: sha256 over each file's size, mtime and its
-    first and last ``edge`` bytes (a rolling directory: every part's name, size and mtime).
-    Reads at most ``2 * edge`` bytes of a file, so a refused source is known again at once;
-    never blocks (a FIFO or device is opened non-blocking and not read)."""
-    h = hashlib.sha256()
-    if os.path.isdir(path):
-        for rel, size, mtime in _dir_parts(path):
-            h.update(f"{rel}\0{size}\0{mtime}\n".encode())
-        return "dir:" + h.hexdigest()
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as fh:
-        st_ = os.fstat(fd)
-        h.update(f"{st_.st_mode}\0{st_.st_size}\0{st_.st_mtime_ns}\0".encode())
-        if not stat.S_ISREG(st_.st_mode):
-            return "other:" + h.hexdigest()
-        h.update(fh.read(edge))
-        if st_.st_size > edge:
-            fh.seek(max(edge, st_.st_size - edge))
-            h.update(fh.read(edge))
-    return "file:" + h.hexdigest()
-
-
-#: the parts of rolling directories listed lately, by the folder's identity and mtime
-_DIR_PARTS: "OrderedDict[tuple[str, int, int, int], list[tuple[str, int, int]]]" = OrderedDict()
-_DIR_PARTS_MAX = 64
-_DIR_PARTS_LOCK = threading.Lock()
-
-
-def _dir_parts(path: str) -> list[tuple[str, int, int]]:
-    """(relative name, size, mtime) of every file under ``path``, names sorted per folder. A flat
-    folder (a rolling event log) is listed again only when its own mtime changes (a part added
-    or removed); in between only its newest part, the one Spark appends to, is looked at again.
-    Every page switch asks for the fingerprint: 90,001 parts took 1.2 s to list each time."""
-    st_ = os.stat(path)
-    key = (path, st_.st_dev, st_.st_ino, st_.st_mtime_ns)
-    with _DIR_PARTS_LOCK:
-        parts = _DIR_PARTS.get(key)
-    if parts is not None and parts:
-        latest = max(p[2] for p in parts)  # (parts written in the same clock tick share it)
-        parts = list(parts)
-        for i, (rel, _size, mtime) in enumerate(parts):
-            if mtime == latest:
-                now = os.stat(os.path.join(path, rel))
-                parts[i] = (rel, now.st_size, now.st_mtime_ns)
-    else:
-        parts, flat = [], True
-        for root, dirs, files in os.walk(path):
-            flat = flat and not dirs
-            for f in sorted(files):
-                full = os.path.join(root, f)
-                fst = os.stat(full)
-                parts.append((os.path.relpath(full, path), fst.st_size, fst.st_mtime_ns))
-        if not flat:
-            return parts
-    with _DIR_PARTS_LOCK:
-        _DIR_PARTS[key] = parts
-        _DIR_PARTS.move_to_end(key)
-        while len(_DIR_PARTS) > _DIR_PARTS_MAX:
-            _DIR_PARTS.popitem(last=False)
-    return parts
+    more = _CLI_HINT if exc.setting == "max_executions" else ""
+    return SourceRefused(f"refused: {exc}; the limit is {exc.setting}{where}{more}", exc.transient, exc.setting, str(exc))
 
 
 def read_checked_files(folder: "str | os.PathLike[str]", suffix: str, read: Callable[[BinaryIO], T],
@@ -283,8 +296,15 @@ class LoadedSource:
     #: ``plans=False`` only: the replay behind each exact view, by query id (the fleet scan
     #: compares every preset with it instead of replaying what Spark did again)
     replays: dict[str, QueryResult] = field(default_factory=dict)
+    #: a log of more than ``max_executions`` executions: its queries listed, ``views`` empty, each
+    #: execution's view built when asked (issue 41; :func:`open_on_server`)
+    listing: Optional[ListedQueries] = None
 
     def view(self, query_id: str) -> Optional[QueryView]:
+        """The view of execution ``query_id``; a listed source reads it from the log again (slow
+        on a long log; raises :class:`SourceError` when the server refuses that read)."""
+        if self.listing is not None:
+            return self.listing.view(str(query_id))
         return next((v for v in self.views if v.query_id == str(query_id)), None)
 
 
@@ -333,37 +353,12 @@ def default_sample() -> Optional[Sample]:
     return samples[0] if samples else None
 
 
-def _looks_like_capture(path: Path) -> bool:
-    """A capture starts (after gzip, if any) with a JSON object naming its format; only the
-    first 4 KiB are decoded, so this is cheap and bounded whatever the file holds."""
-    if not path.is_file():
-        return False
-    with open(path, "rb") as fh:
-        return _starts_like_capture(fh)
-
-
-def _starts_like_capture(fh: BinaryIO) -> bool:
-    """:func:`_looks_like_capture` on an open binary file (read from its current position)."""
-    head = fh.read(4096)
-    if head[:2] == b"\x1f\x8b":
-        d = zlib.decompressobj(wbits=31)
-        try:
-            out = d.decompress(head, 4096)
-            while len(out) < 4096 and not d.eof:
-                more = fh.read(4096)
-                if not more and not d.unconsumed_tail:
-                    break
-                out += d.decompress(d.unconsumed_tail + more, 4096 - len(out))
-        except zlib.error:
-            return False
-        head = out
-    return head.lstrip().startswith(b"{") and b'"aqe-lens-capture"' in head
-
-
 def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Optional[Limits] = None,
                 roots: Optional[Sequence[str]] = None, meter: Optional[LoadMeter] = None,
-                plans: bool = True, execution: Optional[str] = None) -> LoadedSource:
+                plans: bool = True, execution: Optional[str] = None, listing: bool = False) -> LoadedSource:
     """Open an event log or a capture and build its views. Raises only :class:`SourceError`.
+    ``listing``: an event log's queries only (:attr:`LoadedSource.listing`, no views), read in
+    listing mode in flat memory.
     ``execution``: an event log's one execution (its id): the log is read in listing mode, that
     execution's view built as it leaves the reader and every other forgotten, so one batch of a
     log of a million opens in flat memory (issue 41).
@@ -375,7 +370,7 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
     (:func:`aqe_core.views.from_eventlog.view_from_execution`), exact views with only the first
     and last plan AQE posted, and the replays behind exact views kept (``replays``)."""
     try:
-        return _load_source(path, progress, limits, roots, meter, plans, execution)
+        return _load_source(path, progress, limits, roots, meter, plans, execution, listing)
     except SourceError:
         raise
     except BudgetExceeded as exc:
@@ -387,7 +382,7 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
 
 def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Limits],
                  roots: Optional[Sequence[str]], meter: Optional[LoadMeter], plans: bool = True,
-                 execution: Optional[str] = None) -> LoadedSource:
+                 execution: Optional[str] = None, listing: bool = False) -> LoadedSource:
     p = resolve_in_roots(path, roots) if roots is not None else Path(path)
     if roots is None and not p.exists():
         raise SourceError(f"no such file or directory: {path}")
@@ -396,10 +391,13 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     except EventLogError as exc:
         raise SourceError(str(exc)) from None
     try:
-        is_capture = not node.is_dir and _starts_like_capture(node.reader())
+        is_capture = not node.is_dir and starts_like_capture(node.reader())
     except OSError as exc:
         node.close()
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
+    if is_capture and listing:
+        node.close()
+        raise _NotListed("a capture is not listed")
     if is_capture:
         try:
             return _metered_capture(_open_capture(node, limits, keep_replays=not plans, meter=meter), meter)
@@ -410,9 +408,10 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
             limits = Limits(max_line_bytes=budget_line_bytes(meter.budget.limit))
         meter.reserve(2 * limits.max_line_bytes)  # the line in hand and its parse, beside the counts
     one = _OneExecution(execution, plans) if execution is not None else None
+    lister = QueryListing() if listing and one is None else None
     try:
         log = load(node, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
-                   limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=one)
+                   limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=_handing(one, lister, meter))
     except BudgetExceeded:
         raise
     except LimitExceeded as exc:
@@ -428,6 +427,8 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     engines = Counter(v.engine for v in views if v.engine)  # (a vendor runtime or native engine: engine_view)
     label = (f"{log.application.name or p.name} ({log.application.id or '?'}), {release.label}"
              + (f", run by {engines.most_common(1)[0][0]}" if engines else ""))
+    if lister is not None:
+        return _listed(lister, log, str(p), label, release.apache, limits, roots)
     exact = listener_capture(log, versions=plans)
     if meter is not None:
         meter.check_time()
@@ -446,6 +447,38 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     return LoadedSource("eventlog", label, str(p), release.apache, views, warnings=list(log.warnings), notes=notes,
                         app_id=log.application.id, app_name=log.application.name,
                         app_start_ms=log.application.start_time, incomplete=list(log.cut), replays=replays)
+
+
+def _handing(one: Optional["_OneExecution"], lister: Optional[QueryListing], meter: Optional[LoadMeter]) -> Any:
+    """The listing reader's sink (``one`` or ``lister``; None: not listing), charging ``meter`` for
+    good :data:`GROUP_BYTES` a query group the listing makes (a log of a million distinct queries
+    is stopped by the budget; an execution's id is in what :class:`ListingMeter` keeps of it)."""
+    sink = one or lister
+    if lister is None or meter is None:
+        return sink
+
+    def hand(log: Any, ex: Any, floor: Optional[int]) -> None:
+        groups = len(lister.grouper)
+        lister(log, ex, floor)
+        if len(lister.grouper) > groups:
+            meter.keep(GROUP_BYTES * (len(lister.grouper) - groups))
+    return hand
+
+
+def _listed(lister: QueryListing, log: Any, path: str, label: str, spark: Optional[str], limits: Optional[Limits],
+            roots: Optional[Sequence[str]]) -> LoadedSource:
+    """A listed log's source: its groups, no views; an execution opens with ``limits`` and ``roots``
+    and no meter (:func:`open_on_server` puts a metered opener in)."""
+    groups = lister.groups()
+    label += f"; listed by query: {lister.executions:,} SQL executions of {len(groups):,} queries"
+
+    def open_view(eid: str, progress: Optional[ProgressFn] = None, owner: Optional[str] = None) -> Optional[QueryView]:
+        one = load_source(path, progress=progress, limits=limits, roots=roots, execution=eid)
+        return one.views[0] if one.views else None
+    return LoadedSource("eventlog", label, path, spark, [], warnings=list(log.warnings), notes=list(log.notes),
+                        app_id=log.application.id, app_name=log.application.name,
+                        app_start_ms=log.application.start_time, incomplete=list(log.cut),
+                        listing=ListedQueries(groups, lister.executions, open_view))
 
 
 class _OneExecution:
@@ -529,7 +562,7 @@ def load_exact(path: str) -> Capture:
     if not p.exists():
         raise SourceError(f"no such file or directory: {path}")
     try:
-        if _looks_like_capture(p):
+        if looks_like_capture(p):
             return load_capture(str(p))
         log = load(str(p))
     except CaptureFormatError as exc:

@@ -1,8 +1,12 @@
 """Loaded sources a server keeps (the app's sessions share one cache, the MCP server has its
 own), bounded by their estimated size, and the sources that could not be opened, remembered so
-they are not read again on every rerun or tool call."""
+they are not read again on every rerun or tool call; a source's key is its path and
+:func:`content_fingerprint`."""
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -128,3 +132,66 @@ class SourceCache(Generic[S]):
         with self._lock:
             if self._loading.get(key) is lock and not lock.locked():
                 del self._loading[key]
+
+
+def content_fingerprint(path: str, edge: int = 64 * 1024) -> str:
+    """What identifies a source's bytes, cheaply: sha256 over each file's size, mtime and its
+    first and last ``edge`` bytes (a rolling directory: every part's name, size and mtime).
+    Reads at most ``2 * edge`` bytes of a file, so a refused source is known again at once;
+    never blocks (a FIFO or device is opened non-blocking and not read)."""
+    h = hashlib.sha256()
+    if os.path.isdir(path):
+        for rel, size, mtime in _dir_parts(path):
+            h.update(f"{rel}\0{size}\0{mtime}\n".encode())
+        return "dir:" + h.hexdigest()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        st_ = os.fstat(fd)
+        h.update(f"{st_.st_mode}\0{st_.st_size}\0{st_.st_mtime_ns}\0".encode())
+        if not stat.S_ISREG(st_.st_mode):
+            return "other:" + h.hexdigest()
+        h.update(fh.read(edge))
+        if st_.st_size > edge:
+            fh.seek(max(edge, st_.st_size - edge))
+            h.update(fh.read(edge))
+    return "file:" + h.hexdigest()
+
+
+#: the parts of rolling directories listed lately, by the folder's identity and mtime
+_DIR_PARTS: "OrderedDict[tuple[str, int, int, int], list[tuple[str, int, int]]]" = OrderedDict()
+_DIR_PARTS_MAX = 64
+_DIR_PARTS_LOCK = threading.Lock()
+
+
+def _dir_parts(path: str) -> list[tuple[str, int, int]]:
+    """(relative name, size, mtime) of every file under ``path``, names sorted per folder. A flat
+    folder (a rolling event log) is listed again only when its own mtime changes (a part added
+    or removed); in between only its newest part, the one Spark appends to, is looked at again.
+    Every page switch asks for the fingerprint: 90,001 parts took 1.2 s to list each time."""
+    st_ = os.stat(path)
+    key = (path, st_.st_dev, st_.st_ino, st_.st_mtime_ns)
+    with _DIR_PARTS_LOCK:
+        parts = _DIR_PARTS.get(key)
+    if parts is not None and parts:
+        latest = max(p[2] for p in parts)  # (parts written in the same clock tick share it)
+        parts = list(parts)
+        for i, (rel, _size, mtime) in enumerate(parts):
+            if mtime == latest:
+                now = os.stat(os.path.join(path, rel))
+                parts[i] = (rel, now.st_size, now.st_mtime_ns)
+    else:
+        parts, flat = [], True
+        for root, dirs, files in os.walk(path):
+            flat = flat and not dirs
+            for f in sorted(files):
+                full = os.path.join(root, f)
+                fst = os.stat(full)
+                parts.append((os.path.relpath(full, path), fst.st_size, fst.st_mtime_ns))
+        if not flat:
+            return parts
+    with _DIR_PARTS_LOCK:
+        _DIR_PARTS[key] = parts
+        _DIR_PARTS.move_to_end(key)
+        while len(_DIR_PARTS) > _DIR_PARTS_MAX:
+            _DIR_PARTS.popitem(last=False)
+    return parts

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import frame, state
+from ui.listed_source import listed_overview
 from ui.query_groups import grouped_overview
 from ui.trace import decision_trace
 from ui.triage import open_row
@@ -16,17 +17,20 @@ st.title("AQE Lens")
 if src is None:
     st.stop()
 st.caption(md_text(src.label))
-search, found = st.columns([2, 3])
-text = search.text_input("Search", key="triage_search", placeholder="description, SQL, outcome ... e.g. skew")
-chosen = found.multiselect("Findings", list(FINDINGS), format_func=lambda f: FINDINGS[f][0], key="triage_findings")
-rows = triage(src.views, text, chosen)
-if not grouped_overview(src, rows):  # a source whose queries repeat: one row per query, if chosen
-    open_row(st.session_state.get(state.TRIAGE_TABLE), rows, src.path, [v.query_id for v in src.views])  # a row picked: open it before drawing the rest
-    st.caption(f"{len(rows)} of {len(src.views)} SQL executions, ranked by what AQE did and what it cost;"
-               " select a row to open it on the page that shows its finding.")
-    with st.container(key="executions"):
-        st.dataframe(pd.DataFrame([r.to_dict() for r in rows]), hide_index=True, width="stretch",
-                     on_select="rerun", selection_mode="single-row", key=state.TRIAGE_TABLE)
+if src.listing is not None:  # a log past max_executions: its queries, each execution opened on demand
+    listed_overview(src)
+else:
+    search, found = st.columns([2, 3])
+    text = search.text_input("Search", key="triage_search", placeholder="description, SQL, outcome ... e.g. skew")
+    chosen = found.multiselect("Findings", list(FINDINGS), format_func=lambda f: FINDINGS[f][0], key="triage_findings")
+    rows = triage(src.views, text, chosen)
+    if not grouped_overview(src, rows):  # a source whose queries repeat: one row per query, if chosen
+        open_row(st.session_state.get(state.TRIAGE_TABLE), rows, src.path, [v.query_id for v in src.views])  # a row picked: open it before drawing the rest
+        st.caption(f"{len(rows)} of {len(src.views)} SQL executions, ranked by what AQE did and what it cost;"
+                   " select a row to open it on the page that shows its finding.")
+        with st.container(key="executions"):
+            st.dataframe(pd.DataFrame([r.to_dict() for r in rows]), hide_index=True, width="stretch",
+                         on_select="rerun", selection_mode="single-row", key=state.TRIAGE_TABLE)
 if view is not None:
     st.subheader(f"Query {md_text(view.query_id)}: {md_text(view.description, 100)}")
     c1, c2, c3 = st.columns(3)

@@ -19,11 +19,12 @@ from aqe_core.server_settings import SettingsError, lens_home, server_settings
 from aqe_core.storage import remove_interrupted_saves
 from aqe_core.share import ShareError, load_view_state, upload_path
 from aqe_core.opening import (
-    LoadedSource, SourceError, content_fingerprint, default_sample, internal_cause, open_on_server, resolve_in_roots,
+    LoadedSource, SourceError, default_sample, internal_cause, open_on_server, resolve_in_roots,
     sample_sources, server_budget,
 )
 from ui import state
-from aqe_core.source_cache import SourceCache
+from ui.listed_source import pick_listed
+from aqe_core.source_cache import SourceCache, content_fingerprint
 from ui.state import set_source as _set_source
 
 @st.cache_resource(show_spinner=False)
@@ -345,7 +346,10 @@ def pick_query(src: LoadedSource, where: Any) -> Optional[QueryView]:
     container of the sidebar, see :func:`current`). It lists every execution, those AQE did not
     apply to too (labelled "no AQE"): a query the Overview's row opens must be one the picker can
     show, or the picker resets it, the row sets it again, and the page reruns forever (issue 38).
-    It starts on the first query with an adaptive read."""
+    It starts on the first query with an adaptive read. A log listed by query (more executions
+    than the server keeps, issue 41) has a picker of its own (:func:`ui.listed_source.pick_listed`)."""
+    if src.listing is not None:
+        return pick_listed(src, where, _session_id())
     views = src.views
     if not views:
         where.warning("This source holds no SQL executions.")

@@ -49,6 +49,12 @@ def _executions_table(src: LoadedSource, group: QueryGroup, rows: list) -> None:
 
 
 def _group(src: LoadedSource, group: QueryGroup, rows: list) -> None:
+    group_decisions(group)
+    _executions_table(src, group, rows)
+
+
+def group_decisions(group: QueryGroup) -> None:
+    """A group's name, count and span, each decision's outcomes and where one changed."""
     span = group.span_text()
     st.markdown(f"**{md_text(group.name, 100)}**: {group.count:,} executions" + (f" over {span}" if span else ""))
     for d in group.shown_decisions():
@@ -59,7 +65,6 @@ def _group(src: LoadedSource, group: QueryGroup, rows: list) -> None:
                          expanded=any(c.kind == "join" for c in changes)):
             for c in changes:
                 st.write(f"- {md_text(c.sentence)}")
-    _executions_table(src, group, rows)
 
 
 def grouped_overview(src: LoadedSource, rows: list) -> bool:

@@ -47,6 +47,13 @@ TRIAGE_OPENED = "_triage_opened"
 RUNS_OPENED = "_runs_opened"
 #: the Overview's query-groups table (its selection lists a group's executions)
 GROUP_TABLE = "query_group_table"
+#: a listed source's (issue 41) query table on the Overview, and its sidebar picker's widgets
+LISTED_TABLE = "listed_query_table"
+LISTED_GROUP = "listed_group"
+LISTED_POSITION = "listed_position"
+LISTED_ROW_POSITION = "listed_row_position"  # (the Overview's, per query)
+#: the execution id the listed picker's widgets were last set to (from a pick, a link or a row)
+LISTED_SYNCED = "_listed_synced"
 #: the Overview's list choice ("Queries" | "Executions"), per source (:func:`overview_list_key`)
 OVERVIEW_LIST = "overview_list"
 #: the query stages clicked open in the plans: ``{"context": (source, query, version), side: {head path}}``
@@ -93,6 +100,11 @@ def query_pick_key(source_path: str) -> str:
 def overview_list_key(source_path: str) -> str:
     """The Overview's Queries / Executions choice for one source (each source starts on its default)."""
     return f"{OVERVIEW_LIST}-{zlib.crc32(source_path.encode('utf-8', 'replace')):08x}"
+
+
+def listed_key(name: str, source_path: str) -> str:
+    """A listed source's widget ``name`` (:data:`LISTED_GROUP`, ...) for one source."""
+    return f"{name}-{zlib.crc32(source_path.encode('utf-8', 'replace')):08x}"
 
 
 def group_executions_key(query: str) -> str:

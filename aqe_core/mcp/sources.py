@@ -16,10 +16,10 @@ from typing import Optional
 
 from aqe_core.advise.fixes import prepare_fixes
 from aqe_core.opening import (
-    LoadedSource, SourceError, content_fingerprint, open_on_server, resolve_in_roots, server_budget,
+    LoadedSource, SourceError, open_on_server, resolve_in_roots, server_budget,
 )
 from aqe_core.server_settings import server_settings
-from aqe_core.source_cache import SourceCache
+from aqe_core.source_cache import SourceCache, content_fingerprint
 from aqe_core.views.triage import ranked_views
 
 __all__ = ["Opened", "SourceStore"]
@@ -70,7 +70,9 @@ class SourceStore:
 
         def load() -> Opened:
             start = time.perf_counter()
-            src = open_on_server(real, owner="mcp")  # one server, one user: its loads one at a time
+            # one server, one user: its loads one at a time; a log past max_executions is refused, not
+            # listed (the tools answer from every view)
+            src = open_on_server(real, owner="mcp", listing=False)
             # the application's replays for recommend, made once with the read, top-ranked queries first;
             # frozen meanwhile so that their collections do not walk the log's objects (2.2 s -> 1.3 s
             # on bench_mcp's 472 MB log); _settle collects after

@@ -140,6 +140,7 @@ class LoadMeter:
         self.used = 0  # estimated bytes of what was read
         self.held = 0  # bytes taken from the budget (used, rounded up to a step)
         self.reserved = 0  # bytes taken for the load's passing work only (see reserve)
+        self.peak = 0  # the most taken from the budget at once (held)
         self._closed = False
 
     def execution(self, eid: Optional[int] = None) -> None:
@@ -197,9 +198,25 @@ class LoadMeter:
             if self.budget is not None:
                 self.budget.take(more, self.held + self.reserved)
             self.held += more
+            self.peak = max(self.peak, self.held)
 
     def forget(self, eid: int) -> None:
         """Execution ``eid`` left the reader (listing mode): see :class:`ListingMeter`."""
+
+    def settle(self, n: int) -> None:
+        """What the loaded object keeps is about ``n`` bytes: charge that from now on, giving back
+        the rest (a view opened alone from a listed log: the reader forgot everything else)."""
+        self.used = 0
+        self._use(n)
+        spare = self.held - max(self.used, _STEP)
+        if spare > 0 and not self._closed:
+            self.held -= spare
+            if self.budget is not None:
+                self.budget.give(spare)
+
+    def keep(self, n: int) -> None:
+        """``n`` bytes the load keeps for good whatever execution leaves (a listing's query groups)."""
+        self._use(n)
 
     def release(self) -> None:
         """Give the whole charge back (a failed load)."""

@@ -143,3 +143,30 @@ def load_capture(source: "PathLike | bytes | io.IOBase | BinaryIO", *, max_bytes
         return _parse(_read_limited(source, max_bytes, max_seconds, checkpoint))
     with open(source, "rb") as fh:
         return _parse(_read_limited(fh, max_bytes, max_seconds, checkpoint))
+
+
+def looks_like_capture(path: Path) -> bool:
+    """A capture starts (after gzip, if any) with a JSON object naming its format; only the
+    first 4 KiB are decoded, so this is cheap and bounded whatever the file holds."""
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        return starts_like_capture(fh)
+
+
+def starts_like_capture(fh: BinaryIO) -> bool:
+    """:func:`looks_like_capture` on an open binary file (read from its current position)."""
+    head = fh.read(4096)
+    if head[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out = d.decompress(head, 4096)
+            while len(out) < 4096 and not d.eof:
+                more = fh.read(4096)
+                if not more and not d.unconsumed_tail:
+                    break
+                out += d.decompress(d.unconsumed_tail + more, 4096 - len(out))
+        except zlib.error:
+            return False
+        head = out
+    return head.lstrip().startswith(b"{") and b'"aqe-lens-capture"' in head

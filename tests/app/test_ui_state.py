@@ -26,6 +26,9 @@ def test_key_strings_never_change():
         "FLEET_PATH": "fleet_path", "FLEET_TABLE": "fleet_table", "FLEET_QUERIES": "fleet_queries", "FLEET_DIR": "_fleet_dir", "VERIFY_JOBS": "verify_jobs",
         "RUNS_SAMPLE": "runs_sample", "RUNS_PATH": "runs_path", "RUNS_ONLY_CHANGED": "runs_only_changed",
         "RUNS_QUERY": "runs_query", "HOT_KEYS": "hot_keys",
+        "LISTED_TABLE": "listed_query_table", "LISTED_GROUP": "listed_group", "LISTED_POSITION": "listed_position",
+        "LISTED_ROW_POSITION": "listed_row_position",
+        "LISTED_SYNCED": "_listed_synced",
     }
     assert state.opened_key("0123456789ab") == "_opened_0123456789ab"
     assert state.DEFAULT_COMPARE_PRESETS == ["actual", "spark-3.0.1-defaults", "spark-4.x-defaults"]

@@ -7,7 +7,7 @@ import os
 import time
 
 from aqe_core import opening
-from aqe_core.opening import content_fingerprint
+from aqe_core.source_cache import content_fingerprint
 
 
 def test_a_rolling_folder_is_listed_once_and_its_growth_still_seen(tmp_path, monkeypatch):
