@@ -26,6 +26,7 @@ without holding a million views.
 """
 from __future__ import annotations
 
+import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -344,15 +345,29 @@ class QueryGroup:
                 "changes": [c.sentence for c in self.changes()]}
 
 
+#: the first line of an unnamed streaming query's micro-batch description: StreamExecution
+#: .getBatchDescriptionString writes the query's name (empty without queryName), then "id = <uuid>"
+_UNNAMED = re.compile(r"id = ([0-9a-fA-F-]{8,})")
+
+
 def _name(ex: ExecutionSummary) -> str:
     """A group's name: its first execution's description; a streaming query's name (the first
     line of a micro-batch's description) and the batch it starts at.
 
+    A query the job did not name (``queryName``) starts its description with its id: it is named
+    by the id's first eight characters, so names fit a column.
+
     >>> _name(ExecutionSummary("8", "rows\\nid = e43d\\nrunId = cb52\\nbatch = 0", "q", 0))
     'rows (streaming query, from batch 0)'
+    >>> _name(ExecutionSummary("8", "\\nid = 986ef544-7937-4855-8a8b-703b286bc450\\nrunId = 31\\nbatch = 3", "q", 3))
+    'streaming query 986ef544 (from batch 3)'
     """
     if ex.batch is not None:
-        return f"{ex.description.splitlines()[0].strip() or 'a streaming query'} (streaming query, from batch {_n(ex.batch)})"
+        lines = [x.strip() for x in ex.description.splitlines() if x.strip()]
+        unnamed = _UNNAMED.fullmatch(lines[0]) if lines else None
+        if unnamed is not None or not lines:
+            return f"streaming query {unnamed.group(1)[:8] if unnamed else ''} (from batch {_n(ex.batch)})".replace("  ", " ")
+        return f"{lines[0]} (streaming query, from batch {_n(ex.batch)})"
     return ex.description.replace("\n", " ")[:120]
 
 
