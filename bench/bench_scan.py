@@ -222,7 +222,9 @@ def phases(paths: list[str], rounds: int) -> int:
     lines through ``json.loads``), the reader's load, the views (:func:`view_from_execution`,
     ``plans=False``), the rows (triage, findings, what each preset would change), the query rows,
     and ``scan_file`` whole (about the sum of the four before it); process CPU seconds, the logs
-    in turn ``rounds`` times, so a drifting machine moves every part alike."""
+    in turn ``rounds`` times, so a drifting machine moves every part alike. The parts are a plain
+    event log's: a listener's exact executions (their capture read, replayed) are in ``scan_file``
+    alone."""
     import json
 
     from aqe_core.fleet import rows as R
