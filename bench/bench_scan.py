@@ -6,6 +6,7 @@
     python -m bench.bench_scan --like LOG --sizes 8,16,32      # copies of one recorded log
     python -m bench.bench_scan --log-mb 30 --sizes 12 --cli 3  # the scan command as a process beside json.loads
     python -m bench.bench_scan --log-mb 30 --sizes 12 --cli 3 --spark  # the same, read in a Spark job
+    python -m bench.bench_scan --log-mb 30 --sizes 12 --phases 2  # where a scan's CPU goes, beside json.loads
 
 1. Generates ``max(sizes)`` event logs from the real sample logs in ``sample_logs/eventlogs``:
    each log's events (decoded with our own reader's codecs) get a new application id, and are
@@ -212,6 +213,62 @@ def cli_vs_json(paths: list[str], raw: list[float], master: str, work: Path, rou
     return 0
 
 
+#: the parts of a scan task's work per log (:func:`aqe_core.fleet.rows.scan_file`), in its order
+PHASES = ("json.loads", "reader", "views", "rows", "queries", "scan_file")
+
+
+def phases(paths: list[str], rounds: int) -> int:
+    """Where a scan's CPU goes: per log, on one core, in one process, the parse floor (the log's
+    lines through ``json.loads``), the reader's load, the views (:func:`view_from_execution`,
+    ``plans=False``), the rows (triage, findings, what each preset would change), the query rows,
+    and ``scan_file`` whole (about the sum of the four before it); process CPU seconds, the logs
+    in turn ``rounds`` times, so a drifting machine moves every part alike. The parts are a plain
+    event log's: a listener's exact executions (their capture read, replayed) are in ``scan_file``
+    alone."""
+    import json
+
+    from aqe_core.fleet import rows as R
+    from aqe_core.opening import LoadedSource, scan_limits
+    from aqe_core.readers.eventlog import load
+    from aqe_core.views.from_eventlog import view_from_execution
+    from tools.generate_eventlogs import _events_of
+
+    cpu = dict.fromkeys(PHASES, 0.0)
+    for _ in range(rounds):
+        for p in paths:
+            lines = _events_of(Path(p))
+            c = time.process_time()
+            for ln in lines:
+                json.loads(ln)
+            c = _lap(cpu, "json.loads", c)
+            with R._fewer_collections():
+                log = load(p, limits=scan_limits())
+                c = _lap(cpu, "reader", c)
+                views = [view_from_execution(log, ex, plans=False) for ex in log.executions_by_id()]
+                c = _lap(cpu, "views", c)
+                src = LoadedSource("eventlog", "", p, None, views, app_id=log.application.id)
+                confs: dict = {}
+                for v in views:
+                    R._row(p, src, v, True, confs)
+                c = _lap(cpu, "rows", c)
+                R.query_rows(p, src)
+                c = _lap(cpu, "queries", c)
+            del log, views, src
+            R.scan_file(p, queries=[])
+            _lap(cpu, "scan_file", c)
+    floor = cpu["json.loads"]
+    print(f"{len(paths)} logs x {rounds} rounds, one core, CPU seconds (x json.loads): "
+          + ", ".join(f"{k} {v:.2f} ({v / floor:.2f}x)" for k, v in cpu.items())
+          + f"; load average (1 min) at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    return 0
+
+
+def _lap(cpu: dict[str, float], phase: str, since: float) -> float:
+    now = time.process_time()
+    cpu[phase] += now - since
+    return now
+
+
 def _children_cpu() -> float:
     import resource
 
@@ -235,6 +292,9 @@ def main() -> int:
                          " json.loads pass over their lines, ROUNDS rounds A B A B (issue 41: >= 0.5x)")
     ap.add_argument("--spark", action="store_true",
                     help="with --cli: the scan as a Spark job on a local master too (scan --spark)")
+    ap.add_argument("--phases", type=int, default=0, metavar="ROUNDS",
+                    help="instead: where a scan's CPU goes per log (reader, views, rows, query rows) beside json.loads,"
+                         " one core, the logs in turn ROUNDS times")
     opts = ap.parse_args()
     sizes = sorted(int(s) for s in opts.sizes.split(","))
 
@@ -246,6 +306,8 @@ def main() -> int:
         mb = [os.path.getsize(p) / 1e6 for p in paths]
         print(f"generated {len(paths)} logs ({sum(mb):.1f} MB on disk, {sum(raw):.1f} MB uncompressed) in "
               f"{time.perf_counter() - t:.1f} s", file=sys.stderr)
+        if opts.phases:
+            return phases(paths[:sizes[-1]], opts.phases)
         if opts.cli:
             return cli_vs_json(paths[:sizes[-1]], raw, opts.master, work, opts.cli, ("--spark",) if opts.spark else ())
         return _measure(paths, mb, raw, sizes, opts.master, work, opts.repeat)

@@ -50,7 +50,7 @@ def reach_warnings(sources: list[str], output: str) -> list[str]:
     """What the app on this machine will not open from the scan's result, said before the scan:
     logs outside its roots (their Fleet rows open nothing) and an output folder outside them
     (the Fleet page cannot read it). A scan runs as the user; the roots only bound the app."""
-    from aqe_core.fleet.result import unopenable
+    from aqe_core.fleet.reach import unopenable
     from aqe_core.fleet.scan import expand_local, is_uri
 
     paths, _ = expand_local([s for s in sources if not is_uri(s)], skip=[output])

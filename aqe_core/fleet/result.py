@@ -11,11 +11,13 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Mapping, Optional
 
 import pandas as pd
 
 from aqe_core.fleet.history import QUERIES_TABLE, REMOVED_TABLE, SCAN_COLUMN, UNPARTITIONED_SCAN, current_rows, without_removed
+# (Unopenable, local_path, unopenable: here before the scan command said them before it reads)
+from aqe_core.fleet.reach import Unopenable, local_path, unopenable
 from aqe_core.opening import SourceError, read_checked_files, resolve_in_roots
 from aqe_core.views.triage import FINDINGS
 
@@ -197,58 +199,3 @@ def _change(text: str, preset: str) -> str:
     except (ValueError, AttributeError, RecursionError):
         return ""
     return got if isinstance(got, str) else ""
-
-
-def local_path(file: str) -> Optional[str]:
-    """A row's file as a path this server can open (``file:`` URIs included), else None."""
-    if file.startswith("file:"):
-        return "/" + file[len("file:"):].lstrip("/")
-    return None if ":" in file.split("/", 1)[0] else file
-
-
-@dataclass(frozen=True)
-class Unopenable:
-    """Logs the app on this server cannot open from a Fleet row, by why: outside its roots, or
-    not on its file system (``hdfs:``, ``s3a:`` ...). Said before any click."""
-
-    outside_roots: list[str]
-    elsewhere: list[str]
-
-    def __bool__(self) -> bool:
-        return bool(self.outside_roots or self.elsewhere)
-
-    def sentences(self, shown: int = 3, quote: Callable[[str], str] = str) -> list[str]:
-        """One sentence per kind, naming the first ``shown`` logs, each through ``quote`` (the
-        page's markdown escape: the names come from the scanned logs' paths)."""
-        def some(files: list[str]) -> str:
-            more = f" and {len(files) - shown} more" if len(files) > shown else ""
-            return ", ".join(quote(f) for f in files[:shown]) + more
-
-        out = []
-        if self.outside_roots:
-            n = len(self.outside_roots)
-            out.append(f"{n} log{'s are' if n != 1 else ' is'} outside this server's roots ({some(self.outside_roots)}):"
-                       f" add {'their folder' if n != 1 else 'its folder'} to roots in the server settings (AQE_LENS_ROOTS)"
-                       f" to open {'them' if n != 1 else 'it'} here")
-        if self.elsewhere:
-            n = len(self.elsewhere)
-            out.append(f"{n} log{'s are' if n != 1 else ' is'} not on this server's file system"
-                       f" ({some(self.elsewhere)}): open {'them where they are' if n != 1 else 'it where it is'}")
-        return out
-
-
-def unopenable(files: "list[str] | pd.Series", roots: Optional[list[str]] = None) -> Unopenable:
-    """Which of ``files`` (a scan's ``file`` column, or the logs a scan is about to read) the app
-    cannot open, checked against ``roots`` (default: the server's) as opening one would."""
-    outside: list[str] = []
-    elsewhere: list[str] = []
-    for file in dict.fromkeys(str(f) for f in files if isinstance(f, str) and f):
-        path = local_path(file)
-        if path is None:
-            elsewhere.append(file)
-            continue
-        try:
-            resolve_in_roots(path, roots)
-        except SourceError:
-            outside.append(file)
-    return Unopenable(outside, elsewhere)
