@@ -21,7 +21,7 @@ import json
 import os
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Optional, Sequence, TypeVar
 
@@ -130,10 +130,10 @@ def server_meter(slot: Optional[Slot] = None) -> LoadMeter:
 
 def listing_meter(slot: Optional[Slot] = None) -> ListingMeter:
     """:func:`server_meter` for a log read in listing mode: no limit on executions (that is what
-    listing passes), the others on what the reader holds, the same time limit."""
+    listing passes), the others on what the reader holds, ``max_listing_s`` of time."""
     s = server_settings()
     return ListingMeter(server_budget(), max_plan_nodes=s.max_plan_nodes, max_task_slots=s.max_task_slots,
-                        max_seconds=s.max_load_s, pause=None if slot is None else slot.checkpoint)
+                        max_seconds=s.max_listing_s, pause=None if slot is None else slot.checkpoint)
 
 
 def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None, owner: Optional[str] = None,
@@ -173,7 +173,10 @@ def _metered_load(real: str, roots: list[str], progress: Optional[ProgressFn], m
                   **kw: Any) -> tuple["LoadedSource", LoadMeter]:
     """:func:`load_source` on the server; a failed load's charge given back at once."""
     try:
-        return load_source(real, progress=progress, limits=server_limits(), roots=roots, meter=meter, **kw), meter
+        limits = server_limits()
+        if isinstance(meter, ListingMeter):  # (flat memory, as long as the log: decoding has max_listing_s too)
+            limits = replace(limits, max_seconds=max(limits.max_seconds or 0, server_settings().max_listing_s))
+        return load_source(real, progress=progress, limits=limits, roots=roots, meter=meter, **kw), meter
     except BaseException as exc:
         drop_frames(exc)  # the failed load's lines and strings go before its charge does
         meter.release()

@@ -22,6 +22,8 @@ on by default; ``trusted = true`` lifts the SQL guard for a single trusted user 
     max_plan_nodes = 500000              # plan nodes of one source, every plan version (AQE_LENS_MAX_PLAN_NODES)
     max_task_slots = 32000000            # per-task values of one source, 8 bytes each (AQE_LENS_MAX_TASK_SLOTS)
     max_load_s = 120                     # wall time to open one source, views included (AQE_LENS_MAX_LOAD_S)
+    max_listing_s = 900                  # wall and decoding time to list a log past max_executions by query,
+                                         # or to open one execution of it (AQE_LENS_MAX_LISTING_S)
 
 The bundled samples and the app's data directory are always roots. The memory budget is
 shared by all loads in progress and the sources kept in the cache (sizes estimated from what
@@ -69,6 +71,9 @@ class ServerSettings:
     max_plan_nodes: int = 500_000
     max_task_slots: int = 32_000_000
     max_load_s: float = 120.0
+    #: a log past max_executions is read in listing mode (issue 41: flat memory, but as long as the
+    #: log is: 10^6 small executions take about 5 min of CPU): its own time limit
+    max_listing_s: float = 900.0
 
     @property
     def max_upload_bytes(self) -> int:
@@ -107,6 +112,7 @@ _ENV = {
     "max_plan_nodes": "AQE_LENS_MAX_PLAN_NODES",
     "max_task_slots": "AQE_LENS_MAX_TASK_SLOTS",
     "max_load_s": "AQE_LENS_MAX_LOAD_S",
+    "max_listing_s": "AQE_LENS_MAX_LISTING_S",
 }
 
 

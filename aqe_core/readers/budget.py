@@ -124,6 +124,9 @@ class LoadMeter:
     """One load's counts against the per-source limits (None: no limit), charged to
     ``budget`` as they grow. Every limit raises :class:`BudgetExceeded` naming its setting."""
 
+    #: the server setting ``max_seconds`` comes from (what a refusal for time names)
+    time_setting = "max_load_s"
+
     def __init__(self, budget: Optional[MemoryBudget], *, max_executions: Optional[int] = None,
                  max_plan_nodes: Optional[int] = None, max_task_slots: Optional[int] = None,
                  max_seconds: Optional[float] = None, pause: Optional[Callable[[], float]] = None) -> None:
@@ -189,7 +192,7 @@ class LoadMeter:
             if waited and self.deadline is not None:
                 self.deadline += waited
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise BudgetExceeded(f"opening this source took more than {self.max_seconds:g} s", "max_load_s")
+            raise BudgetExceeded(f"opening this source took more than {self.max_seconds:g} s", self.time_setting)
 
     def _use(self, n: int) -> None:
         self.used += n
@@ -241,6 +244,8 @@ LISTED_EXEC_BYTES = 16
 
 
 class ListingMeter(LoadMeter):
+    time_setting = "max_listing_s"
+
     """A listing load's meter (issue 41: a log past ``max_executions`` listed by query). The
     reader summarises each ended execution and forgets it, so what an execution charged (its
     plan nodes, task values and strings) is given back when it leaves (:meth:`forget`): the

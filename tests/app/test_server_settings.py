@@ -18,7 +18,8 @@ def _home(tmp_path, monkeypatch):
     for var in ("AQE_LENS_TRUSTED", "AQE_LENS_RUN_TIME_LIMIT", "AQE_LENS_MASTERS", "AQE_LENS_ROOTS",
                 "AQE_LENS_MAX_UPLOAD_MB", "AQE_LENS_UPLOAD_QUOTA_MB", "AQE_LENS_MAX_DECOMPRESSED_MB",
                 "AQE_LENS_MAX_DECOMPRESS_S", "AQE_LENS_MEMORY_BUDGET_MB", "AQE_LENS_MAX_CONCURRENT_LOADS",
-                "AQE_LENS_MAX_EXECUTIONS", "AQE_LENS_MAX_PLAN_NODES", "AQE_LENS_MAX_TASK_SLOTS", "AQE_LENS_MAX_LOAD_S"):
+                "AQE_LENS_MAX_EXECUTIONS", "AQE_LENS_MAX_PLAN_NODES", "AQE_LENS_MAX_TASK_SLOTS", "AQE_LENS_MAX_LOAD_S",
+                "AQE_LENS_MAX_LISTING_S"):
         monkeypatch.delenv(var, raising=False)
     return tmp_path / "home"
 

@@ -154,7 +154,7 @@ BUDGET_MB = 96
 #: what the server may hold beyond its budget: Streamlit's per-session state, page renders, the
 #: reader's transient buffers (a decoded chunk, a batch of lines)
 OVERHEAD_MB = 150
-#: the server's max_load_s here: the million executions, past max_executions, are listed by query
+#: the server's max_listing_s here: the million executions, past max_executions, are listed by query
 #: (issue 41) until listing them takes this long (~3 min of CPU for all of them)
 LISTING_S = 20
 
@@ -188,7 +188,7 @@ def logs(tmp_path_factory) -> Path:
 def app(logs, tmp_path_factory):
     env = {"AQE_LENS_ROOTS": str(logs), "AQE_LENS_MEMORY_BUDGET_MB": str(BUDGET_MB),
            "AQE_LENS_MAX_TASK_SLOTS": "8000000", "AQE_LENS_MAX_CONCURRENT_LOADS": "8",
-           "AQE_LENS_MAX_LOAD_S": str(LISTING_S)}
+           "AQE_LENS_MAX_LISTING_S": str(LISTING_S)}
     d = tmp_path_factory.mktemp("budget-app")
     with running_app(d / "home", d / "streamlit.log", env) as lens:
         yield lens
@@ -236,7 +236,7 @@ def _browser_test(fn):
     return fn
 
 
-@pytest.mark.parametrize("name, setting", [("million.gz", "max_load_s"), ("tasks.gz", "max_task_slots")])
+@pytest.mark.parametrize("name, setting", [("million.gz", "max_listing_s"), ("tasks.gz", "max_task_slots")])
 @_browser_test
 def test_a_million_executions_and_inflated_tasks_are_refused_within_the_budget(app, browser, baseline, logs,
                                                                             name, setting):

@@ -122,13 +122,13 @@ def test_memory_stays_flat_as_the_log_grows(server, monkeypatch):
 
 def test_the_time_limit_stops_a_listing_and_says_so(server, monkeypatch):
     monkeypatch.setenv("AQE_LENS_MAX_EXECUTIONS", "100")
-    monkeypatch.setenv("AQE_LENS_MAX_LOAD_S", "1.5")
+    monkeypatch.setenv("AQE_LENS_MAX_LISTING_S", "1.5")
     log = many_executions(server / "many.gz", 100_000)
     gc.collect()
     before = server_budget().used
     with pytest.raises(SourceRefused, match=r"^refused: this log holds more than 100 SQL executions, so the app lists"
                                             r" its queries instead, and listing it stopped: opening this source took"
-                                            r" more than 1\.5 s; the limit is max_load_s in server\.toml; .*--queries"):
+                                            r" more than 1\.5 s; the limit is max_listing_s in server\.toml; .*--queries"):
         open_on_server(str(log))
     gc.collect()
     assert server_budget().used <= before
