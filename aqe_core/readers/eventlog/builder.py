@@ -242,7 +242,7 @@ class _Builder(AppEvents, Spilling):
         if self.meter is not None:
             self.meter.nodes(facts.nodes)
         self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
-        plan = lazy_plan(info, facts)
+        plan = lazy_plan(info, facts, packed=self.sink is None)  # (a listing summarises it within the execution)
         # kept packed, and built into a view's tree with every string of its JSON; the strings
         # of a plan node of real size are in what meter.nodes charged already
         self.kept.charge(len(plan.raw) + max(0, plan.size - facts.nodes * K.PLAN_JSON_PER_NODE))
@@ -553,7 +553,7 @@ class _Builder(AppEvents, Spilling):
         _set_status(m, ex)
         m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)
         m.planned_shuffles = planned_shuffles(ex, self.log, final) if m.adaptive else []
-        _effective_conf(m, self.log, version, self.conf_cache)
+        _effective_conf(m, self.log, version, self.conf_cache, self.env_updates)
         m.stage_retries = stages.stage_retries(m.stage_ids, self.log.stages, m.conf_layers)
         if m.shuffle_reads and m.shuffle_reads[0].partition_sizes_source == "task_shuffle_read":
             self.task_read_sizes.add(m.id)

@@ -192,14 +192,21 @@ def _read_of(node: PlanNode, ex: _LiveExec, log: EventLog, driver: dict[int, lis
     return r
 
 
-def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: dict) -> None:
-    def sql_only(d: dict[str, str]) -> dict[str, str]:
-        return {k: v for k, v in d.items() if k.startswith(config.SQL_PREFIX)}
-
-    m.conf_layers = [sql_only(log.spark_properties), dict(m.job_properties), sql_only(m.modified_configs)]
+def _effective_conf(m: SQLExecution, log: EventLog, version: str | None, cache: dict, epoch: int = -1) -> None:
+    """``epoch``: the count of environment updates read so far (the application's layer, filtered
+    and frozen, is kept per count: a log of a million executions has one environment); -1: none kept."""
+    props = log.spark_properties
+    got = cache.get(("app layer", epoch)) if epoch >= 0 else None
+    if got is None or got[2] is not props:
+        app = {k: v for k, v in props.items() if k.startswith(config.SQL_PREFIX)}
+        got = (app, tuple(sorted(app.items())), props)
+        if epoch >= 0:
+            cache[("app layer", epoch)] = got
+    m.conf_layers = [dict(got[0]), dict(m.job_properties),
+                     {k: v for k, v in m.modified_configs.items() if k.startswith(config.SQL_PREFIX)}]
     if version is None:
         return
-    key = (version, tuple(tuple(sorted(layer.items())) for layer in m.conf_layers))
+    key = (version, got[1], tuple(sorted(m.conf_layers[1].items())), tuple(sorted(m.conf_layers[2].items())))
     err: list[str]
     if key in cache:
         m.aqe_conf, err = cache[key]

@@ -245,10 +245,12 @@ def is_malformed(plan: PlanNode | None) -> bool:
     return plan is not None and plan.id is None and plan.name == "?" and plan.description.startswith(MALFORMED)
 
 
-def lazy_plan(info: Any, facts: PlanFacts) -> LazyPlan:
-    """``info`` kept compressed, built by :func:`build_plan` when a view asks for it."""
+def lazy_plan(info: Any, facts: PlanFacts, packed: bool = True) -> LazyPlan:
+    """``info`` kept compressed, built by :func:`build_plan` when a view asks for it.
+    ``packed=False``: kept as its JSON (a listing reader's plan, gone once its execution is
+    summarised: compressing it would be work for nothing)."""
     data = dump_json(info)
-    return LazyPlan(pack(data), _build_raw, facts.adaptive, frozenset(facts.size_accs), len(data))
+    return LazyPlan(pack(data) if packed else data, _build_raw, facts.adaptive, frozenset(facts.size_accs), len(data))
 
 
 def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
