@@ -24,6 +24,12 @@ _QUERIES, _EXECUTIONS = "Queries", "Executions"
 _GROUPS: dict[int, tuple[Any, list[QueryGroup]]] = {}
 
 
+def group_columns() -> dict:
+    """The query column wide enough for what tells two queries of one description apart (a
+    stream's two statements: "streaming query 986ef544 (from batch 0): Inner join on ...")."""
+    return {"query": st.column_config.TextColumn(width="large")}
+
+
 def groups_of(src: LoadedSource) -> list[QueryGroup]:
     """The source's query groups, computed once per loaded source (sources are shared, read-only)."""
     got = _GROUPS.get(id(src))
@@ -82,7 +88,7 @@ def grouped_overview(src: LoadedSource, rows: list) -> bool:
                " to list its executions.")
     with st.container(key="query_groups"):
         st.dataframe(text_table([g.row() for g in groups]), hide_index=True, width="stretch", on_select="rerun",
-                     selection_mode="single-row", key=state.GROUP_TABLE)
+                     selection_mode="single-row", key=state.GROUP_TABLE, column_config=group_columns())
     index: Optional[int] = _selected(st.session_state.get(state.GROUP_TABLE))
     if index is not None and index < len(groups):
         _group(src, groups[index], rows)
