@@ -244,8 +244,6 @@ LISTED_EXEC_BYTES = 16
 
 
 class ListingMeter(LoadMeter):
-    time_setting = "max_listing_s"
-
     """A listing load's meter (issue 41: a log past ``max_executions`` listed by query). The
     reader summarises each ended execution and forgets it, so what an execution charged (its
     plan nodes, task values and strings) is given back when it leaves (:meth:`forget`): the
@@ -253,6 +251,8 @@ class ListingMeter(LoadMeter):
     every execution costs :data:`LISTED_EXEC_BYTES` for good. A charge is put on the execution
     read last: a late event of an older one is charged to a newer one, which leaves later, so
     nothing is given back early; what comes before the first execution stays charged."""
+
+    time_setting = "max_listing_s"
 
     def __init__(self, budget: Optional[MemoryBudget], **limits) -> None:
         limits.pop("max_executions", None)  # (passing it is the point)
