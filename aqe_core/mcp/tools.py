@@ -109,7 +109,7 @@ def _listed_view(src: Any, execution: Any) -> QueryView:
     """Execution ``execution`` of a log listed by query: its view read from the log again (the
     last few kept), or one line saying which id to give."""
     if execution is None:
-        raise ToolInputError(listed_refusal(src, "give execution"))
+        raise ToolInputError(listed_refusal(src, "give execution: without one this tool would need every view"))
     _check_execution(execution)
     qid = str(execution).strip()
     try:
