@@ -148,8 +148,8 @@ def open_on_server(path: str, *, progress: Optional["ProgressFn"] = None, owner:
 
     An event log of more than ``max_executions`` executions (a long-running application's,
     issue 41) is read again in listing mode when ``listing``: the source lists its queries
-    (:attr:`LoadedSource.listing`), each execution's view built on demand; False (the MCP
-    server, whose answers need every view): refused."""
+    (:attr:`LoadedSource.listing`), each execution's view built on demand; False: refused (the
+    MCP server lists it too, its tools reading one execution at a time)."""
     s = server_settings()
     roots = [str(r) for r in s.all_roots()]
     real = str(resolve_in_roots(path, roots))

@@ -11,7 +11,9 @@ from aqe_core.opening import SourceError
 from aqe_core.views.answers import (
     diff_entry, lint_entry, lint_subject, query_evidence, recommend_entry, releases_entry, whatif_entry,
 )
-from aqe_core.mcp.tools import MAX_QUERIES, MAX_SETTINGS, Answer, ToolInputError, Tools, _int, _page, _text, _worst, bounded
+from aqe_core.mcp.tools import (
+    MAX_QUERIES, MAX_SETTINGS, Answer, ToolInputError, Tools, _int, _page, _text, _worst, bounded, listed_refusal,
+)
 
 __all__ = ["AdviceTools"]
 
@@ -136,6 +138,8 @@ class AdviceTools(Tools):
         elif source is not None:
             opened = self._source(source)
             key = opened.key
+            if execution is None and opened.source.listing is not None:
+                raise ToolInputError(listed_refusal(opened.source, "linting a source's settings reads every execution"))
             views = opened.source.views if execution is None else [self._view(opened.source, execution)]
             if len(views) > MAX_QUERIES:
                 raise ToolInputError(f"this source has {len(views)} SQL executions: give execution")
@@ -166,6 +170,9 @@ class AdviceTools(Tools):
             raise ToolInputError("min_ms is a whole number of milliseconds from 0")
         first, second = self._source(a), self._source(b)
         sa, sb = first.source, second.source
+        for side, src in (("a", sa), ("b", sb)):
+            if src.listing is not None:
+                raise ToolInputError(listed_refusal(src, f"diff_runs compares every execution of both runs ({side})"))
         d = diff_views(sa.views, sb.views, source_a=a, source_b=b, kind=(sa.kind, sb.kind),
                        release=(sa.spark_version or "", sb.spark_version or ""), app=(sa.app_name or "", sb.app_name or ""))
         doc = diff_entry(d, Gate(float(threshold), min_ms))

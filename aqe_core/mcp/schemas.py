@@ -86,7 +86,9 @@ TOOL_ANSWERS: dict[str, dict[str, Any]] = {
     "open_source": _obj({"kind": {"enum": ["eventlog", "capture"]}, "label": _S, "spark_version": _S0, "app_id": _S0,
                          "app_name": _S0, "executions": _I, "exact_executions": _I,
                          "queries": _arr(_obj({"query": _S, "description": _S, "evidence": _EV})),
-                         "warnings": _STRS, "notes": _STRS, "incomplete": _STRS, "load_seconds": _N, "cached": _B}),
+                         "warnings": _STRS, "notes": _STRS, "incomplete": _STRS, "load_seconds": _N, "cached": _B,
+                         # a log past max_executions, listed by query: its queries (null: every view held)
+                         "listed_queries": _I0}),
     "list_queries": _arr(_obj({"query": _S, "description": _S, "findings": _S,
                                "finding_codes": _arr({"enum": list(FINDINGS)}), "score": _N, "wasted_task_ms": _I,
                                "page": _S, "evidence": _EV, "partitions": _S, "duration (ms)": _I0,

@@ -32,11 +32,14 @@ recommend for the smallest setting change with its predicted effect, hot_keys fo
 to run on the user's cluster and its fixes, what_if for your own settings,
 compare_releases across Spark 3.0.1-4.3.0 and lint_settings for a release. Quote the evidence label of
 every number: exact (what AQE decided with), Spark's metric (a plain log) or estimate (derived, with
-what it assumes). Only verify_fix and count_hot_keys, when the operator allowed runs, run Spark (guarded)."""
+what it assumes). Only verify_fix and count_hot_keys, when the operator allowed runs, run Spark (guarded).
+A log past the server's max_executions opens listed by query (open_source says so): list_query_groups,
+then explain_query (or any tool) with an execution id it lists; that execution is read from the log again."""
 
 # (no `from __future__ import annotations` here: the SDK reads these annotations at run time)
-Execution = Annotated[Optional[Union[str, int]], Field(description="a SQL execution id (list_queries gives them); may"
-                                                       " be left out when the source has one")]
+Execution = Annotated[Optional[Union[str, int]], Field(description="a SQL execution id (list_queries gives them; on a"
+                                                       " log listed by query, list_query_groups); may be left out"
+                                                       " when the source has one")]
 Source = Annotated[str, Field(description="path of an event log, listener log or capture under the server's roots",
                               max_length=4096)]
 Offset = Annotated[int, Field(ge=0, description="first item of the page")]

@@ -70,9 +70,11 @@ class SourceStore:
 
         def load() -> Opened:
             start = time.perf_counter()
-            # one server, one user: its loads one at a time; a log past max_executions is refused, not
-            # listed (the tools answer from every view)
-            src = open_on_server(real, owner="mcp", listing=False)
+            # one server, one user: its loads one at a time; a log past max_executions is listed by query
+            # (issue 41): no views kept, each execution's read again when a tool names it
+            src = open_on_server(real, owner="mcp")
+            if src.listing is not None:  # nothing to rank or replay ahead: the tools that need every view refuse
+                return Opened(src, real, time.perf_counter() - start)
             # the application's replays for recommend, made once with the read, top-ranked queries first;
             # frozen meanwhile so that their collections do not walk the log's objects (2.2 s -> 1.3 s
             # on bench_mcp's 472 MB log); _settle collects after
@@ -87,6 +89,12 @@ class SourceStore:
         # one read per source: calls meanwhile wait for it. A refusal is remembered with the settings
         # it was refused under (as the app does): raising a limit reads the source again (issue 38)
         got, cached = self._cache.open(key, load, (key, server_settings()))
+        listing = got.source.listing
+        if cached and listing is not None and listing.executions <= server_settings().max_executions:
+            # listed under a lower max_executions: the operator raised it, so the log is read whole now
+            # (as a refusal is read again); the listing goes when its place is taken
+            got, cached = load(), False
+            self._cache.put(key, got)
         if cached:
             return Opened(got.source, got.key, got.load_s, cached=True, memo=got.memo)
         _settle()

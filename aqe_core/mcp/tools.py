@@ -82,6 +82,15 @@ def _page(items: list[Any], offset: int, limit: int) -> tuple[list[Any], dict[st
     return got, {"offset": offset, "limit": limit, "total": len(items), "next_offset": nxt}
 
 
+def listed_refusal(src: Any, what: str) -> str:
+    """One line for a tool that needs every view of a log listed by query (issue 41): what it
+    would do, and the way through such a log."""
+    listing = src.listing
+    return (f"{what}, but this log is listed by query ({listing.executions} SQL executions, more than the server's"
+            f" max_executions, in {len(listing.groups)} queries): use list_query_groups, then explain_query (or this"
+            " tool) with an execution id from it")
+
+
 def bounded(answer: Answer) -> Answer:
     """``answer``, or :class:`ToolInputError` when its JSON passes :data:`MAX_ANSWER_BYTES`."""
     size = len(json.dumps(answer.to_dict()))
@@ -89,6 +98,28 @@ def bounded(answer: Answer) -> Answer:
         raise ToolInputError(f"the answer would be {size} bytes, more than {MAX_ANSWER_BYTES}: ask for a smaller"
                              " page (limit) or one read (histogram)")
     return answer
+
+
+def _check_execution(execution: Any) -> None:
+    if isinstance(execution, bool) or not isinstance(execution, (int, str)) or len(str(execution)) > 20:
+        raise ToolInputError("execution must be a SQL execution id (a number, as list_queries gives it)")
+
+
+def _listed_view(src: Any, execution: Any) -> QueryView:
+    """Execution ``execution`` of a log listed by query: its view read from the log again (the
+    last few kept), or one line saying which id to give."""
+    if execution is None:
+        raise ToolInputError(listed_refusal(src, "give execution: without one this tool would need every view"))
+    _check_execution(execution)
+    qid = str(execution).strip()
+    try:
+        view = src.view(qid)
+    except SourceError as exc:
+        raise ToolInputError(str(exc)) from None
+    if view is None:
+        raise ToolInputError(f"no SQL execution {qid[:20]} in this log (list_query_groups lists each query's execution"
+                             " ids)")
+    return view
 
 
 class Tools:
@@ -103,7 +134,7 @@ class Tools:
             opened = self.store.open(path)
         except SourceError as exc:
             raise ToolInputError(str(exc)) from None
-        if not opened.cached:  # ranked with the read, so no later call pays for it
+        if not opened.cached and opened.source.listing is None:  # ranked with the read, so no later call pays for it
             self._ranking(opened, "", [])
         return opened
 
@@ -112,6 +143,8 @@ class Tools:
         """The triage ranking of the source (filtered), kept with it."""
         from aqe_core.views.answers import triage_entries
 
+        if opened.source.listing is not None:
+            raise ToolInputError(listed_refusal(opened.source, "ranking needs every SQL execution"))
         key = ("triage", text, tuple(sorted(findings)))
         rows = opened.memo.get(key)
         if rows is None:
@@ -122,6 +155,8 @@ class Tools:
         return rows
 
     def _view(self, src, execution: Any) -> QueryView:
+        if src.listing is not None:
+            return _listed_view(src, execution)
         views = src.views
         if execution is None:
             if len(views) == 1:
@@ -129,8 +164,7 @@ class Tools:
             ids = ", ".join(v.query_id for v in views[:20]) + (" ..." if len(views) > 20 else "")
             raise ToolInputError(f"this source has {len(views)} SQL executions: give execution (one of {ids};"
                                  " list_queries ranks them)")
-        if isinstance(execution, bool) or not isinstance(execution, (int, str)) or len(str(execution)) > 20:
-            raise ToolInputError("execution must be a SQL execution id (a number, as list_queries gives it)")
+        _check_execution(execution)
         got = select_views(views, str(execution).strip())
         if not got:
             raise ToolInputError(f"no SQL execution {str(execution)[:20]} in this source (list_queries lists them)")
@@ -139,6 +173,8 @@ class Tools:
     def open_source(self, path: Any) -> Answer:
         opened = self._source(path)
         src = opened.source
+        if src.listing is not None:
+            return self._open_listed(opened)
         levels = [query_evidence(v) for v in src.views]
         exact = sum(1 for e in levels if e is Evidence.EXACT)
         queries = [{"query": v.query_id, "description": v.description[:120], "evidence": query_evidence(v).value}
@@ -148,11 +184,30 @@ class Tools:
         answer = {"kind": src.kind, "label": src.label, "spark_version": src.spark_version, "app_id": src.app_id,
                   "app_name": src.app_name, "executions": len(src.views), "exact_executions": exact,
                   "queries": queries, "warnings": src.warnings[:20], "notes": src.notes[:20],
-                  "incomplete": src.incomplete[:20], "load_seconds": round(opened.load_s, 3), "cached": opened.cached}
+                  "incomplete": src.incomplete[:20], "load_seconds": round(opened.load_s, 3), "cached": opened.cached,
+                  "listed_queries": None}
         summary = (f"{src.label}: {len(src.views)} SQL executions, {exact} exact"
                    + (" (from memory)" if opened.cached else f" (read in {opened.load_s:.2f} s)"))
         return bounded(Answer("open_source", summary, answer, _worst(levels) if levels else Evidence.EXACT,
                               source=opened.key, notes=notes))
+
+    @staticmethod
+    def _open_listed(opened) -> Answer:
+        """``open_source`` on a log past ``max_executions``: its queries listed, no execution held."""
+        src, listing = opened.source, opened.source.listing
+        levels = [Evidence(e) for g in listing.groups for e in g.evidence]
+        answer = {"kind": src.kind, "label": src.label, "spark_version": src.spark_version, "app_id": src.app_id,
+                  "app_name": src.app_name, "executions": listing.executions,
+                  "exact_executions": sum(g.count for g in listing.groups if set(g.evidence) == {Evidence.EXACT.value}),
+                  "queries": [], "warnings": src.warnings[:20], "notes": src.notes[:20],
+                  "incomplete": src.incomplete[:20], "load_seconds": round(opened.load_s, 3), "cached": opened.cached,
+                  "listed_queries": len(listing.groups)}
+        how = (f"{listing.executions} SQL executions listed as {len(listing.groups)} queries (more than the server's"
+               " max_executions): executions open one at a time on demand, each read again from the log; use"
+               " list_query_groups, then explain_query with execution=<an id it lists>")
+        summary = f"{src.label}: {how}" + (" (from memory)" if opened.cached else f" (read in {opened.load_s:.2f} s)")
+        return bounded(Answer("open_source", summary, answer, _worst(levels) if levels else Evidence.EXACT,
+                              source=opened.key, notes=[how]))
 
     def list_queries(self, source: Any, text: Any = "", findings: Any = None, offset: Any = 0,
                      limit: Any = 50) -> Answer:
@@ -178,12 +233,15 @@ class Tools:
 
         offset, limit = _int("offset", offset, 0, 10_000_000), _int("limit", limit, 1, MAX_QUERIES)
         opened = self._source(source)
+        listing = opened.source.listing
         groups = opened.memo.get("query_groups")
         if groups is None:
-            groups = opened.memo["query_groups"] = groups_json(group_views(opened.source.views), ids=200)
+            made = listing.groups if listing is not None else group_views(opened.source.views)
+            groups = opened.memo["query_groups"] = groups_json(made, ids=200)
         got, page = _page(groups, offset, limit)
         repeated = [g for g in groups if g["executions"] > 1]
-        summary = (f"{len(opened.source.views)} SQL executions, {len(groups)} queries, {len(repeated)} run more than once"
+        executions = listing.executions if listing is not None else len(opened.source.views)
+        summary = (f"{executions} SQL executions, {len(groups)} queries, {len(repeated)} run more than once"
                    + "".join(f"; {g['executions']} x {g['name'][:60]!r}" + (f": {g['changes'][0]}" if g["changes"] else "")
                              for g in repeated[:3]))
         levels = [Evidence(e) for g in got for e in ([g["evidence"]] if isinstance(g["evidence"], str) else g["evidence"])]

@@ -113,22 +113,26 @@ def test_histogram_names_the_median_after_aqe_and_the_skew_rules_median_apart(se
         assert sum(1 for k in got if k == name) == 1
 
 
-def test_a_refusal_is_read_again_after_the_operator_raises_the_limit(tmp_path):
+def test_a_listing_is_read_again_after_the_operator_raises_the_limit(tmp_path):
     """A plain 3.5.9 log of 11 SQL executions under max_executions = 2, then 100: the server
-    re-reads its settings file and opens the log, instead of answering the old refusal."""
+    lists it by query (issue 41), then re-reads its settings file and opens the log whole,
+    instead of answering from the old listing."""
     home = tmp_path / "home"
     home.mkdir()
     conf = home / "server.toml"
     conf.write_text("max_executions = 2\n")
     s = Session({"AQE_LENS_HOME": str(home), "AQE_LENS_CONFIG": str(conf), "PYTHONPATH": str(ROOT)})
     try:
-        assert "more than 2 SQL executions" in refused(s, "open_source", {"path": LOG})
-        assert "more than 2 SQL executions" in refused(s, "explain_query", {"source": LOG, "execution": "2"})
+        doc = answer(s, "open_source", {"path": LOG})
+        assert doc["answer"]["executions"] == 11 and doc["answer"]["listed_queries"]
+        assert "listed by query" in refused(s, "list_queries", {"source": LOG})
+        assert answer(s, "explain_query", {"source": LOG, "execution": "2"})["query"] == "2"
         conf.write_text("max_executions = 100\n")
         later = time.time() + 5
         os.utime(conf, (later, later))  # a new mtime even within the file system's clock step
         doc = answer(s, "open_source", {"path": LOG})
         assert doc["answer"]["executions"] == 11 and doc["answer"]["cached"] is False
+        assert doc["answer"]["listed_queries"] is None
         conf.write_text("max_executions = 2\n")
         os.utime(conf, (later + 5, later + 5))
         assert answer(s, "open_source", {"path": LOG})["answer"]["cached"] is True  # what was read stays read

@@ -56,7 +56,7 @@ def test_a_log_past_max_executions_opens_listed_by_query_as_inspect_queries_list
     assert src.listing.executions == want["executions"] == 72
     assert json.loads(json.dumps(groups_json(src.listing.groups))) == want["query_groups"]
     assert "listed by query: 72 SQL executions of 2 queries" in src.label
-    # the MCP server's answers need every view: refused there, with the CLI's way through such a log
+    # without listing: refused, with the CLI's way through such a log
     with pytest.raises(SourceRefused, match=r"more than 5 SQL executions; the limit is max_executions.*--queries"):
         open_on_server(str(log), listing=False)
 
