@@ -104,6 +104,9 @@ class AdviceTools(Tools):
         notes = [] if query_evidence(view) is Evidence.EXACT else fix_notes(view)
         notes.append("to confirm an exact fix on Spark: verify_fix (served when the operator allows runs) or"
                      " recommend --verify")
+        if opened.source.listing is not None:  # (a log past max_executions: no other execution was read)
+            notes.append(f"this log is listed by query ({opened.source.listing.executions:,} executions): the fixes are"
+                         f" weighed on execution {view.query_id} alone, not on the application's other executions")
         return bounded(Answer("recommend", "\n".join(lines), [entry], _worst(levels), source=opened.key,
                               query=view.query_id, notes=notes))
 

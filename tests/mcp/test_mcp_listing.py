@@ -76,6 +76,7 @@ def test_explain_query_on_one_execution_is_the_whole_log_s(listed):
     listed_docs = [_valid(t.explain_query(log, execution=eid)).get("answer") for eid in ids]
     rec = _valid(t.recommend(log, execution=ids[0]))  # (any tool given an execution: its view read on demand)
     assert rec["query"] == ids[0]
+    assert any(f"weighed on execution {ids[0]} alone" in n for n in rec["notes"])
     monkeypatch.delenv("AQE_LENS_MAX_EXECUTIONS")
     whole = AdviceTools()  # (a store of its own: the log read again, every view held)
     assert _valid(whole.open_source(log))["answer"]["listed_queries"] is None
