@@ -100,6 +100,21 @@ def bounded(answer: Answer) -> Answer:
     return answer
 
 
+def _source_answer(opened: Any, executions: int, exact: int, queries: list[dict[str, Any]],
+                   listed: Optional[int]) -> dict[str, Any]:
+    """``open_source``'s answer, for a source held whole and for one listed by query (``listed``:
+    its queries; None: every view held)."""
+    src = opened.source
+    return {"kind": src.kind, "label": src.label, "spark_version": src.spark_version, "app_id": src.app_id,
+            "app_name": src.app_name, "executions": executions, "exact_executions": exact, "queries": queries,
+            "warnings": src.warnings[:20], "notes": src.notes[:20], "incomplete": src.incomplete[:20],
+            "load_seconds": round(opened.load_s, 3), "cached": opened.cached, "listed_queries": listed}
+
+
+def _how_read(opened: Any) -> str:
+    return " (from memory)" if opened.cached else f" (read in {opened.load_s:.2f} s)"
+
+
 def _check_execution(execution: Any) -> None:
     if isinstance(execution, bool) or not isinstance(execution, (int, str)) or len(str(execution)) > 20:
         raise ToolInputError("execution must be a SQL execution id (a number, as list_queries gives it)")
@@ -181,13 +196,8 @@ class Tools:
                    for v in src.views[:MAX_QUERIES]]
         notes = [] if len(src.views) <= MAX_QUERIES else [
             f"the first {MAX_QUERIES} of {len(src.views)} SQL executions are listed: list_queries ranks and pages them all"]
-        answer = {"kind": src.kind, "label": src.label, "spark_version": src.spark_version, "app_id": src.app_id,
-                  "app_name": src.app_name, "executions": len(src.views), "exact_executions": exact,
-                  "queries": queries, "warnings": src.warnings[:20], "notes": src.notes[:20],
-                  "incomplete": src.incomplete[:20], "load_seconds": round(opened.load_s, 3), "cached": opened.cached,
-                  "listed_queries": None}
-        summary = (f"{src.label}: {len(src.views)} SQL executions, {exact} exact"
-                   + (" (from memory)" if opened.cached else f" (read in {opened.load_s:.2f} s)"))
+        answer = _source_answer(opened, len(src.views), exact, queries, None)
+        summary = f"{src.label}: {len(src.views)} SQL executions, {exact} exact" + _how_read(opened)
         return bounded(Answer("open_source", summary, answer, _worst(levels) if levels else Evidence.EXACT,
                               source=opened.key, notes=notes))
 
@@ -196,16 +206,12 @@ class Tools:
         """``open_source`` on a log past ``max_executions``: its queries listed, no execution held."""
         src, listing = opened.source, opened.source.listing
         levels = [Evidence(e) for g in listing.groups for e in g.evidence]
-        answer = {"kind": src.kind, "label": src.label, "spark_version": src.spark_version, "app_id": src.app_id,
-                  "app_name": src.app_name, "executions": listing.executions,
-                  "exact_executions": sum(g.count for g in listing.groups if set(g.evidence) == {Evidence.EXACT.value}),
-                  "queries": [], "warnings": src.warnings[:20], "notes": src.notes[:20],
-                  "incomplete": src.incomplete[:20], "load_seconds": round(opened.load_s, 3), "cached": opened.cached,
-                  "listed_queries": len(listing.groups)}
+        exact = sum(g.count for g in listing.groups if set(g.evidence) == {Evidence.EXACT.value})
+        answer = _source_answer(opened, listing.executions, exact, [], len(listing.groups))
         how = (f"{listing.executions} SQL executions listed as {len(listing.groups)} queries (more than the server's"
                " max_executions): executions open one at a time on demand, each read again from the log; use"
                " list_query_groups, then explain_query with execution=<an id it lists>")
-        summary = f"{src.label}: {how}" + (" (from memory)" if opened.cached else f" (read in {opened.load_s:.2f} s)")
+        summary = f"{src.label}: {how}" + _how_read(opened)
         return bounded(Answer("open_source", summary, answer, _worst(levels) if levels else Evidence.EXACT,
                               source=opened.key, notes=[how]))
 
