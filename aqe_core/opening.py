@@ -447,9 +447,15 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         views = [by_id.pop(v.query_id, v) for v in views] + ([] if one is not None else list(by_id.values()))
         label += f"; listener: {len(exact_views)} executions exact ({report.agreement.summary()})"
         notes += report.notes
-    return LoadedSource("eventlog", label, str(p), release.apache, views, warnings=list(log.warnings), notes=notes,
+    return _log_source(log, label, str(p), release.apache, views, notes, replays=replays)
+
+
+def _log_source(log: Any, label: str, path: str, spark: Optional[str], views: list[QueryView], notes: list[str],
+                **extra: Any) -> LoadedSource:
+    """An event log's source: the application's facts and the log's warnings around ``views``."""
+    return LoadedSource("eventlog", label, path, spark, views, warnings=list(log.warnings), notes=notes,
                         app_id=log.application.id, app_name=log.application.name,
-                        app_start_ms=log.application.start_time, incomplete=list(log.cut), replays=replays)
+                        app_start_ms=log.application.start_time, incomplete=list(log.cut), **extra)
 
 
 def _handing(one: Optional["_OneExecution"], lister: Optional[QueryListing], meter: Optional[LoadMeter]) -> Any:
@@ -478,10 +484,7 @@ def _listed(lister: QueryListing, log: Any, path: str, label: str, spark: Option
     def open_view(eid: str, progress: Optional[ProgressFn] = None, owner: Optional[str] = None) -> Optional[QueryView]:
         one = load_source(path, progress=progress, limits=limits, roots=roots, execution=eid)
         return one.views[0] if one.views else None
-    return LoadedSource("eventlog", label, path, spark, [], warnings=list(log.warnings), notes=list(log.notes),
-                        app_id=log.application.id, app_name=log.application.name,
-                        app_start_ms=log.application.start_time, incomplete=list(log.cut),
-                        listing=ListedQueries(groups, lister.executions, open_view))
+    return _log_source(log, label, path, spark, [], list(log.notes), listing=ListedQueries(groups, lister.executions, open_view))
 
 
 class _OneExecution:
