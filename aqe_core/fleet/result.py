@@ -134,11 +134,9 @@ def _queries_now(base: Path, roots: Optional[list[str]], gone: Optional[pd.DataF
         return None
     try:
         rows = without_removed(_typed(_read(table, roots), _Q_TYPES), gone)
-    except SourceError:  # (a scan of logs without SQL executions writes no part file)
+    except Exception:  # noqa: BLE001 - no part file (logs without SQL executions) or a damaged table: the rest reads
         return None
-    except Exception:  # noqa: BLE001 - a damaged queries table leaves the rest of the scan readable
-        return None
-    if rows.empty or "file" not in rows.columns:
+    if rows.empty:  # (_typed gave it every column)
         return None
     return rows[rows["file"].map(latest) == rows[SCAN_COLUMN]].reset_index(drop=True)
 
