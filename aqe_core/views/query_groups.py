@@ -180,6 +180,14 @@ def _sentence(d: Decision, ex: ExecutionSummary, value: Any, facts: Any) -> str:
             f" {_read(d.key)} ({_n(d.last)} in {since}; {_known(ex)}).")
 
 
+def _number(eid: object) -> Optional[int]:
+    """``eid`` as the number it writes, when it is a plain one (Spark's ids; no sign, no leading
+    zero) that fits in eight bytes; else None."""
+    if isinstance(eid, str) and eid.isdigit() and str(int(eid)) == eid and int(eid) < 1 << 63:
+        return int(eid)
+    return None
+
+
 class ExecutionIds:
     """A group's execution ids in the order added: eight bytes an id while every id is a plain
     number (Spark's), as text past the first that is not (a capture's query ids), so a query run
@@ -198,8 +206,9 @@ class ExecutionIds:
     def append(self, eid: str) -> None:
         nums = self._nums
         if nums is not None:
-            if eid.isdigit() and str(int(eid)) == eid and int(eid) < 1 << 63:
-                nums.append(int(eid))
+            n = _number(eid)
+            if n is not None:
+                nums.append(n)
                 return
             self._text, self._nums = [str(n) for n in nums], None
         self._text.append(eid)
@@ -219,7 +228,8 @@ class ExecutionIds:
     def __contains__(self, eid: object) -> bool:
         if self._nums is None:
             return eid in self._text
-        return isinstance(eid, str) and eid.isdigit() and str(int(eid)) == eid and int(eid) in self._nums
+        n = _number(eid)
+        return n is not None and n in self._nums
 
     def index(self, eid: str) -> int:
         """The position of ``eid`` (ValueError if absent): a scan in C over the numbers, so the
@@ -230,9 +240,10 @@ class ExecutionIds:
         """
         if self._nums is None:
             return self._text.index(eid)
-        if not (isinstance(eid, str) and eid.isdigit() and str(int(eid)) == eid and int(eid) < 1 << 63):
+        n = _number(eid)
+        if n is None:
             raise ValueError(f"{eid!r} is not an execution of this group")
-        return self._nums.index(int(eid))
+        return self._nums.index(n)
 
     def __eq__(self, other: object) -> bool:
         return list(self) == list(other) if isinstance(other, (list, ExecutionIds)) else NotImplemented
@@ -366,7 +377,8 @@ def _name(ex: ExecutionSummary) -> str:
         lines = [x.strip() for x in ex.description.splitlines() if x.strip()]
         unnamed = _UNNAMED.fullmatch(lines[0]) if lines else None
         if unnamed is not None or not lines:
-            return f"streaming query {unnamed.group(1)[:8] if unnamed else ''} (from batch {_n(ex.batch)})".replace("  ", " ")
+            tag = f" {unnamed.group(1)[:8]}" if unnamed is not None else ""
+            return f"streaming query{tag} (from batch {_n(ex.batch)})"
         return f"{lines[0]} (streaming query, from batch {_n(ex.batch)})"
     return ex.description.replace("\n", " ")[:120]
 
