@@ -17,6 +17,7 @@ import pytest
 from aqe_core.mcp.advice_tools import AdviceTools
 from aqe_core.mcp.schemas import answer_schema
 from aqe_core.mcp.tools import ToolInputError
+from tests.server_dirs import server_root
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMING = ROOT / "tests" / "fixtures" / "eventlogs" / "streaming" / "4.3.0" / "plain" / "local-1795904411977.zstd"
@@ -24,13 +25,7 @@ STREAMING = ROOT / "tests" / "fixtures" / "eventlogs" / "streaming" / "4.3.0" / 
 
 @pytest.fixture
 def listed(tmp_path, monkeypatch):
-    home, root = tmp_path / "home", tmp_path / "root"
-    home.mkdir()
-    root.mkdir()
-    monkeypatch.setenv("AQE_LENS_HOME", str(home))
-    monkeypatch.setenv("AQE_LENS_CONFIG", str(tmp_path / "none.toml"))
-    monkeypatch.setenv("AQE_LENS_ROOTS", str(root))
-    monkeypatch.setenv("AQE_LENS_MAX_EXECUTIONS", "5")
+    root = server_root(tmp_path, monkeypatch, no_config=True, AQE_LENS_MAX_EXECUTIONS="5")
     log = root / STREAMING.name
     shutil.copyfile(STREAMING, log)
     return AdviceTools(), str(log), monkeypatch

@@ -18,6 +18,7 @@ from aqe_core.opening import SourceError, SourceRefused, open_on_server
 from aqe_core.readers.budget import LoadMeter
 from aqe_core.server_settings import SAMPLES_DIR
 from tests.zip_bombs import capture_then_empty_members, empty_members_gzip, empty_members_zip_bomb, folders_tgz, newlines_gzip, task_zip_bomb
+from tests.server_dirs import server_root
 
 SMALL = SAMPLES_DIR / "eventlogs" / "local-1795649029734.zstd"  # the tpcds-like sample: ~1 s alone
 MAX_LOAD_S = re.compile(r"^refused: opening this source took more than [\d.]+ s; the limit is max_load_s in server\.toml$")
@@ -25,14 +26,7 @@ MAX_LOAD_S = re.compile(r"^refused: opening this source took more than [\d.]+ s;
 
 @pytest.fixture
 def root(tmp_path, monkeypatch) -> Path:
-    home, root = tmp_path / "home", tmp_path / "root"
-    home.mkdir()
-    root.mkdir()
-    monkeypatch.setenv("AQE_LENS_HOME", str(home))
-    monkeypatch.setenv("AQE_LENS_CONFIG", str(tmp_path / "none.toml"))
-    monkeypatch.setenv("AQE_LENS_ROOTS", str(root))
-    monkeypatch.setenv("AQE_LENS_MAX_CONCURRENT_LOADS", "2")
-    return root
+    return server_root(tmp_path, monkeypatch, no_config=True, AQE_LENS_MAX_CONCURRENT_LOADS="2")
 
 
 class Opens:

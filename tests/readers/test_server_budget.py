@@ -19,6 +19,7 @@ from aqe_core.server_settings import SAMPLES_DIR, ServerSettings, settings_from
 from aqe_core.share import save_view_state
 from aqe_core.opening import LoadedSource, SourceError, open_on_server, server_budget
 from aqe_core.source_cache import SourceCache, content_fingerprint
+from tests.server_dirs import server_root
 
 MiB = 1 << 20
 ZSTD_LOG = SAMPLES_DIR / "eventlogs" / "local-1795649029734.zstd"  # 33 executions, 14k plan nodes
@@ -26,12 +27,7 @@ ZSTD_LOG = SAMPLES_DIR / "eventlogs" / "local-1795649029734.zstd"  # 33 executio
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
-    home, root = tmp_path / "home", tmp_path / "root"
-    home.mkdir()
-    root.mkdir()
-    monkeypatch.setenv("AQE_LENS_HOME", str(home))
-    monkeypatch.setenv("AQE_LENS_ROOTS", str(root))
-    return root
+    return server_root(tmp_path, monkeypatch)
 
 
 # -- settings, meter, cache (in process) ------------------------------------------------------

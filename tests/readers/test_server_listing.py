@@ -20,6 +20,7 @@ from aqe_core.views.explain import explain_views
 from aqe_core.views.listed_queries import KEEP
 from aqe_core.views.query_groups import groups_json
 from tests.budget_logs import many_executions
+from tests.server_dirs import server_root
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMING = ROOT / "tests" / "fixtures" / "eventlogs" / "streaming" / "4.3.0" / "plain" / "local-1795904411977.zstd"
@@ -28,13 +29,7 @@ REPEATED = next((ROOT / "tests" / "fixtures" / "eventlogs" / "repeated").glob("*
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
-    home, root = tmp_path / "home", tmp_path / "root"
-    home.mkdir()
-    root.mkdir()
-    monkeypatch.setenv("AQE_LENS_HOME", str(home))
-    monkeypatch.setenv("AQE_LENS_ROOTS", str(root))
-    monkeypatch.setenv("AQE_LENS_MAX_EXECUTIONS", "5")
-    return root
+    return server_root(tmp_path, monkeypatch, AQE_LENS_MAX_EXECUTIONS="5")
 
 
 def _inspect_queries(path: Path) -> dict:
