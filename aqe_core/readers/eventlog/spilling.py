@@ -191,9 +191,7 @@ class Spilling:
         self.order.pop(eid, None)
         self.handed.add(eid)
         self.task_read_sizes.discard(eid)
-        self.sink(self.log, m, min(self.execs, default=eid + 1))
-        if self.meter is not None:
-            self.meter.forget(eid)
+        self._give(m, min(self.execs, default=eid + 1))
         stages = self._stage_map
         for sid in ex.stages:
             self.read_store.pop(sid, None)
@@ -204,6 +202,13 @@ class Spilling:
         for jid in ex.jobs:
             if self.job_to_exec.get(jid) == eid:
                 del self.job_to_exec[jid]
+
+    def _give(self, m: "SQLExecution", floor: int) -> None:
+        """Execution ``m``, finalised, to the sink; its charge given back (it leaves the reader)."""
+        assert self.sink is not None
+        self.sink(self.log, m, floor)
+        if self.meter is not None:
+            self.meter.forget(m.id)
 
     def late_event(self, eid: int) -> _LiveExec:
         """A stand-in for an execution already handed over, which an event came too late for (Spark
@@ -227,9 +232,7 @@ class Spilling:
                 ex = self._revive(eid)
                 self.execs.pop(eid, None)
             if ex is not None:
-                self.sink(self.log, self.finalize(ex), eid)
-                if self.meter is not None:
-                    self.meter.forget(eid)
+                self._give(self.finalize(ex), eid)
         self.order.clear()
         self.sink(self.log, None, None)
         self.log.executions = SpillMap()
