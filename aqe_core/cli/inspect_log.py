@@ -44,7 +44,7 @@ def _clear(show) -> None:
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
 
 
-def _inspect_load(args: argparse.Namespace, hand_over=None, on_spill=None):
+def _inspect_load(args: argparse.Namespace, hand_over=None, on_final=None):
     """The event log, or the exit code after a one-line error (never a traceback)."""
     from aqe_core.readers.eventlog import loader as reader
     from aqe_core.readers.eventlog.errors import EventLogError, Limits
@@ -53,7 +53,7 @@ def _inspect_load(args: argparse.Namespace, hand_over=None, on_spill=None):
     show = _progress(not args.quiet and sys.stderr.isatty())
     try:
         log = reader.load(args.path, progress=show, limits=limits, keep_task_metrics=args.tasks and hand_over is None,
-                          hand_over=hand_over, on_spill=on_spill)
+                          hand_over=hand_over, on_final=on_final)
     except EventLogError as e:
         _clear(show)
         print(f"aqe_core inspect: error: {e}", file=sys.stderr)
@@ -75,28 +75,46 @@ def _inspect_load(args: argparse.Namespace, hand_over=None, on_spill=None):
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from aqe_core.model.log_release import release_of
-    from aqe_core.views.eventlog_summary import outcome_line, spark_ids, write_log_json
-    from aqe_core.views.execution_summary import SpilledSummaries, log_summaries
-    from aqe_core.views.query_groups import group_executions, groups_json, groups_lines
+    from aqe_core.readers.eventlog.jsonfast import dump_json
+    from aqe_core.views.encoded_executions import EncodedExecutions
+    from aqe_core.views.execution_summary import FinalSummaries
 
     if args.max_line_mb <= 0 or args.max_decompressed_gb <= 0:
         print("aqe_core inspect: error: limits must be positive", file=sys.stderr)
         return 2
     if args.queries:
         return _list_queries(args)
-    spilled = SpilledSummaries()  # (a big log's executions summarised as they are spilled)
-    log = _inspect_load(args, on_spill=spilled)
+    summaries = FinalSummaries()  # (each execution summarised, and encoded, as the reader finalises it)
+    encoded = EncodedExecutions(dump_json, plans=not args.no_plans) if args.json and args.indent is None else None
+
+    def on_final(log, ex) -> None:
+        summaries(log, ex)
+        if encoded is not None:
+            encoded(log, ex)
+
+    try:
+        return _inspect_report(args, _inspect_load(args, on_final=on_final), summaries, encoded)
+    finally:
+        if encoded is not None:
+            encoded.close()
+
+
+def _inspect_report(args: argparse.Namespace, log, summaries, encoded) -> int:
+    """``inspect``'s output (text, or ``--json``) of a log read, or the load's exit code."""
+    from aqe_core.model.log_release import release_of
+    from aqe_core.readers.eventlog.jsonfast import dump_json
+    from aqe_core.views.eventlog_summary import outcome_line, spark_ids, write_log_json
+    from aqe_core.views.execution_summary import log_summaries
+    from aqe_core.views.query_groups import group_executions, groups_json, groups_lines
+
     if isinstance(log, int):
         return log
     try:
         if args.json:
-            from aqe_core.readers.eventlog.jsonfast import dump_json
-
             # orjson for each execution (the standard C encoder was ~30% of a big log's time)
-            groups = groups_json(group_executions(log_summaries(log, spilled)))
+            groups = groups_json(group_executions(log_summaries(log, summaries)))
             write_log_json(log, sys.stdout, plans=not args.no_plans, tasks=args.tasks, indent=args.indent,
-                           encode=lambda v: dump_json(v).decode(), extra={"query_groups": groups})
+                           encode=lambda v: dump_json(v).decode(), extra={"query_groups": groups}, known=encoded)
             sys.stdout.flush()
             return 0
         app = log.application
@@ -110,7 +128,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             print(outcome_line(ex) + (f" | {ids}" if ids else ""))
             for retry in ex.stage_retries:
                 print(f"      {retry}")
-        lines = groups_lines(group_executions(log_summaries(log, spilled)))
+        lines = groups_lines(group_executions(log_summaries(log, summaries)))
         if lines:
             print("queries run more than once:")
             print("\n".join(lines))

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from aqe_core.model.engines import Engine, by_key, operator_of, spark_name
 from aqe_core.model.eventlog import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.plan_walk import exchange_below, partitioning_count
 from aqe_core.model.plan import PlanNode
 from aqe_core.views.plan_match import _SKEW_SUFFIX, base_name
+
+if TYPE_CHECKING:
+    from aqe_core.views.encoded_executions import EncodedExecutions
 
 SCHEMA_VERSION = 1
 
@@ -236,29 +239,38 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
 
 def write_log_json(log: EventLog, out: Any, *, plans: bool = True, tasks: bool = False,
                    indent: Optional[int] = None, encode: Optional[Callable[[Any], str]] = None,
-                   extra: Optional[dict[str, Any]] = None) -> None:
+                   extra: Optional[dict[str, Any]] = None, known: Optional["EncodedExecutions"] = None) -> None:
     """:func:`log_json` (executions last) written to ``out`` one execution at a time, each with
     a C encoder (``json.dumps`` without indent; ``json.dump`` would use the pure-Python one,
     ~60x slower, in about a million small writes: minutes on unbuffered stdout). ``encode``:
     a faster encoder for one execution's JSON without indent (the CLI passes orjson's).
-    ``extra``: keys written before the executions (``query_groups``)."""
-    doc = {**log_json(log, plans=plans, tasks=tasks, executions=False), **(extra or {})}
+    ``extra``: keys written before the executions (``query_groups``). ``known``: executions
+    encoded as the reader finalised them (with ``encode`` and ``plans`` the same, no indent),
+    copied instead of read back and encoded again."""
+    known = known if encode is not None and indent is None else None
+    doc = {**log_json(log, plans=plans, tasks=tasks, executions=False, known=known), **(extra or {})}
     sep = ",\n" if indent is not None else ", "
     head = json.dumps({k: v for k, v in doc.items() if k != "executions"}, indent=indent).rstrip()
     nl = "\n" if indent is not None else ""
     out.write(head[:-1].rstrip() + ("," if len(head) > 2 else "") + f'{nl or " "}"executions": [{nl}')
     first = True
     dumps = encode if encode is not None and indent is None else (lambda v: json.dumps(v, indent=indent))
-    for ex in log.executions_by_id():
-        out.write(("" if first else sep) + dumps(execution_json(ex, plans=plans)))
+    for eid in sorted(log.executions):
+        text = known.text(eid) if known is not None else None
+        out.write(("" if first else sep) + (text if text is not None else dumps(execution_json(log.executions[eid],
+                                                                                               plans=plans))))
         first = False
     out.write(f"{nl}]{nl}}}\n")
 
 
-def log_json(log: EventLog, *, plans: bool = True, tasks: bool = False, executions: bool = True) -> dict[str, Any]:
+def log_json(log: EventLog, *, plans: bool = True, tasks: bool = False, executions: bool = True,
+             known: Optional["EncodedExecutions"] = None) -> dict[str, Any]:
+    """The log's ``inspect --json`` document; ``known``: as :func:`write_log_json` (the warnings
+    of the executions it holds taken from it, not read back)."""
     warnings = list(log.warnings)
-    for ex in log.executions.values():
-        warnings.extend(f"execution {ex.id}: {w}" for w in ex.warnings)
+    for eid in log.executions:
+        ws = known.warnings(eid) if known is not None and eid in known else log.executions[eid].warnings
+        warnings.extend(f"execution {eid}: {w}" for w in ws)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "application": log.application.to_dict(),

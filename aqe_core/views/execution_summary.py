@@ -313,21 +313,20 @@ def summary_of_execution(log: EventLog, ex: SQLExecution) -> ExecutionSummary:
         joins=_joins(plan, runtime_broadcast_threshold(execution_conf(v, ex)[0], v), size_of) if decided else ())
 
 
-def log_summaries(log: EventLog, spilled: Optional[Mapping[int, ExecutionSummary]] = None) -> Iterator[ExecutionSummary]:
+def log_summaries(log: EventLog, known: Optional[Mapping[int, ExecutionSummary]] = None) -> Iterator[ExecutionSummary]:
     """One summary per execution of an :class:`~aqe_core.model.eventlog.EventLog`, in id order
-    (:func:`summary_of_execution`: no view is built). ``spilled``: summaries already taken of
-    executions as the reader spilled them (:class:`SpilledSummaries`), used for those still
-    spilled; one brought back since (a late event) is summarised again."""
-    held = getattr(log.executions, "mem", log.executions)
+    (:func:`summary_of_execution`: no view is built). ``known``: summaries taken as the reader
+    finalised each execution (:class:`FinalSummaries`), used where they are at hand."""
     for eid in sorted(log.executions):
-        known = spilled.get(eid) if spilled is not None and eid not in held else None
-        yield known if known is not None else summary_of_execution(log, log.executions[eid])
+        got = known.get(eid) if known is not None else None
+        yield got if got is not None else summary_of_execution(log, log.executions[eid])
 
 
-class SpilledSummaries(dict):
-    """``load(..., on_spill=)``: each execution summarised as the reader spills it (its plans
+class FinalSummaries(dict):
+    """``load(..., on_final=)``: each execution summarised as the reader finalises it (its plans
     built a moment before), by id; :func:`log_summaries` takes them instead of reading every
-    spilled execution back and building its plans again."""
+    spilled execution back and building its plans again. The reader's last call for an id is of
+    the model its log holds (one brought back by a late event is finalised, and told, again)."""
 
     def __call__(self, log: EventLog, ex: SQLExecution) -> None:
         self[ex.id] = summary_of_execution(log, ex)

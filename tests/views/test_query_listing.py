@@ -18,7 +18,7 @@ import pytest
 
 from aqe_core.readers.eventlog import load
 from aqe_core.readers.eventlog.errors import Limits
-from aqe_core.views.execution_summary import SpilledSummaries, log_summaries, summary_of, summary_of_execution
+from aqe_core.views.execution_summary import FinalSummaries, log_summaries, summary_of, summary_of_execution
 from aqe_core.views.from_eventlog import view_from_execution
 from aqe_core.views.query_groups import group_executions, groups_json
 from aqe_core.views.query_listing import QueryListing
@@ -85,13 +85,13 @@ def test_listing_hands_over_at_once_and_still_groups_in_id_order(path):
 
 
 @pytest.mark.parametrize("path", [REPEATED, STREAMING], ids=["repeated", "streaming"])
-def test_summaries_taken_as_executions_are_spilled_are_the_ones_read_back(path):
-    """``inspect``'s summaries taken as the reader spills each execution (its plans just built)
-    equal those of the executions read back after the load, and every spilled one has one."""
-    spilled = SpilledSummaries()
-    log = load(str(path), limits=Limits(spill_after=0), on_spill=spilled)
-    assert log.executions.spilled and set(spilled) >= {eid for eid in log.executions if log.executions.is_spilled(eid)}
-    assert list(log_summaries(log, spilled)) == list(log_summaries(log))
+def test_summaries_taken_as_executions_are_finalised_are_the_ones_read_back(path):
+    """``inspect``'s summaries taken as the reader finalises each execution (its plans just built)
+    equal those of the executions read back after the load, and every execution has one."""
+    final = FinalSummaries()
+    log = load(str(path), limits=Limits(spill_after=0), on_final=final)
+    assert log.executions.spilled and set(final) == set(log.executions)
+    assert [final[eid] for eid in sorted(final)] == list(log_summaries(log))
 
 
 def _scaled(tmp_path: Path, n: int) -> Path:

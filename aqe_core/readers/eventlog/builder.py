@@ -581,6 +581,8 @@ class _Builder(AppEvents, Spilling):
                     done.add_spilled(eid, ref)
                     continue
                 left = self.cold.pop(eid)[0]
-            done[eid] = self.finalize(left)
+            done[eid] = model = self.finalize(left)
+            if self.on_final is not None:
+                self.on_final(self.log, model)
             self.spill_into(done, eid)
         self.log.executions = done

@@ -104,7 +104,7 @@ def load(
     roots: "list[str] | None" = None,
     meter: "LoadMeter | None" = None,
     hand_over: "HandOver | None" = None,
-    on_spill: "Callable[[EventLog, SQLExecution], None] | None" = None,
+    on_final: "Callable[[EventLog, SQLExecution], None] | None" = None,
 ) -> EventLog:
     """Load an event log (any layout/codec, see :mod:`aqe_core.readers.eventlog.log_files`).
 
@@ -117,16 +117,18 @@ def load(
     opened by descriptor (:mod:`.opened`). ``path`` may be a :class:`~.opened.Node` already
     opened that way (the load closes it). ``hand_over``: listing mode
     (:meth:`~aqe_core.readers.eventlog.spilling.Spilling.hand_over_to`): each execution goes to it
-    as it ends and is forgotten; the log returned holds none. ``on_spill(log, execution)``: told
-    of each ended execution as the reader finalises it into its spill file (a big log's), while its
-    plans are built: what a caller wants of every execution costs less taken then than read back.
+    as it ends and is forgotten; the log returned holds none. ``on_final(log, execution)``: told
+    of each execution as the reader finalises it into the log (an ended one as it is spilled, the
+    rest at the log's end; one brought back by a late event again), while its plans are built: what
+    a caller wants of every execution costs less taken then than read back. The last call for an
+    id is of the model the log holds.
     ``meter``: the server's per-source limits and memory budget (:mod:`aqe_core.readers.budget`);
     past one, :class:`BudgetExceeded` stops the whole load (nothing partial is kept).
     """
     try:
         src = open_source(path, limits, roots=roots, checkpoint=None if meter is None else meter.check_time)
         with src:
-            return _load_source(src, progress, limits, keep_task_metrics, meter, hand_over, on_spill)
+            return _load_source(src, progress, limits, keep_task_metrics, meter, hand_over, on_final)
     except EventLogError:
         raise
     except OSError as e:
@@ -193,14 +195,14 @@ class _Reading:
 
 def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, keep_tasks: bool,
                  meter: "LoadMeter | None" = None, hand_over: "HandOver | None" = None,
-                 on_spill: "Callable[[EventLog, SQLExecution], None] | None" = None) -> EventLog:
+                 on_final: "Callable[[EventLog, SQLExecution], None] | None" = None) -> EventLog:
     log = EventLog(path=src.path, layout=src.layout, parts=[p.name for p in src.parts])
     log.warnings.extend(src.warnings)
     log.notes.extend(src.notes)
     b = _Builder(log, keep_tasks, limits, meter)
     if hand_over is not None:
         b.hand_over_to(hand_over)
-    b.on_spill = on_spill
+    b.on_final = on_final
     try:
         reading = _Reading(src, progress, limits, meter)
         fatal: str | None = None

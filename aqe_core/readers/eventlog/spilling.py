@@ -112,8 +112,9 @@ class Spilling:
         # spilled execution id -> its finalised model's place in the file, and what it was made with
         self.finals: dict[int, tuple[tuple[int, int], tuple]] = {}
         self.sink: HandOver | None = None  # a listing reader's consumer (:meth:`hand_over_to`)
-        #: told of each execution finalised as it is spilled (``load(..., on_spill=)``)
-        self.on_spill: Callable[[EventLog, "SQLExecution"], None] | None = None
+        #: told of each execution finalised into the log: as it is spilled, or at the end
+        #: (``load(..., on_final=)``)
+        self.on_final: Callable[[EventLog, "SQLExecution"], None] | None = None
         self.handed: HandedOver | None = None
 
     def hand_over_to(self, sink: HandOver) -> None:
@@ -181,8 +182,8 @@ class Spilling:
         self.finals[eid] = (final, self._made_with())
         for sid in own:
             self.spilled_owner[sid] = eid
-        if self.on_spill is not None:  # (its plans were just built: what the caller reads costs least now)
-            self.on_spill(self.log, model)
+        if self.on_final is not None:  # (its plans were just built: what the caller reads costs least now)
+            self.on_final(self.log, model)
 
     def _hand_over(self, eid: int, ex: _LiveExec) -> None:
         assert self.sink is not None and self.handed is not None
