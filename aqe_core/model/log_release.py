@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Optional
 
 from aqe_core import config
@@ -116,7 +117,16 @@ def _databricks(tag: Optional[str]) -> tuple[Optional[str], Optional[str]]:
 
 def release_from(log_start: Optional[str], dbc_metadata: Optional[str], props: dict[str, str]) -> LogRelease:
     """The release from the log's evidence, first that says (see the module doc)."""
-    runtime, from_table = _databricks(props.get(config.DATABRICKS_SPARK_VERSION_TAG))
+    tag = props.get(config.DATABRICKS_SPARK_VERSION_TAG)
+    return _release(log_start if isinstance(log_start, str) else None,
+                    dbc_metadata if isinstance(dbc_metadata, str) else None, tag if isinstance(tag, str) else None)
+
+
+@lru_cache(maxsize=64)
+def _release(log_start: Optional[str], dbc_metadata: Optional[str], tag: Optional[str]) -> LogRelease:
+    """:func:`release_from` by the three facts it reads (remembered: a listing asks once an
+    execution, a million times for one log)."""
+    runtime, from_table = _databricks(tag)
     for text, where in ((log_start, "SparkListenerLogStart's Spark Version"),
                         (dbc_metadata, "Databricks' DBCEventLoggingListenerMetadata event")):
         apache, build = _apache(text)

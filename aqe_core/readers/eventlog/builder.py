@@ -298,7 +298,7 @@ class _Builder(AppEvents, Spilling):
         m.completion_time = t if isinstance(t, int) else None
         err = d.get("errorMessage")
         m.error_message = self.kept.text(err, K.MESSAGE_CHARS, "error message") if err else None
-        ex.keep_plan_text()
+        ex.keep_plan_text(self.sink is None)
         self._update(ex)
         if not ex.live:
             return
@@ -548,7 +548,7 @@ class _Builder(AppEvents, Spilling):
         """What the model keeps of an ended execution: status, final plan, reads, effective conf."""
         m = ex.model
         version = self.log.application.spark_version
-        ex.keep_plan_text()
+        ex.keep_plan_text(self.sink is None)
         final = _build_final(m)
         _set_status(m, ex)
         m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)

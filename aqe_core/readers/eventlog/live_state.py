@@ -160,8 +160,9 @@ class _LiveExec:
         self.subquery_size_ids: list[int] = []
         self.plan_text: str | None = None  # the latest physicalPlanDescription, until the execution ends
 
-    def keep_plan_text(self) -> None:
-        """Hand the latest plan text to the model (compressed) and let go of it."""
+    def keep_plan_text(self, packed: bool = True) -> None:
+        """Hand the latest plan text to the model (compressed unless ``packed`` is False: a
+        listing reader's) and let go of it."""
         if self.plan_text is not None:
-            self.model.physical_plan_z = pack_plan_description(self.plan_text)
+            self.model.physical_plan_z = pack_plan_description(self.plan_text, packed)
             self.plan_text = None

@@ -22,6 +22,8 @@ except ImportError:  # pragma: no cover - zlib alone gives the same bytes back
     _zstd = None
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: the first byte of bytes kept as they are (neither a zstd frame's nor a zlib stream's)
+_AS_IS = b"\x00"
 _local = threading.local()
 
 
@@ -41,15 +43,27 @@ def pack(data: bytes) -> bytes:
     return bytes(memoryview(c.compress(data)))
 
 
+def as_is(data: bytes) -> bytes:
+    """``data`` marked as not compressed (a listing reader's plan text, gone once its execution is
+    summarised: compressing it would be work for nothing); :func:`unpack` gives it back.
+
+    >>> unpack(as_is(b"== Physical Plan ==")), unpack(as_is(b""))
+    (b'== Physical Plan ==', b'')
+    """
+    return _AS_IS + data
+
+
 def unpack(blob: bytes) -> bytes:
-    """What :func:`pack` was given (a zstd frame, or a zlib stream); JSON kept as it is (a
-    listing reader's plans) comes back as it is.
+    """What :func:`pack` or :func:`as_is` was given (a zstd frame, or a zlib stream); JSON kept as
+    it is (a listing reader's plans) comes back as it is.
 
     >>> unpack(b'{"nodeName": "Exchange"}')
     b'{"nodeName": "Exchange"}'
     """
     if blob[:1] in (b"{", b"["):
         return blob
+    if blob[:1] == _AS_IS:
+        return blob[1:]
     if blob[:4] == _ZSTD_MAGIC and _zstd is not None:
         d = getattr(_local, "d", None)
         if d is None:

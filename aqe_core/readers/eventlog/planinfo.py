@@ -17,7 +17,7 @@ from aqe_core.model.eventlog import LazyPlan, SQLExecution
 from aqe_core.model.plan import PlanNode
 from aqe_core.model.plan_walk import EXCHANGE_STAGE_WRAPPERS, OTHER_STAGE_WRAPPERS, SHUFFLE_READ_NAMES, graph_nodes
 from aqe_core.readers.eventlog.jsonfast import dump_json, parse_json
-from aqe_core.readers.eventlog.packed import pack, unpack
+from aqe_core.readers.eventlog.packed import as_is, pack, unpack
 
 __all__ = ["SHUFFLE_READ_NAMES", "build_plan", "graph_nodes", "plan_metrics", "physical_plan_description",
            "pack_plan_description"]
@@ -264,9 +264,13 @@ def plan_metrics(plan: PlanNode) -> dict[int, tuple[str, str]]:
     return out
 
 
-def pack_plan_description(text: str | None) -> bytes | None:
-    """Spark's ``physicalPlanDescription`` as the model keeps it (``SQLExecution.physical_plan_z``)."""
-    return None if text is None else pack(text.encode("utf-8", "surrogatepass"))
+def pack_plan_description(text: str | None, packed: bool = True) -> bytes | None:
+    """Spark's ``physicalPlanDescription`` as the model keeps it (``SQLExecution.physical_plan_z``);
+    ``packed=False``: not compressed (a listing reader's, as :func:`lazy_plan`'s)."""
+    if text is None:
+        return None
+    data = text.encode("utf-8", "surrogatepass")
+    return pack(data) if packed else as_is(data)
 
 
 def physical_plan_description(execution: SQLExecution) -> str | None:
