@@ -44,7 +44,7 @@ def _clear(show) -> None:
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
 
 
-def _inspect_load(args: argparse.Namespace, hand_over=None, on_final=None):
+def _inspect_load(args: argparse.Namespace, hand_over=None, on_final=None, packed: bool = True):
     """The event log, or the exit code after a one-line error (never a traceback)."""
     from aqe_core.readers.eventlog import loader as reader
     from aqe_core.readers.eventlog.errors import EventLogError, Limits
@@ -53,7 +53,7 @@ def _inspect_load(args: argparse.Namespace, hand_over=None, on_final=None):
     show = _progress(not args.quiet and sys.stderr.isatty())
     try:
         log = reader.load(args.path, progress=show, limits=limits, keep_task_metrics=args.tasks and hand_over is None,
-                          hand_over=hand_over, on_final=on_final)
+                          hand_over=hand_over, on_final=on_final, packed=packed)
     except EventLogError as e:
         _clear(show)
         print(f"aqe_core inspect: error: {e}", file=sys.stderr)
@@ -93,7 +93,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             encoded(log, ex)
 
     try:
-        return _inspect_report(args, _inspect_load(args, on_final=on_final), summaries, encoded)
+        # (plans not compressed when each execution is encoded as it is finalised)
+        log = _inspect_load(args, on_final=on_final, packed=encoded is None)
+        return _inspect_report(args, log, summaries, encoded)
     finally:
         if encoded is not None:
             encoded.close()

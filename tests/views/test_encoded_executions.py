@@ -36,9 +36,9 @@ def _load(p: Path, **kw):
 
 @pytest.mark.parametrize("path", _logs(), ids=lambda p: p.name)
 def test_encoded_as_finalised_is_what_the_log_encodes_to(path):
-    for spill_after in (0, None):
+    for spill_after, packed in ((0, False), (None, True)):  # (the CLI's: plans not compressed)
         encoded = EncodedExecutions(dump_json)
-        log = _load(path, limits=Limits(spill_after=spill_after), on_final=encoded)
+        log = _load(path, limits=Limits(spill_after=spill_after), on_final=encoded, packed=packed)
         if log is None:
             encoded.close()
             return
@@ -75,7 +75,7 @@ def test_late_events_and_late_properties_encode_the_model_the_log_holds(tmp_path
         encoded(log, ex)
         summaries(log, ex)
 
-    log = load(str(path), limits=Limits(spill_after=0), on_final=on_final)
+    log = load(str(path), limits=Limits(spill_after=0), on_final=on_final, packed=False)
     try:
         assert _written(log, encoded) == _written(log) == _written(load(str(path), limits=Limits(spill_after=None)))
         assert [summaries[eid] for eid in sorted(log.executions)] == list(log_summaries(log))

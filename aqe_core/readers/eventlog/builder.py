@@ -242,7 +242,7 @@ class _Builder(AppEvents, Spilling):
         if self.meter is not None:
             self.meter.nodes(facts.nodes)
         self._add_metrics(ex, facts.metrics, facts.exchange_metrics)
-        plan = lazy_plan(info, facts, packed=self.sink is None)  # (a listing summarises it within the execution)
+        plan = lazy_plan(info, facts, packed=self.packs)  # (a listing summarises it within the execution)
         # kept packed, and built into a view's tree with every string of its JSON; the strings
         # of a plan node of real size are in what meter.nodes charged already
         self.kept.charge(len(plan.raw) + max(0, plan.size - facts.nodes * K.PLAN_JSON_PER_NODE))
@@ -298,7 +298,7 @@ class _Builder(AppEvents, Spilling):
         m.completion_time = t if isinstance(t, int) else None
         err = d.get("errorMessage")
         m.error_message = self.kept.text(err, K.MESSAGE_CHARS, "error message") if err else None
-        ex.keep_plan_text(self.sink is None)
+        ex.keep_plan_text(self.packs)
         self._update(ex)
         if not ex.live:
             return
@@ -548,7 +548,7 @@ class _Builder(AppEvents, Spilling):
         """What the model keeps of an ended execution: status, final plan, reads, effective conf."""
         m = ex.model
         version = self.log.application.spark_version
-        ex.keep_plan_text(self.sink is None)
+        ex.keep_plan_text(self.packs)
         final = _build_final(m)
         _set_status(m, ex)
         m.shuffle_reads, m.other_shuffle_reads = _shuffle_reads(ex, self.log, version, final)

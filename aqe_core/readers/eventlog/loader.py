@@ -105,6 +105,7 @@ def load(
     meter: "LoadMeter | None" = None,
     hand_over: "HandOver | None" = None,
     on_final: "Callable[[EventLog, SQLExecution], None] | None" = None,
+    packed: bool = True,
 ) -> EventLog:
     """Load an event log (any layout/codec, see :mod:`aqe_core.readers.eventlog.log_files`).
 
@@ -121,14 +122,16 @@ def load(
     of each execution as the reader finalises it into the log (an ended one as it is spilled, the
     rest at the log's end; one brought back by a late event again), while its plans are built: what
     a caller wants of every execution costs less taken then than read back. The last call for an
-    id is of the model the log holds.
+    id is of the model the log holds. ``packed=False``: plans and plan text kept as they are, not
+    compressed (for a caller that reads them as each execution is finalised: compressing them
+    would be work for nothing; the spill file grows by what compression saved).
     ``meter``: the server's per-source limits and memory budget (:mod:`aqe_core.readers.budget`);
     past one, :class:`BudgetExceeded` stops the whole load (nothing partial is kept).
     """
     try:
         src = open_source(path, limits, roots=roots, checkpoint=None if meter is None else meter.check_time)
         with src:
-            return _load_source(src, progress, limits, keep_task_metrics, meter, hand_over, on_final)
+            return _load_source(src, progress, limits, keep_task_metrics, meter, hand_over, on_final, packed)
     except EventLogError:
         raise
     except OSError as e:
@@ -195,7 +198,8 @@ class _Reading:
 
 def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, keep_tasks: bool,
                  meter: "LoadMeter | None" = None, hand_over: "HandOver | None" = None,
-                 on_final: "Callable[[EventLog, SQLExecution], None] | None" = None) -> EventLog:
+                 on_final: "Callable[[EventLog, SQLExecution], None] | None" = None,
+                 packed: bool = True) -> EventLog:
     log = EventLog(path=src.path, layout=src.layout, parts=[p.name for p in src.parts])
     log.warnings.extend(src.warnings)
     log.notes.extend(src.notes)
@@ -203,6 +207,7 @@ def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, ke
     if hand_over is not None:
         b.hand_over_to(hand_over)
     b.on_final = on_final
+    b.packs = b.packs and packed
     try:
         reading = _Reading(src, progress, limits, meter)
         fatal: str | None = None

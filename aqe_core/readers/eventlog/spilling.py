@@ -116,6 +116,9 @@ class Spilling:
         #: (``load(..., on_final=)``)
         self.on_final: Callable[[EventLog, "SQLExecution"], None] | None = None
         self.handed: HandedOver | None = None
+        #: plans and plan text kept compressed; not for a listing reader, nor where the caller
+        #: takes what it needs of each execution as it is finalised (``load(..., packed=False)``)
+        self.packs = True
 
     def hand_over_to(self, sink: HandOver) -> None:
         """Listing mode: an ended execution leaves the reader where it would be spilled, finalised
@@ -124,6 +127,7 @@ class Spilling:
         only what it needs of each (issue 41: a summary per execution, counters per query)."""
         self.sink = sink
         self.handed = HandedOver()
+        self.packs = False
 
     def _made_with(self) -> tuple:
         return self.log.application.spark_version, self.env_updates
