@@ -21,7 +21,7 @@ from aqe_core.views.query import QueryView
 from ui import state
 from ui.query_groups import group_columns, group_decisions
 from ui.tables import text_table
-from ui.triage import _selected
+from ui.triage import selected_row
 
 
 def listed_overview(src: LoadedSource) -> None:
@@ -35,7 +35,7 @@ def listed_overview(src: LoadedSource) -> None:
     with st.container(key="listed_queries"):
         st.dataframe(text_table([g.row() for g in listing.groups]), hide_index=True, width="stretch",
                      on_select="rerun", selection_mode="single-row", key=state.LISTED_TABLE, column_config=group_columns())
-    index = _selected(st.session_state.get(state.LISTED_TABLE))
+    index = selected_row(st.session_state.get(state.LISTED_TABLE))
     if index is None or index >= len(listing.groups):
         return
     group = listing.groups[index]

@@ -17,7 +17,7 @@ from aqe_core.plain_text import md_text
 from aqe_core.views.query_groups import QueryGroup, group_views, long_running, repeated
 from ui import state
 from ui.tables import text_table
-from ui.triage import _selected, open_row
+from ui.triage import open_row, selected_row
 
 _QUERIES, _EXECUTIONS = "Queries", "Executions"
 #: id(source) -> (a weak reference to it, its groups): grouped once per loaded source
@@ -89,7 +89,7 @@ def grouped_overview(src: LoadedSource, rows: list) -> bool:
     with st.container(key="query_groups"):
         st.dataframe(text_table([g.row() for g in groups]), hide_index=True, width="stretch", on_select="rerun",
                      selection_mode="single-row", key=state.GROUP_TABLE, column_config=group_columns())
-    index: Optional[int] = _selected(st.session_state.get(state.GROUP_TABLE))
+    index: Optional[int] = selected_row(st.session_state.get(state.GROUP_TABLE))
     if index is not None and index < len(groups):
         _group(src, groups[index], rows)
     return True

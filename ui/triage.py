@@ -11,7 +11,7 @@ from ui import state
 _PAGES = {"partitions": "pages/partitions.py", "plans": "pages/plans.py"}
 
 
-def _selected(event) -> Optional[int]:
+def selected_row(event) -> Optional[int]:
     """The index of the table's selected row, or None."""
     try:
         rows = event.selection.rows  # type: ignore[union-attr]
@@ -31,7 +31,7 @@ def open_row(event, rows: list, source_path: str, query_ids: Optional[list[str]]
     and acting on it at every run either loops (a picker that cannot show the query resets it,
     the row sets it again: issue 38) or undoes the picker's later choice. A row whose query
     cannot be shown says so in one line."""
-    index = _selected(event)
+    index = selected_row(event)
     if index is None or index >= len(rows):
         st.session_state.pop(state.TRIAGE_OPENED, None)  # nothing ticked: the next tick opens
         return
