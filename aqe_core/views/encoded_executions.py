@@ -22,12 +22,17 @@ __all__ = ["EncodedExecutions"]
 class EncodedExecutions:
     """``load(..., on_final=self)``: execution id -> its document's JSON text, on disk.
     ``encode``: the writer's encoder for one execution (orjson's bytes); ``plans``: as the writer's.
-    A failed write (a full disk) drops what was kept: the writer encodes those executions itself."""
+    No temporary file (an unwritable temp dir), or a failed write (a full disk): nothing is kept,
+    and the writer encodes every execution itself."""
 
     def __init__(self, encode: Callable[[Any], bytes], *, plans: bool = True) -> None:
         self._encode = encode
         self._plans = plans
-        self._file: Optional[Any] = tempfile.TemporaryFile()
+        self._file: Optional[Any]
+        try:
+            self._file = tempfile.TemporaryFile()
+        except OSError:
+            self._file = None
         self._end = 0
         #: id -> (offset << 32 | length): one int an execution
         self._at: dict[int, int] = {}

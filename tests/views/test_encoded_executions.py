@@ -83,3 +83,20 @@ def test_late_events_and_late_properties_encode_the_model_the_log_holds(tmp_path
             assert revivals[0] > 0
     finally:
         encoded.close()
+
+
+def test_no_temporary_file_keeps_nothing_and_the_writer_encodes(monkeypatch):
+    """An unwritable temp dir is no error: every execution is encoded by the writer."""
+    import tempfile
+
+    path = next(p for p in _logs() if "repeated" in str(p))
+
+    def refused(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+    encoded = EncodedExecutions(dump_json)
+    log = load(str(path), limits=Limits(spill_after=0), on_final=encoded, packed=False)
+    assert not any(eid in encoded for eid in log.executions)
+    monkeypatch.undo()
+    assert _written(log, encoded) == _written(log)
