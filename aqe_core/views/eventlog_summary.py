@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from aqe_core.model.engines import Engine, by_key, operator_of, spark_name
 from aqe_core.model.eventlog import APPROXIMATE_NOTE, NOT_IN_LOG, EventLog, ShuffleRead, SQLExecution
 from aqe_core.model.plan_walk import exchange_below, partitioning_count
 from aqe_core.model.plan import PlanNode
 from aqe_core.views.plan_match import _SKEW_SUFFIX, base_name
-
-if TYPE_CHECKING:
-    from aqe_core.views.encoded_executions import EncodedExecutions
 
 SCHEMA_VERSION = 1
 
@@ -237,9 +234,20 @@ def execution_json(ex: SQLExecution, *, plans: bool = True) -> dict[str, Any]:
     return d
 
 
+class KnownExecutions(Protocol):
+    """Executions' documents encoded as the reader finalised them
+    (:class:`~aqe_core.views.encoded_executions.EncodedExecutions`)."""
+
+    def __contains__(self, eid: object) -> bool: ...
+
+    def warnings(self, eid: int) -> tuple[str, ...]: ...
+
+    def text(self, eid: int) -> Optional[str]: ...
+
+
 def write_log_json(log: EventLog, out: Any, *, plans: bool = True, tasks: bool = False,
                    indent: Optional[int] = None, encode: Optional[Callable[[Any], str]] = None,
-                   extra: Optional[dict[str, Any]] = None, known: Optional["EncodedExecutions"] = None) -> None:
+                   extra: Optional[dict[str, Any]] = None, known: Optional["KnownExecutions"] = None) -> None:
     """:func:`log_json` (executions last) written to ``out`` one execution at a time, each with
     a C encoder (``json.dumps`` without indent; ``json.dump`` would use the pure-Python one,
     ~60x slower, in about a million small writes: minutes on unbuffered stdout). ``encode``:
@@ -264,7 +272,7 @@ def write_log_json(log: EventLog, out: Any, *, plans: bool = True, tasks: bool =
 
 
 def log_json(log: EventLog, *, plans: bool = True, tasks: bool = False, executions: bool = True,
-             known: Optional["EncodedExecutions"] = None) -> dict[str, Any]:
+             known: Optional["KnownExecutions"] = None) -> dict[str, Any]:
     """The log's ``inspect --json`` document; ``known``: as :func:`write_log_json` (the warnings
     of the executions it holds taken from it, not read back)."""
     warnings = list(log.warnings)
