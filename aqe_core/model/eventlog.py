@@ -345,14 +345,8 @@ class SQLExecution:
         of this execution: a metric is in most of them, and its UI string is formatted once."""
         if plan is None:
             return None
-        d = plan.to_dict()
         put = self._value_setter(formatted)
-        stack = [d]
-        while stack:
-            n = stack.pop()
-            put(n["metrics"])
-            stack.extend(n["children"])
-        return d
+        return plan.to_dict(lambda ms: put([dict(m) for m in ms]))
 
     def _value_setter(self, formatted: dict | None) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
         """What puts each metric's aggregated value into a node's own copy of its metrics (in

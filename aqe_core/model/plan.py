@@ -62,8 +62,10 @@ class PlanNode:
         return None
 
     # -- (de)serialisation -----------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """``{"id", "name", "description", "metrics", "children"}``, recursively."""
+    def to_dict(self, metrics: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+        """``{"id", "name", "description", "metrics", "children"}``, recursively. ``metrics``:
+        what makes a node's own copy of its metrics (default: each dict copied)."""
+        copy = metrics if metrics is not None else (lambda ms: [dict(m) for m in ms])
         out_root: dict[str, Any] = {}
         stack: list[tuple[PlanNode, dict[str, Any]]] = [(self, out_root)]
         while stack:
@@ -71,7 +73,7 @@ class PlanNode:
             out["id"] = node.id
             out["name"] = node.name
             out["description"] = node.description
-            out["metrics"] = [dict(m) for m in node.metrics]
+            out["metrics"] = copy(node.metrics)
             kids: list[dict[str, Any]] = []
             out["children"] = kids
             for child in node.children:

@@ -48,8 +48,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-import numpy as np
-
 from aqe_core import config
 from aqe_core.config import AQEConf, as_conf as _conf
 from aqe_core.model.reasons import Reason
@@ -274,6 +272,8 @@ def analyze_side(
     v = as_version(spark_version)
     c = _conf(conf, v)
     sizes = tuple(partition_sizes)
+    import numpy as np  # (here: numpy is 0.13 s of a command's start that reads no rule)
+
     try:
         arr = np.asarray(sizes, dtype=np.int64)  # vectorised: a what-if re-runs this per side
     except OverflowError:  # a hostile log's coalesced sums past a Long: saturated
