@@ -34,6 +34,7 @@ from aqe_core.readers.eventlog import EventLogError, load
 from aqe_core.readers.budget import EXEC_BYTES, NODE_BYTES, ListingMeter, LoadMeter, MemoryBudget, drop_frames
 from aqe_core.readers.load_slots import LoadSlots, Slot
 from aqe_core.readers.eventlog.errors import DEFAULT_LIMITS, BudgetExceeded, Limits, LimitExceeded, internal_cause
+from aqe_core.readers.eventlog.focus import Focus
 from aqe_core.readers.eventlog.listener_events import listener_capture
 from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Roots, Unconfined
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
@@ -412,9 +413,17 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         meter.reserve(2 * limits.max_line_bytes)  # the line in hand and its parse, beside the counts
     one = _OneExecution(execution, plans) if execution is not None else None
     lister = QueryListing() if listing and one is None else None
+    focus = Focus(int(execution)) if execution is not None and execution.isdigit() and len(execution) < 19 else None
+    # (the same file again, for an execution whose start the log lacks: read whole, as a listing)
+    again = Node(node.path, os.dup(node.fd), node.is_dir, node.size) if focus is not None else None
     try:
         log = load(node, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
-                   limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=_handing(one, lister, meter))
+                   limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=_handing(one, lister, meter),
+                   focus=focus)
+        if again is not None and focus is not None and not focus.started:
+            one = _OneExecution(execution, plans)  # type: ignore[arg-type]
+            log, again = load(again, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
+                              limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=one), None
     except BudgetExceeded:
         raise
     except LimitExceeded as exc:
@@ -423,6 +432,9 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         raise SourceError(str(exc)) from None
     except OSError as exc:
         raise SourceError(f"cannot read {p.name}: {exc.strerror or type(exc).__name__}") from None
+    finally:
+        if again is not None:
+            again.close()
     release = release_of(log)  # (the log's own evidence: a vendor runtime, else "release unknown")
     views, notes = one.views if one is not None else _views(log, meter, plans), list(log.notes)
     if one is not None and one.kept is not None:

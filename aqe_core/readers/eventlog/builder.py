@@ -195,12 +195,12 @@ class _Builder(AppEvents, Spilling):
             self.field_samples.append(f"line {self.line_no}: {short} skipped ({what})")
 
     # -- executions ----------------------------------------------------------------------------
-    def _exec(self, eid: int) -> _LiveExec:
+    def _exec(self, eid: int, start: bool = False) -> _LiveExec:
         ex = self.live.get(eid)
         if ex is None:
             ex = self._known(eid)
             if ex is None:
-                if self.handed is not None and eid in self.handed:
+                if self.handed is not None and (eid in self.handed or self.another(eid, start)):
                     return self.late_event(eid)
                 if self.meter is not None:
                     self.meter.execution(eid)
@@ -250,7 +250,7 @@ class _Builder(AppEvents, Spilling):
 
     def on_sql_start(self, line, d) -> None:
         eid = _as_int(d["executionId"])
-        ex = self._exec(eid)
+        ex = self._exec(eid, start=True)
         m = ex.model
         if m.initial_source is not None:
             m.warnings.append("a second SQLExecutionStart for this execution id was ignored")
@@ -292,6 +292,8 @@ class _Builder(AppEvents, Spilling):
             known = self._known(eid)
             if known is not None and known.model.completion_time is None:
                 known.model.completion_time = d.get("time") if isinstance(d.get("time"), int) else None
+            elif known is None:
+                self.another_ended(eid)
             return
         m = ex.model
         t = d.get("time")

@@ -13,11 +13,13 @@ import tarfile
 import time
 import zipfile
 import zlib
+from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from aqe_core.model.eventlog import NOT_IN_LOG, EventLog, SQLExecution
 from aqe_core.readers.eventlog import codecs, excluded
 from aqe_core.readers.eventlog.builder import _FIELD_ERRORS, LISTENER_EVENT, SQL_EVENT_PREFIX, _Builder
+from aqe_core.readers.eventlog.focus import NOT_READ_NOTE, Focus, feed_focused
 from aqe_core.readers.eventlog.errors import (
     DEFAULT_LIMITS, BudgetExceeded, DecodeError, EventLogError, LimitExceeded, Limits, internal_cause,
 )
@@ -106,6 +108,7 @@ def load(
     hand_over: "HandOver | None" = None,
     on_final: "Callable[[EventLog, SQLExecution], None] | None" = None,
     packed: bool = True,
+    focus: "Focus | None" = None,
 ) -> EventLog:
     """Load an event log (any layout/codec, see :mod:`aqe_core.readers.eventlog.log_files`).
 
@@ -125,13 +128,15 @@ def load(
     id is of the model the log holds. ``packed=False``: plans and plan text kept as they are, not
     compressed (for a caller that reads them as each execution is finalised: compressing them
     would be work for nothing; the spill file grows by what compression saved).
+    ``focus`` (with ``hand_over``): one execution read alone, the other executions' events
+    skipped (:mod:`.focus`); ``focus.started`` says whether its start was in the log.
     ``meter``: the server's per-source limits and memory budget (:mod:`aqe_core.readers.budget`);
     past one, :class:`BudgetExceeded` stops the whole load (nothing partial is kept).
     """
     try:
         src = open_source(path, limits, roots=roots, checkpoint=None if meter is None else meter.check_time)
         with src:
-            return _load_source(src, progress, limits, keep_task_metrics, meter, hand_over, on_final, packed)
+            return _load_source(src, progress, limits, keep_task_metrics, meter, hand_over, on_final, packed, focus)
     except EventLogError:
         raise
     except OSError as e:
@@ -199,13 +204,16 @@ class _Reading:
 def _load_source(src: LogSource, progress: ProgressFn | None, limits: Limits, keep_tasks: bool,
                  meter: "LoadMeter | None" = None, hand_over: "HandOver | None" = None,
                  on_final: "Callable[[EventLog, SQLExecution], None] | None" = None,
-                 packed: bool = True) -> EventLog:
+                 packed: bool = True, focus: "Focus | None" = None) -> EventLog:
     log = EventLog(path=src.path, layout=src.layout, parts=[p.name for p in src.parts])
     log.warnings.extend(src.warnings)
     log.notes.extend(src.notes)
     b = _Builder(log, keep_tasks, limits, meter)
     if hand_over is not None:
         b.hand_over_to(hand_over)
+    if focus is not None:
+        b.read_alone(focus)
+        log.notes.append(NOT_READ_NOTE)
     b.on_final = on_final
     b.packs = b.packs and packed
     try:
@@ -237,14 +245,15 @@ def _read_part(src: LogSource, part: Part, last: bool, b: _Builder, reading: _Re
     reading.decoded = 0
     fatal: str | None = None
     expected_trunc = last and src.complete_by_name is False
+    feed = b.feed if b.focus is None else partial(feed_focused, b)
     try:
         for batch in lines.split(reading.counted(_open_part_stream(part, limits, reading.on_read, log,
                                                                    expected_trunc, reading.checkpoint))):
             if len(batch) <= _FEED_LINES:
-                b.feed(batch)
+                feed(batch)
                 continue
             for i in range(0, len(batch), _FEED_LINES):
-                b.feed(batch[i:i + _FEED_LINES])
+                feed(batch[i:i + _FEED_LINES])
                 reading.checkpoint()
     except codecs.TruncatedInput as e:
         msg = f"{name}: {e}"

@@ -18,6 +18,7 @@ from aqe_core.server_settings import lens_home
 
 if TYPE_CHECKING:
     from aqe_core.readers.budget import LoadMeter
+    from aqe_core.readers.eventlog.focus import Focus
     from aqe_core.model.eventlog import SQLExecution
     from aqe_core.readers.eventlog.live_state import _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
 
@@ -116,6 +117,8 @@ class Spilling:
         #: (``load(..., on_final=)``)
         self.on_final: Callable[[EventLog, "SQLExecution"], None] | None = None
         self.handed: HandedOver | None = None
+        #: the one execution a listing reader reads (:mod:`aqe_core.readers.eventlog.focus`), or None
+        self.focus: Focus | None = None
         #: plans and plan text kept compressed; not for a listing reader, nor where the caller
         #: takes what it needs of each execution as it is finalised (``load(..., packed=False)``)
         self.packs = True
@@ -129,6 +132,22 @@ class Spilling:
         self.handed = HandedOver()
         self.packs = False
 
+    def read_alone(self, focus: Focus) -> None:
+        """Listing mode reading one execution's events and the application's (:mod:`.focus`)."""
+        assert self.sink is not None, "a focus needs a listing reader"
+        self.focus = focus
+
+    def another(self, eid: int, start: bool) -> bool:
+        """Whether an event for ``eid``, unknown to the reader, is another execution's than the
+        one read alone (one that started before it: its start was not read)."""
+        return self.focus is not None and not start
+
+    def another_ended(self, eid: int) -> None:
+        """The end of an execution the reader skips (:meth:`another`): counted among the ends, so
+        each one read is handed over after as many later ends as a whole reading hands it over after."""
+        if self.focus is not None and self.handed is not None and eid not in self.handed:
+            self._ended_id(eid)
+
     def _made_with(self) -> tuple:
         return self.log.application.spark_version, self.env_updates
 
@@ -138,9 +157,12 @@ class Spilling:
         return ref if made_with == self._made_with() else None
 
     def _ended(self, ex: _LiveExec) -> None:
+        self._ended_id(ex.model.id)
+
+    def _ended_id(self, eid: int) -> None:
         if self.spill_after is None:
             return
-        self.ended.append(ex.model.id)
+        self.ended.append(eid)
         while self.spill_after is not None and len(self.ended) > self.spill_after:  # (None after a failed write)
             self._spill(self.ended.popleft())
 
@@ -197,6 +219,8 @@ class Spilling:
         self.handed.add(eid)
         self.task_read_sizes.discard(eid)
         self._give(m, min(self.execs, default=eid + 1))
+        if self.focus is not None:
+            self.focus.handed_over(eid)
         stages = self._stage_map
         for sid in ex.stages:
             self.read_store.pop(sid, None)
