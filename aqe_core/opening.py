@@ -305,8 +305,8 @@ class LoadedSource:
     listing: Optional[ListedQueries] = None
 
     def view(self, query_id: str) -> Optional[QueryView]:
-        """The view of execution ``query_id``; a listed source reads it from the log again (slow
-        on a long log; raises :class:`SourceError` when the server refuses that read)."""
+        """The view of execution ``query_id``; a listed source reads it from the log again (its
+        events alone; raises :class:`SourceError` when the server refuses that read)."""
         if self.listing is not None:
             return self.listing.view(str(query_id))
         return next((v for v in self.views if v.query_id == str(query_id)), None)
@@ -364,8 +364,9 @@ def load_source(path: str, *, progress: Optional[ProgressFn] = None, limits: Opt
     ``listing``: an event log's queries only (:attr:`LoadedSource.listing`, no views), read in
     listing mode in flat memory.
     ``execution``: an event log's one execution (its id): the log is read in listing mode, that
-    execution's view built as it leaves the reader and every other forgotten, so one batch of a
-    log of a million opens in flat memory (issue 41).
+    execution's events alone (the others' skipped unparsed, :mod:`~aqe_core.readers.eventlog.focus`),
+    its view built as it leaves the reader, so one batch of a log of a million opens in flat
+    memory and seconds (issue 41).
 
     ``limits`` bound decoding (default: the reader's generous CLI limits); ``roots``, when
     given, confine every file read; ``meter`` counts the source against per-source limits and a

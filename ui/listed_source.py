@@ -4,7 +4,8 @@ A log of more than the server's ``max_executions`` executions opens as a listing
 (:class:`~aqe_core.views.listed_queries.ListedQueries`): its query groups, no view per execution.
 The picker chooses a query, then an execution of it by its place among the query's executions (a
 number input: a query run a million times cannot be a selectbox), and opens it on request, as
-reading it means reading the whole log again; the last few opened stay (pages switch at once).
+opening one reads the log again (that execution's events, every other line skipped unparsed:
+seconds to a few tens of seconds for gigabytes); the last few opened stay (pages switch at once).
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def listed_overview(src: LoadedSource) -> None:
     st.caption(f"This log holds {listing.executions:,} SQL executions, more than the server keeps"
                f" (max_executions = {server_settings().max_executions:,}), so it is listed by query:"
                f" {len(listing.groups):,} queries, most executions first. An execution opens on demand, here or in"
-               " the sidebar, by reading the log again (about as long as listing it took).")
+               " the sidebar, by reading its events from the log again (the other executions' are skipped: far"
+               " quicker than listing it).")
     with st.container(key="listed_queries"):
         st.dataframe(text_table([g.row() for g in listing.groups]), hide_index=True, width="stretch",
                      on_select="rerun", selection_mode="single-row", key=state.LISTED_TABLE, column_config=group_columns())
@@ -45,7 +47,7 @@ def listed_overview(src: LoadedSource) -> None:
                           max_value=max(1, group.count), step=1, key=key)
     eid = group.execution_ids[int(pos) - 1]
     st.button(f"Open execution {eid}", key="listed_open_row", on_click=_open, args=(eid,),
-              help="reads the log again to build this one execution's view")
+              help="reads this execution's events from the log again to build its view")
 
 
 def _listing(src: LoadedSource) -> ListedQueries:
@@ -104,7 +106,7 @@ def pick_listed(src: LoadedSource, where: Any, owner: Optional[str]) -> Optional
                              max_value=max(1, group.count), step=1, key=pkey)
     eid = group.execution_ids[min(int(pos), group.count) - 1]
     where.button(f"Open execution {eid}", key="listed_open", on_click=_open, args=(eid,),
-                 help="reads the log again to build this one execution's view")
+                 help="reads this execution's events from the log again to build its view")
     if not wanted or listing.group_of(wanted) is None:
         where.caption("This log is listed by query: pick an execution and open it.")
         return None
@@ -119,7 +121,7 @@ def _opened(src: LoadedSource, qid: str, owner: Optional[str]) -> Optional[Query
             return listing.view(qid, owner=owner)
         size = os.path.getsize(src.path) if os.path.isfile(src.path) else None
         text = (f"Opening execution {qid}: this log holds {listing.executions:,} SQL executions, more than the app"
-                " keeps, so the log is read again for this one (about as long as listing it took)")
+                " keeps, so its events are read from the log again (the other executions' are skipped)")
         bar = st.progress(0.0, text=text)
 
         def show(done: int, total: Optional[int]) -> None:

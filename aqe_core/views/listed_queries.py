@@ -4,7 +4,8 @@ A long-running application's log holds 10^5-10^6 SQL executions; a view each wou
 gigabytes. Past the server's ``max_executions`` the app reads the log in listing mode instead
 and keeps only its query groups (:class:`~aqe_core.views.query_groups.QueryGroup`: counters, the
 change points and eight bytes an execution id). An execution picked is read again from the log
-(``opener``: the reader in listing mode keeping that one execution's view), and the last
+(``opener``: the reader in listing mode reading that one execution's events alone, the others'
+skipped unparsed: :mod:`aqe_core.readers.eventlog.focus`), and the last
 :data:`KEEP` views opened stay, so moving between pages does not read the log again.
 """
 from __future__ import annotations
@@ -49,8 +50,8 @@ class ListedQueries:
 
     def view(self, query_id: str, progress: Optional[Callable[[int, Optional[int]], None]] = None,
              owner: Optional[str] = None) -> Optional[QueryView]:
-        """Execution ``query_id``'s view: kept, else read from the log again (the whole log: slow
-        for a long one; ``progress`` and ``owner`` as the opener takes them). None for an id the
+        """Execution ``query_id``'s view: kept, else read from the log again (its events, the
+        rest skipped: seconds for a long log; ``progress`` and ``owner`` as the opener takes them). None for an id the
         listing does not hold, without reading anything."""
         qid = str(query_id)
         with self._lock:

@@ -88,3 +88,14 @@ def test_the_execution_id_is_read_from_the_line_head_or_the_whole_line():
     assert _execution_id(b'{"Event":"x.SparkListenerSQLExecutionStart","description":"a","executionId":7}') == 7
     assert _execution_id(b'{"Event":"x.SparkListenerSQLExecutionStart","executionId":"7"}') is None
     assert _execution_id(b'not json') is None
+
+
+def test_an_execution_is_told_from_its_line_head_without_a_parse():
+    start = b"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
+    f = Focus(12)
+    assert f.is_its(b'{"Event":"' + start + b'","executionId":12,"description":"a"}', start)
+    assert not f.is_its(b'{"Event":"' + start + b'","executionId":123,"description":"a"}', start)
+    assert not f.is_its(b'{"Event":"' + start + b'","executionId":1,"description":"a"}', start)
+    assert f.is_its(b'{"Event":"' + start + b'","executionId":12}', start)
+    assert f.is_its(b'{"Event":"' + start + b'","description":"a","executionId":12}', start)  # (another order: parsed)
+    assert not f.is_its(b'{"Event":"' + start + b'","description":"a","executionId":1}', start)

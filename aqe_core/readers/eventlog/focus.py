@@ -34,6 +34,8 @@ _LISTENER = b"io.aqelens.listener.AqeLensQueryEvent"
 APP_EVENTS = frozenset(b"SparkListener" + n for n in (
     b"LogStart", b"ApplicationStart", b"ApplicationEnd", b"EnvironmentUpdate", b"ExecutorAdded",
     b"ExecutorRemoved")) | {b"DBCEventLoggingListenerMetadata"}
+#: the events a skipping phase looks at
+_READ_ALWAYS = APP_EVENTS | {_START, _LISTENER}
 #: Spark writes ``executionId`` first after the event's name (Jackson keeps the fields' order)
 _HEAD_ID = re.compile(rb'\{"Event":"[^"]*","executionId":(\d{1,18})[,}]')
 NOT_READ_NOTE = ("only this execution's events and the application's own were read: what the log says "
@@ -53,6 +55,15 @@ class Focus:
     def handed_over(self, eid: int) -> None:
         if eid == self.execution:
             self.phase = AFTER
+
+    def is_its(self, line: bytes, name: bytes) -> bool:
+        """Whether a SQL or listener event line is of this execution: told from the line's head
+        where Spark wrote ``executionId`` there (no parse), else from the line parsed."""
+        head = b'{"Event":"' + name + b'","executionId":'
+        if not line.startswith(head):
+            return _execution_id(line) == self.execution
+        mine = str(self.execution).encode()
+        return line.startswith(mine, len(head)) and line[len(head) + len(mine):len(head) + len(mine) + 1] in (b",", b"}")
 
 
 def _execution_id(line: bytes) -> Optional[int]:
@@ -99,16 +110,14 @@ def feed_focused(b: _Reader, lines: list[bytes]) -> None:
             b.feed([line])  # (an odd or bad line: as a whole reading takes it)
             continue
         name = line[10:line.find(b'"', 10)]
-        if name in APP_EVENTS:
-            b.feed([line])
-            continue
-        if focus.phase == BEFORE and name == _START and _execution_id(line) == focus.execution:
-            focus.phase, focus.started = READING, True
-            b.feed([line])
-            continue
-        if name == _LISTENER and _execution_id(line) == focus.execution:
-            b.feed([line])
-            continue
+        if name in _READ_ALWAYS:
+            if name in APP_EVENTS or name == _LISTENER and focus.is_its(line, name):
+                b.feed([line])
+                continue
+            if name == _START and focus.phase == BEFORE and focus.is_its(line, name):
+                focus.phase, focus.started = READING, True
+                b.feed([line])
+                continue
         b.line_no += 1
         if name in handlers:
             counts[name] = counts.get(name, 0) + 1
