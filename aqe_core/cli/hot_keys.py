@@ -114,7 +114,7 @@ def cmd_hot_keys(args: argparse.Namespace) -> int:
     from aqe_core.views.answers import select_views
 
     try:
-        src = load_source(args.source, meter=budget_meter(args))
+        src = load_source(args.source, meter=budget_meter(args), execution=args.execution)
     except SourceError as e:
         print(f"hot-keys: {args.source}: {e}", file=sys.stderr)
         return 2

@@ -64,7 +64,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         from aqe_core.opening import SourceError, load_source
 
         try:
-            src = load_source(args.source, meter=budget_meter(args))
+            src = load_source(args.source, meter=budget_meter(args), execution=args.execution)
         except SourceError as e:
             print(f"lint: {args.source}: {e}", file=sys.stderr)
             return 2

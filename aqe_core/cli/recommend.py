@@ -28,7 +28,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from aqe_core.views.answers import recommend_entry, select_views
 
     try:
-        src = load_source(args.source, meter=budget_meter(args))
+        src = load_source(args.source, meter=budget_meter(args), execution=args.execution)
     except SourceError as e:
         print(f"recommend: {args.source}: {e}", file=sys.stderr)
         return 2

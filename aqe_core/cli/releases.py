@@ -22,7 +22,7 @@ def cmd_releases(args: argparse.Namespace) -> int:
     from aqe_core.views.answers import releases_entry, select_views
 
     try:
-        src = load_source(args.source, meter=budget_meter(args))
+        src = load_source(args.source, meter=budget_meter(args), execution=args.execution)
     except SourceError as e:
         print(f"releases: {args.source}: {e}", file=sys.stderr)
         return 2
