@@ -414,7 +414,8 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         meter.reserve(2 * limits.max_line_bytes)  # the line in hand and its parse, beside the counts
     one = _OneExecution(execution, plans) if execution is not None else None
     lister = QueryListing() if listing and one is None else None
-    focus = Focus(int(execution)) if execution is not None and execution.isdigit() and len(execution) < 19 else None
+    focus = Focus(int(execution)) if execution is not None and execution.isascii() and execution.isdigit() \
+        and len(execution) < 19 else None
     # (the same file again, for an execution whose start the log lacks: read whole, as a listing)
     again = Node(node.path, os.dup(node.fd), node.is_dir, node.size) if focus is not None else None
     try:
