@@ -244,12 +244,13 @@ from aqe_core.opening import LoadedSource, SourceError, load_source  # noqa: E40
 FUZZ_LIMITS = Limits(max_decompressed_bytes=64 << 20, max_seconds=30.0)
 
 
-def _check_source(path: Path, roots: list[str]) -> None:
+def _check_source(path: Path, roots: list[str], execution: "str | None" = None) -> None:
     """``load_source`` raises only SourceError, and never its last-resort "internal error" one
     (nor the reader's): the event-log reader raised only EventLogError and the capture loader
-    only CaptureFormatError, and building the views raised nothing."""
+    only CaptureFormatError, and building the views raised nothing. ``execution``: one execution
+    opened alone (the reader's focus: the other executions' lines skipped unparsed)."""
     try:
-        src = load_source(str(path), limits=FUZZ_LIMITS, roots=roots)
+        src = load_source(str(path), limits=FUZZ_LIMITS, roots=roots, execution=execution)
     except SourceError as e:
         msg = str(e)
         assert msg and "\n" not in msg and "internal error" not in msg, (path.name, msg)
@@ -269,6 +270,17 @@ def test_fuzz_event_logs_end_to_end(tmp_path, seed):
         p = tmp_path / name.replace("/", "_")
         p.write_bytes(data)
         _check_source(p, [str(tmp_path)])
+        p.unlink()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fuzz_one_execution_read_alone(tmp_path, seed):
+    """The same mutated logs, one execution opened alone (what the app's picker of a listed log
+    and ``explain --execution`` do): a cut or retyped start line, an id that is not a number."""
+    for k, (name, data) in enumerate(eventlog_cases(seed, 60)):
+        p = tmp_path / name.replace("/", "_")
+        p.write_bytes(data)
+        _check_source(p, [str(tmp_path)], execution=str(k % 4))
         p.unlink()
 
 
