@@ -40,7 +40,8 @@ from aqe_core.readers.eventlog.opened import OUTSIDE_ROOTS, Confined, Node, Root
 from aqe_core.server_settings import SAMPLES_DIR, server_settings
 from aqe_core.views.from_capture import capture_label, views_from_capture
 from aqe_core.views.from_eventlog import carry_log_facts, view_from_execution
-from aqe_core.views.listed_queries import GROUP_BYTES, ListedQueries
+from aqe_core.listing_consumers import OneExecution, handing
+from aqe_core.views.listed_queries import ListedQueries
 from aqe_core.views.query import QueryView
 from aqe_core.views.query_listing import QueryListing
 
@@ -412,7 +413,7 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
         if limits is None:  # the CLI's --budget: lines held to what the budget allows, as on a server
             limits = Limits(max_line_bytes=budget_line_bytes(meter.budget.limit))
         meter.reserve(2 * limits.max_line_bytes)  # the line in hand and its parse, beside the counts
-    one = _OneExecution(execution, plans) if execution is not None else None
+    one = OneExecution(execution, plans) if execution is not None else None
     lister = QueryListing() if listing and one is None else None
     focus = Focus(int(execution)) if execution is not None and execution.isascii() and execution.isdigit() \
         and len(execution) < 19 else None
@@ -420,10 +421,10 @@ def _load_source(path: str, progress: Optional[ProgressFn], limits: Optional[Lim
     again = Node(node.path, os.dup(node.fd), node.is_dir, node.size) if focus is not None else None
     try:
         log = load(node, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
-                   limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=_handing(one, lister, meter),
+                   limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=handing(one, lister, meter),
                    focus=focus)
         if again is not None and focus is not None and not focus.started:
-            one = _OneExecution(execution, plans)  # type: ignore[arg-type]
+            one = OneExecution(execution, plans)  # type: ignore[arg-type]
             log, again = load(again, progress=progress, roots=list(roots) if roots is not None else None, meter=meter,
                               limits=limits if limits is not None else DEFAULT_LIMITS, hand_over=one), None
     except BudgetExceeded:
@@ -472,22 +473,6 @@ def _log_source(log: Any, label: str, path: str, spark: Optional[str], views: li
                         app_start_ms=log.application.start_time, incomplete=list(log.cut), **extra)
 
 
-def _handing(one: Optional["_OneExecution"], lister: Optional[QueryListing], meter: Optional[LoadMeter]) -> Any:
-    """The listing reader's sink (``one`` or ``lister``; None: not listing), charging ``meter`` for
-    good :data:`GROUP_BYTES` a query group the listing makes (a log of a million distinct queries
-    is stopped by the budget; an execution's id is in what :class:`ListingMeter` keeps of it)."""
-    sink = one or lister
-    if lister is None or meter is None:
-        return sink
-
-    def hand(log: Any, ex: Any, floor: Optional[int]) -> None:
-        groups = len(lister.grouper)
-        lister(log, ex, floor)
-        if len(lister.grouper) > groups:
-            meter.keep(GROUP_BYTES * (len(lister.grouper) - groups))
-    return hand
-
-
 def _listed(lister: QueryListing, log: Any, path: str, label: str, spark: Optional[str], limits: Optional[Limits],
             roots: Optional[Sequence[str]]) -> LoadedSource:
     """A listed log's source: its groups, no views; an execution opens with ``limits`` and ``roots``
@@ -499,20 +484,6 @@ def _listed(lister: QueryListing, log: Any, path: str, label: str, spark: Option
         one = load_source(path, progress=progress, limits=limits, roots=roots, execution=eid)
         return one.views[0] if one.views else None
     return _log_source(log, label, path, spark, [], list(log.notes), listing=ListedQueries(groups, lister.executions, open_view))
-
-
-class _OneExecution:
-    """A listing reader's consumer that keeps the view of one execution (built as the execution
-    leaves the reader, its stages still there) and nothing of the others."""
-
-    def __init__(self, execution: str, plans: bool):
-        self.execution, self.plans = execution, plans
-        self.views: list[QueryView] = []
-        self.kept: Any = None  # the execution itself (the listener's statistics are read against it)
-
-    def __call__(self, log: Any, ex: Any, floor: Optional[int]) -> None:
-        if ex is not None and str(ex.id) == self.execution:
-            self.views, self.kept = [view_from_execution(log, ex, plans=self.plans)], ex
 
 
 def _views(log, meter: Optional[LoadMeter], plans: bool = True) -> list[QueryView]:
