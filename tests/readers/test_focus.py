@@ -83,7 +83,7 @@ def test_an_execution_whose_start_is_not_in_the_log_is_read_with_the_whole_log(t
     assert load_source(str(cut), execution="999999").views == []
 
 
-def test_the_execution_id_is_read_from_the_line_head_or_the_whole_line():
+def test_the_execution_id_is_read_from_the_parsed_line():
     assert _execution_id(b'{"Event":"x.SparkListenerSQLExecutionStart","executionId":12,"description":"a"}') == 12
     assert _execution_id(b'{"Event":"x.SparkListenerSQLExecutionStart","description":"a","executionId":7}') == 7
     assert _execution_id(b'{"Event":"x.SparkListenerSQLExecutionStart","executionId":"7"}') is None

@@ -23,7 +23,7 @@ from aqe_core.readers.eventlog.executions import (
     _build_final, _effective_conf, _opt_str, _set_status, _shuffle_reads, planned_shuffles,
 )
 from aqe_core.readers.eventlog.log_lines import (
-    _COMPLETION, _STAGE_INFO, _SUBMISSION, _as_int, _BadNumber, parse_task_end_json,
+    _COMPLETION, _STAGE_INFO, _SUBMISSION, LISTENER_EVENT, SQL_EVENT_PREFIX, _as_int, _BadNumber, parse_task_end_json,
 )
 from aqe_core.readers.eventlog.task_end import parse_task_end_fast
 from aqe_core.readers.eventlog.live_state import _READ_METRICS, _LiveExec, _ReadStore, _SlotBudget, _StageMetrics
@@ -36,15 +36,11 @@ from aqe_core.readers.eventlog.app_events import AppEvents
 if TYPE_CHECKING:
     from aqe_core.readers.budget import LoadMeter
 
-#: the package of Spark's SQL listener events (``org.apache.spark.sql.execution.ui``), not a conf key
-SQL_EVENT_PREFIX = "org.apache.spark.sql.execution.ui."
 _MAX_SAMPLES = 5
 #: what a malformed event may raise while a handler reads it (the event is skipped, with a warning)
 _FIELD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError)
 
 
-#: the AQE Lens listener's event (listener/src/main/java/io/aqelens/listener/AqeLensQueryEvent.java)
-LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
 #: one stage id of an execution: its entries in the execution's stage list and maps and the
 #: reader's stage-to-execution map (a job start can list a million stages)
 STAGE_ID_BYTES = 256
@@ -200,7 +196,8 @@ class _Builder(AppEvents, Spilling):
         if ex is None:
             ex = self._known(eid)
             if ex is None:
-                if self.handed is not None and (eid in self.handed or self.another(eid, start)):
+                # (a focused reader: an id it did not see start is another execution's)
+                if self.handed is not None and (eid in self.handed or self.focus is not None and not start):
                     return self.late_event(eid)
                 if self.meter is not None:
                     self.meter.execution(eid)

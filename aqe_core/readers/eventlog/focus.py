@@ -20,24 +20,21 @@ executions' own problems (a malformed event of theirs): the log's warnings say l
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Optional, Protocol
 
 from aqe_core.readers.eventlog.jsonfast import parse_json
+from aqe_core.readers.eventlog.log_lines import LISTENER_EVENT, SQL_EVENT_PREFIX
 
 __all__ = ["Focus", "feed_focused", "APP_EVENTS", "NOT_READ_NOTE"]
 
-_SQL = b"org.apache.spark.sql.execution.ui."
-_START = _SQL + b"SparkListenerSQLExecutionStart"
-_LISTENER = b"io.aqelens.listener.AqeLensQueryEvent"
+_START = (SQL_EVENT_PREFIX + "SparkListenerSQLExecutionStart").encode()
+_LISTENER = LISTENER_EVENT.encode()
 #: the application's own events: read in every phase (they are few, and every view reads them)
 APP_EVENTS = frozenset(b"SparkListener" + n for n in (
     b"LogStart", b"ApplicationStart", b"ApplicationEnd", b"EnvironmentUpdate", b"ExecutorAdded",
     b"ExecutorRemoved")) | {b"DBCEventLoggingListenerMetadata"}
 #: the events a skipping phase looks at
 _READ_ALWAYS = APP_EVENTS | {_START, _LISTENER}
-#: Spark writes ``executionId`` first after the event's name (Jackson keeps the fields' order)
-_HEAD_ID = re.compile(rb'\{"Event":"[^"]*","executionId":(\d{1,18})[,}]')
 NOT_READ_NOTE = ("only this execution's events and the application's own were read: what the log says "
                  "about other executions (their malformed events, their cut texts) is not here")
 
@@ -51,27 +48,28 @@ class Focus:
         self.execution = execution
         self.phase = BEFORE
         self.started = False  # its SQLExecutionStart was read
+        # how Spark begins such a line for this execution: executionId first after the event's
+        # name (Jackson keeps the fields' order), then a comma or the object's end
+        self._heads = {name: b'{"Event":"' + name + b'","executionId":' for name in (_START, _LISTENER)}
+        self._id = str(execution).encode()
 
     def handed_over(self, eid: int) -> None:
         if eid == self.execution:
             self.phase = AFTER
 
     def is_its(self, line: bytes, name: bytes) -> bool:
-        """Whether a SQL or listener event line is of this execution: told from the line's head
-        where Spark wrote ``executionId`` there (no parse), else from the line parsed."""
-        head = b'{"Event":"' + name + b'","executionId":'
+        """Whether a SQL execution start or listener line is of this execution: told from the
+        line's head where Spark wrote ``executionId`` there (no parse), else from the line parsed."""
+        head = self._heads[name]
         if not line.startswith(head):
             return _execution_id(line) == self.execution
-        mine = str(self.execution).encode()
-        return line.startswith(mine, len(head)) and line[len(head) + len(mine):len(head) + len(mine) + 1] in (b",", b"}")
+        at = len(head) + len(self._id)
+        return line.startswith(self._id, len(head)) and line[at:at + 1] in (b",", b"}")
 
 
 def _execution_id(line: bytes) -> Optional[int]:
-    """The ``executionId`` of a SQL or listener event line, from its head when Spark wrote it
-    there, else from the whole line parsed (None: none, or not a JSON object)."""
-    m = _HEAD_ID.match(line)
-    if m is not None:
-        return int(m.group(1))
+    """The ``executionId`` of a SQL or listener event line, parsed (None: none, or not a JSON
+    object)."""
     try:
         d = parse_json(line)
     except (ValueError, RecursionError):

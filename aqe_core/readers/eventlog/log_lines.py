@@ -10,6 +10,11 @@ from typing import Any, Iterable, Iterator
 
 _I64_MIN, _I64_MAX = -(2 ** 63), 2 ** 63 - 1
 
+#: the package of Spark's SQL listener events (``org.apache.spark.sql.execution.ui``), not a conf key
+SQL_EVENT_PREFIX = "org.apache.spark.sql.execution.ui."
+#: the AQE Lens listener's event (listener/src/main/java/io/aqelens/listener/AqeLensQueryEvent.java)
+LISTENER_EVENT = "io.aqelens.listener.AqeLensQueryEvent"
+
 # --------------------------------------------------------------------------------------------
 # line splitting
 

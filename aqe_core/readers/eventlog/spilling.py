@@ -137,13 +137,8 @@ class Spilling:
         assert self.sink is not None, "a focus needs a listing reader"
         self.focus = focus
 
-    def another(self, eid: int, start: bool) -> bool:
-        """Whether an event for ``eid``, unknown to the reader, is another execution's than the
-        one read alone (one that started before it: its start was not read)."""
-        return self.focus is not None and not start
-
     def another_ended(self, eid: int) -> None:
-        """The end of an execution the reader skips (:meth:`another`): counted among the ends, so
+        """The end of an execution a focused reader skips (it did not see it start): counted among the ends, so
         each one read is handed over after as many later ends as a whole reading hands it over after."""
         if self.focus is not None and self.handed is not None and eid not in self.handed:
             self._ended_id(eid)
